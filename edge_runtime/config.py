@@ -1,0 +1,16 @@
+"""What one local model needs to run: the `edge.models` entries of the gateway config."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class EdgeModelConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "smollm2"
+    gguf: str = "bundled:smollm2-135m"   # or a path to any GGUF file
+    n_ctx: int = Field(4096, ge=256)
+    n_gpu_layers: int = Field(0, ge=-1)  # -1 offloads every layer (Metal/CUDA builds)
+    parallel: int = Field(4, ge=1, le=64)
+    n_threads: int | None = Field(None, ge=1)

@@ -1,0 +1,245 @@
+"""One local model served by llama.cpp on a thread of its own.
+
+`llama_cpp.Llama` must not be shared between threads, so one worker thread owns it and runs
+generations from a queue; the event loop only formats, counts and waits. Each generation
+streams its text through an asyncio queue, and a cancelled one stops at the next token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import AsyncIterator
+
+from edge_runtime.config import EdgeModelConfig
+from edge_runtime.gguf import resolve_gguf
+from edge_runtime.textstream import TextStream
+
+DEFAULT_MAX_TOKENS = 512
+DEFAULT_TEMPERATURE = 0.7
+DEFAULT_TOP_P = 0.95
+
+
+class EdgeError(Exception):
+    """The local model could not serve this request."""
+
+
+class PromptTooLong(EdgeError):
+    def __init__(self, needed: int, n_ctx: int, model: str) -> None:
+        super().__init__(f"the prompt and max_tokens need {needed} tokens but the edge model {model!r} "
+                         f"has a context of {n_ctx}")
+        self.needed = needed
+        self.n_ctx = n_ctx
+
+
+@dataclass(frozen=True)
+class Sampling:
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+
+@dataclass
+class EdgeState:
+    """What the router may look at before sending work here."""
+
+    model: str
+    loaded: bool
+    queued: int
+    running: int
+    decode_tokens_per_s: float
+    completed: int
+    cancelled: int
+
+
+_DONE = object()
+
+
+class Generation:
+    """One request's tokens, produced on the worker thread and read on the event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, prompt: list[int], sampling: Sampling,
+                 max_tokens: int) -> None:
+        self._loop = loop
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._cancel = threading.Event()
+        self.prompt = prompt
+        self.sampling = sampling
+        self.max_tokens = max_tokens
+        self.prompt_tokens = len(prompt)
+        self.completion_tokens = 0
+        self.finish_reason: str | None = None
+        self.first_token_at: float | None = None
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def _emit(self, item: object) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:  # the event loop has closed: the server is shutting down
+            self._cancel.set()
+
+    async def text(self) -> AsyncIterator[str]:
+        """Text deltas until the generation ends; raises EdgeError if it failed."""
+        try:
+            while True:
+                item = await self._queue.get()
+                if item is _DONE:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            if self.finish_reason is None:
+                self.cancel()  # the reader went away: stop generating for nobody
+
+
+class EdgeEngine:
+    tier = "edge"
+
+    def __init__(self, config: EdgeModelConfig) -> None:
+        self.config = config
+        self.name = config.name
+        self.n_ctx = config.n_ctx
+        self._llama = None
+        self._formatter = None
+        self._jobs: queue.Queue[Generation | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._running = 0
+        self._completed = 0
+        self._cancelled = 0
+        self._tokens_per_s = 0.0
+
+    # --- lifecycle ------------------------------------------------------------------------
+    def load(self) -> None:
+        """Load the weights (blocking, about a second for the bundled model) and start the worker."""
+        import llama_cpp
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        path = resolve_gguf(self.config.gguf)
+        self._llama = llama_cpp.Llama(
+            model_path=str(path), n_ctx=self.config.n_ctx, n_gpu_layers=self.config.n_gpu_layers,
+            n_threads=self.config.n_threads, n_batch=512, verbose=False)
+        llama = self._llama
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise EdgeError(f"{path.name} has no chat template in its metadata")
+        self._eog = lambda token: llama_cpp.llama_token_is_eog(llama._model.vocab, token)
+        self._formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=llama.detokenize([llama.token_eos()], special=True).decode("utf-8", "replace"),
+            bos_token=llama.detokenize([llama.token_bos()], special=True).decode("utf-8", "replace"))
+        self._thread = threading.Thread(target=self._work, name=f"edge-{self.name}", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join(timeout=10)
+            self._thread = None
+        if self._llama is not None:
+            self._llama.close()
+            self._llama = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._thread is not None
+
+    # --- the event loop's side ------------------------------------------------------------
+    def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        """The prompt tokens the model reads for these messages, chat template applied."""
+        formatted = self._formatter(messages=messages)
+        return self._llama.tokenize(formatted.prompt.encode("utf-8", "replace"),
+                                    add_bos=not formatted.added_special, special=True)
+
+    def submit(self, messages: list[dict[str, str]], sampling: Sampling) -> Generation:
+        """Queue a generation; raises PromptTooLong when it cannot fit the context."""
+        if not self.loaded:
+            raise EdgeError(f"edge model {self.name!r} is not loaded")
+        prompt = self.tokenize_chat(messages)
+        room = self.n_ctx - len(prompt)
+        max_tokens = sampling.max_tokens or min(DEFAULT_MAX_TOKENS, room)
+        if room < 1 or max_tokens > room:
+            raise PromptTooLong(len(prompt) + max(max_tokens, 1), self.n_ctx, self.name)
+        generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens)
+        self._jobs.put(generation)
+        return generation
+
+    def state(self) -> EdgeState:
+        return EdgeState(model=self.name, loaded=self.loaded, queued=self._jobs.qsize(), running=self._running,
+                         decode_tokens_per_s=round(self._tokens_per_s, 1), completed=self._completed,
+                         cancelled=self._cancelled)
+
+    # --- the worker thread ----------------------------------------------------------------
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            if job.cancelled:
+                self._finish(job, "cancelled")
+                continue
+            self._running = 1
+            try:
+                self._generate(job)
+            except Exception as exc:  # a failed decode must end this request, not the worker
+                job._emit(EdgeError(f"edge model {self.name!r} failed: {exc}"))
+                job.finish_reason = "error"
+            finally:
+                self._running = 0
+
+    def _generate(self, job: Generation) -> None:
+        s = job.sampling
+        llama = self._llama
+        llama.set_seed(s.seed if s.seed is not None else random.getrandbits(31))
+        text = TextStream(list(s.stop))
+        temperature = DEFAULT_TEMPERATURE if s.temperature is None else s.temperature
+        top_p = DEFAULT_TOP_P if s.top_p is None else s.top_p
+        started = None
+        reason = "length"
+        tokens = llama.generate(job.prompt, temp=temperature, top_p=top_p, top_k=0, min_p=0.0,
+                                repeat_penalty=1.0)
+        try:
+            for token in tokens:
+                if job.cancelled:
+                    reason = "cancelled"
+                    break
+                if self._eog(token):
+                    reason = "stop"
+                    break
+                if started is None:
+                    started = job.first_token_at = time.monotonic()
+                job.completion_tokens += 1
+                piece = text.feed(llama.detokenize([token]))
+                if piece:
+                    job._emit(piece)
+                if text.stopped:
+                    reason = "stop"
+                    break
+                if job.completion_tokens >= job.max_tokens:
+                    break
+        finally:
+            tokens.close()
+        tail = text.flush()
+        if tail and reason != "cancelled":
+            job._emit(tail)
+        if started is not None and job.completion_tokens > 1:
+            rate = (job.completion_tokens - 1) / max(time.monotonic() - started, 1e-6)
+            self._tokens_per_s = rate if not self._tokens_per_s else 0.8 * self._tokens_per_s + 0.2 * rate
+        self._finish(job, reason)
+
+    def _finish(self, job: Generation, reason: str) -> None:
+        job.finish_reason = reason
+        if reason == "cancelled":
+            self._cancelled += 1
+        else:
+            self._completed += 1
+        job._emit(_DONE)

@@ -1,0 +1,1 @@
+"""The ASGI app: auth, OpenAI-compatible endpoints, streaming, CLI."""

@@ -1,0 +1,132 @@
+"""The edgeway ASGI application: what one running gateway holds, and its routes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import AsyncIterator
+
+import httpx
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.routing import Route
+
+from edge_runtime import EdgePool
+from gateway import chat, health
+from gateway.auth import App, AppKeys
+from gateway.config import GatewayConfig
+from gateway.http import JSON, error_response
+from router import cloud
+from router.answer import Tier
+from router.edge import EdgeModel
+from router.errors import EdgewayError, NotFound
+from router.routing import Router
+from router.rules import PlainRules
+
+log = logging.getLogger("edgeway")
+
+
+@dataclass
+class Gateway:
+    config: GatewayConfig
+    edge: EdgePool
+    router: Router
+    keys: AppKeys
+    http: httpx.AsyncClient
+    started: float = field(default_factory=time.perf_counter)
+    ready_seconds: float | None = None
+    background: set[asyncio.Task] = field(default_factory=set)
+
+
+def build_gateway(config: GatewayConfig) -> Gateway:
+    edge = EdgePool(config.edge.models)
+    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=512, max_keepalive_connections=128))
+    models: dict[str, Tier] = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
+    models.update({m.name: cloud.connect(m, http) for m in config.cloud.models})
+    router = Router(models)
+
+    def policy_of(app_defaults) -> PlainRules:
+        return PlainRules(router.catalog, prefer=app_defaults.route, edge=app_defaults.edge,
+                          cloud=app_defaults.cloud)
+
+    apps = [(a.key.get_secret_value(), App(a.name, policy_of(a.defaults))) for a in config.apps]
+    open_app = None if config.apps else App("default", PlainRules(router.catalog))
+    return Gateway(config, edge, router, AppKeys(apps, open_app), http)
+
+
+def create_app(config: GatewayConfig, *, started: float | None = None) -> Starlette:
+    gateway = build_gateway(config)
+    if started is not None:
+        gateway.started = started
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await asyncio.to_thread(gateway.edge.load)
+        gateway.ready_seconds = time.perf_counter() - gateway.started
+        _log_ready(gateway)
+        if cloud.needs_litellm(config.cloud.models):
+            # LiteLLM takes ~12 s to import: do it now, off the request path, not before ready.
+            task = asyncio.create_task(cloud.warm_up())
+            gateway.background.add(task)
+            task.add_done_callback(gateway.background.discard)
+        try:
+            yield
+        finally:
+            for task in gateway.background:
+                task.cancel()
+            await gateway.http.aclose()
+            await asyncio.to_thread(gateway.edge.close)
+
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat.completions, methods=["POST"]),
+            Route("/v1/route", chat.route, methods=["POST"]),
+            Route("/v1/models", health.models, methods=["GET"]),
+            Route("/healthz", health.healthz, methods=["GET"]),
+            Route("/readyz", health.readyz, methods=["GET"]),
+        ],
+        exception_handlers={EdgewayError: _edgeway_error, HTTPException: _http_error, Exception: _unexpected},
+        lifespan=lifespan,
+    )
+    app.state.gateway = gateway
+    return app
+
+
+def _log_ready(gateway: Gateway) -> None:
+    config = gateway.config
+    edge = ", ".join(f"{m.name} (n_ctx {m.n_ctx})" for m in config.edge.models) or "none"
+    clouds = ", ".join(f"{m.name} ({m.provider_model})" for m in config.cloud.models) or "none"
+    log.info("edge models: %s (loaded in %.2f s); cloud models: %s", edge, gateway.edge.load_seconds, clouds)
+    if gateway.keys.open:
+        log.warning("no apps are configured: serving WITHOUT authentication, on %s only", config.server.host)
+    log.info("edgeway ready in %.2f s", gateway.ready_seconds)
+
+
+async def _edgeway_error(request: Request, exc: Exception) -> JSON:
+    assert isinstance(exc, EdgewayError)
+    return error_response(exc, {"x-edgeway-request-id": getattr(request.state, "request_id", "")})
+
+
+async def _http_error(request: Request, exc: Exception) -> JSON:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error_response(NotFound(f"Unknown path {request.url.path}; the OpenAI API is under /v1."))
+    if exc.status_code == 405:
+        error = EdgewayError(f"Method {request.method} is not allowed on {request.url.path}.")
+        error.status, error.type, error.code = 405, "invalid_request_error", "method_not_allowed"
+        return error_response(error)
+    error = EdgewayError(exc.detail)
+    error.status = exc.status_code
+    return error_response(error)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSON:
+    request_id = getattr(request.state, "request_id", "")
+    log.exception("unexpected error in request %s", request_id)
+    return error_response(EdgewayError(f"Internal error in edgeway (request {request_id}); see the gateway log."),
+                          {"x-edgeway-request-id": request_id})
+

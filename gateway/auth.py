@@ -1,0 +1,53 @@
+"""Who is calling: app keys from the config, kept only as hashes and compared in constant time."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from router.decision import Policy
+from router.errors import Unauthorized
+
+
+@dataclass(frozen=True)
+class App:
+    name: str
+    policy: Policy
+
+
+def key_hash(key: str) -> bytes:
+    return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+class AppKeys:
+    """Maps a bearer key to its app. With no apps configured every caller is the `default` app
+    (the gateway then listens on loopback only; see GatewayConfig.require_auth_or_loopback)."""
+
+    def __init__(self, apps: list[tuple[str, App]], open_app: App | None = None) -> None:
+        self._apps = [(key_hash(key), app) for key, app in apps]
+        self._open_app = open_app
+
+    def apps(self) -> list[App]:
+        return [self._open_app] if self._open_app is not None else [app for _, app in self._apps]
+
+    @property
+    def open(self) -> bool:
+        return self._open_app is not None
+
+    def identify(self, authorization: str | None) -> App:
+        if self._open_app is not None:
+            return self._open_app
+        if not authorization:
+            raise Unauthorized("Missing API key: send your app key as 'Authorization: Bearer <key>'.")
+        scheme, _, key = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            raise Unauthorized("Malformed Authorization header: expected 'Bearer <key>'.")
+        digest = key_hash(key.strip())
+        found = None
+        for stored, app in self._apps:  # compare against every key so timing says nothing
+            if hmac.compare_digest(stored, digest):
+                found = app
+        if found is None:
+            raise Unauthorized("Incorrect API key provided. Use the key of an app configured on this gateway.")
+        return found

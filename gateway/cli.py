@@ -1,0 +1,106 @@
+"""The `edgeway` command: serve, explain."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import time
+
+STARTED = time.perf_counter()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="edgeway", description="Hybrid edge/cloud LLM routing gateway.")
+    verbs = parser.add_subparsers(dest="verb", required=True)
+
+    serve = verbs.add_parser("serve", help="run the gateway")
+    serve.add_argument("--config", help="gateway config YAML (default: bundled edge model, cloud from env keys)")
+    serve.add_argument("--host", help="listen address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="listen port (default 8080)")
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+    explain = verbs.add_parser("explain", help="print the signals and decision for a prompt; calls no model")
+    explain.add_argument("--config")
+    explain.add_argument("--app", help="app name (default: the first app, or the open default app)")
+    explain.add_argument("--model", default="auto")
+    explain.add_argument("prompt")
+
+    args = parser.parse_args(argv)
+    return {"serve": _serve, "explain": _explain}[args.verb](args)
+
+
+def _load(path: str | None):
+    from gateway.config import load_config
+    from policies.yaml_source import FileError
+
+    try:
+        return load_config(path)
+    except FileError as exc:
+        print(f"edgeway: invalid config:\n{exc}", file=sys.stderr)
+        raise SystemExit(2)
+    except OSError as exc:
+        print(f"edgeway: cannot read config: {exc}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from gateway.app import create_app
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = _load(args.config)
+    if args.host:
+        config.server.host = args.host
+    if args.port is not None:
+        config.server.port = args.port
+    try:
+        config.require_auth_or_loopback()
+    except ValueError as exc:
+        print(f"edgeway: {exc}", file=sys.stderr)
+        return 2
+    app = create_app(config, started=STARTED)
+    server = uvicorn.Server(uvicorn.Config(
+        app, host=config.server.host, port=config.server.port, loop="uvloop", http="httptools",
+        log_level=args.log_level, access_log=False, timeout_graceful_shutdown=30))
+    server.run()
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from gateway.app import build_gateway
+    from router.errors import EdgewayError
+    from router.request import parse_chat_request
+
+    logging.basicConfig(level="WARNING")
+    gateway = build_gateway(_load(args.config))
+    app = _pick_app(gateway, args.app)
+    gateway.edge.load()  # the edge tokenizer gives exact token counts
+    try:
+        chat = parse_chat_request({"model": args.model, "messages": [{"role": "user", "content": args.prompt}]})
+        signals, decision = gateway.router.decide(chat, app.policy)
+        print(json.dumps({"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()}, indent=2))
+        return 0
+    except EdgewayError as exc:
+        print(json.dumps(exc.body(), indent=2))
+        return 1
+    finally:
+        gateway.edge.close()
+        asyncio.run(gateway.http.aclose())
+
+
+def _pick_app(gateway, name: str | None):
+    apps = {a.name: a for a in gateway.keys.apps()}
+    if name is None:
+        return next(iter(apps.values()))
+    if name not in apps:
+        print(f"edgeway: no app named {name!r}; apps: {sorted(apps)}", file=sys.stderr)
+        raise SystemExit(2)
+    return apps[name]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

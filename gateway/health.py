@@ -1,0 +1,36 @@
+"""Liveness, readiness and the model list."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway.http import JSON
+
+_CREATED = int(time.time())
+
+
+async def healthz(request: Request) -> Response:
+    return JSON({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    gateway = request.app.state.gateway
+    ready = gateway.edge.ready
+    body = {"status": "ready" if ready else "loading",
+            "ready_seconds": None if gateway.ready_seconds is None else round(gateway.ready_seconds, 3),
+            "edge": [dataclasses.asdict(s) for s in gateway.edge.states()],
+            "cloud": [m.name for m in gateway.config.cloud.models]}
+    return JSON(body, status_code=200 if ready else 503)
+
+
+async def models(request: Request) -> Response:
+    gateway = request.app.state.gateway
+    gateway.keys.identify(request.headers.get("authorization"))
+    data = [{"id": "auto", "object": "model", "created": _CREATED, "owned_by": "edgeway-router"}]
+    data += [{"id": info.name, "object": "model", "created": _CREATED, "owned_by": f"edgeway-{info.tier}"}
+             for info in gateway.router.catalog.models.values()]
+    return JSON({"object": "list", "data": data})

@@ -1,0 +1,96 @@
+"""HTTP plumbing: bounded JSON bodies, OpenAI-shaped error responses, server-sent events."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+import anyio
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from router.errors import BodyTooLarge, EdgewayError, InvalidRequest
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class JSON(Response):
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content)
+
+
+def error_response(exc: EdgewayError, headers: dict[str, str] | None = None) -> JSON:
+    return JSON(exc.body(), status_code=exc.status, headers={**exc.headers(), **(headers or {})})
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    """The request body as JSON, refusing more than `limit` bytes before reading them all."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(f"The request body is {int(declared)} bytes; this gateway accepts at most {limit}.")
+    body = bytearray()
+    try:
+        async for part in request.stream():
+            body += part
+            if len(body) > limit:
+                raise BodyTooLarge(f"The request body is over {limit} bytes, the most this gateway accepts.")
+    except ClientDisconnect:
+        raise InvalidRequest("The client closed the connection before sending the whole body.") from None
+    if not body:
+        raise InvalidRequest("The request body is empty; send a JSON object.")
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidRequest(f"The request body is not valid JSON ({exc}).", code="invalid_json") from None
+
+
+class EventStream:
+    """A text/event-stream answer that notices a client going away, even while it waits.
+
+    `events` yields complete SSE frames; `on_close` runs exactly once however the stream ends,
+    which is where a generation that nobody reads any more is stopped.
+    """
+
+    def __init__(self, events: AsyncIterator[bytes], headers: dict[str, str],
+                 on_close: Callable[[], Awaitable[None]]) -> None:
+        self.events = events
+        self.headers = headers
+        self.on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache"),
+                   (b"x-accel-buffering", b"no")]
+        headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers.items()]
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                async for frame in self.events:
+                    await send({"type": "http.response.body", "body": frame, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                group.cancel_scope.cancel()
+        except OSError:
+            pass  # the client went away while we were writing
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.on_close()
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return
+
+
+def sse(payload: Any) -> bytes:
+    return b"data: " + dumps(payload) + b"\n\n"
+
+
+SSE_DONE = b"data: [DONE]\n\n"

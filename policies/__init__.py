@@ -1,0 +1,1 @@
+"""The policy language: schema, loading and validation with line numbers."""

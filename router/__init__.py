@@ -1,0 +1,1 @@
+"""Signals + policy + live state -> a decision, and running it: fallback, streaming."""

@@ -1,0 +1,47 @@
+"""What a model tier gives back: a whole answer, or a stream of OpenAI chunks.
+
+Both are already in the OpenAI Chat Completions wire shape, so the gateway sends them on as they
+are; `usage` is what the ledger and the `include_usage` chunk are built from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Protocol
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def as_openai(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": self.prompt_tokens + self.completion_tokens}
+
+
+@dataclass
+class Answer:
+    body: dict[str, Any]          # a chat.completion object
+    usage: Usage
+
+
+class ChunkStream(Protocol):
+    """chat.completion.chunk objects, without the usage-only chunk (the gateway adds that one)."""
+
+    usage: Usage
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Tier(Protocol):
+    """One model that can answer: a local edge model or a cloud model."""
+
+    name: str
+    tier: str                      # "edge" | "cloud"
+
+    async def complete(self, request: Any) -> Answer: ...
+
+    async def stream(self, request: Any) -> ChunkStream: ...

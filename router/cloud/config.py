@@ -1,0 +1,39 @@
+"""What one cloud model needs: the `cloud.models` entries of the gateway config."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+
+class Price(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_1m: float = Field(ge=0)
+    output_per_1m: float = Field(ge=0)
+
+
+class CloudModelConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    provider_model: str                 # a LiteLLM model string: provider/model
+    api_key: SecretStr | None = None
+    api_base: str | None = None
+    price: Price | None = None
+    timeout_s: float = Field(60.0, gt=0)
+    connect_timeout_s: float = Field(5.0, gt=0)
+
+    @field_validator("provider_model")
+    @classmethod
+    def _has_provider(cls, value: str) -> str:
+        if "/" not in value.strip("/"):
+            raise ValueError("expected a LiteLLM model string 'provider/model', such as 'openai/gpt-4o-mini'")
+        return value
+
+    @property
+    def provider(self) -> str:
+        return self.provider_model.split("/", 1)[0]
+
+    @property
+    def provider_model_id(self) -> str:
+        return self.provider_model.split("/", 1)[1]

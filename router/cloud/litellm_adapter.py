@@ -1,0 +1,126 @@
+"""Cloud models of providers with their own wire format (Anthropic, Gemini, Bedrock, ...),
+translated by LiteLLM.
+
+`import litellm` costs about 12 s and 200 MB, so it happens once, off the event loop, when the
+first such model is used or when `warm_up()` is called after the gateway is ready; and never
+fetches LiteLLM's price map from the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any, AsyncIterator
+
+from router.answer import Answer, Usage
+from router.cloud.config import CloudModelConfig
+from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
+from router.request import ChatRequest
+
+_lock = threading.Lock()
+_module: Any = None
+
+# Keys of an OpenAI body that LiteLLM takes as named arguments instead of passing on.
+_OWN_KEYS = ("model", "messages", "stream", "stream_options")
+
+
+def load_litellm() -> Any:
+    """Import LiteLLM once (blocking); every caller after the first gets the same module."""
+    global _module
+    with _lock:
+        if _module is None:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            os.environ.setdefault("LITELLM_LOG", "ERROR")
+            import litellm
+
+            litellm.telemetry = False
+            litellm.drop_params = True  # a provider that lacks an OpenAI parameter ignores it
+            litellm.suppress_debug_info = True
+            _module = litellm
+        return _module
+
+
+async def warm_up() -> None:
+    await asyncio.to_thread(load_litellm)
+
+
+class LiteLLMModel:
+    tier = "cloud"
+
+    def __init__(self, config: CloudModelConfig) -> None:
+        self.name = config.name
+        self.config = config
+
+    def _arguments(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
+        args = {k: v for k, v in request.body.items() if k not in _OWN_KEYS}
+        args.update(model=self.config.provider_model, messages=request.messages, stream=stream,
+                    timeout=self.config.timeout_s, num_retries=0)
+        if stream:
+            args["stream_options"] = {"include_usage": True}
+        if self.config.api_key is not None:
+            args["api_key"] = self.config.api_key.get_secret_value()
+        if self.config.api_base:
+            args["api_base"] = self.config.api_base
+        return args
+
+    async def complete(self, request: ChatRequest) -> Answer:
+        litellm = await asyncio.to_thread(load_litellm)
+        try:
+            response = await litellm.acompletion(**self._arguments(request, False))
+        except Exception as exc:  # LiteLLM raises its own hierarchy; all of it maps to one of ours
+            raise self._error(litellm, exc) from None
+        body = response.model_dump(exclude_none=False)
+        usage = body.get("usage") or {}
+        return Answer(body, Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0))
+
+    async def stream(self, request: ChatRequest) -> "LiteLLMStream":
+        litellm = await asyncio.to_thread(load_litellm)
+        try:
+            wrapper = await litellm.acompletion(**self._arguments(request, True))
+            iterator = wrapper.__aiter__()
+            first = await iterator.__anext__()  # the provider has accepted the request once this arrives
+        except StopAsyncIteration:
+            raise UpstreamError(f"{self.name}: the provider closed the stream without answering") from None
+        except Exception as exc:
+            raise self._error(litellm, exc) from None
+        return LiteLLMStream(self, litellm, first, iterator)
+
+    def _error(self, litellm: Any, exc: Exception) -> Exception:
+        status = getattr(exc, "status_code", None)
+        message = f"{self.name}: {getattr(exc, 'message', None) or exc}"
+        if isinstance(exc, (litellm.Timeout, asyncio.TimeoutError)):
+            return UpstreamTimeout(message)
+        if isinstance(exc, litellm.BadRequestError) or status in (400, 404, 422):
+            return InvalidRequest(message, code="upstream_rejected")
+        return UpstreamError(message, provider_status=status if isinstance(status, int) else None)
+
+
+class LiteLLMStream:
+    def __init__(self, model: LiteLLMModel, litellm: Any, first: Any, iterator: Any) -> None:
+        self._model = model
+        self._litellm = litellm
+        self._first = first
+        self._iterator = iterator
+        self.usage = Usage()
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        chunk = self._first
+        while True:
+            body = chunk.model_dump(exclude_none=True)
+            usage = body.pop("usage", None)
+            if usage:
+                self.usage = Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+            if body.get("choices"):
+                yield body
+            try:
+                chunk = await self._iterator.__anext__()
+            except StopAsyncIteration:
+                return
+            except Exception as exc:
+                raise self._model._error(self._litellm, exc) from None
+
+    async def aclose(self) -> None:
+        close = getattr(self._iterator, "aclose", None)
+        if close is not None:
+            await close()

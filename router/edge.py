@@ -1,0 +1,87 @@
+"""A local model as a tier: edge generations in the OpenAI wire shape."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, AsyncIterator
+
+from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
+from router.answer import Answer, Usage
+from router.errors import InvalidRequest, NoCapacity
+from router.request import ChatRequest
+
+
+class EdgeModel:
+    tier = "edge"
+
+    def __init__(self, engine: EdgeEngine) -> None:
+        self.engine = engine
+        self.name = engine.name
+        self.n_ctx = engine.n_ctx
+
+    def count_tokens(self, request: ChatRequest) -> int:
+        return len(self.engine.tokenize_chat(request.plain_messages()))
+
+    def _start(self, request: ChatRequest) -> Generation:
+        if not request.text_only:
+            raise InvalidRequest(f"The edge model {self.name!r} reads text only; this request has image, audio "
+                                 f"or file parts.", param="messages", code="unsupported_content")
+        sampling = Sampling(max_tokens=request.max_tokens, temperature=request.temperature, top_p=request.top_p,
+                            seed=request.seed, stop=tuple(request.stop))
+        try:
+            return self.engine.submit(request.plain_messages(), sampling)
+        except PromptTooLong as exc:
+            raise InvalidRequest(f"This request is too long for the edge model: {exc}.", param="messages",
+                                 code="context_length_exceeded") from None
+        except EdgeError as exc:
+            raise NoCapacity(str(exc), retry_after=1) from None
+
+    async def complete(self, request: ChatRequest) -> Answer:
+        generation = self._start(request)
+        try:
+            text = "".join([piece async for piece in generation.text()])
+        except EdgeError as exc:
+            raise NoCapacity(str(exc), retry_after=1) from None
+        usage = Usage(generation.prompt_tokens, generation.completion_tokens)
+        body = {
+            "id": _completion_id(), "object": "chat.completion", "created": int(time.time()), "model": self.name,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None},
+                         "logprobs": None, "finish_reason": generation.finish_reason}],
+            "usage": usage.as_openai(),
+        }
+        return Answer(body, usage)
+
+    async def stream(self, request: ChatRequest) -> "EdgeStream":
+        return EdgeStream(self.name, self._start(request))
+
+
+class EdgeStream:
+    def __init__(self, model: str, generation: Generation) -> None:
+        self._generation = generation
+        self._base = {"id": _completion_id(), "object": "chat.completion.chunk", "created": int(time.time()),
+                      "model": model}
+        self.usage = Usage(generation.prompt_tokens, 0)
+
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {**self._base, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                           "finish_reason": finish_reason}]}
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        generation = self._generation
+        yield self._chunk({"role": "assistant", "content": ""})
+        try:
+            async for piece in generation.text():
+                self.usage.completion_tokens = generation.completion_tokens
+                yield self._chunk({"content": piece})
+        except EdgeError as exc:
+            raise NoCapacity(str(exc), retry_after=1) from None
+        self.usage.completion_tokens = generation.completion_tokens
+        yield self._chunk({}, generation.finish_reason)
+
+    async def aclose(self) -> None:
+        self._generation.cancel()
+
+
+def _completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex[:24]}"

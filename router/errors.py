@@ -1,0 +1,100 @@
+"""Errors that end a request, each carrying the OpenAI error shape and HTTP status it maps to.
+
+Every layer raises these (or its own, translated at the layer boundary); the gateway renders
+them as `{"error": {"message", "type", "param", "code"}}` and never shows a traceback.
+"""
+
+from __future__ import annotations
+
+
+class EdgewayError(Exception):
+    status: int = 500
+    type: str = "api_error"
+    code: str | None = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        if code is not None:
+            self.code = code
+        self.retry_after = retry_after
+
+    def body(self) -> dict:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+    def headers(self) -> dict[str, str]:
+        if self.retry_after is None:
+            return {}
+        return {"retry-after": str(max(1, round(self.retry_after)))}
+
+
+class InvalidRequest(EdgewayError):
+    status = 400
+    type = "invalid_request_error"
+
+
+class Unauthorized(EdgewayError):
+    status = 401
+    type = "invalid_request_error"
+    code = "invalid_api_key"
+
+
+class Forbidden(EdgewayError):
+    status = 403
+    type = "permission_error"
+    code = "forbidden_by_policy"
+
+
+class NotFound(EdgewayError):
+    status = 404
+    type = "invalid_request_error"
+    code = "not_found"
+
+
+class ModelNotFound(NotFound):
+    code = "model_not_found"
+
+
+class BodyTooLarge(EdgewayError):
+    status = 413
+    type = "invalid_request_error"
+    code = "request_too_large"
+
+
+class RateLimited(EdgewayError):
+    status = 429
+    type = "rate_limit_error"
+    code = "rate_limit_exceeded"
+
+
+class UpstreamError(EdgewayError):
+    """The provider answered with an error or broke the connection."""
+
+    status = 502
+    type = "upstream_error"
+    code = "upstream_error"
+
+    def __init__(self, message: str, *, provider_status: int | None = None, **kw) -> None:
+        super().__init__(message, **kw)
+        self.provider_status = provider_status
+
+
+class UpstreamTimeout(UpstreamError):
+    status = 504
+    code = "upstream_timeout"
+
+
+class NoCapacity(EdgewayError):
+    """No tier that this request may use can serve it now."""
+
+    status = 503
+    type = "service_unavailable"
+    code = "no_capacity"

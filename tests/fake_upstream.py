@@ -1,0 +1,246 @@
+"""A fake cloud provider: a real HTTP server on loopback speaking two wire protocols.
+
+- OpenAI Chat Completions: `POST /v1/chat/completions` (streamed and not), `GET /v1/models`.
+- Anthropic Messages: `POST /v1/messages` (streamed and not), so that LiteLLM's translation runs.
+
+Latency, token rate and faults are set per server (`FakeUpstream.latency_s`, `.tokens_per_s`)
+or queued per request (`FakeUpstream.fail_next(...)`). Every request is recorded with its body
+and size, which is how tests prove that a private prompt never reached the cloud.
+
+Run it alone for benchmarks: `python -m tests.fake_upstream --port 9000`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+@dataclass
+class Fault:
+    """What goes wrong with one request."""
+
+    status: int | None = None          # answer with this HTTP error status
+    message: str = "injected failure"
+    stall_s: float = 0.0               # wait this long before the first byte
+    drop_after_chunks: int | None = None  # stream this many chunks, then break the connection
+    stall_after_chunks: int | None = None  # stream this many chunks, then hang for stall_s
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    size: int
+
+
+@dataclass
+class FakeUpstream:
+    latency_s: float = 0.0
+    tokens_per_s: float = 0.0          # 0: as fast as possible
+    url: str = ""                      # set once it listens
+    answer: str = "This is the fake cloud answering your question in a few plain words."
+    requests: list[Recorded] = field(default_factory=list)
+    _faults: deque = field(default_factory=deque)
+
+    def fail_next(self, fault: Fault, times: int = 1) -> None:
+        self._faults.extend([fault] * times)
+
+    def reset(self) -> None:
+        self.requests.clear()
+        self._faults.clear()
+        self.latency_s = 0.0
+        self.tokens_per_s = 0.0
+
+    @property
+    def bytes_received(self) -> int:
+        return sum(r.size for r in self.requests)
+
+    def saw_text(self, text: str) -> bool:
+        return any(text in json.dumps(r.body) for r in self.requests)
+
+    # --- the ASGI app -------------------------------------------------------------------
+    def app(self) -> Starlette:
+        return Starlette(routes=[
+            Route("/v1/chat/completions", self._openai, methods=["POST"]),
+            Route("/v1/messages", self._anthropic, methods=["POST"]),
+            Route("/v1/models", self._models, methods=["GET"]),
+        ])
+
+    async def _receive(self, request: Request) -> tuple[dict, Fault | None]:
+        raw = await request.body()
+        body = json.loads(raw or b"{}")
+        self.requests.append(Recorded(request.url.path, dict(request.headers), body, len(raw)))
+        fault = self._faults.popleft() if self._faults else None
+        delay = self.latency_s + (fault.stall_s if fault and fault.stall_after_chunks is None else 0.0)
+        if delay:
+            await asyncio.sleep(delay)
+        return body, fault
+
+    def _words(self, body: dict) -> list[str]:
+        limit = body.get("max_completion_tokens") or body.get("max_tokens") or 10_000
+        return [w + " " for w in self.answer.split()][:limit]
+
+    async def _paced(self, items: list, fault: Fault | None) -> AsyncIterator[tuple[int, Any]]:
+        for i, item in enumerate(items):
+            if fault and fault.drop_after_chunks is not None and i == fault.drop_after_chunks:
+                raise ConnectionAbortedError("fake upstream drops the stream")
+            if fault and fault.stall_after_chunks is not None and i == fault.stall_after_chunks:
+                await asyncio.sleep(fault.stall_s)
+            if self.tokens_per_s:
+                await asyncio.sleep(1.0 / self.tokens_per_s)
+            yield i, item
+
+    async def _models(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "fake"}]})
+
+    async def _openai(self, request: Request) -> Response:
+        body, fault = await self._receive(request)
+        if fault and fault.status:
+            return JSONResponse({"error": {"message": fault.message, "type": "server_error", "param": None,
+                                           "code": None}}, status_code=fault.status)
+        words = self._words(body)
+        model = body.get("model", "fake-model")
+        prompt_tokens = _count_prompt(body)
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(words),
+                 "total_tokens": prompt_tokens + len(words)}
+        tool_call = _tool_call(body)
+        finish = "tool_calls" if tool_call else ("length" if len(words) < len(self.answer.split()) else "stop")
+        if not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": None if tool_call else "".join(words).strip()}
+            if tool_call:
+                message["tool_calls"] = [tool_call]
+            return JSONResponse({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                                 "model": model, "choices": [{"index": 0, "message": message,
+                                                              "finish_reason": finish, "logprobs": None}],
+                                 "usage": usage})
+
+        include_usage = (body.get("stream_options") or {}).get("include_usage")
+
+        async def events() -> AsyncIterator[bytes]:
+            base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                    "model": model}
+            yield _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                             "finish_reason": None}]})
+            deltas = [{"tool_calls": [{"index": 0, **tool_call}]}] if tool_call else [{"content": w} for w in words]
+            async for _, delta in self._paced(deltas, fault):
+                yield _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            yield _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+            if include_usage:
+                yield _sse({**base, "choices": [], "usage": usage})
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    async def _anthropic(self, request: Request) -> Response:
+        body, fault = await self._receive(request)
+        if fault and fault.status:
+            return JSONResponse({"type": "error", "error": {"type": "api_error", "message": fault.message}},
+                                status_code=fault.status)
+        words = self._words(body)
+        model = body.get("model", "claude-fake")
+        input_tokens = _count_prompt(body)
+        stop = "max_tokens" if len(words) < len(self.answer.split()) else "end_turn"
+        if not body.get("stream"):
+            return JSONResponse({"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+                                 "content": [{"type": "text", "text": "".join(words).strip()}],
+                                 "stop_reason": stop, "stop_sequence": None,
+                                 "usage": {"input_tokens": input_tokens, "output_tokens": len(words)}})
+
+        async def events() -> AsyncIterator[bytes]:
+            yield _event("message_start", {"type": "message_start", "message": {
+                "id": "msg_fake", "type": "message", "role": "assistant", "content": [], "model": model,
+                "stop_reason": None, "stop_sequence": None,
+                "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})
+            yield _event("content_block_start", {"type": "content_block_start", "index": 0,
+                                                 "content_block": {"type": "text", "text": ""}})
+            async for _, word in self._paced(words, fault):
+                yield _event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                     "delta": {"type": "text_delta", "text": word}})
+            yield _event("content_block_stop", {"type": "content_block_stop", "index": 0})
+            yield _event("message_delta", {"type": "message_delta",
+                                           "delta": {"stop_reason": stop, "stop_sequence": None},
+                                           "usage": {"output_tokens": len(words)}})
+            yield _event("message_stop", {"type": "message_stop"})
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def _sse(payload: dict) -> bytes:
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+def _event(name: str, payload: dict) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+def _count_prompt(body: dict) -> int:
+    return max(1, len(json.dumps(body.get("messages", []))) // 4)
+
+
+def _tool_call(body: dict) -> dict | None:
+    tools = body.get("tools")
+    if not tools or body.get("tool_choice") == "none":
+        return None
+    name = tools[0].get("function", {}).get("name", "tool")
+    return {"id": "call_fake", "type": "function", "function": {"name": name, "arguments": "{\"city\": \"Paris\"}"}}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class UpstreamServer:
+    """Runs a FakeUpstream on a loopback port in a background thread."""
+
+    def __init__(self, upstream: FakeUpstream, port: int | None = None) -> None:
+        self.upstream = upstream
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(upstream.app(), host="127.0.0.1", port=self.port, log_level="warning",
+                                lifespan="off", loop="asyncio")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    def __enter__(self) -> "UpstreamServer":
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("fake upstream did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=9000)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--tokens-per-s", type=float, default=0.0)
+    args = parser.parse_args()
+    upstream = FakeUpstream(latency_s=args.latency, tokens_per_s=args.tokens_per_s)
+    uvicorn.run(upstream.app(), host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Cloud models behind the same URL: forwarded directly (OpenAI-compatible) or translated by
+LiteLLM (Anthropic), both reaching the fake upstream over loopback."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+from tests.conftest import client_for
+from tests.fake_upstream import Fault
+
+QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "Weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+
+
+def test_a_named_openai_compatible_model_is_forwarded_with_its_fields_untouched(gateway, upstream):
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="gpt-fake", messages=QUESTION, max_tokens=50, temperature=0.3, tools=[WEATHER_TOOL],
+        tool_choice="auto", response_format={"type": "text"}, user="u-42", logit_bias={"50256": -100})
+    answer = raw.parse()
+    assert raw.headers["x-edgeway-route"] == "cloud"
+    assert raw.headers["x-edgeway-model"] == "gpt-fake"
+    assert raw.headers["x-edgeway-rule"] == "requested-model"
+    call = answer.choices[0].message.tool_calls[0]
+    assert call.function.name == "get_weather" and answer.choices[0].finish_reason == "tool_calls"
+    sent = upstream.requests[-1]
+    assert sent.path == "/v1/chat/completions"
+    assert sent.headers["authorization"] == "Bearer sk-fake"
+    assert sent.body["model"] == "gpt-4o-mini"
+    for key in ("tools", "tool_choice", "response_format", "user", "logit_bias", "temperature", "max_tokens"):
+        assert key in sent.body
+    assert sent.body["tools"] == [WEATHER_TOOL]
+    assert sent.body["messages"] == QUESTION
+
+
+def test_a_streamed_cloud_answer_carries_usage_only_when_asked(gateway, upstream):
+    client = client_for(gateway)
+    plain = list(client.chat.completions.create(model="gpt-fake", messages=QUESTION, stream=True))
+    assert all(c.usage is None for c in plain)
+    assert "".join(c.choices[0].delta.content or "" for c in plain).startswith("This is the fake cloud")
+    with_usage = list(client.chat.completions.create(model="gpt-fake", messages=QUESTION, stream=True,
+                                                     stream_options={"include_usage": True}))
+    assert with_usage[-1].choices == [] and with_usage[-1].usage.completion_tokens == 13
+    assert with_usage[-2].choices[0].finish_reason == "stop"
+
+
+def test_an_app_whose_default_is_the_cloud_gets_the_cloud_for_auto(gateway, upstream):
+    raw = client_for(gateway, "beta").chat.completions.with_raw_response.create(model="auto", messages=QUESTION)
+    assert raw.headers["x-edgeway-route"] == "cloud"
+    assert raw.headers["x-edgeway-rule"] == "app-default-cloud"
+    assert raw.parse().choices[0].message.content.startswith("This is the fake cloud")
+
+
+def test_an_anthropic_model_is_reached_through_litellm_translation(gateway, upstream):
+    client = client_for(gateway, timeout=60)
+    raw = client.chat.completions.with_raw_response.create(
+        model="claude-fake", messages=[{"role": "system", "content": "Be brief."}, *QUESTION], max_tokens=64)
+    answer = raw.parse()
+    assert raw.headers["x-edgeway-model"] == "claude-fake"
+    assert answer.choices[0].message.content.startswith("This is the fake cloud")
+    assert answer.usage.completion_tokens == 13
+    sent = upstream.requests[-1]
+    assert sent.path == "/v1/messages"                    # Anthropic's wire format, not OpenAI's
+    assert sent.headers["x-api-key"] == "sk-ant-fake"
+    assert sent.body["model"] == "claude-3-5-haiku-latest"
+    assert sent.body["max_tokens"] == 64
+    assert "Be brief." in str(sent.body.get("system"))
+
+
+def test_a_streamed_anthropic_answer_is_translated_into_openai_chunks(gateway, upstream):
+    chunks = list(client_for(gateway, timeout=60).chat.completions.create(
+        model="claude-fake", messages=QUESTION, max_tokens=64, stream=True, stream_options={"include_usage": True}))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.startswith("This is the fake cloud")
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 13
+    assert upstream.requests[-1].body["stream"] is True
+
+
+def test_an_upstream_error_is_a_502_with_the_providers_reason(gateway, upstream):
+    upstream.fail_next(Fault(status=500, message="the fake provider is on fire"))
+    with pytest.raises(openai.APIStatusError) as caught:
+        client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION)
+    assert caught.value.status_code == 502
+    assert "the fake provider is on fire" in caught.value.message
+    assert caught.value.body["type"] == "upstream_error"
+
+
+def test_an_upstream_that_does_not_answer_in_time_is_a_504(gateway, upstream):
+    upstream.fail_next(Fault(stall_s=5))
+    with pytest.raises(openai.APIStatusError) as caught:
+        client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION)
+    assert caught.value.status_code == 504
+
+
+def test_a_request_the_provider_rejects_is_a_400_with_its_message(gateway, upstream):
+    upstream.fail_next(Fault(status=400, message="tools[0].function.name is invalid"))
+    with pytest.raises(openai.BadRequestError) as caught:
+        client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION)
+    assert "tools[0].function.name is invalid" in caught.value.message
+
+
+def test_a_failing_cloud_falls_back_to_the_edge_for_auto(gateway, upstream):
+    upstream.fail_next(Fault(status=503, message="overloaded"))
+    raw = client_for(gateway, "beta").chat.completions.with_raw_response.create(
+        model="auto", messages=QUESTION, max_tokens=5)
+    assert raw.headers["x-edgeway-route"] == "edge"
+    assert raw.headers["x-edgeway-rule"] == "app-default-cloud"
+    assert raw.parse().choices[0].message.content
+
+
+def test_a_stream_that_breaks_after_the_first_token_ends_with_an_error_the_sdk_raises(gateway, upstream):
+    upstream.fail_next(Fault(drop_after_chunks=3))
+    stream = client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION, stream=True)
+    received = []
+    with pytest.raises(openai.APIError) as caught:
+        for chunk in stream:
+            received.append(chunk)
+    assert len(received) >= 3
+    assert "gpt-fake" in str(caught.value)
+
+
+def test_a_prompt_too_long_for_the_edge_context_goes_to_the_cloud(gateway, upstream):
+    long_text = "Summarize this. " + "The quick brown fox jumps over the lazy dog. " * 400
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="auto", messages=[{"role": "user", "content": long_text}], max_tokens=20)
+    assert raw.headers["x-edgeway-route"] == "cloud"
+    assert raw.headers["x-edgeway-rule"] == "exceeds-edge-context"
+    assert upstream.saw_text("quick brown fox")
+
+
+def test_an_image_goes_to_the_cloud_since_the_edge_model_reads_text_only(gateway, upstream):
+    content = [{"type": "text", "text": "What is in this picture?"},
+               {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="auto", messages=[{"role": "user", "content": content}])
+    assert raw.headers["x-edgeway-route"] == "cloud"
+    assert upstream.requests[-1].body["messages"][0]["content"] == content

@@ -1,0 +1,70 @@
+"""The gateway config file: env interpolation and errors that point at a line."""
+
+import pytest
+
+from gateway.config import GatewayConfig, default_config
+from policies.yaml_source import FileError, parse_model
+
+GOOD = """
+server: {host: 127.0.0.1, port: 8080}
+cloud:
+  models:
+    - name: gpt-4o-mini
+      provider_model: openai/gpt-4o-mini
+      api_key: ${OPENAI_API_KEY}
+      price: {input_per_1m: 0.15, output_per_1m: 0.60}
+apps:
+  - name: support-bot
+    key: ${SUPPORT_BOT_KEY:-support-default-key}
+"""
+
+
+def test_secrets_come_from_the_environment():
+    config = parse_model(GOOD, GatewayConfig, env={"OPENAI_API_KEY": "sk-from-env"})
+    assert config.cloud.models[0].api_key.get_secret_value() == "sk-from-env"
+    assert config.apps[0].key.get_secret_value() == "support-default-key"
+    assert config.edge.models[0].gguf == "bundled:smollm2-135m"
+    assert "sk-from-env" not in repr(config)
+
+
+def test_an_unset_variable_is_an_error_naming_it_and_its_line():
+    with pytest.raises(FileError) as caught:
+        parse_model(GOOD, GatewayConfig, filename="gw.yaml", env={})
+    problem = caught.value.problems[0]
+    assert (problem.file, problem.line, problem.key) == ("gw.yaml", 7, "cloud.models[0].api_key")
+    assert "OPENAI_API_KEY is not set" in problem.message
+
+
+def test_unknown_keys_and_wrong_values_name_file_line_and_key():
+    text = "server:\n  port: 80800\n  hots: 0.0.0.0\n"
+    with pytest.raises(FileError) as caught:
+        parse_model(text, GatewayConfig, filename="gw.yaml", env={})
+    found = {(p.line, p.key): p.message for p in caught.value.problems}
+    assert "unknown key" in found[(3, "server.hots")]
+    assert "80800" in found[(2, "server.port")]
+    assert str(caught.value).startswith("gw.yaml:")
+
+
+def test_a_model_string_without_a_provider_is_refused():
+    text = "cloud:\n  models:\n    - {name: x, provider_model: gpt-4o}\n"
+    with pytest.raises(FileError, match="provider/model"):
+        parse_model(text, GatewayConfig, env={})
+
+
+def test_broken_yaml_is_reported_with_its_position():
+    with pytest.raises(FileError) as caught:
+        parse_model("server: {host: [\n", GatewayConfig, filename="gw.yaml", env={})
+    assert "not valid YAML" in str(caught.value)
+
+
+def test_without_a_config_the_cloud_is_enabled_by_provider_keys_in_the_environment():
+    assert default_config(env={}).cloud.models == []
+    names = [m.name for m in default_config(env={"OPENAI_API_KEY": "sk-x"}).cloud.models]
+    assert names == ["gpt-4o-mini"]
+
+
+def test_serving_without_apps_is_refused_beyond_loopback():
+    config = GatewayConfig()
+    config.server.host = "0.0.0.0"
+    with pytest.raises(ValueError, match="refusing to listen"):
+        config.require_auth_or_loopback()
