@@ -28,8 +28,19 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("--model", default="auto")
     explain.add_argument("prompt")
 
+    bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
+    bench.add_argument("suite", choices=["startup"])
+    bench.add_argument("--repeat", type=int, default=3)
+
     args = parser.parse_args(argv)
-    return {"serve": _serve, "explain": _explain}[args.verb](args)
+    return {"serve": _serve, "explain": _explain, "bench": _bench}[args.verb](args)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from gateway.bench import startup
+
+    {"startup": startup.run}[args.suite](repeat=args.repeat)
+    return 0
 
 
 def _load(path: str | None):

@@ -68,6 +68,11 @@ class GatewayConfig(Strict):
     store: str = "memory://"
     admin_key: SecretStr | None = None
 
+    @field_validator("admin_key")
+    @classmethod
+    def _empty_is_none(cls, value: SecretStr | None) -> SecretStr | None:
+        return value if value is not None and value.get_secret_value() else None
+
     @model_validator(mode="after")
     def _consistent(self) -> "GatewayConfig":
         names = [m.name for m in self.edge.models] + [m.name for m in self.cloud.models]

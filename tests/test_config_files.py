@@ -68,3 +68,16 @@ def test_serving_without_apps_is_refused_beyond_loopback():
     config.server.host = "0.0.0.0"
     with pytest.raises(ValueError, match="refusing to listen"):
         config.require_auth_or_loopback()
+
+
+def test_the_example_config_in_configs_is_valid(monkeypatch):
+    from gateway.config import load_config
+    from tests.conftest import ROOT
+
+    for name, value in {"OPENAI_API_KEY": "sk-1", "ANTHROPIC_API_KEY": "sk-2", "SUPPORT_BOT_KEY": "support-key-1",
+                        "CODE_ASSISTANT_KEY": "code-key-123"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("EDGEWAY_ADMIN_KEY", raising=False)
+    config = load_config(ROOT / "configs" / "edgeway.yaml")
+    assert [a.name for a in config.apps] == ["support-bot", "code-assistant"]
+    assert config.admin_key is None

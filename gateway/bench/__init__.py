@@ -1,0 +1,1 @@
+"""`edgeway bench ...`: benchmarks that print their figures and ratios, measured in one run."""
