@@ -1,5 +1,5 @@
-"""Signals from a request: token counts and content kinds (complexity and privacy to come)."""
+"""Signals from a request: complexity, privacy findings, token estimate, language."""
 
-from classifiers.signals import Signals, compute_signals
+from classifiers.signals import PrivacyFinding, Scorer, Signals
 
-__all__ = ["Signals", "compute_signals"]
+__all__ = ["PrivacyFinding", "Scorer", "Signals"]

@@ -1,34 +1,110 @@
-"""The facts about one request that routing decides on, computed once per request."""
+"""The facts about one request that routing decides on, computed once per request.
+
+`Scorer` loads the trained models once; `Scorer.signals()` reads a whole conversation (system
+prompt and earlier turns included, text parts of content arrays, images counted) and never
+raises on odd input: an empty conversation, a megabyte of text or binary garbage all give
+valid signals.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from classifiers.complexity import ComplexityModel
+from classifiers.language import detect_language
+from classifiers.privacy import Finding, PrivacyScanner
+from classifiers.tokens import TokenEstimator
+
+TOKENS_PER_MESSAGE = 5  # the chat template's role markers, measured on SmolLM2's template
+
+
+@dataclass(frozen=True)
+class PrivacyFinding:
+    """A Finding located in the conversation: `messages[message]` (and its content part `part`,
+    when the content is an array); `start`/`end` index that text."""
+
+    type: str
+    start: int
+    end: int
+    confidence: float
+    detector: str
+    message: int
+    part: int | None = None
 
 
 @dataclass(frozen=True)
 class Signals:
+    complexity: float                       # calibrated P(the edge tier is not enough)
+    privacy: tuple[PrivacyFinding, ...]
     prompt_tokens: int
     max_tokens: int | None
-    text_only: bool
+    language: str                           # ISO 639-1, or "und"
+    text_only: bool                         # no image, audio or file parts
     metadata: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def pii_types(self) -> frozenset[str]:
+        return frozenset(f.type for f in self.privacy)
+
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = dataclasses.asdict(self)
+        out["complexity"] = round(self.complexity, 4)
+        out["privacy"] = [{**dataclasses.asdict(f), "confidence": round(f.confidence, 3)} for f in self.privacy]
+        return out
 
 
-def estimate_tokens(text: str) -> int:
-    """Used only when no tokenizer is at hand: about four characters a token for English."""
-    return max(1, (len(text) + 3) // 4)
+def message_texts(messages: list[Any]) -> list[tuple[int, int | None, str]]:
+    """(message index, part index or None, text) for every piece of text in the conversation."""
+    texts = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append((i, None, content))
+        elif isinstance(content, list):
+            for j, part in enumerate(content):
+                if isinstance(part, dict):
+                    text = part.get("text") or part.get("refusal")
+                    if isinstance(text, str):
+                        texts.append((i, j, text))
+    return texts
 
 
-def compute_signals(messages: list[dict[str, str]], *, max_tokens: int | None, text_only: bool,
-                    metadata: dict[str, str], count_tokens: Callable[[list[dict[str, str]]], int] | None = None,
-                    ) -> Signals:
-    """`messages` are role + text (content parts already flattened); `count_tokens` is the edge
-    model's tokenizer, chat template included, when one is loaded."""
-    if count_tokens is not None:
-        prompt_tokens = count_tokens(messages)
-    else:
-        prompt_tokens = sum(estimate_tokens(m["content"]) + 4 for m in messages)
-    return Signals(prompt_tokens=prompt_tokens, max_tokens=max_tokens, text_only=text_only, metadata=metadata)
+def _text_only(messages: list[Any]) -> bool:
+    return all(not isinstance(m, dict) or not isinstance(m.get("content"), list)
+               or all(isinstance(p, dict) and p.get("type") in ("text", "refusal") for p in m["content"])
+               for m in messages)
+
+
+class Scorer:
+    def __init__(self) -> None:
+        self.complexity = ComplexityModel()
+        self.privacy = PrivacyScanner()
+        self.tokens = TokenEstimator()
+
+    def signals(self, messages: list[Any], *, max_tokens: int | None = None,
+                metadata: dict[str, str] | None = None) -> Signals:
+        pieces = message_texts(messages)
+        findings: list[PrivacyFinding] = []
+        for message, part, text in pieces:
+            findings += [_locate(f, message, part) for f in self.privacy.scan(text)]
+        conversation = "\n".join(text for _, _, text in pieces)
+        user_text = "\n".join(text for i, _, text in pieces
+                              if isinstance(messages[i], dict) and messages[i].get("role") == "user")
+        return Signals(
+            complexity=self.complexity.score(conversation),
+            privacy=tuple(findings),
+            prompt_tokens=self.tokens.estimate(conversation) + TOKENS_PER_MESSAGE * len(messages),
+            max_tokens=max_tokens,
+            language=detect_language(user_text or conversation),
+            text_only=_text_only(messages),
+            metadata=dict(metadata or {}),
+        )
+
+
+def _locate(finding: Finding, message: int, part: int | None) -> PrivacyFinding:
+    return PrivacyFinding(finding.type, finding.start, finding.end, finding.confidence, finding.detector,
+                          message, part)

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.routing import Route
 
+from classifiers import Scorer
 from edge_runtime import EdgePool
 from gateway import chat, health
 from gateway.auth import App, AppKeys
@@ -47,7 +48,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     http = httpx.AsyncClient(limits=httpx.Limits(max_connections=512, max_keepalive_connections=128))
     models: dict[str, Tier] = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
     models.update({m.name: cloud.connect(m, http) for m in config.cloud.models})
-    router = Router(models)
+    router = Router(models, Scorer())
 
     def policy_of(app_defaults) -> PlainRules:
         return PlainRules(router.catalog, prefer=app_defaults.route, edge=app_defaults.edge,

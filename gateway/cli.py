@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("prompt")
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
-    bench.add_argument("suite", choices=["startup"])
+    bench.add_argument("suite", choices=["startup", "classify"])
     bench.add_argument("--repeat", type=int, default=3)
 
     args = parser.parse_args(argv)
@@ -37,9 +37,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from gateway.bench import startup
+    from gateway.bench import classify, startup
 
-    {"startup": startup.run}[args.suite](repeat=args.repeat)
+    {"startup": startup.run, "classify": classify.run}[args.suite](repeat=args.repeat)
     return 0
 
 

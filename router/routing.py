@@ -6,10 +6,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, TypeVar
 
-from classifiers.signals import Signals, compute_signals
+from classifiers.signals import Scorer, Signals
 from router.answer import Answer, ChunkStream, Tier
 from router.decision import Catalog, Decision, ModelInfo, Policy
-from router.edge import EdgeModel
 from router.errors import EdgewayError, Forbidden, InvalidRequest, NoCapacity
 from router.request import ChatRequest
 
@@ -42,19 +41,14 @@ class RoutedStream(Routed):
 
 
 class Router:
-    def __init__(self, models: dict[str, Tier]) -> None:
+    def __init__(self, models: dict[str, Tier], scorer: Scorer) -> None:
         self.models = models
+        self.scorer = scorer
         self.catalog = Catalog({name: ModelInfo(name, m.tier, getattr(m, "n_ctx", None))
                                 for name, m in models.items()})
-        edges = [m for m in models.values() if isinstance(m, EdgeModel)]
-        self._tokenizer = edges[0] if edges else None
 
     def signals(self, request: ChatRequest) -> Signals:
-        count: Callable | None = None
-        if self._tokenizer is not None and self._tokenizer.engine.loaded:
-            count = lambda messages: len(self._tokenizer.engine.tokenize_chat(messages))  # noqa: E731
-        return compute_signals(request.plain_messages(), max_tokens=request.max_tokens,
-                               text_only=request.text_only, metadata=request.metadata, count_tokens=count)
+        return self.scorer.signals(request.messages, max_tokens=request.max_tokens, metadata=request.metadata)
 
     def decide(self, request: ChatRequest, policy: Policy) -> tuple[Signals, Decision]:
         signals = self.signals(request)

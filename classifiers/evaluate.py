@@ -1,0 +1,245 @@
+"""Evaluate the classifiers on the held-out split they were never trained on.
+
+    python -m classifiers.evaluate [--no-litellm]
+
+Complexity, in RouteLLM's terms: sorting prompts by score and sending the top share to the
+strong (cloud) model, PGR is the share of the weak-to-strong quality gap recovered; APGR is its
+mean over all cloud shares; CPT(x%) the cloud share needed to recover x% of the gap. Compared in
+the same run with a random router and LiteLLM's `complexity_router` on the same prompts.
+Privacy: per-type precision, recall and F1. The tables go to stdout and to
+`classifiers/reports/evaluation.md`; the curve to `classifiers/reports/complexity_curve.png`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from classifiers.complexity import ComplexityModel
+from classifiers.privacy import PrivacyScanner
+from classifiers.tokens import TokenEstimator
+from classifiers.train import complexity_rows, privacy_rows, token_texts
+
+REPORTS = Path(__file__).resolve().parent / "reports"
+PRESIDIO_EVALUATED = {"PERSON": "PERSON", "STREET_ADDRESS": "STREET_ADDRESS", "ORGANIZATION": "ORGANIZATION",
+                      "CREDIT_CARD": "CREDIT_CARD", "PHONE_NUMBER": "PHONE", "EMAIL_ADDRESS": "EMAIL",
+                      "IBAN_CODE": "IBAN", "US_SSN": "US_SSN", "IP_ADDRESS": "IP_ADDRESS"}
+
+
+# --- routing curves -----------------------------------------------------------------------
+def pgr_curve(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cloud share and PGR at every cut; tied scores are split evenly (a random tie-break's mean)."""
+    n = len(scores)
+    order = np.argsort(-scores, kind="stable")
+    gain = (strong.astype(float) - weak.astype(float))[order]
+    s = scores[order]
+    shares, quality = [0.0], [weak.mean()]
+    i = 0
+    while i < n:
+        j = i
+        while j < n and s[j] == s[i]:
+            j += 1
+        shares.append(j / n)
+        quality.append(quality[-1] + gain[i:j].sum() / n)
+        i = j
+    gap = strong.mean() - weak.mean()
+    return np.array(shares), (np.array(quality) - weak.mean()) / gap
+
+
+def apgr(shares: np.ndarray, pgr: np.ndarray) -> float:
+    return float(np.trapezoid(pgr, shares))
+
+
+def cpt(shares: np.ndarray, pgr: np.ndarray, target: float) -> float:
+    """The smallest cloud share whose PGR reaches `target`, interpolated between cuts."""
+    for k in range(1, len(shares)):
+        if pgr[k] >= target:
+            if pgr[k] == pgr[k - 1]:
+                return float(shares[k])
+            t = (target - pgr[k - 1]) / (pgr[k] - pgr[k - 1])
+            return float(shares[k - 1] + max(0.0, t) * (shares[k] - shares[k - 1]))
+    return 1.0
+
+
+def litellm_scores(prompts: list[str]) -> tuple[np.ndarray, float] | None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        from litellm.router_strategy.complexity_router.complexity_router import ComplexityRouter
+    except ImportError:
+        return None
+    router = ComplexityRouter("evaluation", ctx=None)
+    started = time.perf_counter()
+    scores = np.array([router.classify(p)[1] for p in prompts])
+    return scores, (time.perf_counter() - started) / len(prompts)
+
+
+def evaluate_complexity(with_litellm: bool) -> tuple[list[str], dict]:
+    rows = [r for r in complexity_rows() if r["split"] == "test"]
+    model = ComplexityModel()
+    started = time.perf_counter()
+    ours = np.array([model.score(r["prompt"]) for r in rows])
+    our_seconds = (time.perf_counter() - started) / len(rows)
+    routers: dict[str, tuple[np.ndarray, float | None]] = {"edgeway (ONNX)": (ours, our_seconds)}
+    if with_litellm:
+        found = litellm_scores([r["prompt"] for r in rows])
+        if found is not None:
+            routers["LiteLLM complexity_router"] = found
+    rng = np.random.default_rng(0)
+    routers["random"] = (rng.random(len(rows)), None)
+
+    subsets = {"RouteLLM held-out (measured labels)": [i for i, r in enumerate(rows) if not r["source"].startswith("edgeway/")],
+               "all held-out (incl. edgeway traffic)": list(range(len(rows)))}
+    lines, curves = [], {}
+    for subset, index in subsets.items():
+        weak = np.array([rows[i]["weak_correct"] for i in index])
+        strong = np.array([rows[i]["strong_correct"] for i in index])
+        lines.append(f"\n{subset}: {len(index)} prompts; weak model right on {weak.mean():.1%}, "
+                     f"strong on {strong.mean():.1%}")
+        lines.append("| router | APGR | CPT(50%) | CPT(80%) | ms / prompt |")
+        lines.append("| --- | ---: | ---: | ---: | ---: |")
+        for name, (scores, seconds) in routers.items():
+            shares, pgr = pgr_curve(scores[index], weak, strong)
+            curves[(subset, name)] = (shares, pgr)
+            ms = "" if seconds is None else f"{seconds * 1e3:.3f}"
+            lines.append(f"| {name} | {apgr(shares, pgr):.3f} | {cpt(shares, pgr, 0.5):.1%} | "
+                         f"{cpt(shares, pgr, 0.8):.1%} | {ms} |")
+    labels = np.array([r["label"] for r in rows])
+    brier = float(np.mean((ours - labels) ** 2))
+    bins = np.minimum((ours * 10).astype(int), 9)
+    ece = sum(abs(ours[bins == b].mean() - labels[bins == b].mean()) * (bins == b).mean()
+              for b in range(10) if (bins == b).any())
+    lines.append(f"\ncalibration of P(edge is not enough) on all held-out prompts: Brier {brier:.3f}, "
+                 f"ECE (10 bins) {ece:.3f}, base rate {labels.mean():.3f}")
+    return lines, curves
+
+
+def plot(curves: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    subsets = sorted({s for s, _ in curves})
+    figure, axes = plt.subplots(1, len(subsets), figsize=(6 * len(subsets), 4.6))
+    for axis, subset in zip(np.atleast_1d(axes), subsets):
+        for (s, name), (shares, pgr) in curves.items():
+            if s == subset:
+                axis.plot(shares * 100, pgr * 100, label=f"{name} (APGR {apgr(shares, pgr):.3f})",
+                          linestyle="--" if name == "random" else "-")
+        axis.set(title=subset, xlabel="calls sent to the cloud (%)", ylabel="quality gap recovered, PGR (%)",
+                 xlim=(0, 100), ylim=(-5, 105))
+        axis.grid(alpha=0.3)
+        axis.legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+# --- privacy ------------------------------------------------------------------------------
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+@dataclass
+class TypeScore:
+    gold: int = 0
+    found: int = 0          # gold spans found
+    predicted: int = 0
+    right: int = 0          # predictions that were right
+
+    @property
+    def precision(self) -> float:
+        return self.right / self.predicted if self.predicted else float("nan")
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.gold if self.gold else float("nan")
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r > 0 else float("nan")
+
+
+PRIVACY_SETS = {"Presidio synthetic, held-out 20%": "presidio",
+                "edgeway realistic prompts, held-out half (unseen names)": "edgeway"}
+
+
+def privacy_scores(scanner: PrivacyScanner | None = None) -> dict[str, dict[str, TypeScore]]:
+    """Per data set and type: a finding is right when at least half of it lies on gold spans of its
+    type; a gold span is found when findings of its type cover at least half of it."""
+    scanner = scanner or PrivacyScanner()
+    scores: dict[str, dict[str, TypeScore]] = {title: defaultdict(TypeScore) for title in PRIVACY_SETS}
+    for title, source in PRIVACY_SETS.items():
+        for r in privacy_rows():
+            if r["split"] != "test" or r["source"] != source:
+                continue
+            gold = [(PRESIDIO_EVALUATED.get(s["type"]) if source == "presidio" else s["type"], s["start"], s["end"])
+                    for s in r["spans"]]
+            gold = [g for g in gold if g[0] is not None]
+            found = [f for f in scanner.scan(r["text"])
+                     if source != "presidio" or f.type in PRESIDIO_EVALUATED.values()]
+            for f in found:
+                covered = sum(_overlap((f.start, f.end), (s, e)) for t, s, e in gold if t == f.type)
+                scores[title][f.type].predicted += 1
+                scores[title][f.type].right += covered * 2 >= f.end - f.start
+            for t, s, e in gold:
+                covered = sum(_overlap((f.start, f.end), (s, e)) for f in found if f.type == t)
+                scores[title][t].gold += 1
+                scores[title][t].found += covered * 2 >= e - s
+    return scores
+
+
+def evaluate_privacy() -> list[str]:
+    started = time.perf_counter()
+    scores = privacy_scores()
+    lines = []
+    for title, by_type in scores.items():
+        lines.append(f"\n{title}")
+        lines.append("| type | gold | precision | recall | F1 |")
+        lines.append("| --- | ---: | ---: | ---: | ---: |")
+        for t in sorted(by_type):
+            score = by_type[t]
+            lines.append(f"| {t} | {score.gold} | {score.precision:.3f} | {score.recall:.3f} | {score.f1:.3f} |")
+    lines.append(f"\n(a finding is right when at least half of it lies on gold spans of its type; a gold span is "
+                 f"found when findings of its type cover at least half of it; evaluated in "
+                 f"{time.perf_counter() - started:.1f} s)")
+    return lines
+
+
+def evaluate_tokens() -> list[str]:
+    from edge_runtime.gguf import resolve_gguf
+    from llama_cpp import Llama
+
+    vocab = Llama(model_path=str(resolve_gguf("bundled:smollm2-135m")), vocab_only=True, verbose=False)
+    estimator = TokenEstimator()
+    texts = token_texts(complexity_rows(), privacy_rows(), "test")
+    true = np.array([len(vocab.tokenize(t.encode(), add_bos=False, special=False)) for t in texts])
+    guess = np.array([estimator.estimate(t) for t in texts])
+    error = np.abs(guess - true) / np.maximum(true, 1)
+    return [f"\ntoken estimate vs the SmolLM2 tokenizer on {len(texts)} held-out texts: mean absolute error "
+            f"{error.mean():.1%}, p95 {np.percentile(error, 95):.1%}; total {guess.sum() / true.sum():.3f}x"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--no-litellm", action="store_true", help="skip LiteLLM's complexity_router")
+    args = parser.parse_args()
+    REPORTS.mkdir(exist_ok=True)
+    complexity_lines, curves = evaluate_complexity(not args.no_litellm)
+    lines = ["## Complexity"] + complexity_lines + ["", "## Privacy"] + evaluate_privacy()
+    lines += ["", "## Token counts"] + evaluate_tokens()
+    plot(curves, REPORTS / "complexity_curve.png")
+    text = "\n".join(lines)
+    print(text)
+    (REPORTS / "evaluation.md").write_text("# Classifier evaluation\n\nMade by `python -m classifiers.evaluate`.\n\n"
+                                           + text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""The language of a prompt, from its script and its commonest words: a few microseconds, no model.
+
+Returns an ISO 639-1 code, or "und" when the text has too little to go on.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SCRIPTS = [  # (first, last code point, language) for scripts that name one language
+    (0x3040, 0x30FF, "ja"), (0xAC00, 0xD7AF, "ko"), (0x4E00, 0x9FFF, "zh"), (0x0590, 0x05FF, "he"),
+    (0x0600, 0x06FF, "ar"), (0x0900, 0x097F, "hi"), (0x0E00, 0x0E7F, "th"), (0x0370, 0x03FF, "el"),
+    (0x0400, 0x04FF, "ru"),
+]
+_STOPWORDS = {
+    "en": "the and is are of to in that it for you with this what how on be can".split(),
+    "es": "el la los las de que y en es por para una con del se como".split(),
+    "fr": "le la les des est et en que une pour dans qui pas sur du avec".split(),
+    "de": "der die das und ist nicht ein eine zu den mit von ich sie auf".split(),
+    "it": "il la di che e è per un una non sono del della gli come".split(),
+    "pt": "o a os as de que e é do da em um uma para não com".split(),
+    "nl": "de het een en van is dat niet op te zijn voor met ik".split(),
+}
+_WORD_LANGS: dict[str, list[str]] = {}
+for _lang, _words in _STOPWORDS.items():
+    for _w in _words:
+        _WORD_LANGS.setdefault(_w, []).append(_lang)
+_WORD = re.compile(r"[^\W\d_]+")
+SAMPLE = 600  # characters looked at: the language rarely changes within a prompt
+
+
+def detect_language(text: str) -> str:
+    sample = text[:SAMPLE]
+    counts: dict[str, int] = {}
+    for ch in ("" if sample.isascii() else sample):
+        code = ord(ch)
+        if code < 0x0370:
+            continue
+        for first, last, lang in _SCRIPTS:
+            if first <= code <= last:
+                counts[lang] = counts.get(lang, 0) + 1
+                break
+    if counts:
+        lang, hits = max(counts.items(), key=lambda item: item[1])
+        if hits * 4 >= len(sample.strip()) or hits >= 20:
+            # Kanji alone reads as Chinese; kana anywhere means Japanese.
+            return "ja" if lang == "zh" and counts.get("ja") else lang
+    votes: dict[str, int] = {}
+    for word in _WORD.findall(sample.lower()):
+        for lang in _WORD_LANGS.get(word, ()):
+            votes[lang] = votes.get(lang, 0) + 1
+    if not votes:
+        return "und"
+    lang, best = max(votes.items(), key=lambda item: item[1])
+    return lang if best >= 2 or len(votes) == 1 else "und"

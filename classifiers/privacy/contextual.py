@@ -1,0 +1,198 @@
+"""Personal data that no pattern validates: names, employers, street addresses, birth dates and
+health conditions, found from the words themselves and the words around them.
+
+Candidate spans come from cheap scans (runs of capitalized words, number-and-street shapes,
+unit and postal codes); a linear model learned by `classifiers.train` labels each one PERSON,
+ORGANIZATION, STREET_ADDRESS or nothing, from features such as the words' endings, their
+shape, the two words before ("my colleague") and the word after ("at"). Birth dates and health
+conditions are found by their cues ("born", "diagnosed with").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Iterator
+
+from classifiers.privacy.findings import Finding
+
+MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "pii_spans.json"
+SPAN_TYPES = ("O", "PERSON", "ORGANIZATION", "STREET_ADDRESS")
+
+_UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽА-ЯΑ-Ω"
+_CAPWORD = rf"[{_UP}][\w'’&]*(?:[.-][\w'’]+)*\.?"
+_PARTICLE = r"(?:van|von|de|da|del|der|den|di|du|le|la|bin|al|y|dos|das)"
+# Order matters: at one position the first pattern that matches wins, so the specific come first.
+_CANDIDATE_PATTERNS = {
+    "unit": r"\b(?:Suite|Apt\.?|Apartment|Unit|P\.?O\.? Box|Box|Flat|Floor|PSC)[ \t]*#?\d+[A-Za-z]?\b",
+    "num-street": rf"\b\d{{1,6}}[A-Za-z]?(?:[ \t]+[\w'’.-]+){{0,3}}[ \t]+{_CAPWORD}(?:[ \t]+\d{{1,5}}[A-Za-z]?\b)?",
+    "postal": rf"\b(?:[A-Z]{{2}}[ \t]+\d{{5}}(?:-\d{{4}})?|\d{{4,5}}[ \t]+[{_UP}][\w'’-]+)\b",
+    "cap": rf"(?<![\w@/]){_CAPWORD}(?:[ \t]+(?:{_CAPWORD}|&|{_PARTICLE}(?=[ \t]+[{_UP}]))){{0,4}}",
+}
+_CANDIDATES = re.compile("|".join(f"(?P<{name.replace('-', '_')}>{p})" for name, p in _CANDIDATE_PATTERNS.items()))
+_WORD = re.compile(r"[\w'’&]+")
+_SENTENCE_END = frozenset(".!?:\n\"“(")
+
+
+def candidates(text: str, common: frozenset[str]) -> Iterator[tuple[str, int, int]]:
+    """Spans worth labeling. A capitalized run loses a first word that is only capitalized because
+    a sentence starts with it ("Call Diego Sato" -> "Diego Sato"), and is skipped if that is all."""
+    for m in _CANDIDATES.finditer(text):
+        kind, start, end = m.lastgroup.replace("_", "-"), m.start(), m.end()
+        if kind == "cap" and end - start <= 12 and " " not in m.group():
+            word = m.group().rstrip(".").lower()
+            if len(word) < 2 or word in common:
+                continue  # "I", "A.", "Answer": one capitalized common word is not worth a look
+        if kind == "cap" and _at_sentence_start(text, start):
+            first_end = start + len(m.group().split(None, 1)[0])
+            if text[start:first_end].lower().rstrip(".") in common:
+                start = first_end
+                while start < end and text[start] in " \t":
+                    start += 1
+                if start >= end:
+                    continue
+        yield kind, start, end
+
+
+def _shape(word: str) -> str:
+    if word.isdigit():
+        return "d"
+    if word.isupper():
+        return "XX" if len(word) > 1 else "X"
+    if word[:1].isupper():
+        return "Xx."[: 3 if word.endswith(".") else 2]
+    return "x"
+
+
+def features(text: str, kind: str, start: int, end: int, common: frozenset[str]) -> list[str]:
+    words = _WORD.findall(text[start:end])
+    if not words:
+        return []
+    lower = [w.lower() for w in words]
+    before = _WORD.findall(text[max(0, start - 40):start])[-2:]
+    after = _WORD.findall(text[end:end + 30])[:1]
+    preceding = text[:start].rstrip(" \t")
+    feats = [f"gen={kind}", f"n={min(len(words), 4)}", "shape=" + " ".join(_shape(w) for w in words[:4]),
+             f"first={lower[0]}", f"last={lower[-1]}", f"lsuf={lower[-1][-4:]}",
+             "bos" if not preceding or preceding[-1] in _SENTENCE_END else "mid",
+             "common1" if lower[0] in common else "rare1"]
+    feats += [f"w={w}" for w in lower[:5]]
+    feats += [f"suf={w[-3:]}" for w in lower[:5] if len(w) > 3]
+    feats += [f"pre={w[:3]}" for w in lower[:5] if len(w) > 3]
+    feats += [f"common={sum(w in common for w in lower) * 2 // len(lower)}"]
+    if before:
+        feats.append(f"l1={before[-1].lower()}")
+        feats.append(f"l2={' '.join(w.lower() for w in before)}")
+    else:
+        feats.append("l1=<s>")
+    feats.append(f"r1={after[0].lower()}" if after else "r1=</s>")
+    if any(ch.isdigit() for ch in text[start:end]):
+        feats.append("digit")
+    return feats
+
+
+class SpanModel:
+    """The learned labeler; its weights are `classifiers/models/pii_spans.json`."""
+
+    def __init__(self, weights: dict[str, list[float]], bias: list[float], common: frozenset[str],
+                 threshold: float = 0.5) -> None:
+        self.weights = {k: tuple(v) for k, v in weights.items()}
+        self.bias = tuple(bias)
+        self.common = common
+        self.threshold = threshold
+
+    @classmethod
+    def load(cls, path: Path = MODEL_PATH) -> "SpanModel":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(data["weights"], data["bias"], frozenset(data["common"]), data.get("threshold", 0.5))
+
+    def label(self, feats: list[str]) -> tuple[str, float]:
+        scores = list(self.bias)
+        for feat in feats:
+            row = self.weights.get(feat)
+            if row is not None:
+                for i, w in enumerate(row):
+                    scores[i] += w
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        best = max(range(len(scores)), key=scores.__getitem__)
+        return SPAN_TYPES[best], exps[best] / sum(exps)
+
+    def find(self, text: str) -> list[Finding]:
+        found = []
+        for kind, start, end in candidates(text, self.common):
+            label, confidence = self.label(features(text, kind, start, end, self.common))
+            if label != "O" and confidence >= self.threshold:
+                found.append(Finding(label, start, end, confidence, "span-model"))
+        return merge_addresses(text, found)
+
+
+# Between two pieces of one address: commas, line breaks and at most four short words (a town).
+_ADDRESS_GAP = re.compile(r"[\s,>?–-]*(?:[\w.'’()]+[\s,>?–-]*){0,4}")
+_TRAILING_POSTCODE = re.compile(r"[ \t,]*\n?[ \t]*(?:[\w'’.()]+[ \t]+){0,3}\d{4,6}\b")
+
+
+def merge_addresses(text: str, found: list[Finding]) -> list[Finding]:
+    """Join the pieces of one street address (street, unit, town, postcode) into one span."""
+    merged: list[Finding] = []
+    for f in sorted(found, key=lambda f: f.start):
+        last = merged[-1] if merged else None
+        if (last is not None and last.type == f.type == "STREET_ADDRESS" and f.start - last.end <= 40
+                and _ADDRESS_GAP.fullmatch(text, last.end, f.start)):
+            merged[-1] = Finding(f.type, last.start, max(last.end, f.end), max(last.confidence, f.confidence),
+                                 last.detector)
+        else:
+            merged.append(f)
+    out = []
+    for f in merged:
+        if f.type == "STREET_ADDRESS":
+            tail = _TRAILING_POSTCODE.match(text, f.end)
+            if tail and "\n\n" not in tail.group():
+                f = Finding(f.type, f.start, tail.end(), f.confidence, f.detector)
+        out.append(f)
+    return out
+
+
+def _at_sentence_start(text: str, start: int) -> bool:
+    preceding = text[:start].rstrip(" \t")
+    return not preceding or preceding[-1] in _SENTENCE_END
+
+
+# --- cue-led findings ---------------------------------------------------------------------
+_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
+         r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_DATE = rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:19|20)?\d{{2}}|(?:19|20)\d{{2}}-\d{{2}}-\d{{2}}|\d{{1,2}}(?:st|nd|rd|th)?" \
+        rf" {_MONTH},? (?:19|20)\d{{2}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}})"
+_BIRTH = re.compile(rf"(?i)\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa])"
+                    rf"\b[^\n\d]{{0,20}}?({_DATE})")
+_HEALTH = re.compile(
+    r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
+    r"medication for|history of|tested positive for|diagnosticad[oa] con|diagnostiziert mit)\s+"
+    r"((?:an? |the )?[\w'’-]+(?: [\w'’-]+){0,3}?)(?=\s+(?:last|in|since|two|three|a|and|but|so|for|when|after)\b|[.,;:!?)\n]|$)")
+_CONDITION = re.compile(r"(?i)\b(?:[a-z]+(?:itis|osis|emia|oma|pathy|algia|phobia)|diabetes|cancer|HIV|AIDS|"
+                        r"depression|bipolar|schizophrenia|asthma|epilepsy|ADHD|autism|dementia|alzheimer'?s|"
+                        r"parkinson'?s|hepatitis|pregnan(?:t|cy)|miscarriage|chlamydia|herpes|hypertension|"
+                        r"anxiety disorder|eating disorder|anorexia|bulimia|PTSD|OCD)\b")
+_FIRST_PERSON = re.compile(r"(?i)\b(?:i|i'm|i am|my|me|she|he|her|his|patient|client)\b")
+
+
+_HEALTH_GATES = ("diagnos", "suffer", "treat", "living with", "recovering", "medication", "history of",
+                 "positive for")
+
+
+def cued(text: str) -> Iterator[Finding]:
+    lowered = text.lower()
+    if any(cue in lowered for cue in ("born", "birth", "dob", "d.o.b", "geboren", "né", "nacid", "nat")):
+        for m in _BIRTH.finditer(text):
+            yield Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
+    health_spans = []
+    if any(cue in lowered for cue in _HEALTH_GATES):
+        for m in _HEALTH.finditer(text):
+            health_spans.append((m.start(1), m.end(1)))
+            yield Finding("HEALTH", m.start(1), m.end(1), 0.85, "health-cue")
+    if len(text) < 2000 and _FIRST_PERSON.search(text):  # a condition named in passing, in a short personal message
+        for m in _CONDITION.finditer(text):
+            if not any(s <= m.start() < e for s, e in health_spans):
+                yield Finding("HEALTH", m.start(), m.end(), 0.6, "condition-term")

@@ -1,0 +1,32 @@
+"""A piece of private data found in a prompt: its type, exact character span, and how sure we are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The entity types a policy may name in `when: {pii: [...]}`.
+STRUCTURED_TYPES = ("EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS", "SECRET")
+CONTEXTUAL_TYPES = ("PERSON", "STREET_ADDRESS", "ORGANIZATION", "DATE_OF_BIRTH", "HEALTH")
+ENTITY_TYPES = STRUCTURED_TYPES + CONTEXTUAL_TYPES
+
+
+@dataclass(frozen=True)
+class Finding:
+    type: str
+    start: int          # character offsets into the text that was scanned: text[start:end]
+    end: int
+    confidence: float
+    detector: str
+
+    def as_dict(self) -> dict:
+        return {"type": self.type, "start": self.start, "end": self.end, "confidence": round(self.confidence, 3),
+                "detector": self.detector}
+
+
+def drop_overlaps(findings: list[Finding]) -> list[Finding]:
+    """Keep the most confident finding where spans overlap (longer first on ties), sorted by start."""
+    kept: list[Finding] = []
+    for f in sorted(findings, key=lambda f: (-f.confidence, f.start - f.end)):
+        if all(f.end <= k.start or f.start >= k.end for k in kept):
+            kept.append(f)
+    return sorted(kept, key=lambda f: f.start)

@@ -1,0 +1,215 @@
+"""Identifiers with a checkable structure, found by shape and kept only when they validate.
+
+Each detector is gated by a substring test that costs nanoseconds, so text without '@', digits or
+key-like prefixes is never scanned by the heavier patterns.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import json
+import re
+from typing import Callable, Iterator
+
+from classifiers.privacy.findings import Finding
+
+# --- email --------------------------------------------------------------------------------
+_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+                    r"[A-Za-z]{2,24}\b")
+
+
+def emails(text: str) -> Iterator[Finding]:
+    if "@" not in text:
+        return
+    for m in _EMAIL.finditer(text):
+        token_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+        # user:password@host in a URL is a credential, not an address
+        if ".." not in m.group() and "://" not in text[token_start:m.start()]:
+            yield Finding("EMAIL", m.start(), m.end(), 0.99, "email")
+
+
+# --- payment cards (Luhn) -----------------------------------------------------------------
+_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+_CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|22)|35|62|8[1-8])")
+
+
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def cards(text: str) -> Iterator[Finding]:
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group())
+        if 13 <= len(digits) <= 19 and luhn_ok(digits) and len(set(digits)) > 1:
+            yield Finding("CREDIT_CARD", m.start(), m.end(), 0.97 if _CARD_PREFIX.match(digits) else 0.85, "luhn")
+
+
+# --- IBAN (mod 97) ------------------------------------------------------------------------
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b", re.IGNORECASE)
+_IBAN_LENGTH = {"AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29,
+                "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24,
+                "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21,
+                "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28,
+                "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31,
+                "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22,
+                "SA": 24, "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TN": 24, "TR": 26, "UA": 29, "VA": 22,
+                "VG": 24, "XK": 20}
+
+
+def iban_ok(compact: str) -> bool:
+    if _IBAN_LENGTH.get(compact[:2]) != len(compact):
+        return False
+    rearranged = compact[4:] + compact[:4]
+    return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
+
+
+def ibans(text: str) -> Iterator[Finding]:
+    for m in _IBAN.finditer(text):
+        raw = m.group()
+        compact = raw.replace(" ", "").upper()
+        # The pattern may run on into a following word; shorten to the country's length.
+        length = _IBAN_LENGTH.get(compact[:2])
+        if length and len(compact) > length:
+            compact = compact[:length]
+            end = m.start()
+            seen = 0
+            while seen < length:
+                if text[end] != " ":
+                    seen += 1
+                end += 1
+            if iban_ok(compact):
+                yield Finding("IBAN", m.start(), end, 0.99, "mod97")
+        elif iban_ok(compact):
+            yield Finding("IBAN", m.start(), m.end(), 0.99, "mod97")
+
+
+# --- US SSN -------------------------------------------------------------------------------
+_SSN = re.compile(r"(?<![\d-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\d-])")
+_SSN_CUE = re.compile(r"(?i)\b(?:ssn|social security|soc\.? sec)")
+
+
+def ssns(text: str) -> Iterator[Finding]:
+    for m in _SSN.finditer(text):
+        area, sep, group, serial = m.groups()
+        if area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000":
+            continue
+        cued = _SSN_CUE.search(text, max(0, m.start() - 40), m.start()) is not None
+        if sep or cued:  # nine bare digits are an SSN only when the text says so
+            yield Finding("US_SSN", m.start(), m.end(), 0.95 if cued or sep == "-" else 0.8, "ssn")
+
+
+# --- phone numbers ------------------------------------------------------------------------
+_PHONE = re.compile(r"(?<![\w+])(?:(?:\+|00)\d{1,3}[ \t.-]?)?(?:\(0?\d{1,4}\)[ \t.-]?|\(0\)[ \t]?)?\d{2,8}"
+                    r"(?:[ \t.-]\d{2,8}){0,4}(?:[ \t]?(?:x|ext\.?)[ \t]?\d{1,5})?(?![\w:]|-\d)")
+_PHONE_CUE = re.compile(r"(?i)\b(?:phone|tel|telephone|fax|call|mobile|cell|whatsapp|sms|text|number|registered|"
+                        r"contact|ring|dial|office|home)\b")
+_DATE_LIKE = re.compile(r"^\d{1,4}[-./]\d{1,2}[-./]\d{1,4}$")
+
+
+def phones(text: str) -> Iterator[Finding]:
+    for m in _PHONE.finditer(text):
+        raw = m.group()
+        digits = sum(ch.isdigit() for ch in raw.split("x")[0].split("ext")[0])
+        if not 7 <= digits <= 15 or _DATE_LIKE.match(raw):
+            continue
+        international = raw.startswith(("+", "00"))
+        grouped = "(" in raw or raw.count(" ") + raw.count("-") + raw.count(".") >= 2
+        cued = _PHONE_CUE.search(text, max(0, m.start() - 40), m.start()) is not None or \
+            _PHONE_CUE.search(text, m.end(), m.end() + 15) is not None
+        if international or cued or (grouped and digits >= 9):
+            yield Finding("PHONE", m.start(), m.end(), 0.9 if international or cued else 0.75, "phone")
+
+
+# --- IP addresses -------------------------------------------------------------------------
+_IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])")
+_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4}){0,6}(?![\w:])")
+
+
+def ips(text: str) -> Iterator[Finding]:
+    if "." in text:
+        for m in _IPV4.finditer(text):
+            if m.start() and (text[m.start() - 1].isdigit() or text[m.start() - 1] == "."):
+                continue
+            try:
+                ipaddress.IPv4Address(m.group())
+            except ValueError:
+                continue
+            yield Finding("IP_ADDRESS", m.start(), m.end(), 0.95, "ip")
+    if "::" in text or text.count(":") >= 4:
+        for m in _IPV6.finditer(text):
+            try:
+                ipaddress.IPv6Address(m.group())
+            except ValueError:
+                continue
+            yield Finding("IP_ADDRESS", m.start(), m.end(), 0.95, "ip")
+
+
+# --- secrets ------------------------------------------------------------------------------
+_KEY_PATTERNS = [
+    ("sk-", r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,}"),      # OpenAI, Anthropic
+    ("IA", r"\b(?:AKIA|ASIA|ABIA)[0-9A-Z]{16}\b"),                                            # AWS access key id
+    ("gh", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),                                             # GitHub tokens
+    ("github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
+    ("glpat-", r"\bglpat-[A-Za-z0-9_-]{20,}\b"),                                              # GitLab
+    ("xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),                                            # Slack
+    ("AIza", r"\bAIza[0-9A-Za-z_-]{35}\b"),                                                   # Google API key
+    ("_live_", r"\b(?:sk|rk|pk)_live_[0-9A-Za-z]{20,}\b"),                                    # Stripe
+    ("_test_", r"\b(?:sk|rk)_test_[0-9A-Za-z]{20,}\b"),
+    ("hf_", r"\bhf_[A-Za-z0-9]{30,}\b"),                                                      # Hugging Face
+    ("SG.", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),                                 # SendGrid
+    ("-----BEGIN", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
+                   r"(?: BLOCK)?-----"),
+]
+_KEYS = [(gate, re.compile(pattern)) for gate, pattern in _KEY_PATTERNS]
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
+_ASSIGNED = re.compile(r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|pass|secret|client[_-]?secret|api[_-]?key|"
+                       r"access[_-]?key|auth[_-]?token|token|aws_secret_access_key)\b[\"']?\s*(?:[:=]|\bis\b)\s*"
+                       r"[\"']?([^\s\"',;]{6,})")
+_URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:([^\s@/]{3,128})@")
+_ASSIGN_GATES = ("pass", "pwd", "secret", "key", "token", "PASS", "Pass", "SECRET", "KEY", "TOKEN", "Key", "Token")
+
+
+def _jwt_ok(token: str) -> bool:
+    header = token.split(".", 1)[0]
+    try:
+        return isinstance(json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4))), dict)
+    except ValueError:
+        return False
+
+
+def secrets(text: str) -> Iterator[Finding]:
+    for gate, pattern in _KEYS:
+        if gate in text:
+            for m in pattern.finditer(text):
+                yield Finding("SECRET", m.start(), m.end(), 0.99, "api-key" if gate != "-----BEGIN" else "private-key")
+    if "eyJ" in text:
+        for m in _JWT.finditer(text):
+            if _jwt_ok(m.group()):
+                yield Finding("SECRET", m.start(), m.end(), 0.98, "jwt")
+    if "://" in text:
+        for m in _URL_CREDENTIALS.finditer(text):
+            yield Finding("SECRET", m.start(1), m.end(1), 0.95, "url-password")
+    if any(g in text for g in _ASSIGN_GATES):
+        for m in _ASSIGNED.finditer(text):
+            value = m.group(1)
+            if value.lower() not in ("none", "null", "true", "false", "required", "optional", "********"):
+                yield Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
+
+
+DETECTORS: list[Callable[[str], Iterator[Finding]]] = [emails, secrets, ibans, cards, ssns, ips, phones]
+_DIGIT = re.compile(r"\d")
+
+
+def find_structured(text: str) -> list[Finding]:
+    found = list(emails(text)) + list(secrets(text))
+    if _DIGIT.search(text):
+        for detect in (ibans, cards, ssns, ips, phones):
+            found.extend(detect(text))
+    return found

@@ -1,0 +1,153 @@
+"""Signals: what the classifiers find, how well (on held-out data), and that nothing breaks them."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from classifiers import Scorer
+from classifiers.privacy import PrivacyScanner
+from classifiers.privacy.structured import find_structured, iban_ok, luhn_ok
+
+
+@pytest.fixture(scope="module")
+def scorer() -> Scorer:
+    return Scorer()
+
+
+def found(text: str, scanner: PrivacyScanner) -> list[tuple[str, str]]:
+    return [(f.type, text[f.start:f.end]) for f in scanner.scan(text)]
+
+
+def test_structured_identifiers_are_kept_only_when_they_validate():
+    assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112")
+    assert iban_ok("GB82WEST12345698765432") and not iban_ok("GB82WEST12345698765433")
+    text = ("card 4111 1111 1111 1111, not 4111 1111 1111 1112; IBAN GB82 WEST 1234 5698 7654 32, not "
+            "GB82WEST12345698765433; SSN 123-45-6789 but not 666-45-6789; mail ann@example.org; "
+            "server 192.168.1.20 but not 999.1.1.1; call +44 20 7946 0958")
+    kinds = {(f.type, text[f.start:f.end]) for f in find_structured(text)}
+    assert ("CREDIT_CARD", "4111 1111 1111 1111") in kinds
+    assert ("IBAN", "GB82 WEST 1234 5698 7654 32") in kinds
+    assert ("US_SSN", "123-45-6789") in kinds
+    assert ("EMAIL", "ann@example.org") in kinds
+    assert ("IP_ADDRESS", "192.168.1.20") in kinds
+    assert ("PHONE", "+44 20 7946 0958") in kinds
+    values = {value for _, value in kinds}
+    for invalid in ("4111 1111 1111 1112", "GB82WEST12345698765433", "666-45-6789", "999.1.1.1"):
+        assert invalid not in values
+
+
+@pytest.mark.parametrize("secret", [
+    "sk-proj-" + "a1B2c3D4" * 6, "AKIAIOSFODNN7EXAMPLE", "ghp_" + "x" * 36, "xoxb-123456789012-abcdefABCDEF",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+])
+def test_secrets_of_the_common_providers_are_found_whole(secret):
+    text = f"why does this not work?\n{secret}\nthanks"
+    spans = [(f.type, text[f.start:f.end]) for f in find_structured(text)]
+    assert ("SECRET", secret) in spans
+
+
+def test_passwords_in_assignments_and_urls_are_found_as_the_value_only():
+    text = "DB_PASSWORD=Tr0ub4dor&3 and redis://default:s3cr3tP4ss@cache:6379/0"
+    spans = [(f.type, text[f.start:f.end]) for f in find_structured(text)]
+    assert ("SECRET", "Tr0ub4dor&3") in spans and ("SECRET", "s3cr3tP4ss") in spans
+    assert not any(t == "EMAIL" for t, _ in spans)
+
+
+def test_contextual_personal_data_is_found_with_exact_spans():
+    scanner = PrivacyScanner()
+    text = "My colleague Rachel Zheng at H&R Technology says I was diagnosed with type 2 diabetes."
+    assert found(text, scanner) == [("PERSON", "Rachel Zheng"), ("ORGANIZATION", "H&R Technology"),
+                                    ("HEALTH", "type 2 diabetes")]
+    text = "Send it to 221B Baker Street, London NW1 6XE. I was born on 12 March 1985."
+    kinds = dict(found(text, scanner))
+    assert kinds["STREET_ADDRESS"].startswith("221B Baker Street")
+    assert kinds["DATE_OF_BIRTH"] == "12 March 1985"
+
+
+def test_capitalized_words_that_are_not_personal_are_left_alone():
+    scanner = PrivacyScanner()
+    for text in ["What is the capital of France? The Eiffel Tower is in Paris.",
+                 "Compare Python and Kubernetes for a beginner.", "On Monday the Supreme Court ruled."]:
+        assert [t for t, _ in found(text, scanner) if t in ("PERSON", "STREET_ADDRESS")] == []
+
+
+def test_signals_read_the_whole_conversation_and_content_parts(scorer):
+    messages = [
+        {"role": "system", "content": "You help Acme support agents."},
+        {"role": "user", "content": [{"type": "text", "text": "Customer email: jane.doe@example.com"},
+                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "Prove that there are infinitely many primes, step by step."},
+    ]
+    signals = scorer.signals(messages, max_tokens=64, metadata={"tags": "vip"})
+    email = next(f for f in signals.privacy if f.type == "EMAIL")
+    assert (email.message, email.part) == (1, 0)
+    assert messages[1]["content"][0]["text"][email.start:email.end] == "jane.doe@example.com"
+    assert signals.text_only is False and signals.max_tokens == 64 and signals.metadata == {"tags": "vip"}
+    assert signals.language == "en" and 20 < signals.prompt_tokens < 80
+    assert 0.0 <= signals.complexity <= 1.0
+
+
+def test_complexity_ranks_hard_requests_above_small_talk(scorer):
+    easy = scorer.signals([{"role": "user", "content": "Hi! How are you today?"}]).complexity
+    hard = scorer.signals([{"role": "user", "content": "Implement a lock-free multi-producer multi-consumer queue "
+                                                        "in Rust, with tests for the edge cases and an explanation "
+                                                        "of its complexity."}]).complexity
+    assert easy < 0.3 < 0.6 < hard
+
+
+@pytest.mark.parametrize("messages", [
+    [], [{"role": "user", "content": ""}], [{"role": "user", "content": None}], [{"role": "user"}], ["not a dict"],
+    [{"role": "user", "content": "x" * 1_000_000}], [{"role": "user", "content": "\x00\xff\ud800 \u202e\ufeff"}],
+    [{"role": "user", "content": [{"type": "text"}, {"type": "image_url"}, 5]}],
+])
+def test_odd_conversations_give_valid_signals(scorer, messages):
+    signals = scorer.signals(messages)
+    assert 0.0 <= signals.complexity <= 1.0 and signals.prompt_tokens >= 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(min_size=0, max_size=400))
+def test_any_text_gives_valid_signals_with_spans_inside_it(text):
+    signals = _shared_scorer().signals([{"role": "user", "content": text}])
+    assert 0.0 <= signals.complexity <= 1.0
+    for f in signals.privacy:
+        assert 0 <= f.start < f.end <= len(text)
+
+
+_SCORER: list[Scorer] = []
+
+
+def _shared_scorer() -> Scorer:
+    if not _SCORER:
+        _SCORER.append(Scorer())
+    return _SCORER[0]
+
+
+def test_held_out_privacy_quality_meets_the_targets():
+    from classifiers.evaluate import privacy_scores
+
+    scores = privacy_scores()
+    for by_type in scores.values():
+        for kind in ("EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS", "SECRET"):
+            if kind in by_type and by_type[kind].gold >= 5:
+                assert by_type[kind].recall >= 0.95 and by_type[kind].precision >= 0.9, (kind, by_type[kind])
+        assert by_type["PERSON"].recall >= 0.85, by_type["PERSON"]
+    assert scores["edgeway realistic prompts, held-out half (unseen names)"]["STREET_ADDRESS"].recall >= 0.85
+
+
+def test_training_rebuilds_the_committed_artifacts_bit_for_bit():
+    import json
+
+    from classifiers.complexity import MODEL_PATH as complexity_path
+    from classifiers.privacy.contextual import MODEL_PATH as spans_path
+    from classifiers.train import complexity_rows, privacy_rows, train_complexity, train_spans
+
+    assert hashlib.sha256(train_complexity(complexity_rows())).digest() == \
+        hashlib.sha256(complexity_path.read_bytes()).digest()
+    spans = json.dumps(train_spans(privacy_rows()), sort_keys=True, separators=(",", ":")) + "\n"
+    assert spans == spans_path.read_text()
