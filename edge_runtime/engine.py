@@ -8,6 +8,7 @@ streams its text through an asyncio queue, and a cancelled one stops at the next
 from __future__ import annotations
 
 import asyncio
+import math
 import queue
 import random
 import threading
@@ -43,6 +44,7 @@ class Sampling:
     top_p: float | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    confidence: bool = False   # also measure the model's mean token probability (for cascades)
 
 
 @dataclass
@@ -54,6 +56,7 @@ class EdgeState:
     queued: int
     running: int
     decode_tokens_per_s: float
+    outstanding_tokens: int
     completed: int
     cancelled: int
 
@@ -76,6 +79,14 @@ class Generation:
         self.completion_tokens = 0
         self.finish_reason: str | None = None
         self.first_token_at: float | None = None
+        self.logprob_sum = 0.0
+
+    @property
+    def confidence(self) -> float | None:
+        """The geometric mean of the probabilities the model gave its own tokens (0..1)."""
+        if not self.sampling.confidence or not self.completion_tokens:
+            return None
+        return math.exp(self.logprob_sum / self.completion_tokens)
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -117,6 +128,8 @@ class EdgeEngine:
         self._jobs: queue.Queue[Generation | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._running = 0
+        self._outstanding = 0          # prompt + max_tokens of the work queued or running
+        self._count_lock = threading.Lock()
         self._completed = 0
         self._cancelled = 0
         self._tokens_per_s = 0.0
@@ -173,12 +186,22 @@ class EdgeEngine:
         if room < 1 or max_tokens > room:
             raise PromptTooLong(len(prompt) + max(max_tokens, 1), self.n_ctx, self.name)
         generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens)
+        with self._count_lock:
+            self._outstanding += len(prompt) + max_tokens
         self._jobs.put(generation)
         return generation
 
+    def wait_ms(self) -> float:
+        """A rough wait before new work starts: the outstanding tokens at the measured speed."""
+        if not self._outstanding:
+            return 0.0
+        rate = self._tokens_per_s or 50.0
+        return self._outstanding / rate * 1000
+
     def state(self) -> EdgeState:
         return EdgeState(model=self.name, loaded=self.loaded, queued=self._jobs.qsize(), running=self._running,
-                         decode_tokens_per_s=round(self._tokens_per_s, 1), completed=self._completed,
+                         decode_tokens_per_s=round(self._tokens_per_s, 1), outstanding_tokens=self._outstanding,
+                         completed=self._completed,
                          cancelled=self._cancelled)
 
     # --- the worker thread ----------------------------------------------------------------
@@ -193,6 +216,8 @@ class EdgeEngine:
             except Exception as exc:  # a failed decode must end this request, not the worker
                 job._emit(EdgeError(f"edge model {self.name!r} failed: {exc}"))
                 job.finish_reason = "error"
+                with self._count_lock:
+                    self._outstanding -= job.prompt_tokens + job.max_tokens
             finally:
                 self._running = 0
 
@@ -218,6 +243,8 @@ class EdgeEngine:
                 if started is None:
                     started = job.first_token_at = time.monotonic()
                 job.completion_tokens += 1
+                if s.confidence:
+                    job.logprob_sum += self._logprob(token)
                 piece = text.feed(llama.detokenize([token]))
                 if piece:
                     job._emit(piece)
@@ -236,8 +263,20 @@ class EdgeEngine:
             self._tokens_per_s = rate if not self._tokens_per_s else 0.8 * self._tokens_per_s + 0.2 * rate
         self._finish(job, reason)
 
+    def _logprob(self, token: int) -> float:
+        """log P(token) under the distribution it was just sampled from (temperature 1)."""
+        import llama_cpp
+        import numpy as np
+
+        pointer = llama_cpp.llama_get_logits_ith(self._llama._ctx.ctx, -1)
+        logits = np.ctypeslib.as_array(pointer, shape=(self._llama.n_vocab(),))
+        top = float(logits.max())
+        return float(logits[token]) - top - math.log(float(np.exp(logits - top).sum()))
+
     def _finish(self, job: Generation, reason: str) -> None:
         job.finish_reason = reason
+        with self._count_lock:
+            self._outstanding -= job.prompt_tokens + job.max_tokens
         if reason == "cancelled":
             self._cancelled += 1
         else:

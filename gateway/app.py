@@ -17,6 +17,8 @@ from starlette.routing import Route
 
 from classifiers import Scorer
 from edge_runtime import EdgePool
+from policies.policy import Models
+from policies.reload import PolicyFiles
 from gateway import chat, health
 from gateway.auth import App, AppKeys
 from gateway.config import GatewayConfig
@@ -26,9 +28,12 @@ from router.answer import Tier
 from router.edge import EdgeModel
 from router.errors import EdgewayError, NotFound
 from router.routing import Router
+from router.policy_rules import PolicyRules
+from router.pricing import price_of
 from router.rules import PlainRules
 
 log = logging.getLogger("edgeway")
+DEFAULT_POLICY = "(default policy)"
 
 
 @dataclass
@@ -38,29 +43,49 @@ class Gateway:
     router: Router
     keys: AppKeys
     http: httpx.AsyncClient
+    policies: PolicyFiles
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
     background: set[asyncio.Task] = field(default_factory=set)
 
 
 def build_gateway(config: GatewayConfig) -> Gateway:
+    """Everything a running gateway holds. Raises FileError if a policy file is invalid."""
     edge = EdgePool(config.edge.models)
     http = httpx.AsyncClient(limits=httpx.Limits(max_connections=512, max_keepalive_connections=128))
     models: dict[str, Tier] = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
     models.update({m.name: cloud.connect(m, http) for m in config.cloud.models})
-    router = Router(models, Scorer())
+    prices = {m.name: price_of(m) for m in config.cloud.models}
+    router = Router(models, Scorer(), prices)
+    names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
 
-    def policy_of(app_defaults) -> PlainRules:
-        return PlainRules(router.catalog, prefer=app_defaults.route, edge=app_defaults.edge,
-                          cloud=app_defaults.cloud)
+    files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
+    if config.default_policy:
+        files[DEFAULT_POLICY] = config.resolve(config.default_policy)
+    policies = PolicyFiles(files, names)
 
-    apps = [(a.key.get_secret_value(), App(a.name, policy_of(a.defaults))) for a in config.apps]
-    open_app = None if config.apps else App("default", PlainRules(router.catalog))
-    return Gateway(config, edge, router, AppKeys(apps, open_app), http)
+    def app_for(name: str) -> App:
+        source = name if name in files else DEFAULT_POLICY if DEFAULT_POLICY in files else None
+        if source is None:
+            return App(name, PlainRules(router.catalog))
+        rules = PolicyRules(lambda: policies.current(source))
+        return App(name, rules, rules.budget)
+
+    apps = [(a.key.get_secret_value(), app_for(a.name)) for a in config.apps]
+    open_app = None if config.apps else app_for("default")
+    return Gateway(config, edge, router, AppKeys(apps, open_app), http, policies)
 
 
-def create_app(config: GatewayConfig, *, started: float | None = None) -> Starlette:
-    gateway = build_gateway(config)
+async def _watch_policies(policies: PolicyFiles, every: float = 0.5) -> None:
+    while True:
+        await asyncio.sleep(every)
+        await asyncio.to_thread(policies.refresh)
+
+
+def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None) -> Starlette:
+    if isinstance(gateway, GatewayConfig):
+        gateway = build_gateway(gateway)
+    config = gateway.config
     if started is not None:
         gateway.started = started
 
@@ -74,6 +99,9 @@ def create_app(config: GatewayConfig, *, started: float | None = None) -> Starle
             task = asyncio.create_task(cloud.warm_up())
             gateway.background.add(task)
             task.add_done_callback(gateway.background.discard)
+        if gateway.policies.loaded:
+            task = asyncio.create_task(_watch_policies(gateway.policies))
+            gateway.background.add(task)
         try:
             yield
         finally:

@@ -6,6 +6,8 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
+from typing import Any, Callable
+
 from router.decision import Policy
 from router.errors import Unauthorized
 
@@ -14,6 +16,7 @@ from router.errors import Unauthorized
 class App:
     name: str
     policy: Policy
+    budget: Callable[[], Any] = lambda: None   # -> router.routing.AppBudget | None, read per request
 
 
 def key_hash(key: str) -> bytes:

@@ -27,17 +27,24 @@ async def _parse(request: Request) -> tuple[Any, ChatRequest]:
 
 
 def _headers(request: Request, routed: Routed) -> dict[str, str]:
-    return {"x-edgeway-route": routed.route, "x-edgeway-model": routed.model.name,
-            "x-edgeway-rule": routed.decision.rule, "x-edgeway-request-id": request.state.request_id}
+    headers = {"x-edgeway-route": routed.route, "x-edgeway-model": routed.model.name,
+               "x-edgeway-rule": routed.decision.rule, "x-edgeway-request-id": request.state.request_id}
+    if routed.escalated:
+        headers["x-edgeway-cascade"] = f"escalated: {routed.escalated}"
+    elif routed.decision.cascade is not None:
+        headers["x-edgeway-cascade"] = "edge answer kept"
+    if routed.decision.redact and routed.signals.privacy and routed.route == "cloud":
+        headers["x-edgeway-redacted"] = str(len(routed.signals.privacy))
+    return headers
 
 
 async def completions(request: Request) -> Response:
     app, chat = await _parse(request)
     router = request.app.state.gateway.router
     if not chat.stream:
-        routed = await router.complete(chat, app.policy)
+        routed = await router.complete(chat, app.name, app.policy, app.budget())
         return JSON(routed.answer.body, headers=_headers(request, routed))
-    routed = await router.stream(chat, app.policy)
+    routed = await router.stream(chat, app.name, app.policy, app.budget())
     return EventStream(_events(routed, chat), _headers(request, routed), routed.stream.aclose)
 
 
@@ -63,6 +70,6 @@ async def _events(routed: RoutedStream, chat: ChatRequest) -> AsyncIterator[byte
 async def route(request: Request) -> Response:
     """The decision for this body, with the signals it was made on; no model is called."""
     app, chat = await _parse(request)
-    signals, decision = request.app.state.gateway.router.decide(chat, app.policy)
+    signals, decision = request.app.state.gateway.router.decide(chat, app.name, app.policy, app.budget())
     return JSON({"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()},
                 headers={"x-edgeway-request-id": request.state.request_id})

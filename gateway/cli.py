@@ -28,12 +28,39 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("--model", default="auto")
     explain.add_argument("prompt")
 
+    policy = verbs.add_parser("policy", help="policy files")
+    policy_verbs = policy.add_subparsers(dest="policy_verb", required=True)
+    check = policy_verbs.add_parser("check", help="validate policy files against a gateway config's models")
+    check.add_argument("--config", help="the gateway config whose models the policies may name")
+    check.add_argument("files", nargs="+")
+
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
     bench.add_argument("suite", choices=["startup", "classify"])
     bench.add_argument("--repeat", type=int, default=3)
 
     args = parser.parse_args(argv)
-    return {"serve": _serve, "explain": _explain, "bench": _bench}[args.verb](args)
+    return {"serve": _serve, "explain": _explain, "bench": _bench, "policy": _policy_check}[args.verb](args)
+
+
+def _policy_check(args: argparse.Namespace) -> int:
+    from policies.policy import Models, load_policy
+    from policies.yaml_source import FileError
+
+    config = _load(args.config, secrets=False)
+    models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
+    failed = 0
+    for path in args.files:
+        try:
+            policy = load_policy(path, models)
+        except FileError as exc:
+            failed += 1
+            print(exc, file=sys.stderr)
+        except OSError as exc:
+            failed += 1
+            print(f"{path}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+        else:
+            print(f"{path}: ok ({len(policy.spec.rules)} rules)")
+    return 1 if failed else 0
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -43,12 +70,23 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(path: str | None):
+def _gateway(config):
+    from gateway.app import build_gateway
+    from policies.yaml_source import FileError
+
+    try:
+        return build_gateway(config)
+    except FileError as exc:
+        print(f"edgeway: invalid policy:\n{exc}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _load(path: str | None, secrets: bool = True):
     from gateway.config import load_config
     from policies.yaml_source import FileError
 
     try:
-        return load_config(path)
+        return load_config(path, secrets=secrets)
     except FileError as exc:
         print(f"edgeway: invalid config:\n{exc}", file=sys.stderr)
         raise SystemExit(2)
@@ -73,7 +111,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"edgeway: {exc}", file=sys.stderr)
         return 2
-    app = create_app(config, started=STARTED)
+    app = create_app(_gateway(config), started=STARTED)
     server = uvicorn.Server(uvicorn.Config(
         app, host=config.server.host, port=config.server.port, loop="uvloop", http="httptools",
         log_level=args.log_level, access_log=False, timeout_graceful_shutdown=30))
@@ -82,17 +120,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from gateway.app import build_gateway
     from router.errors import EdgewayError
     from router.request import parse_chat_request
 
     logging.basicConfig(level="WARNING")
-    gateway = build_gateway(_load(args.config))
+    gateway = _gateway(_load(args.config))
     app = _pick_app(gateway, args.app)
     gateway.edge.load()  # the edge tokenizer gives exact token counts
     try:
         chat = parse_chat_request({"model": args.model, "messages": [{"role": "user", "content": args.prompt}]})
-        signals, decision = gateway.router.decide(chat, app.policy)
+        signals, decision = gateway.router.decide(chat, app.name, app.policy, app.budget())
         print(json.dumps({"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()}, indent=2))
         return 0
     except EdgewayError as exc:

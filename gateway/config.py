@@ -9,9 +9,8 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from edge_runtime.config import EdgeModelConfig
 from policies.yaml_source import load_model
@@ -39,18 +38,10 @@ class CloudConfig(Strict):
     models: list[CloudModelConfig] = Field(default_factory=list)
 
 
-class AppDefaults(Strict):
-    """Which tier and models an app uses when it asks for `model: auto`."""
-
-    route: Literal["edge", "cloud"] = "edge"
-    edge: str | None = None
-    cloud: str | None = None
-
-
 class AppConfig(Strict):
     name: str = Field(min_length=1)
     key: SecretStr
-    defaults: AppDefaults = Field(default_factory=AppDefaults)
+    policy: str | None = None       # a policy file, relative to this config file; else default_policy
 
     @field_validator("key")
     @classmethod
@@ -65,8 +56,15 @@ class GatewayConfig(Strict):
     edge: EdgeConfig = Field(default_factory=EdgeConfig)
     cloud: CloudConfig = Field(default_factory=CloudConfig)
     apps: list[AppConfig] = Field(default_factory=list)
+    default_policy: str | None = None   # for apps without a policy file; else the plain rules
     store: str = "memory://"
     admin_key: SecretStr | None = None
+    _base_dir: Path = PrivateAttr(default_factory=lambda: Path("."))
+
+    def resolve(self, path: str) -> Path:
+        """A path from this config, relative to the file it was read from."""
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else self._base_dir / candidate
 
     @field_validator("admin_key")
     @classmethod
@@ -82,11 +80,6 @@ class GatewayConfig(Strict):
         apps = [a.name for a in self.apps]
         if len(apps) != len(set(apps)):
             raise ValueError("app names must be unique")
-        for app in self.apps:
-            for tier, name in (("edge", app.defaults.edge), ("cloud", app.defaults.cloud)):
-                tier_models = self.edge.models if tier == "edge" else self.cloud.models
-                if name is not None and name not in {m.name for m in tier_models}:
-                    raise ValueError(f"app {app.name!r}: defaults.{tier} names an unknown {tier} model {name!r}")
         return self
 
     def require_auth_or_loopback(self) -> None:
@@ -119,5 +112,20 @@ def default_config(env: dict[str, str] | None = None) -> GatewayConfig:
     return GatewayConfig(cloud=CloudConfig(models=cloud))
 
 
-def load_config(path: str | Path | None) -> GatewayConfig:
-    return default_config() if path is None else load_model(path, GatewayConfig)
+class _AnyEnvironment(dict):
+    """Every variable 'set': for reading a config's structure (model names) without its secrets."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __missing__(self, name: str) -> str:
+        return os.environ.get(name) or f"<unset {name}>"
+
+
+def load_config(path: str | Path | None, *, secrets: bool = True) -> GatewayConfig:
+    """`secrets=False` reads the config without requiring its ${VARIABLES} (for policy checks)."""
+    if path is None:
+        return default_config()
+    config = load_model(path, GatewayConfig, env=None if secrets else _AnyEnvironment())
+    config._base_dir = Path(path).resolve().parent
+    return config

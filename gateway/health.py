@@ -23,7 +23,8 @@ async def readyz(request: Request) -> Response:
     body = {"status": "ready" if ready else "loading",
             "ready_seconds": None if gateway.ready_seconds is None else round(gateway.ready_seconds, 3),
             "edge": [dataclasses.asdict(s) for s in gateway.edge.states()],
-            "cloud": [m.name for m in gateway.config.cloud.models]}
+            "cloud": [m.name for m in gateway.config.cloud.models],
+            "policies": gateway.policies.status()}
     return JSON(body, status_code=200 if ready else 503)
 
 

@@ -46,6 +46,12 @@ def load_model(path: str | Path, model: type[Model], *, env: dict[str, str] | No
 
 def parse_model(text: str, model: type[Model], *, filename: str = "<string>",
                 env: dict[str, str] | None = None) -> Model:
+    return parse_with_nodes(text, model, filename=filename, env=env)[0]
+
+
+def parse_with_nodes(text: str, model: type[Model], *, filename: str = "<string>",
+                     env: dict[str, str] | None = None) -> tuple[Model, yaml.Node]:
+    """The validated model and the YAML node tree, for checks that pydantic cannot make alone."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -60,9 +66,14 @@ def parse_model(text: str, model: type[Model], *, filename: str = "<string>",
     if problems:
         raise FileError(problems)
     try:
-        return model.model_validate(data)
+        return model.model_validate(data), node
     except ValidationError as exc:
         raise FileError([_problem(filename, node, err) for err in exc.errors()]) from None
+
+
+def problem_at(filename: str, root: yaml.Node, loc: tuple, message: str) -> Problem:
+    node = _locate(root, loc)
+    return Problem(filename, node.start_mark.line + 1, node.start_mark.column + 1, _dotted(loc), message)
 
 
 def _to_python(node: yaml.Node, path: tuple, env: Any, filename: str, problems: list[Problem]) -> Any:

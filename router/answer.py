@@ -24,6 +24,7 @@ class Usage:
 class Answer:
     body: dict[str, Any]          # a chat.completion object
     usage: Usage
+    confidence: float | None = None   # edge answers measured for a cascade
 
 
 class ChunkStream(Protocol):

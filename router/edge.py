@@ -23,12 +23,12 @@ class EdgeModel:
     def count_tokens(self, request: ChatRequest) -> int:
         return len(self.engine.tokenize_chat(request.plain_messages()))
 
-    def _start(self, request: ChatRequest) -> Generation:
+    def _start(self, request: ChatRequest, confidence: bool = False) -> Generation:
         if not request.text_only:
             raise InvalidRequest(f"The edge model {self.name!r} reads text only; this request has image, audio "
                                  f"or file parts.", param="messages", code="unsupported_content")
         sampling = Sampling(max_tokens=request.max_tokens, temperature=request.temperature, top_p=request.top_p,
-                            seed=request.seed, stop=tuple(request.stop))
+                            seed=request.seed, stop=tuple(request.stop), confidence=confidence)
         try:
             return self.engine.submit(request.plain_messages(), sampling)
         except PromptTooLong as exc:
@@ -37,8 +37,8 @@ class EdgeModel:
         except EdgeError as exc:
             raise NoCapacity(str(exc), retry_after=1) from None
 
-    async def complete(self, request: ChatRequest) -> Answer:
-        generation = self._start(request)
+    async def complete(self, request: ChatRequest, confidence: bool = False) -> Answer:
+        generation = self._start(request, confidence)
         try:
             text = "".join([piece async for piece in generation.text()])
         except EdgeError as exc:
@@ -50,7 +50,7 @@ class EdgeModel:
                          "logprobs": None, "finish_reason": generation.finish_reason}],
             "usage": usage.as_openai(),
         }
-        return Answer(body, usage)
+        return Answer(body, usage, generation.confidence)
 
     async def stream(self, request: ChatRequest) -> "EdgeStream":
         return EdgeStream(self.name, self._start(request))

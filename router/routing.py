@@ -1,19 +1,35 @@
-"""Running a decision: signals, policy, then each target in order until one answers."""
+"""Running a decision: signals, policy, budget, then each target in order until one answers.
+
+The privacy invariant lives here: a decision with `cloud_allowed=False` never has a cloud target,
+and `_call` refuses to contact a cloud model for such a decision even if one slipped in.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import time
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 from classifiers.signals import Scorer, Signals
-from router.answer import Answer, ChunkStream, Tier
-from router.decision import Catalog, Decision, ModelInfo, Policy
-from router.errors import EdgewayError, Forbidden, InvalidRequest, NoCapacity
+from router.answer import Answer, ChunkStream, Tier, Usage
+from router.budget import BudgetBook, Caps, seconds_to_midnight
+from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
+from router.edge import EdgeModel
+from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
+from router.pricing import FREE, Price
+from router.redaction import Redaction
 from router.request import ChatRequest
 
 log = logging.getLogger("edgeway.router")
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class AppBudget:
+    caps: Caps
+    on_exhausted: str = "edge"       # "edge" | "deny"
 
 
 @dataclass
@@ -24,6 +40,7 @@ class Routed:
     decision: Decision
     model: Tier
     failures: list[str] = field(default_factory=list)
+    escalated: str | None = None     # why a cascade went from the edge to the cloud
 
     @property
     def route(self) -> str:
@@ -41,35 +58,129 @@ class RoutedStream(Routed):
 
 
 class Router:
-    def __init__(self, models: dict[str, Tier], scorer: Scorer) -> None:
+    def __init__(self, models: dict[str, Tier], scorer: Scorer, prices: dict[str, Price] | None = None,
+                 budgets: BudgetBook | None = None) -> None:
         self.models = models
         self.scorer = scorer
+        self.prices = prices or {}
+        self.budgets = budgets or BudgetBook()
         self.catalog = Catalog({name: ModelInfo(name, m.tier, getattr(m, "n_ctx", None))
                                 for name, m in models.items()})
 
+    # --- deciding -------------------------------------------------------------------------
     def signals(self, request: ChatRequest) -> Signals:
         return self.scorer.signals(request.messages, max_tokens=request.max_tokens, metadata=request.metadata)
 
-    def decide(self, request: ChatRequest, policy: Policy) -> tuple[Signals, Decision]:
+    def live_state(self, app: str, budget: AppBudget | None) -> LiveState:
+        waits = [m.engine.wait_ms() for m in self.models.values() if isinstance(m, EdgeModel)]
+        left = self.budgets.left(app, budget.caps) if budget else None
+        return LiveState(edge_queue_wait_ms=min(waits) if waits else 0.0, budget_left_usd=left)
+
+    def decide(self, request: ChatRequest, app: str, policy: Policy,
+               budget: AppBudget | None = None) -> tuple[Signals, Decision]:
+        if request.model != "auto" and request.model not in self.models:
+            raise ModelNotFound(f"The model {request.model!r} does not exist on this gateway; GET /v1/models lists "
+                                f"the models you can use.", param="model")
         signals = self.signals(request)
-        decision = policy.decide(signals, request)
+        live = self.live_state(app, budget)
+        decision = policy.decide(signals, request, live)
         if decision.deny is not None:
             raise Forbidden(decision.deny)
+        if budget is not None and live.budget_left_usd is not None and live.budget_left_usd <= 0:
+            decision = self._over_budget(decision, budget)
+        if not decision.cloud_allowed:
+            # Whatever a policy said, a request kept local has only local targets.
+            decision = dataclasses.replace(decision, cascade=None, targets=tuple(
+                t for t in decision.targets if self.models[t].tier == "edge"))
         if not decision.targets:
-            raise NoCapacity(f"No model may serve this request ({decision.rule}: {'; '.join(decision.reasons)}).",
+            raise NoCapacity(f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
                              retry_after=5)
         return signals, decision
 
-    async def complete(self, request: ChatRequest, policy: Policy) -> RoutedAnswer:
-        signals, decision = self.decide(request, policy)
-        model, answer, failures = await self._first_to_accept(decision, lambda m: m.complete(request))
-        return RoutedAnswer(signals, decision, model, failures, answer=answer)
+    def _over_budget(self, decision: Decision, budget: AppBudget) -> Decision:
+        if budget.on_exhausted == "deny":
+            raise RateLimited("This app's budget is exhausted until the next period.",
+                              code="budget_exhausted", retry_after=seconds_to_midnight(time.time()))
+        return dataclasses.replace(decision, cloud_allowed=False,
+                                   reasons=decision.reasons + ("budget exhausted: edge only",))
 
-    async def stream(self, request: ChatRequest, policy: Policy) -> RoutedStream:
+    # --- running --------------------------------------------------------------------------
+    async def complete(self, request: ChatRequest, app: str, policy: Policy,
+                       budget: AppBudget | None = None) -> RoutedAnswer:
+        signals, decision = self.decide(request, app, policy, budget)
+        if self._cascades(decision):
+            routed = await self._cascade(request, signals, decision, "complete")
+        else:
+            model, answer, failures = await self._first_to_accept(
+                decision, lambda m: self._call(m, "complete", request, signals, decision))
+            routed = RoutedAnswer(signals, decision, model, failures, answer=answer)
+        self._charge(app, routed.model, routed.answer.usage)
+        return routed
+
+    async def stream(self, request: ChatRequest, app: str, policy: Policy,
+                     budget: AppBudget | None = None) -> RoutedStream:
         """Open a stream on the first target that accepts; fallbacks apply until then only."""
-        signals, decision = self.decide(request, policy)
-        model, stream, failures = await self._first_to_accept(decision, lambda m: m.stream(request))
-        return RoutedStream(signals, decision, model, failures, stream=stream)
+        signals, decision = self.decide(request, app, policy, budget)
+        if self._cascades(decision):
+            routed = await self._cascade(request, signals, decision, "stream")
+        else:
+            model, stream, failures = await self._first_to_accept(
+                decision, lambda m: self._call(m, "stream", request, signals, decision))
+            routed = RoutedStream(signals, decision, model, failures, stream=stream)
+        routed.stream = SettledStream(routed.stream, lambda usage: self._charge(app, routed.model, usage))
+        return routed
+
+    def _cascades(self, decision: Decision) -> bool:
+        return decision.cascade is not None and self.models[decision.targets[0]].tier == "edge"
+
+    async def _call(self, model: Tier, how: str, request: ChatRequest, signals: Signals,
+                    decision: Decision) -> Any:
+        if model.tier != "cloud":
+            return await getattr(model, how)(request)
+        if not decision.cloud_allowed:  # unreachable by construction (decide); kept as the last guard
+            raise NoCapacity(f"Policy rule {decision.rule!r} keeps this request on the edge.", retry_after=5)
+        if not (decision.redact and signals.privacy):
+            return await getattr(model, how)(request)
+        redaction = Redaction(request, signals.privacy)
+        if how == "complete":
+            answer = await model.complete(redaction.request)
+            answer.body = redaction.restore_answer(answer.body)
+            return answer
+        restorer = redaction.stream_restorer()
+        return MappedStream(await model.stream(redaction.request), restorer.restore_chunk)
+
+    async def _cascade(self, request: ChatRequest, signals: Signals, decision: Decision, how: str) -> Any:
+        """The edge answers first, in full (a stream is held back); below the confidence threshold
+        the cloud model answers instead. If the escalation fails, the edge answer stands."""
+        edge, escalation = self.models[decision.targets[0]], decision.cascade
+        routed = RoutedStream if how == "stream" else RoutedAnswer
+        try:
+            answer = await edge.complete(request, confidence=True)
+        except EdgewayError as exc:
+            log.warning("cascade %s: the edge failed (%s); escalating", decision.rule, exc.message)
+            answer = None
+
+        def edge_result(failures: list[str]) -> Routed:
+            if how == "stream":
+                return RoutedStream(signals, decision, edge, failures, stream=ReplayedAnswer(answer))
+            return RoutedAnswer(signals, decision, edge, failures, answer=answer)
+
+        if answer is not None and (answer.confidence is None or answer.confidence >= escalation.below):
+            return edge_result([])
+        why = (f"edge confidence {answer.confidence:.3f} < {escalation.below}" if answer is not None
+               else "the edge could not answer")
+        cloud = self.models[escalation.target]
+        try:
+            result = await self._call(cloud, how, request, signals, decision)
+        except EdgewayError as exc:
+            if answer is None:
+                raise
+            log.warning("cascade %s: escalating to %s failed (%s); the edge answer stands", decision.rule,
+                        cloud.name, exc.message)
+            return edge_result([f"{cloud.name}: {exc.message}"])
+        if how == "stream":
+            return routed(signals, decision, cloud, escalated=why, stream=result)
+        return routed(signals, decision, cloud, escalated=why, answer=result)
 
     async def _first_to_accept(self, decision: Decision, start: Callable[[Tier], Awaitable[T]],
                                ) -> tuple[Tier, T, list[str]]:
@@ -88,9 +199,68 @@ class Router:
                     raise
         raise AssertionError("a decision always has targets")  # decide() refuses an empty one
 
+    def _charge(self, app: str, model: Tier, usage: Usage) -> None:
+        price = self.prices.get(model.name, FREE)
+        self.budgets.charge(app, price.cost(usage.prompt_tokens, usage.completion_tokens))
+
 
 def _worth_another_tier(exc: EdgewayError) -> bool:
     """Another tier may succeed where this one failed, unless the client must fix the request."""
     if isinstance(exc, InvalidRequest):
         return exc.code in ("context_length_exceeded", "unsupported_content")
     return True
+
+
+class MappedStream:
+    """A chunk stream with `change` applied to every chunk."""
+
+    def __init__(self, inner: ChunkStream, change: Callable[[dict], dict]) -> None:
+        self._inner = inner
+        self._change = change
+
+    @property
+    def usage(self) -> Usage:
+        return self._inner.usage
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        async for chunk in self._inner:
+            yield self._change(chunk)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class SettledStream(MappedStream):
+    """Calls `settle(usage)` once, when the stream has been read to its end."""
+
+    def __init__(self, inner: ChunkStream, settle: Callable[[Usage], None]) -> None:
+        super().__init__(inner, lambda chunk: chunk)
+        self._settle = settle
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        async for chunk in self._inner:
+            yield chunk
+        self._settle(self._inner.usage)
+
+
+class ReplayedAnswer:
+    """A whole answer sent as a stream: what a held-back cascade on the edge streams."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.usage = answer.usage
+        self._answer = answer
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        body = self._answer.body
+        base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"],
+                "model": body["model"]}
+        choice = body["choices"][0]
+        yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
+                                    "finish_reason": None}]}
+        yield {**base, "choices": [{"index": 0, "delta": {"content": choice["message"]["content"]},
+                                    "logprobs": None, "finish_reason": None}]}
+        yield {**base, "choices": [{"index": 0, "delta": {}, "logprobs": None,
+                                    "finish_reason": choice["finish_reason"]}]}
+
+    async def aclose(self) -> None:
+        return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from classifiers.signals import Signals
-from router.decision import Catalog, Decision
+from router.decision import Catalog, Decision, LiveState
 from router.errors import ModelNotFound
 from router.request import ChatRequest
 
@@ -21,7 +21,7 @@ class PlainRules:
     edge: str | None = None         # the app's default edge model (else the first one)
     cloud: str | None = None        # the app's default cloud model (else the first one)
 
-    def decide(self, signals: Signals, request: ChatRequest) -> Decision:
+    def decide(self, signals: Signals, request: ChatRequest, live: LiveState) -> Decision:
         if request.model != "auto":
             if request.model not in self.catalog.models:
                 raise ModelNotFound(f"The model {request.model!r} does not exist on this gateway; "

@@ -80,9 +80,21 @@ def _fresh_upstream(request: pytest.FixtureRequest) -> None:
         request.getfixturevalue("upstream").reset()
 
 
-def gateway_config(upstream_url: str, **overrides: Any) -> dict[str, Any]:
+BETA_POLICY = """
+app: beta
+defaults: {cloud: gpt-fake}
+rules:
+  - name: app-default-cloud
+    route: cloud
+    fallback: edge
+"""
+
+
+def gateway_config(upstream_url: str, tmp: Path, **overrides: Any) -> dict[str, Any]:
     """The config most tests run against: the bundled edge model, an OpenAI-compatible and an
-    Anthropic cloud model (both the fake upstream), and two apps."""
+    Anthropic cloud model (both the fake upstream), and two apps: alpha with the plain rules,
+    beta with a policy file whose default is the cloud."""
+    (tmp / "beta.yaml").write_text(BETA_POLICY)
     config: dict[str, Any] = {
         "server": {"max_body_bytes": 65536},
         "edge": {"models": [{"name": "smollm2", "gguf": "bundled:smollm2-135m", "n_ctx": 2048}]},
@@ -94,7 +106,7 @@ def gateway_config(upstream_url: str, **overrides: Any) -> dict[str, Any]:
         ]},
         "apps": [
             {"name": "alpha", "key": APP_KEYS["alpha"]},
-            {"name": "beta", "key": APP_KEYS["beta"], "defaults": {"route": "cloud", "cloud": "gpt-fake"}},
+            {"name": "beta", "key": APP_KEYS["beta"], "policy": str(tmp / "beta.yaml")},
         ],
     }
     config.update(overrides)
@@ -103,7 +115,8 @@ def gateway_config(upstream_url: str, **overrides: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def gateway(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
-    process = GatewayProcess(gateway_config(upstream.url), tmp_path_factory.mktemp("gateway"))
+    tmp = tmp_path_factory.mktemp("gateway")
+    process = GatewayProcess(gateway_config(upstream.url, tmp), tmp)
     try:
         yield process.wait_ready()
     finally:

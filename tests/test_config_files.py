@@ -79,5 +79,5 @@ def test_the_example_config_in_configs_is_valid(monkeypatch):
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("EDGEWAY_ADMIN_KEY", raising=False)
     config = load_config(ROOT / "configs" / "edgeway.yaml")
-    assert [a.name for a in config.apps] == ["support-bot", "code-assistant"]
+    assert [a.name for a in config.apps] == ["support-bot", "code-assistant", "analytics", "cost-capped"]
     assert config.admin_key is None

@@ -1,0 +1,156 @@
+"""A loaded policy: validated against the gateway's models, and evaluated on a request's facts.
+
+The first rule whose condition holds decides; `Verdict.trace` records every rule looked at, whether
+it matched and on which values, which is what `edgeway explain` and `POST /v1/route` show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from policies.conditions import Facts, matches
+from policies.schema import Cascade, PolicyFile, Rule
+from policies.yaml_source import FileError, Problem, parse_with_nodes, problem_at
+
+TIERS = ("edge", "cloud")
+NO_RULE = Rule(name="no-rule-matched", route="edge", fallback="cloud")  # when no rule of a file holds
+
+
+@dataclass(frozen=True)
+class Models:
+    """The model names of this gateway, by tier: what a policy may name."""
+
+    edge: tuple[str, ...]
+    cloud: tuple[str, ...]
+
+    def tier_of(self, name: str) -> str | None:
+        return "edge" if name in self.edge else "cloud" if name in self.cloud else None
+
+
+@dataclass(frozen=True)
+class RuleTrace:
+    rule: str
+    matched: bool
+    observed: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    rule: str
+    targets: tuple[str, ...]          # concrete model names, first to last resort
+    cloud_allowed: bool               # may any part of handling this request reach a cloud model
+    redact: bool = False
+    cascade: Cascade | None = None
+    deny: str | None = None
+    trace: tuple[RuleTrace, ...] = ()
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+
+
+class AppPolicy:
+    def __init__(self, spec: PolicyFile, models: Models, source: str = "<policy>") -> None:
+        self.spec = spec
+        self.models = models
+        self.source = source
+
+    def evaluate(self, facts: Facts) -> Verdict:
+        trace: list[RuleTrace] = []
+        chosen = NO_RULE
+        for rule in self.spec.rules:
+            observed: dict[str, Any] = {}
+            hit = matches(rule.when, facts, observed)
+            trace.append(RuleTrace(rule.name, hit, observed))
+            if hit:
+                chosen = rule
+                break
+        if chosen.action == "deny":
+            return Verdict(chosen.name, (), False, deny=chosen.message or f"Denied by policy rule {chosen.name!r}.",
+                           trace=tuple(trace))
+        return self._route(chosen, facts.model, tuple(trace))
+
+    def _route(self, rule: Rule, requested: str, trace: tuple[RuleTrace, ...]) -> Verdict:
+        primary = self.resolve(rule.route, requested)
+        targets: list[str] = [primary] if primary else []
+        for step in rule.fallbacks:
+            name = self.resolve(step, requested)
+            if name and name not in targets:
+                targets.append(name)
+        primary_tier = self.models.tier_of(primary) if primary else "edge"
+        cloud_allowed = self.spec.allow_cloud and not (rule.fails_closed and primary_tier == "edge")
+        if not cloud_allowed:
+            targets = [t for t in targets if self.models.tier_of(t) == "edge"]
+        reasons = (f"rule {rule.name!r}: route {rule.route}" + (f", fallback {rule.fallback}" if rule.fallback else ""),)
+        return Verdict(rule.name, tuple(targets), cloud_allowed, redact=rule.redact,
+                       cascade=rule.cascade if cloud_allowed else None, trace=trace, reasons=reasons)
+
+    def resolve(self, route: str | None, requested: str) -> str | None:
+        """`edge`/`cloud` -> the requested model if it is of that tier, else the app's default."""
+        if route not in TIERS:
+            return route
+        names = self.models.edge if route == "edge" else self.models.cloud
+        if requested in names:
+            return requested
+        default = self.spec.defaults.edge if route == "edge" else self.spec.defaults.cloud
+        return default or (names[0] if names else None)
+
+    def cascade_target(self, cascade: Cascade, requested: str) -> str | None:
+        return self.resolve(cascade.escalate_to, requested)
+
+
+def load_policy(path: str | Path, models: Models) -> AppPolicy:
+    text = Path(path).read_text(encoding="utf-8")
+    return parse_policy(text, models, filename=str(path))
+
+
+def parse_policy(text: str, models: Models, filename: str = "<policy>") -> AppPolicy:
+    spec, root = parse_with_nodes(text, PolicyFile, filename=filename)
+    problems = list(_model_problems(spec, models, filename, root))
+    problems += _reachability_problems(spec, filename, root)
+    if problems:
+        raise FileError(problems)
+    return AppPolicy(spec, models, filename)
+
+
+def _model_problems(spec: PolicyFile, models: Models, filename: str, root: Any):
+    known = set(models.edge) | set(models.cloud)
+    expected = f"expected edge, cloud or one of {sorted(known)}"
+    for tier in TIERS:
+        name = getattr(spec.defaults, tier)
+        if name is not None and name not in (models.edge if tier == "edge" else models.cloud):
+            yield problem_at(filename, root, ("defaults", tier),
+                             f"unknown {tier} model {name!r}; expected one of "
+                             f"{sorted(models.edge if tier == 'edge' else models.cloud)}")
+    for i, rule in enumerate(spec.rules):
+        steps = [("route", rule.route)] + [(("fallback",) if isinstance(rule.fallback, str) else ("fallback", j), s)
+                                           for j, s in enumerate(rule.fallbacks)]
+        if rule.cascade:
+            steps.append((("cascade", "escalate_to"), rule.cascade.escalate_to))
+        for key, name in steps:
+            if name is None or name in TIERS or name in known:
+                continue
+            loc = ("rules", i) + (key if isinstance(key, tuple) else (key,))
+            yield problem_at(filename, root, loc, f"unknown model {name!r}; {expected}")
+        if not spec.allow_cloud:
+            for key, name in steps:
+                if name == "cloud" or name in models.cloud:
+                    loc = ("rules", i) + (key if isinstance(key, tuple) else (key,))
+                    yield problem_at(filename, root, loc, f"this app has allow_cloud: false, so it cannot use {name!r}")
+        if rule.cascade and (rule.cascade.escalate_to == "edge" or rule.cascade.escalate_to in models.edge):
+            yield problem_at(filename, root, ("rules", i, "cascade", "escalate_to"),
+                             "a cascade escalates from the edge to a cloud model; expected cloud or a cloud model")
+
+
+def _reachability_problems(spec: PolicyFile, filename: str, root: Any) -> list[Problem]:
+    problems = []
+    names = [r.name for r in spec.rules]
+    for i, rule in enumerate(spec.rules):
+        if names.index(rule.name) != i:
+            problems.append(problem_at(filename, root, ("rules", i, "name"), f"duplicate rule name {rule.name!r}"))
+    catch_all = next((i for i, r in enumerate(spec.rules) if r.when is None), None)
+    if catch_all is not None:
+        for i in range(catch_all + 1, len(spec.rules)):
+            problems.append(problem_at(filename, root, ("rules", i),
+                                       f"unreachable: rule {spec.rules[catch_all].name!r} above has no 'when' and "
+                                       f"matches every request"))
+    return problems

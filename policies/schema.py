@@ -1,0 +1,155 @@
+"""The policy file: what an app's YAML may say, checked key by key.
+
+```yaml
+app: support-bot
+defaults: {edge: smollm2, cloud: gpt-4o-mini}
+budget: {daily_usd: 25, monthly_usd: 400, on_exhausted: edge}
+rules:
+  - name: pii-stays-local
+    when: {pii: [EMAIL, PHONE, PERSON]}
+    route: edge
+    fallback: none            # fail closed
+  - name: default
+    route: edge
+    fallback: cloud
+```
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from classifiers.privacy import ENTITY_TYPES
+
+Number = float  # ints are accepted and compared as numbers
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class NumberTest(Strict):
+    gt: Number | None = None
+    gte: Number | None = None
+    lt: Number | None = None
+    lte: Number | None = None
+    eq: Number | None = None
+    in_: list[Number] | None = Field(None, alias="in")
+
+    @model_validator(mode="after")
+    def _some(self) -> "NumberTest":
+        if all(v is None for v in (self.gt, self.gte, self.lt, self.lte, self.eq, self.in_)):
+            raise ValueError("expected at least one of gt, gte, lt, lte, eq, in")
+        return self
+
+
+class TextTest(Strict):
+    eq: str | None = None
+    in_: list[str] | None = Field(None, alias="in")
+
+    @model_validator(mode="after")
+    def _some(self) -> "TextTest":
+        if self.eq is None and self.in_ is None:
+            raise ValueError("expected eq or in")
+        return self
+
+
+class When(Strict):
+    """Every key given must hold (they are and-ed); `any`, `all` and `not` combine conditions."""
+
+    complexity: NumberTest | None = None
+    prompt_tokens: NumberTest | None = None
+    max_tokens: NumberTest | None = None
+    latency_budget_ms: NumberTest | None = None      # the x-edgeway-latency-budget-ms header
+    edge_queue_wait_ms: NumberTest | None = None     # live: estimated wait before the edge starts
+    budget_left_usd: NumberTest | None = None        # live: what is left of today's budget
+    pii: list[str] | Literal["any"] | None = None    # any of these entity types was found
+    model: TextTest | None = None                    # the model the request named ("auto" included)
+    language: TextTest | None = None
+    tags: list[str] | None = None                    # any of these in x-edgeway-tags
+    all: list["When"] | None = None
+    any: list["When"] | None = None
+    not_: "When | None" = Field(None, alias="not")
+
+    @field_validator("pii")
+    @classmethod
+    def _known_types(cls, value: list[str] | str | None) -> list[str] | str | None:
+        if isinstance(value, list):
+            unknown = [t for t in value if t not in ENTITY_TYPES]
+            if unknown:
+                raise ValueError(f"unknown entity type(s) {unknown}; expected any of {list(ENTITY_TYPES)}")
+            if not value:
+                raise ValueError("expected at least one entity type (or 'any')")
+        return value
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> "When":
+        if not self.model_fields_set:
+            raise ValueError("an empty condition: leave 'when' out to match every request")
+        return self
+
+
+class Cascade(Strict):
+    escalate_to: str = "cloud"            # cloud, or a cloud model's name
+    when_confidence_below: float = Field(ge=0, le=1)
+
+
+class Rule(Strict):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    when: When | None = None              # no condition: matches every request (a catch-all)
+    route: str | None = None              # edge, cloud, or a model name
+    fallback: str | list[str] | None = None   # tried in order if the route fails; 'none' fails closed
+    action: Literal["deny"] | None = None
+    message: str | None = None
+    redact: bool = False
+    cascade: Cascade | None = None
+
+    @model_validator(mode="after")
+    def _one_outcome(self) -> "Rule":
+        if self.action == "deny":
+            extra = [k for k in ("route", "fallback", "cascade") if getattr(self, k) is not None] + \
+                (["redact"] if self.redact else [])
+            if extra:
+                raise ValueError(f"a deny rule takes only 'message'; remove {extra}")
+        elif self.route is None:
+            raise ValueError("expected 'route' (edge, cloud or a model name) or 'action: deny'")
+        elif self.message is not None:
+            raise ValueError("'message' belongs to 'action: deny' rules")
+        return self
+
+    @property
+    def fallbacks(self) -> list[str]:
+        if self.fallback is None or self.fallback == "none":
+            return []
+        return [self.fallback] if isinstance(self.fallback, str) else list(self.fallback)
+
+    @property
+    def fails_closed(self) -> bool:
+        return self.fallback == "none"
+
+
+class Defaults(Strict):
+    edge: str | None = None
+    cloud: str | None = None
+
+
+class Budget(Strict):
+    daily_usd: float | None = Field(None, gt=0)
+    monthly_usd: float | None = Field(None, gt=0)
+    on_exhausted: Literal["edge", "deny"] = "edge"
+
+    @model_validator(mode="after")
+    def _some(self) -> "Budget":
+        if self.daily_usd is None and self.monthly_usd is None:
+            raise ValueError("expected daily_usd or monthly_usd")
+        return self
+
+
+class PolicyFile(Strict):
+    app: str | None = None
+    defaults: Defaults = Field(default_factory=Defaults)
+    allow_cloud: bool = True              # false: nothing of this app ever leaves the machine
+    budget: Budget | None = None
+    rules: list[Rule] = Field(min_length=1)

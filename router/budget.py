@@ -1,0 +1,50 @@
+"""Per-app spending caps: checked before a call, charged after it.
+
+Kept in memory here; the ledger's shared stores (SQLite, Redis) take this role for many replicas.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Caps:
+    daily_usd: float | None = None
+    monthly_usd: float | None = None
+
+
+def _periods(now: float) -> tuple[str, str]:
+    day = time.strftime("%Y-%m-%d", time.gmtime(now))
+    return day, day[:7]
+
+
+def seconds_to_midnight(now: float) -> float:
+    return 86400 - now % 86400
+
+
+class BudgetBook:
+    def __init__(self) -> None:
+        self._spent: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+
+    def spent(self, app: str, now: float | None = None) -> tuple[float, float]:
+        day, month = _periods(time.time() if now is None else now)
+        with self._lock:
+            return self._spent.get((app, day), 0.0), self._spent.get((app, month), 0.0)
+
+    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
+        """USD left under the tighter cap, or None when the app has no cap."""
+        daily, monthly = self.spent(app, now)
+        lefts = [cap - used for cap, used in ((caps.daily_usd, daily), (caps.monthly_usd, monthly)) if cap]
+        return min(lefts) if lefts else None
+
+    def charge(self, app: str, usd: float, now: float | None = None) -> None:
+        if usd <= 0:
+            return
+        day, month = _periods(time.time() if now is None else now)
+        with self._lock:
+            for key in ((app, day), (app, month)):
+                self._spent[key] = self._spent.get(key, 0.0) + usd

@@ -1,0 +1,53 @@
+"""An app's policy file as the router's Policy: facts in, Decision out."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from classifiers.signals import Signals
+from policies.conditions import Facts
+from policies.policy import AppPolicy
+from router.budget import Caps
+from router.decision import Decision, Escalation, LiveState
+from router.request import ChatRequest
+
+
+def facts_of(signals: Signals, request: ChatRequest, live: LiveState) -> Facts:
+    tags = frozenset(t.strip() for t in signals.metadata.get("tags", "").split(",") if t.strip())
+    budget_ms = signals.metadata.get("latency-budget-ms")
+    try:
+        latency_budget = float(budget_ms) if budget_ms is not None else None
+    except ValueError:
+        latency_budget = None
+    return Facts(complexity=signals.complexity, prompt_tokens=signals.prompt_tokens, max_tokens=signals.max_tokens,
+                 pii=signals.pii_types, model=request.model, language=signals.language, tags=tags,
+                 latency_budget_ms=latency_budget, edge_queue_wait_ms=live.edge_queue_wait_ms,
+                 budget_left_usd=live.budget_left_usd)
+
+
+class PolicyRules:
+    """Decides with whatever policy `current()` returns now, so a reload applies to the next request."""
+
+    def __init__(self, current: Callable[[], AppPolicy]) -> None:
+        self.current = current
+
+    def budget(self):
+        from router.routing import AppBudget
+
+        spec = self.current().spec.budget
+        if spec is None:
+            return None
+        return AppBudget(Caps(spec.daily_usd, spec.monthly_usd), spec.on_exhausted)
+
+    def decide(self, signals: Signals, request: ChatRequest, live: LiveState) -> Decision:
+        policy = self.current()
+        verdict = policy.evaluate(facts_of(signals, request, live))
+        escalation = None
+        if verdict.cascade is not None:
+            target = policy.cascade_target(verdict.cascade, request.model)
+            if target is not None:
+                escalation = Escalation(target, verdict.cascade.when_confidence_below)
+        return Decision(targets=verdict.targets, rule=verdict.rule, reasons=verdict.reasons, deny=verdict.deny,
+                        cloud_allowed=verdict.cloud_allowed, redact=verdict.redact, cascade=escalation,
+                        trace=tuple(dataclasses.asdict(t) for t in verdict.trace))
