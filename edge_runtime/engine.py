@@ -148,7 +148,7 @@ class EdgeEngine:
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise EdgeError(f"{path.name} has no chat template in its metadata")
-        self._eog = lambda token: llama_cpp.llama_token_is_eog(llama._model.vocab, token)
+        self._eog = lambda token: llama_cpp.llama_vocab_is_eog(llama._model.vocab, token)
         self._formatter = Jinja2ChatFormatter(
             template=template,
             eos_token=llama.detokenize([llama.token_eos()], special=True).decode("utf-8", "replace"),

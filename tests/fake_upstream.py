@@ -53,6 +53,7 @@ class FakeUpstream:
     latency_s: float = 0.0
     tokens_per_s: float = 0.0          # 0: as fast as possible
     url: str = ""                      # set once it listens
+    echo: bool = False                 # answer with the last user message, in 4-character chunks
     answer: str = "This is the fake cloud answering your question in a few plain words."
     requests: list[Recorded] = field(default_factory=list)
     _faults: deque = field(default_factory=deque)
@@ -65,6 +66,7 @@ class FakeUpstream:
         self._faults.clear()
         self.latency_s = 0.0
         self.tokens_per_s = 0.0
+        self.echo = False
 
     @property
     def bytes_received(self) -> int:
@@ -92,6 +94,9 @@ class FakeUpstream:
         return body, fault
 
     def _words(self, body: dict) -> list[str]:
+        if self.echo:
+            text = _last_user_text(body)
+            return [text[i:i + 4] for i in range(0, len(text), 4)]
         limit = body.get("max_completion_tokens") or body.get("max_tokens") or 10_000
         return [w + " " for w in self.answer.split()][:limit]
 
@@ -119,7 +124,8 @@ class FakeUpstream:
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(words),
                  "total_tokens": prompt_tokens + len(words)}
         tool_call = _tool_call(body)
-        finish = "tool_calls" if tool_call else ("length" if len(words) < len(self.answer.split()) else "stop")
+        finish = "tool_calls" if tool_call else ("length" if not self.echo and len(words) < len(self.answer.split())
+                                                 else "stop")
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": None if tool_call else "".join(words).strip()}
             if tool_call:
@@ -186,6 +192,16 @@ def _sse(payload: dict) -> bytes:
 
 def _event(name: str, payload: dict) -> bytes:
     return f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+def _last_user_text(body: dict) -> str:
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+            return content or ""
+    return ""
 
 
 def _count_prompt(body: dict) -> int:

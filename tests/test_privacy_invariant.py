@@ -1,0 +1,209 @@
+"""The invariant that matters most: a request that its policy keeps local never reaches the cloud.
+
+Hypothesis generates policies (rules on private data, tags and complexity; routes, fallback chains,
+fail-closed rules, cascades, redaction, edge-only apps, budgets) and requests (with and without
+private data, streamed or not, naming a model or `auto`), against a real router with a real edge
+model, an edge model that is down, an edge model too small for long prompts, and the fake cloud
+upstream over loopback, which fails on demand. Whatever happens on the way (fallbacks, failed edge,
+exhausted budget, failing cloud), the upstream must receive no byte of a request kept local.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from classifiers import Scorer
+from edge_runtime import EdgeEngine, EdgeModelConfig
+from policies.policy import AppPolicy, Models
+from policies.schema import PolicyFile
+from router.budget import BudgetBook, Caps
+from router.cloud.config import CloudModelConfig
+from router.cloud.openai_compat import OpenAICompatible
+from router.edge import EdgeModel
+from router.errors import EdgewayError
+from router.policy_rules import PolicyRules
+from router.pricing import Price
+from router.request import parse_chat_request
+from router.routing import AppBudget, Router
+from tests.fake_upstream import Fault
+
+EDGES = ("edge-ok", "edge-down", "edge-small")
+CLOUDS = ("cloud-a",)
+PII_TEXT = {"US_SSN": "my SSN is 123-45-6789", "EMAIL": "write to jane.doe@example.com",
+            "PHONE": "call +44 20 7946 0958", "PERSON": "my colleague Rachel Zheng at H&R Technology said so",
+            "SECRET": "the key is sk-proj-" + "Zx9" * 16}
+TAGS = ("vip", "share", "draft")
+
+
+@pytest.fixture(scope="module")
+def engines():
+    ok = EdgeEngine(EdgeModelConfig(name="edge-ok", n_ctx=1024))
+    small = EdgeEngine(EdgeModelConfig(name="edge-small", n_ctx=256))
+    down = EdgeEngine(EdgeModelConfig(name="edge-down"))  # never loaded: every request to it fails
+    ok.load()
+    small.load()
+    yield {"edge-ok": ok, "edge-small": small, "edge-down": down}
+    ok.close()
+    small.close()
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return Scorer()
+
+
+# --- what hypothesis generates -----------------------------------------------------------
+targets = st.sampled_from(("edge", "cloud") + EDGES + CLOUDS)
+conditions = st.one_of(
+    st.builds(lambda types: {"pii": types}, st.lists(st.sampled_from(sorted(PII_TEXT)), min_size=1, max_size=3,
+                                                       unique=True)),
+    st.just({"pii": "any"}),
+    st.builds(lambda tags: {"tags": tags}, st.lists(st.sampled_from(TAGS), min_size=1, max_size=2, unique=True)),
+    st.builds(lambda x: {"complexity": {"gte": x}}, st.floats(0, 1)),
+    st.builds(lambda x: {"prompt_tokens": {"gt": x}}, st.integers(0, 400)),
+)
+whens = st.one_of(conditions, st.builds(lambda a, b: {"any": [a, b]}, conditions, conditions),
+                  st.builds(lambda a: {"not": a}, conditions))
+
+
+@st.composite
+def rules(draw, index: int, allow_cloud: bool):
+    rule: dict = {"name": f"r{index}"}
+    if draw(st.booleans()):
+        rule["when"] = draw(whens)
+    if draw(st.integers(0, 9)) == 0:
+        rule["action"] = "deny"
+        return rule
+    pool = ("edge",) + EDGES if not allow_cloud else None
+    rule["route"] = draw(st.sampled_from(pool) if pool else targets)
+    fallback = draw(st.one_of(st.just("none"), st.none(), st.lists(st.sampled_from(pool) if pool else targets,
+                                                                   min_size=1, max_size=3)))
+    if fallback is not None:
+        rule["fallback"] = fallback
+    if allow_cloud and draw(st.booleans()):
+        rule["cascade"] = {"escalate_to": draw(st.sampled_from(("cloud",) + CLOUDS)),
+                           "when_confidence_below": draw(st.sampled_from((0.0, 0.5, 0.999)))}
+    rule["redact"] = allow_cloud and draw(st.booleans())
+    return rule
+
+
+@st.composite
+def policies(draw):
+    allow_cloud = draw(st.integers(0, 4)) > 0
+    count = draw(st.integers(1, 4))
+    body = [draw(rules(i, allow_cloud)) for i in range(count)]
+    # only the last rule may be a catch-all (the loader refuses unreachable rules)
+    for rule in body[:-1]:
+        rule.setdefault("when", {"tags": ["draft"]})
+    spec = {"app": "generated", "allow_cloud": allow_cloud, "rules": body,
+            "defaults": {"edge": draw(st.sampled_from(EDGES)), "cloud": "cloud-a"}}
+    if draw(st.booleans()):
+        spec["budget"] = {"daily_usd": 1.0, "on_exhausted": draw(st.sampled_from(("edge", "deny")))}
+    return PolicyFile.model_validate(spec)
+
+
+@st.composite
+def requests(draw):
+    private = draw(st.lists(st.sampled_from(sorted(PII_TEXT)), max_size=2, unique=True))
+    parts = [PII_TEXT[p] for p in private] + [draw(st.sampled_from(
+        ["What is 2+2?", "Prove that there are infinitely many primes, step by step.", "Say hi."]))]
+    if draw(st.booleans()):
+        parts.append("Here is a long log to consider. " * 60)  # too long for edge-small
+    return {"text": ", ".join(parts), "stream": draw(st.booleans()),
+            "model": draw(st.sampled_from(("auto",) + EDGES + CLOUDS)),
+            "tags": draw(st.lists(st.sampled_from(TAGS), max_size=2, unique=True)),
+            "spent": draw(st.sampled_from((0.0, 0.0, 5.0))), "cloud_fails": draw(st.booleans())}
+
+
+# --- the oracle: which requests must stay local, computed from the generated data ----------
+def first_rule(policy: PolicyFile, pii: set[str], tags: set[str], complexity: float, tokens: int):
+    def holds(when) -> bool:
+        if when is None:
+            return True
+        if "pii" in when:
+            return bool(pii) if when["pii"] == "any" else bool(pii & set(when["pii"]))
+        if "tags" in when:
+            return bool(tags & set(when["tags"]))
+        if "complexity" in when:
+            return complexity >= when["complexity"]["gte"]
+        if "prompt_tokens" in when:
+            return tokens > when["prompt_tokens"]["gt"]
+        if "any" in when:
+            return any(holds(w) for w in when["any"])
+        return not holds(when["not"])
+
+    for rule in policy.rules:
+        if holds(rule.when.model_dump(by_alias=True, exclude_unset=True) if rule.when else None):
+            return rule
+    return None
+
+
+def must_stay_local(policy: PolicyFile, rule, request: dict) -> bool:
+    if not policy.allow_cloud:
+        return True
+    if rule is not None and rule.action == "deny":
+        return True
+    if policy.budget and request["spent"] >= policy.budget.daily_usd:
+        return True  # on_exhausted edge keeps it local; deny refuses it
+    if rule is None:
+        return False
+    route_is_edge = rule.route == "edge" or rule.route in EDGES
+    return route_is_edge and rule.fallback == "none"
+
+
+async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
+    async with httpx.AsyncClient() as http:
+        cloud = CloudModelConfig(name="cloud-a", provider_model="openai/gpt-4o-mini", api_key="sk-fake",
+                                 api_base=upstream.url + "/v1", timeout_s=2)
+        models = {name: EdgeModel(engine) for name, engine in engines.items()}
+        models["cloud-a"] = OpenAICompatible(cloud, http)
+        budgets = BudgetBook()
+        router = Router(models, scorer, {"cloud-a": Price(1e-6, 1e-6)}, budgets)
+        app_policy = AppPolicy(policy_spec, Models(EDGES, CLOUDS))
+        rules_ = PolicyRules(lambda: app_policy)
+        budgets.charge("generated", request["spent"])
+        budget = None
+        if policy_spec.budget:
+            budget = AppBudget(Caps(policy_spec.budget.daily_usd), policy_spec.budget.on_exhausted)
+        chat = parse_chat_request({"model": request["model"], "max_tokens": 2, "stream": request["stream"],
+                                   "messages": [{"role": "user", "content": request["text"]}]},
+                                  {"tags": ",".join(request["tags"])})
+        if request["cloud_fails"]:
+            upstream.fail_next(Fault(status=503), times=5)
+        try:
+            if chat.stream:
+                routed = await router.stream(chat, "generated", rules_, budget)
+                async for _ in routed.stream:
+                    pass
+            else:
+                await router.complete(chat, "generated", rules_, budget)
+        except EdgewayError:
+            pass  # refusing is allowed; leaking is not
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(policy=policies(), request=requests())
+def test_a_request_kept_local_never_reaches_the_cloud(policy, request, engines, scorer, upstream):
+    upstream.reset()
+    signals = scorer.signals([{"role": "user", "content": request["text"]}], max_tokens=2)
+    rule = first_rule(policy, set(signals.pii_types), set(request["tags"]), signals.complexity,
+                      signals.prompt_tokens)
+    asyncio.run(run_one(policy, request, engines, scorer, upstream))
+    if must_stay_local(policy, rule, request):
+        assert upstream.requests == [], (rule, policy.allow_cloud, request)
+        assert upstream.bytes_received == 0
+        TALLY["kept local"] += 1
+    elif upstream.requests:
+        TALLY["reached the cloud"] += 1
+
+
+TALLY = {"kept local": 0, "reached the cloud": 0}
+
+
+def test_the_generated_cases_covered_both_outcomes():
+    """Guards the property above against passing vacuously (run in file order, after it)."""
+    assert TALLY["kept local"] >= 20 and TALLY["reached the cloud"] >= 10, TALLY
