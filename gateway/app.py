@@ -19,7 +19,7 @@ from classifiers import Scorer
 from edge_runtime import EdgePool
 from policies.policy import Models
 from policies.reload import PolicyFiles
-from gateway import chat, health
+from gateway import chat, health, metrics
 from gateway.auth import App, AppKeys
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
@@ -117,11 +117,13 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             Route("/v1/models", health.models, methods=["GET"]),
             Route("/healthz", health.healthz, methods=["GET"]),
             Route("/readyz", health.readyz, methods=["GET"]),
+            Route("/metrics", metrics.metrics, methods=["GET"]),
         ],
         exception_handlers={EdgewayError: _edgeway_error, HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,
     )
     app.state.gateway = gateway
+    app.state.registry = metrics.registry_for(gateway)
     return app
 
 

@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("files", nargs="+")
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
-    bench.add_argument("suite", choices=["startup", "classify"])
+    bench.add_argument("suite", choices=["startup", "classify", "cascade"])
     bench.add_argument("--repeat", type=int, default=3)
 
     args = parser.parse_args(argv)
@@ -64,9 +64,9 @@ def _policy_check(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from gateway.bench import classify, startup
+    from gateway.bench import cascade, classify, startup
 
-    {"startup": startup.run, "classify": classify.run}[args.suite](repeat=args.repeat)
+    {"startup": startup.run, "classify": classify.run, "cascade": cascade.run}[args.suite](repeat=args.repeat)
     return 0
 
 

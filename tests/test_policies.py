@@ -234,6 +234,9 @@ def test_a_changed_policy_applies_within_two_seconds_and_a_broken_one_keeps_the_
     status = httpx.get(policy_gateway.url + "/readyz").json()["policies"]["reload"]
     assert "unknown model 'clowd'" in status["error"]
     assert "NOT reloaded" in policy_gateway.log()
+    metrics = httpx.get(policy_gateway.url + "/metrics").text
+    assert 'edgeway_policy_valid{app="reload"} 0.0' in metrics
+    assert 'edgeway_policy_reload_failures_total{app="reload"} 1.0' in metrics
 
 
 def edgeway(*args: str) -> subprocess.CompletedProcess:
