@@ -9,7 +9,6 @@ import time
 from dataclasses import dataclass, field
 from typing import AsyncIterator
 
-import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -42,7 +41,7 @@ class Gateway:
     edge: EdgePool
     router: Router
     keys: AppKeys
-    http: httpx.AsyncClient
+    http: cloud.HttpPool
     policies: PolicyFiles
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
@@ -52,7 +51,7 @@ class Gateway:
 def build_gateway(config: GatewayConfig) -> Gateway:
     """Everything a running gateway holds. Raises FileError if a policy file is invalid."""
     edge = EdgePool(config.edge.models)
-    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=512, max_keepalive_connections=128))
+    http = cloud.HttpPool()
     models: dict[str, Tier] = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
     models.update({m.name: cloud.connect(m, http) for m in config.cloud.models})
     prices = {m.name: price_of(m) for m in config.cloud.models}
@@ -107,7 +106,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         finally:
             for task in gateway.background:
                 task.cancel()
-            await gateway.http.aclose()
+            await gateway.http.close()
             await asyncio.to_thread(gateway.edge.close)
 
     app = Starlette(

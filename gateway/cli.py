@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("files", nargs="+")
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
-    bench.add_argument("suite", choices=["startup", "classify", "cascade"])
-    bench.add_argument("--repeat", type=int, default=3)
+    bench.add_argument("suite", choices=["startup", "classify", "cascade", "overhead"])
+    bench.add_argument("--repeat", type=int, default=None, help="repetitions (each suite has its default)")
 
     args = parser.parse_args(argv)
     return {"serve": _serve, "explain": _explain, "bench": _bench, "policy": _policy_check}[args.verb](args)
@@ -64,9 +64,10 @@ def _policy_check(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from gateway.bench import cascade, classify, startup
+    from gateway.bench import cascade, classify, overhead, startup
 
-    {"startup": startup.run, "classify": classify.run, "cascade": cascade.run}[args.suite](repeat=args.repeat)
+    suites = {"startup": startup.run, "classify": classify.run, "cascade": cascade.run, "overhead": overhead.run}
+    suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0
 
 
@@ -137,7 +138,7 @@ def _explain(args: argparse.Namespace) -> int:
         return 1
     finally:
         gateway.edge.close()
-        asyncio.run(gateway.http.aclose())
+        asyncio.run(gateway.http.close())
 
 
 def _pick_app(gateway, name: str | None):

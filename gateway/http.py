@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 import anyio
+import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -14,7 +14,7 @@ from router.errors import BodyTooLarge, EdgewayError, InvalidRequest
 
 
 def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return orjson.dumps(obj)
 
 
 class JSON(Response):
@@ -44,8 +44,8 @@ async def read_json(request: Request, limit: int) -> Any:
     if not body:
         raise InvalidRequest("The request body is empty; send a JSON object.")
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
         raise InvalidRequest(f"The request body is not valid JSON ({exc}).", code="invalid_json") from None
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -22,7 +21,7 @@ from policies.policy import AppPolicy, Models
 from policies.schema import PolicyFile
 from router.budget import BudgetBook, Caps
 from router.cloud.config import CloudModelConfig
-from router.cloud.openai_compat import OpenAICompatible
+from router.cloud.openai_compat import HttpPool, OpenAICompatible
 from router.edge import EdgeModel
 from router.errors import EdgewayError
 from router.policy_rules import PolicyRules
@@ -156,7 +155,8 @@ def must_stay_local(policy: PolicyFile, rule, request: dict) -> bool:
 
 
 async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
-    async with httpx.AsyncClient() as http:
+    http = HttpPool()
+    try:
         cloud = CloudModelConfig(name="cloud-a", provider_model="openai/gpt-4o-mini", api_key="sk-fake",
                                  api_base=upstream.url + "/v1", timeout_s=2)
         models = {name: EdgeModel(engine) for name, engine in engines.items()}
@@ -183,6 +183,8 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
                 await router.complete(chat, "generated", rules_, budget)
         except EdgewayError:
             pass  # refusing is allowed; leaking is not
+    finally:
+        await http.close()
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

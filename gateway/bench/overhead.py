@@ -1,0 +1,221 @@
+"""Gateway overhead, side by side: the same load sent directly to a fast upstream, through edgeway
+(a cloud route, classifiers and policy on, as in production) and through LiteLLM's proxy.
+
+Each server runs in its own process on loopback; the load client is this process. Reports
+latency p50/p99, the latency each gateway adds over the direct path, requests/s, the ratios
+edgeway/LiteLLM, start-up time and resident memory, and where edgeway's remaining time goes
+(a py-spy profile taken during the concurrency-64 run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from gateway.bench.wire import LoadResult, load
+
+APP_KEY = "bench-app-key-7c1e9a"
+LITELLM_KEY = "sk-edgeway-bench-9f3c2a7d41b8e6"
+BODY = {"model": "auto", "messages": [{"role": "system", "content": "You are a concise assistant."},
+                                      {"role": "user", "content": "What is the capital of France? Answer briefly."}],
+        "max_tokens": 32}
+LEVELS = ((1, 200), (16, 600), (64, 800))
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rss_mb(pid: int) -> float:
+    total = 0
+    for p in [pid] + _children(pid):
+        try:
+            with open(f"/proc/{p}/status") as status:
+                total += next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            pass
+    return total / 1024
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    except FileNotFoundError:
+        return []
+    return [int(p) for p in out] + [c for p in out for c in _children(int(p))]
+
+
+@dataclass
+class Server:
+    name: str
+    port: int
+    path: str
+    headers: dict[str, str]
+    body: dict
+    process: subprocess.Popen | None = None
+    ready_s: float = 0.0
+    rss_mb: float = 0.0
+
+    def start(self, command: list[str], env: dict[str, str] | None = None) -> "Server":
+        started = time.perf_counter()
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env={**os.environ, **(env or {})}, start_new_session=True)
+        deadline = started + 120
+        while time.perf_counter() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}")
+            try:
+                result = asyncio.run(load(self.port, self.path, json.dumps(self.body).encode(), self.headers, 1, 1))
+                if result.latencies:
+                    self.ready_s = time.perf_counter() - started
+                    self.rss_mb = _rss_mb(self.process.pid)
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"{self.name} was not ready in 120 s")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+    def run(self, concurrency: int, requests: int, stream: bool) -> LoadResult:
+        body = json.dumps({**self.body, "stream": stream}).encode()
+        asyncio.run(load(self.port, self.path, body, self.headers, min(100, requests), concurrency))  # warm up
+        return asyncio.run(load(self.port, self.path, body, self.headers, requests, concurrency))
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3
+
+
+def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
+    (tmp / "bench-policy.yaml").write_text(
+        "app: bench\ndefaults: {cloud: bench}\nrules:\n"
+        "  - name: private-stays-local\n    when: {pii: [PHONE, US_SSN, CREDIT_CARD, PERSON]}\n"
+        "    route: edge\n    fallback: none\n"
+        "  - name: to-the-cloud\n    route: cloud\n    fallback: edge\n")
+    edgeway = tmp / "edgeway.yaml"
+    edgeway.write_text(json.dumps({
+        "cloud": {"models": [{"name": "bench", "provider_model": "openai/bench", "api_key": "sk-bench",
+                              "api_base": f"http://127.0.0.1:{upstream}/v1"}]},
+        "apps": [{"name": "bench", "key": APP_KEY, "policy": "bench-policy.yaml"}]}))
+    litellm = tmp / "litellm.yaml"
+    litellm.write_text(json.dumps({
+        "model_list": [{"model_name": "bench", "litellm_params": {
+            "model": "openai/bench", "api_base": f"http://127.0.0.1:{upstream}/v1", "api_key": "sk-bench"}}],
+        "litellm_settings": {"drop_params": True}, "general_settings": {"master_key": LITELLM_KEY}}))
+    return edgeway, litellm
+
+
+def _profile(pid: int, seconds: int, out: Path) -> subprocess.Popen | None:
+    if shutil.which("py-spy") is None:
+        return None
+    return subprocess.Popen(["py-spy", "record", "--nonblocking", "--format", "raw", "-d", str(seconds), "-r", "200",
+                             "-p", str(pid),
+                             "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _top_frames(raw: Path, count: int = 12) -> list[tuple[str, float]]:
+    """Self time by function from py-spy's collapsed stacks."""
+    totals: Counter[str] = Counter()
+    for line in raw.read_text().splitlines():
+        stack, _, samples = line.rpartition(" ")
+        leaf = stack.split(";")[-1]
+        totals[leaf.split(" (")[0] + " (" + leaf.split("/")[-1] if "/" in leaf else leaf] += int(samples)
+    all_samples = sum(totals.values()) or 1
+    return [(frame, n / all_samples) for frame, n in totals.most_common(count)]
+
+
+def run(repeat: int = 1) -> None:
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        upstream_port = _port()
+        edgeway_config, litellm_config = _write_configs(tmp, upstream_port)
+        upstream = Server("direct", upstream_port, "/v1/chat/completions", {}, {**BODY, "model": "bench"})
+        edgeway = Server("edgeway", _port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, BODY)
+        litellm = Server("LiteLLM proxy", _port(), "/v1/chat/completions",
+                         {"authorization": f"Bearer {LITELLM_KEY}"}, {**BODY, "model": "bench"})
+        servers = [upstream, edgeway, litellm]
+        try:
+            upstream.start([sys.executable, "-c", f"from gateway.bench.wire import serve_upstream; "
+                                                  f"serve_upstream({upstream_port})"])
+            edgeway.start([sys.executable, "-m", "gateway.cli", "serve", "--config", str(edgeway_config),
+                           "--port", str(edgeway.port), "--log-level", "warning"])
+            litellm_cli = shutil.which("litellm")
+            if litellm_cli:
+                litellm.start([litellm_cli, "--config", str(litellm_config), "--host", "127.0.0.1", "--port",
+                               str(litellm.port)], env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"})
+            else:
+                servers.remove(litellm)
+            _report(servers, tmp, repeat)
+        finally:
+            for server in servers:
+                server.stop()
+
+
+def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
+    results: dict[tuple[str, int, bool], LoadResult] = {}
+    profile_out = tmp / "edgeway.raw"
+    for stream in (False, True):
+        for concurrency, requests in LEVELS:
+            for server in servers:
+                spy = None
+                if server.name == "edgeway" and concurrency == 64 and not stream:
+                    spy = _profile(server.process.pid, 6, profile_out)
+                started = time.perf_counter()
+                results[(server.name, concurrency, stream)] = r = server.run(concurrency, requests * repeat, stream)
+                print(f"  ran {server.name}, stream={stream}, concurrency {concurrency}: {len(r.latencies)} ok, "
+                      f"{r.errors} errors in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+                if spy is not None:
+                    spy.wait(timeout=60)
+    print(f"{'path':<14} {'stream':<6} {'conc':>4} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'+p99 ms':>8} "
+          f"{'req/s':>8} {'errors':>6}")
+    for stream in (False, True):
+        for concurrency, _ in LEVELS:
+            direct = results[("direct", concurrency, stream)]
+            for server in servers:
+                r = results[(server.name, concurrency, stream)]
+                added = "" if server.name == "direct" else \
+                    f"{_pct(r.latencies, .5) - _pct(direct.latencies, .5):>8.2f} " \
+                    f"{_pct(r.latencies, .99) - _pct(direct.latencies, .99):>8.2f}"
+                print(f"{server.name:<14} {str(stream).lower():<6} {concurrency:>4} {_pct(r.latencies, .5):>8.2f} "
+                      f"{_pct(r.latencies, .99):>8.2f} {added or ' ' * 17:>17} {r.rps:>8.0f} {r.errors:>6}")
+    names = {s.name for s in servers}
+    if "LiteLLM proxy" in names:
+        print("\nedgeway / LiteLLM proxy:")
+        for stream in (False, True):
+            for concurrency, _ in LEVELS:
+                ours, theirs = results[("edgeway", concurrency, stream)], results[("LiteLLM proxy", concurrency, stream)]
+                direct = results[("direct", concurrency, stream)]
+                added = [_pct(x.latencies, q) - _pct(direct.latencies, q) for x in (ours, theirs) for q in (.5, .99)]
+                print(f"  stream={str(stream).lower():<5} concurrency {concurrency:>2}: req/s {ours.rps / theirs.rps:5.1f}x, "
+                      f"added p50 {added[0] / added[2] if added[2] > 0 else float('nan'):5.2f}x, "
+                      f"added p99 {added[1] / added[3] if added[3] > 0 else float('nan'):5.2f}x")
+    print("\nstart-up and memory:")
+    for server in servers[1:]:
+        print(f"  {server.name:<14} ready (first answer) in {server.ready_s:5.2f} s, resident memory after start "
+              f"{server.rss_mb:6.0f} MB")
+    if profile_out.exists():
+        print("\nwhere edgeway's time goes (py-spy, self time, non-streamed, concurrency 64):")
+        for frame, share in _top_frames(profile_out):
+            print(f"  {share:6.1%}  {frame}")

@@ -1,0 +1,141 @@
+"""Bare HTTP/1.1 over asyncio for benchmarks: a fixed-answer OpenAI upstream and a load client.
+
+Both are as lean as asyncio allows, so that what a benchmark measures is the gateway between
+them, not the tools around it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+
+ANSWER = json.dumps({
+    "id": "chatcmpl-bench", "object": "chat.completion", "created": 1700000000, "model": "bench",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "A short fixed answer."},
+                 "finish_reason": "stop", "logprobs": None}],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}).encode()
+
+
+def _stream_answer() -> bytes:
+    base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1700000000, "model": "bench"}
+    events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    events += [{**base, "choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]}
+               for w in ("A ", "short ", "fixed ", "answer.")]
+    events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    events.append({**base, "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5,
+                                                    "total_tokens": 17}})
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+
+STREAM = _stream_answer()
+
+
+class _Upstream(asyncio.Protocol):
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.buffer = b""
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            head_end = self.buffer.find(b"\r\n\r\n")
+            if head_end < 0:
+                return
+            head = self.buffer[:head_end].lower() + b"\r\n"
+            at = head.find(b"\r\ncontent-length:")
+            length = int(head[at + 17:head.find(b"\r\n", at + 2)]) if at >= 0 else 0
+            if len(self.buffer) < head_end + 4 + length:
+                return
+            body = self.buffer[head_end + 4:head_end + 4 + length]
+            self.buffer = self.buffer[head_end + 4 + length:]
+            if b'"stream":true' in body.replace(b" ", b""):
+                self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: "
+                                     + str(len(STREAM)).encode() + b"\r\n\r\n" + STREAM)
+            else:
+                self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                                     + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER)
+
+
+def serve_upstream(port: int) -> None:
+    """Run the fixed-answer upstream until killed (meant for a subprocess)."""
+    try:
+        import uvloop
+        uvloop.install()
+    except ImportError:
+        pass
+
+    async def main() -> None:
+        server = await asyncio.get_running_loop().create_server(_Upstream, "127.0.0.1", port, backlog=1024)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+@dataclass
+class LoadResult:
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def rps(self) -> float:
+        return len(self.latencies) / self.seconds if self.seconds else 0.0
+
+
+async def _read_response(reader: asyncio.StreamReader) -> int:
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head[9:12])
+    lower = head.lower()
+    at = lower.find(b"\r\ncontent-length:")  # at a line start: not x-...-content-length
+    if at >= 0:
+        await reader.readexactly(int(lower[at + 17:lower.find(b"\r\n", at + 2)]))
+    elif b"\r\ntransfer-encoding: chunked" in lower:
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).strip(), 16)
+            await reader.readexactly(size + 2)
+            if size == 0:
+                break
+    return status
+
+
+async def load(port: int, path: str, body: bytes, headers: dict[str, str], requests: int,
+               concurrency: int) -> LoadResult:
+    """`requests` POSTs over `concurrency` keep-alive connections; latency of each, and errors."""
+    head = (f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+            + "\r\n").encode()
+    message = head + body
+    result = LoadResult()
+    remaining = [requests]
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            while remaining[0] > 0:
+                remaining[0] -= 1
+                started = time.perf_counter()
+                writer.write(message)
+                try:
+                    status = await _read_response(reader)
+                except (asyncio.IncompleteReadError, ConnectionError, ValueError) as exc:
+                    result.errors += 1
+                    result.failures.append(f"{type(exc).__name__}: {exc}")
+                    writer.close()
+                    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                    continue
+                if status == 200:
+                    result.latencies.append(time.perf_counter() - started)
+                else:
+                    result.errors += 1
+                    result.failures.append(f"HTTP {status}")
+        finally:
+            writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    result.seconds = time.perf_counter() - started
+    return result
