@@ -6,19 +6,21 @@ import asyncio
 import contextlib
 import logging
 import time
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from classifiers import Scorer
 from edge_runtime import EdgePool
 from policies.policy import Models
 from policies.reload import PolicyFiles
-from gateway import chat, health, metrics
+from gateway import chat, health, metrics, usage
 from gateway.auth import App, AppKeys
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
@@ -28,11 +30,13 @@ from router.edge import EdgeModel
 from router.errors import EdgewayError, NotFound
 from router.routing import Router
 from router.policy_rules import PolicyRules
-from router.pricing import price_of
+from router.ledger import open_store
+from router.pricing import edge_price_of, price_of
 from router.rules import PlainRules
 
 log = logging.getLogger("edgeway")
 DEFAULT_POLICY = "(default policy)"
+STATIC = Path(__file__).resolve().parent / "static"
 
 
 @dataclass
@@ -55,7 +59,9 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     models: dict[str, Tier] = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
     models.update({m.name: cloud.connect(m, http) for m in config.cloud.models})
     prices = {m.name: price_of(m) for m in config.cloud.models}
-    router = Router(models, Scorer(), prices)
+    prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.models})
+    store = open_store(config.store)
+    router = Router(models, Scorer(), prices, store)
     names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
 
     files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
@@ -63,12 +69,14 @@ def build_gateway(config: GatewayConfig) -> Gateway:
         files[DEFAULT_POLICY] = config.resolve(config.default_policy)
     policies = PolicyFiles(files, names)
 
+    first_cloud = names.cloud[0] if names.cloud else None
+
     def app_for(name: str) -> App:
         source = name if name in files else DEFAULT_POLICY if DEFAULT_POLICY in files else None
         if source is None:
-            return App(name, PlainRules(router.catalog))
+            return App(name, PlainRules(router.catalog), reference=lambda: first_cloud)
         rules = PolicyRules(lambda: policies.current(source))
-        return App(name, rules, rules.budget)
+        return App(name, rules, rules.budget, lambda: policies.current(source).spec.defaults.cloud or first_cloud)
 
     apps = [(a.key.get_secret_value(), app_for(a.name)) for a in config.apps]
     open_app = None if config.apps else app_for("default")
@@ -107,6 +115,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             for task in gateway.background:
                 task.cancel()
             await gateway.http.close()
+            await asyncio.to_thread(gateway.router.store.close)
             await asyncio.to_thread(gateway.edge.close)
 
     app = Starlette(
@@ -117,6 +126,9 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             Route("/healthz", health.healthz, methods=["GET"]),
             Route("/readyz", health.readyz, methods=["GET"]),
             Route("/metrics", metrics.metrics, methods=["GET"]),
+            Route("/api/usage", usage.api_usage, methods=["GET"]),
+            Route("/dashboard", usage.dashboard, methods=["GET"]),
+            Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
         ],
         exception_handlers={EdgewayError: _edgeway_error, HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,

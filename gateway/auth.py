@@ -17,6 +17,7 @@ class App:
     name: str
     policy: Policy
     budget: Callable[[], Any] = lambda: None   # -> router.routing.AppBudget | None, read per request
+    reference: Callable[[], str | None] = lambda: None  # the cloud model of the all-cloud counterfactual
 
 
 def key_hash(key: str) -> bytes:
@@ -38,6 +39,14 @@ class AppKeys:
     def open(self) -> bool:
         return self._open_app is not None
 
+    def find(self, key: str) -> App | None:
+        digest = key_hash(key)
+        found = None
+        for stored, app in self._apps:  # compare against every key so timing says nothing
+            if hmac.compare_digest(stored, digest):
+                found = app
+        return found
+
     def identify(self, authorization: str | None) -> App:
         if self._open_app is not None:
             return self._open_app
@@ -46,11 +55,7 @@ class AppKeys:
         scheme, _, key = authorization.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise Unauthorized("Malformed Authorization header: expected 'Bearer <key>'.")
-        digest = key_hash(key.strip())
-        found = None
-        for stored, app in self._apps:  # compare against every key so timing says nothing
-            if hmac.compare_digest(stored, digest):
-                found = app
+        found = self.find(key.strip())
         if found is None:
             raise Unauthorized("Incorrect API key provided. Use the key of an app configured on this gateway.")
         return found

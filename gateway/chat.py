@@ -1,4 +1,8 @@
-"""POST /v1/chat/completions and its dry run, POST /v1/route."""
+"""POST /v1/chat/completions and its dry run, POST /v1/route.
+
+Every request an app makes leaves one usage row in the ledger, whether it was answered, refused
+or broken off: the row is written when the answer (or the stream) ends.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +13,28 @@ from typing import Any, AsyncIterator
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, EventStream, read_json, sse
+from router.answer import Usage
 from router.errors import EdgewayError
+from router.ledger import UsageRow
 from router.request import ChatRequest, parse_chat_request
 from router.routing import Routed, RoutedStream
 
 METADATA_PREFIX = "x-edgeway-"
+CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answer ended
 
 
-async def _parse(request: Request) -> tuple[Any, ChatRequest]:
-    request.state.request_id = uuid.uuid4().hex
+async def _parse(request: Request, app: App) -> ChatRequest:
     gateway = request.app.state.gateway
-    app = gateway.keys.identify(request.headers.get("authorization"))
     body = await read_json(request, gateway.config.server.max_body_bytes)
     metadata = {k[len(METADATA_PREFIX):]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
-    return app, parse_chat_request(body, metadata)
+    return parse_chat_request(body, metadata)
+
+
+def _identify(request: Request) -> App:
+    request.state.request_id = uuid.uuid4().hex
+    return request.app.state.gateway.keys.identify(request.headers.get("authorization"))
 
 
 def _headers(request: Request, routed: Routed) -> dict[str, str]:
@@ -38,38 +49,90 @@ def _headers(request: Request, routed: Routed) -> dict[str, str]:
     return headers
 
 
+class Visit:
+    """One request's row in the making."""
+
+    def __init__(self, request: Request, app: App, stream: bool = False) -> None:
+        self.gateway = request.app.state.gateway
+        self.app = app
+        self.started = time.perf_counter()
+        self.row = UsageRow(request_id=request.state.request_id, app=app.name, stream=stream)
+
+    def routed(self, routed: Routed) -> None:
+        self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
+
+    def first_token(self) -> None:
+        if self.row.ttft_ms is None:
+            self.row.ttft_ms = (time.perf_counter() - self.started) * 1e3
+
+    def end(self, usage: Usage | None = None, status: int = 200, error: str | None = None) -> None:
+        row, router = self.row, self.gateway.router
+        seconds = time.perf_counter() - self.started
+        row.latency_ms, row.status, row.error = seconds * 1e3, status, error
+        if usage is not None:
+            row.prompt_tokens, row.completion_tokens = usage.prompt_tokens, usage.completion_tokens
+            busy = seconds if row.route == "edge" else 0.0
+            row.cost_usd = router.cost(row.model, usage, busy)
+            reference = self.app.reference()
+            row.counterfactual_usd = router.cost(reference, usage) if reference else 0.0
+        router.store.append(row)
+
+
 async def completions(request: Request) -> Response:
-    app, chat = await _parse(request)
-    router = request.app.state.gateway.router
-    if not chat.stream:
-        routed = await router.complete(chat, app.name, app.policy, app.budget())
-        return JSON(routed.answer.body, headers=_headers(request, routed))
-    routed = await router.stream(chat, app.name, app.policy, app.budget())
-    return EventStream(_events(routed, chat), _headers(request, routed), routed.stream.aclose)
+    app = _identify(request)
+    visit = Visit(request, app)
+    try:
+        chat = await _parse(request, app)
+        visit.row.stream = chat.stream
+        router = request.app.state.gateway.router
+        if not chat.stream:
+            routed = await router.complete(chat, app.name, app.policy, app.budget())
+            visit.routed(routed)
+            visit.first_token()
+            visit.end(routed.answer.usage)
+            return JSON(routed.answer.body, headers=_headers(request, routed))
+        routed = await router.stream(chat, app.name, app.policy, app.budget())
+    except EdgewayError as exc:
+        visit.end(status=exc.status, error=exc.code)
+        raise
+    visit.routed(routed)
+    events = _events(routed, chat, visit)
+    return EventStream(events, _headers(request, routed), lambda: _closed(routed, visit))
 
 
-async def _events(routed: RoutedStream, chat: ChatRequest) -> AsyncIterator[bytes]:
+async def _closed(routed: RoutedStream, visit: Visit) -> None:
+    await routed.stream.aclose()
+    if not visit.row.latency_ms:  # the stream did not reach its end: the client left
+        visit.end(routed.stream.usage, status=CLIENT_CLOSED, error="client_closed")
+
+
+async def _events(routed: RoutedStream, chat: ChatRequest, visit: Visit) -> AsyncIterator[bytes]:
     stream = routed.stream
     last: dict[str, Any] | None = None
     try:
         async for chunk in stream:
             last = chunk
+            if chunk["choices"] and chunk["choices"][0].get("delta", {}).get("content"):
+                visit.first_token()
             yield sse(chunk)
     except EdgewayError as exc:
         # After the first byte there is no failing over: end the stream with an error event,
         # which the OpenAI SDKs raise as an APIError.
+        visit.end(stream.usage, status=exc.status, error=exc.code)
         yield sse(exc.body())
         return
     if chat.include_usage:
         base = {k: last[k] for k in ("id", "object", "created", "model") if last and k in last}
         base.setdefault("created", int(time.time()))
         yield sse({**base, "object": "chat.completion.chunk", "choices": [], "usage": stream.usage.as_openai()})
+    visit.end(stream.usage)
     yield SSE_DONE
 
 
 async def route(request: Request) -> Response:
     """The decision for this body, with the signals it was made on; no model is called."""
-    app, chat = await _parse(request)
+    app = _identify(request)
+    chat = await _parse(request, app)
     signals, decision = request.app.state.gateway.router.decide(chat, app.name, app.policy, app.budget())
     return JSON({"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()},
                 headers={"x-edgeway-request-id": request.state.request_id})

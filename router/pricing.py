@@ -1,8 +1,8 @@
 """What a request costs: cloud prices from the config, else from LiteLLM's bundled price map.
 
 The price map is the JSON file inside the litellm package, read directly (no `import litellm`,
-no network). Local models cost nothing per token here; hardware cost accounting belongs to the
-ledger.
+no network). A local model costs what its config says: per 1M tokens, and/or its hardware's
+price per hour for the time it was busy with the request (0 by default).
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from router.cloud.config import CloudModelConfig
 class Price:
     input_per_token: float
     output_per_token: float
+    per_second: float = 0.0          # hardware time, for local models priced by the hour
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return prompt_tokens * self.input_per_token + completion_tokens * self.output_per_token
+    def cost(self, prompt_tokens: int, completion_tokens: int, seconds: float = 0.0) -> float:
+        return (prompt_tokens * self.input_per_token + completion_tokens * self.output_per_token
+                + seconds * self.per_second)
 
 
 FREE = Price(0.0, 0.0)
@@ -35,6 +37,11 @@ def litellm_price_map() -> dict:
         return {}
     path = Path(spec.submodule_search_locations[0]) / "model_prices_and_context_window_backup.json"
     return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def edge_price_of(usd_per_1m_tokens: float, usd_per_hour: float) -> Price:
+    """A local model: per token (input and output alike), and/or hardware by the hour of busy time."""
+    return Price(usd_per_1m_tokens / 1e6, usd_per_1m_tokens / 1e6, usd_per_hour / 3600)
 
 
 def price_of(config: CloudModelConfig) -> Price:

@@ -14,10 +14,11 @@ from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 from classifiers.signals import Scorer, Signals
 from router.answer import Answer, ChunkStream, Tier, Usage
-from router.budget import BudgetBook, Caps, seconds_to_midnight
+from router.budget import Caps, seconds_to_midnight
 from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
 from router.edge import EdgeModel
 from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
+from router.ledger import MemoryStore, Store
 from router.pricing import FREE, Price
 from router.redaction import Redaction
 from router.request import ChatRequest
@@ -59,11 +60,11 @@ class RoutedStream(Routed):
 
 class Router:
     def __init__(self, models: dict[str, Tier], scorer: Scorer, prices: dict[str, Price] | None = None,
-                 budgets: BudgetBook | None = None) -> None:
+                 store: Store | None = None) -> None:
         self.models = models
         self.scorer = scorer
         self.prices = prices or {}
-        self.budgets = budgets or BudgetBook()
+        self.store = store or MemoryStore()
         self.catalog = Catalog({name: ModelInfo(name, m.tier, getattr(m, "n_ctx", None))
                                 for name, m in models.items()})
 
@@ -73,7 +74,7 @@ class Router:
 
     def live_state(self, app: str, budget: AppBudget | None) -> LiveState:
         waits = [m.engine.wait_ms() for m in self.models.values() if isinstance(m, EdgeModel)]
-        left = self.budgets.left(app, budget.caps) if budget else None
+        left = self.store.left(app, budget.caps) if budget else None
         return LiveState(edge_queue_wait_ms=min(waits) if waits else 0.0, budget_left_usd=left)
 
     def decide(self, request: ChatRequest, app: str, policy: Policy,
@@ -114,7 +115,6 @@ class Router:
             model, answer, failures = await self._first_to_accept(
                 decision, lambda m: self._call(m, "complete", request, signals, decision))
             routed = RoutedAnswer(signals, decision, model, failures, answer=answer)
-        self._charge(app, routed.model, routed.answer.usage)
         return routed
 
     async def stream(self, request: ChatRequest, app: str, policy: Policy,
@@ -127,7 +127,6 @@ class Router:
             model, stream, failures = await self._first_to_accept(
                 decision, lambda m: self._call(m, "stream", request, signals, decision))
             routed = RoutedStream(signals, decision, model, failures, stream=stream)
-        routed.stream = SettledStream(routed.stream, lambda usage: self._charge(app, routed.model, usage))
         return routed
 
     def _cascades(self, decision: Decision) -> bool:
@@ -199,9 +198,9 @@ class Router:
                     raise
         raise AssertionError("a decision always has targets")  # decide() refuses an empty one
 
-    def _charge(self, app: str, model: Tier, usage: Usage) -> None:
-        price = self.prices.get(model.name, FREE)
-        self.budgets.charge(app, price.cost(usage.prompt_tokens, usage.completion_tokens))
+    def cost(self, model: str, usage: Usage, seconds: float = 0.0) -> float:
+        """What this usage of `model` cost, in USD (the ledger's one source of prices)."""
+        return self.prices.get(model, FREE).cost(usage.prompt_tokens, usage.completion_tokens, seconds)
 
 
 def _worth_another_tier(exc: EdgewayError) -> bool:
@@ -228,19 +227,6 @@ class MappedStream:
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-
-class SettledStream(MappedStream):
-    """Calls `settle(usage)` once, when the stream has been read to its end."""
-
-    def __init__(self, inner: ChunkStream, settle: Callable[[Usage], None]) -> None:
-        super().__init__(inner, lambda chunk: chunk)
-        self._settle = settle
-
-    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
-        async for chunk in self._inner:
-            yield chunk
-        self._settle(self._inner.usage)
 
 
 class ReplayedAnswer:

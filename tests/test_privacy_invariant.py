@@ -19,12 +19,13 @@ from classifiers import Scorer
 from edge_runtime import EdgeEngine, EdgeModelConfig
 from policies.policy import AppPolicy, Models
 from policies.schema import PolicyFile
-from router.budget import BudgetBook, Caps
+from router.budget import Caps
 from router.cloud.config import CloudModelConfig
 from router.cloud.openai_compat import HttpPool, OpenAICompatible
 from router.edge import EdgeModel
 from router.errors import EdgewayError
 from router.policy_rules import PolicyRules
+from router.ledger import MemoryStore
 from router.pricing import Price
 from router.request import parse_chat_request
 from router.routing import AppBudget, Router
@@ -161,7 +162,7 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
                                  api_base=upstream.url + "/v1", timeout_s=2)
         models = {name: EdgeModel(engine) for name, engine in engines.items()}
         models["cloud-a"] = OpenAICompatible(cloud, http)
-        budgets = BudgetBook()
+        budgets = MemoryStore()
         router = Router(models, scorer, {"cloud-a": Price(1e-6, 1e-6)}, budgets)
         app_policy = AppPolicy(policy_spec, Models(EDGES, CLOUDS))
         rules_ = PolicyRules(lambda: app_policy)

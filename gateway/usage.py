@@ -1,0 +1,149 @@
+"""GET /api/usage (the ledger, filtered and grouped, or as CSV) and GET /dashboard.
+
+An app key sees its own app only; the admin key sees every app. A browser passes the admin key
+as `?key=` to /dashboard, whose script then sends it as a bearer token.
+"""
+
+from __future__ import annotations
+
+import csv
+import hmac
+import io
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from gateway.http import JSON
+from router.errors import InvalidRequest, Unauthorized
+from router.ledger import UsageRow
+
+GROUPS = ("app", "route", "model", "rule", "day")
+DASHBOARD = Path(__file__).resolve().parent / "static" / "dashboard.html"
+
+
+def _caller_app(request: Request) -> str | None:
+    """None for the admin (every app); else the one app this key belongs to."""
+    gateway = request.app.state.gateway
+    header = request.headers.get("authorization", "")
+    key = header[7:].strip() if header.lower().startswith("bearer ") else request.query_params.get("key", "")
+    admin = gateway.config.admin_key
+    if admin is not None and key and hmac.compare_digest(key.encode(), admin.get_secret_value().encode()):
+        return None
+    if gateway.keys.open and admin is None:
+        return None  # no apps, no admin key: a loopback-only gateway, its operator sees everything
+    app = gateway.keys.find(key) if key else None
+    if app is None:
+        raise Unauthorized("Send the admin key, or an app key, as 'Authorization: Bearer <key>'.")
+    return app.name
+
+
+def _time(value: str | None, name: str) -> float | None:
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidRequest(f"'{name}' must be a date (2026-11-30), a date-time or Unix seconds; got {value!r}.",
+                             param=name) from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+def summarize(rows: list[UsageRow]) -> dict:
+    cost = sum(r.cost_usd for r in rows)
+    counterfactual = sum(r.counterfactual_usd for r in rows)
+    latencies = [r.latency_ms for r in rows if r.status == 200]
+    return {
+        "requests": len(rows), "errors": sum(r.status >= 400 for r in rows),
+        "edge_requests": sum(r.route == "edge" for r in rows), "cloud_requests": sum(r.route == "cloud" for r in rows),
+        "prompt_tokens": sum(r.prompt_tokens for r in rows), "completion_tokens": sum(r.completion_tokens for r in rows),
+        "cost_usd": round(cost, 6), "counterfactual_usd": round(counterfactual, 6),
+        "savings_usd": round(counterfactual - cost, 6),
+        "savings_pct": round(100 * (counterfactual - cost) / counterfactual, 1) if counterfactual else None,
+        "latency_p50_ms": _percentile(latencies, 0.5), "latency_p95_ms": _percentile(latencies, 0.95),
+        "ttft_p50_ms": _percentile([r.ttft_ms for r in rows if r.ttft_ms is not None], 0.5),
+    }
+
+
+def _budgets(request: Request, only: str | None) -> list[dict]:
+    gateway = request.app.state.gateway
+    out = []
+    for app in gateway.keys.apps():
+        budget = app.budget()
+        if budget is None or (only is not None and app.name != only):
+            continue
+        out.append({"app": app.name, "daily_usd": budget.caps.daily_usd, "monthly_usd": budget.caps.monthly_usd,
+                    "left_usd": round(gateway.router.store.left(app.name, budget.caps) or 0.0, 6),
+                    "on_exhausted": budget.on_exhausted})
+    return out
+
+
+async def api_usage(request: Request) -> Response:
+    only = _caller_app(request)
+    params = request.query_params
+    app = params.get("app") or None
+    if only is not None:
+        if app not in (None, only):
+            raise Unauthorized(f"This key belongs to app {only!r} and cannot read another app's usage.")
+        app = only
+    since, until = _time(params.get("from"), "from"), _time(params.get("to"), "to")
+    group_by = params.get("group_by", "day")
+    if group_by not in GROUPS:
+        raise InvalidRequest(f"'group_by' must be one of {list(GROUPS)}; got {group_by!r}.", param="group_by")
+    rows = await _rows(request, app, since, until)
+    if params.get("format") == "csv":
+        return _csv(rows)
+    groups: dict[str, list[UsageRow]] = {}
+    for row in rows:
+        groups.setdefault(row.day if group_by == "day" else str(getattr(row, group_by)), []).append(row)
+    return JSON({
+        "app": app, "from": since, "to": until, "group_by": group_by, "generated_at": time.time(),
+        "totals": summarize(rows),
+        "groups": [{"key": key, **summarize(group)} for key, group in sorted(groups.items())],
+        "split": [{"app": name, "route": route, "requests": n} for (name, route), n in sorted(_split(rows).items())],
+        "budgets": _budgets(request, app),
+        "recent": [r.as_dict() for r in rows[-50:][::-1]],
+    })
+
+
+async def _rows(request: Request, app: str | None, since: float | None, until: float | None) -> list[UsageRow]:
+    import asyncio
+
+    store = request.app.state.gateway.router.store
+    return await asyncio.to_thread(store.rows, app, since, until)
+
+
+def _split(rows: list[UsageRow]) -> dict[tuple[str, str], int]:
+    counts: dict[tuple[str, str], int] = {}
+    for r in rows:
+        counts[(r.app, r.route)] = counts.get((r.app, r.route), 0) + 1
+    return counts
+
+
+def _csv(rows: list[UsageRow]) -> Response:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(UsageRow.columns())
+    for row in rows:
+        writer.writerow([getattr(row, c) for c in UsageRow.columns()])
+    return Response(out.getvalue(), media_type="text/csv",
+                    headers={"content-disposition": 'attachment; filename="edgeway-usage.csv"'})
+
+
+async def dashboard(request: Request) -> Response:
+    if _caller_app(request) is not None:
+        raise Unauthorized("The dashboard needs the admin key: /dashboard?key=<admin key>.")
+    return HTMLResponse(DASHBOARD.read_text(encoding="utf-8"))

@@ -1,0 +1,37 @@
+"""One request, as the ledger keeps it: metadata and money, never the prompt or the answer."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass
+class UsageRow:
+    request_id: str
+    app: str
+    ts: float = field(default_factory=time.time)   # when the request arrived (Unix seconds)
+    route: str = "none"                            # edge | cloud | none (refused before any model)
+    model: str = ""
+    rule: str = ""
+    status: int = 200
+    stream: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    ttft_ms: float | None = None
+    latency_ms: float = 0.0
+    cost_usd: float = 0.0
+    counterfactual_usd: float = 0.0                # the same tokens on the app's default cloud model
+    error: str | None = None                       # the error code, for failed requests
+
+    @property
+    def day(self) -> str:
+        return time.strftime("%Y-%m-%d", time.gmtime(self.ts))
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        return [f.name for f in fields(cls)]

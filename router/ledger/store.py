@@ -1,0 +1,167 @@
+"""Where usage rows and spend live: `memory://` (default) or `sqlite:///path.db` (one node that keeps
+its history across restarts). Both keep budget counters in memory, so a budget check costs a dict
+lookup; SQLite writes go through a background thread, off the event loop, and the counters are
+rebuilt from the rows when the file is opened again.
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol
+
+from router.budget import BudgetBook, Caps
+from router.ledger.rows import UsageRow
+
+
+class Store(Protocol):
+    def append(self, row: UsageRow) -> None: ...
+
+    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
+             ) -> list[UsageRow]: ...
+
+    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None: ...
+
+    def charge(self, app: str, usd: float, now: float | None = None) -> None: ...
+
+    def healthy(self) -> bool: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._rows: list[UsageRow] = []
+        self._lock = threading.Lock()
+        self.budgets = BudgetBook()
+
+    def append(self, row: UsageRow) -> None:
+        with self._lock:
+            self._rows.append(row)
+        self.budgets.charge(row.app, row.cost_usd, row.ts)
+
+    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
+             ) -> list[UsageRow]:
+        with self._lock:
+            snapshot = list(self._rows)
+        return [r for r in snapshot if (app is None or r.app == app) and (since is None or r.ts >= since)
+                and (until is None or r.ts < until)]
+
+    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
+        return self.budgets.left(app, caps, now)
+
+    def charge(self, app: str, usd: float, now: float | None = None) -> None:
+        self.budgets.charge(app, usd, now)
+
+    def healthy(self) -> bool:
+        return True
+
+    def flush(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+_COLUMNS = UsageRow.columns()
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS usage (
+  request_id TEXT PRIMARY KEY, app TEXT NOT NULL, ts REAL NOT NULL, route TEXT, model TEXT, rule TEXT,
+  status INTEGER, stream INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER, ttft_ms REAL,
+  latency_ms REAL, cost_usd REAL, counterfactual_usd REAL, error TEXT);
+CREATE INDEX IF NOT EXISTS usage_app_ts ON usage (app, ts);
+"""
+_INSERT = f"INSERT OR REPLACE INTO usage ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+
+
+class SqliteStore:
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self.budgets = BudgetBook()
+        self._queue: queue.Queue[UsageRow | None | threading.Event] = queue.Queue()
+        db = sqlite3.connect(self.path)
+        db.executescript(_SCHEMA)
+        for app, ts, cost in db.execute("SELECT app, ts, cost_usd FROM usage WHERE cost_usd > 0"):
+            self.budgets.charge(app, cost, ts)
+        db.close()
+        self._error: str | None = None
+        self._writer = threading.Thread(target=self._write, name="ledger-sqlite", daemon=True)
+        self._writer.start()
+
+    def append(self, row: UsageRow) -> None:
+        self.budgets.charge(row.app, row.cost_usd, row.ts)
+        self._queue.put(row)
+
+    def _write(self) -> None:
+        db = sqlite3.connect(self.path)
+        db.execute("PRAGMA journal_mode=WAL")
+        while True:
+            item = self._queue.get()
+            if item is None:
+                break
+            if isinstance(item, threading.Event):
+                item.set()
+                continue
+            batch = [item]
+            while not self._queue.empty() and len(batch) < 500:
+                nxt = self._queue.get()
+                if nxt is None or isinstance(nxt, threading.Event):
+                    self._queue.put(nxt)  # handle it after this batch is written
+                    break
+                batch.append(nxt)
+            try:
+                with db:
+                    db.executemany(_INSERT, [tuple(getattr(r, c) for c in _COLUMNS) for r in batch])
+                self._error = None
+            except sqlite3.Error as exc:
+                self._error = str(exc)
+        db.close()
+
+    def flush(self) -> None:
+        """Wait until every row appended so far is on disk."""
+        done = threading.Event()
+        self._queue.put(done)
+        done.wait(timeout=30)
+
+    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
+             ) -> list[UsageRow]:
+        self.flush()
+        clauses, args = [], []
+        for clause, value in (("app = ?", app), ("ts >= ?", since), ("ts < ?", until)):
+            if value is not None:
+                clauses.append(clause)
+                args.append(value)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        db = sqlite3.connect(self.path)
+        try:
+            found = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM usage{where} ORDER BY ts", args).fetchall()
+        finally:
+            db.close()
+        return [UsageRow(**{**dict(zip(_COLUMNS, values)), "stream": bool(values[_COLUMNS.index("stream")])})
+                for values in found]
+
+    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
+        return self.budgets.left(app, caps, now)
+
+    def charge(self, app: str, usd: float, now: float | None = None) -> None:
+        self.budgets.charge(app, usd, now)
+
+    def healthy(self) -> bool:
+        return self._writer.is_alive() and self._error is None
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._writer.join(timeout=30)
+
+
+def open_store(url: str) -> Store:
+    if url in ("memory://", "memory"):
+        return MemoryStore()
+    if url.startswith("sqlite:///"):
+        return SqliteStore(url.removeprefix("sqlite:///"))
+    raise ValueError(f"unsupported store {url!r}: expected memory:// or sqlite:///path.db (redis:// is not "
+                     f"available yet)")

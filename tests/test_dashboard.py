@@ -1,0 +1,61 @@
+"""The cost dashboard in a real headless Chromium, driven by Playwright, on a seeded gateway."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, client_for
+from tests.test_ledger import ADMIN, ledger_gateway  # noqa: F401  (the seeded gateway fixture)
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+def _browser():
+    if CHROMIUM is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is not installed (apt-get install chromium); CI must run the dashboard test")
+        pytest.skip("chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    return sync_playwright()
+
+
+def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors(ledger_gateway, upstream):  # noqa: F811
+    alpha, beta = client_for(ledger_gateway, "alpha"), client_for(ledger_gateway, "beta")
+    for _ in range(3):
+        alpha.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hello"}], max_tokens=2)
+        beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hello"}])
+    with _browser() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1100})
+            problems: list[str] = []
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.on("requestfailed", lambda r: problems.append(f"{r.url} failed"))
+            page.goto(f"{ledger_gateway.url}/dashboard?key={ADMIN}")
+            page.wait_for_selector("body[data-ready=true]", timeout=15000)
+            assert page.locator("#c-spend rect.bar").count() >= 2          # spend and all-cloud bars
+            assert page.locator("#c-split rect.bar").count() >= 2          # edge and cloud shares
+            assert page.locator("#c-latency rect.bar").count() >= 2
+            assert page.locator("#c-rules rect.bar").count() >= 2
+            assert page.locator("#t-recent tbody tr").count() >= 6
+            assert page.locator("#k-savings").inner_text().endswith(")")   # "NN% ($X)"
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
+            assert problems == []
+            # everything the page loaded came from the gateway itself: no CDN
+            assert all(url.startswith(ledger_gateway.url) for url in _loaded(page))
+        finally:
+            browser.close()
+
+
+def _loaded(page) -> list[str]:
+    return page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")

@@ -1,0 +1,132 @@
+"""The usage ledger: one row per request, priced, queried through /api/usage, behind the right key."""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from typing import Iterator
+
+import httpx
+import openai
+import pytest
+
+from router.budget import Caps
+from router.ledger import MemoryStore, SqliteStore, UsageRow
+from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config
+
+ADMIN = "admin-key-for-tests-0123"
+DAY = 86400
+
+
+# --- the stores, one behaviour for each ----------------------------------------------------
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path):
+    made = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "ledger.db")
+    yield made
+    made.close()
+
+
+def row(app: str, ts: float, cost: float = 0.0, route: str = "cloud", **kw) -> UsageRow:
+    return UsageRow(request_id=f"{app}-{ts}-{cost}-{route}", app=app, ts=ts, route=route, cost_usd=cost, **kw)
+
+
+def test_a_store_keeps_rows_and_filters_them_by_app_and_time(store):
+    now = time.time()
+    store.append(row("a", now - 2 * DAY, 1.0))
+    store.append(row("a", now, 2.0, prompt_tokens=10, completion_tokens=5))
+    store.append(row("b", now, 4.0, route="edge"))
+    assert [r.cost_usd for r in store.rows(app="a")] == [1.0, 2.0]
+    assert [r.app for r in store.rows(since=now - DAY)] == ["a", "b"]
+    assert store.rows(app="a", since=now - DAY)[0].prompt_tokens == 10
+    assert store.rows(until=now - DAY)[0].cost_usd == 1.0
+
+
+def test_a_store_counts_spend_against_daily_and_monthly_caps(store):
+    now = time.time()
+    store.append(row("a", now, 3.0))
+    store.charge("a", 1.5, now)
+    assert store.left("a", Caps(daily_usd=10.0), now) == pytest.approx(5.5)
+    assert store.left("a", Caps(daily_usd=10.0, monthly_usd=6.0), now) == pytest.approx(1.5)
+    assert store.left("b", Caps(daily_usd=10.0), now) == pytest.approx(10.0)
+    assert store.left("a", Caps(), now) is None
+
+
+def test_sqlite_keeps_history_and_spend_across_restarts(tmp_path):
+    path = tmp_path / "ledger.db"
+    first = SqliteStore(path)
+    first.append(row("a", time.time(), 2.5))
+    first.close()
+    again = SqliteStore(path)
+    assert [r.cost_usd for r in again.rows()] == [2.5]
+    assert again.left("a", Caps(daily_usd=3.0)) == pytest.approx(0.5)
+    again.close()
+
+
+# --- the gateway writes the rows, /api/usage reads them -----------------------------------
+@pytest.fixture(scope="module")
+def ledger_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
+    tmp = tmp_path_factory.mktemp("ledger")
+    config = gateway_config(upstream.url, tmp, admin_key=ADMIN, store=f"sqlite:///{tmp / 'ledger.db'}")
+    config["cloud"]["models"][0]["price"] = {"input_per_1m": 1.0, "output_per_1m": 2.0}
+    process = GatewayProcess(config, tmp)
+    try:
+        yield process.wait_ready()
+    finally:
+        process.stop()
+
+
+def usage(gateway, key: str, **params) -> httpx.Response:
+    return httpx.get(gateway.url + "/api/usage", params=params, headers={"authorization": f"Bearer {key}"})
+
+
+def test_every_request_leaves_one_priced_row(ledger_gateway, upstream):
+    alpha, beta = client_for(ledger_gateway, "alpha"), client_for(ledger_gateway, "beta")
+    alpha.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], max_tokens=3)
+    chunks = list(beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}],
+                                               stream=True))
+    assert chunks
+    with pytest.raises(openai.BadRequestError):
+        alpha.chat.completions.create(model="auto", messages=[], max_tokens=3)
+    rows = {r["app"]: r for r in usage(ledger_gateway, ADMIN).json()["recent"] if r["status"] == 200}
+    edge, cloud = rows["alpha"], rows["beta"]
+    assert (edge["route"], edge["model"], edge["rule"]) == ("edge", "smollm2", "default-edge")
+    assert edge["cost_usd"] == 0 and edge["counterfactual_usd"] > 0 and edge["completion_tokens"] <= 3
+    assert (cloud["route"], cloud["stream"]) == ("cloud", True)
+    # a streamed answer is priced from its real usage: 13 completion tokens at $2 / 1M
+    assert cloud["completion_tokens"] == 13 and cloud["cost_usd"] == pytest.approx(
+        cloud["prompt_tokens"] * 1e-6 + 13 * 2e-6)
+    assert cloud["ttft_ms"] is not None and cloud["latency_ms"] >= cloud["ttft_ms"]
+    errors = [r for r in usage(ledger_gateway, ADMIN).json()["recent"] if r["status"] == 400]
+    assert errors and errors[0]["error"] == "empty_array" and errors[0]["route"] == "none"
+
+
+def test_usage_groups_and_the_savings_against_all_cloud(ledger_gateway, upstream):
+    body = usage(ledger_gateway, ADMIN, group_by="route").json()
+    keys = {g["key"]: g for g in body["groups"]}
+    assert {"edge", "cloud"} <= set(keys)
+    assert keys["edge"]["savings_usd"] > 0
+    totals = body["totals"]
+    assert totals["requests"] == sum(g["requests"] for g in body["groups"])
+    assert totals["savings_pct"] == pytest.approx(
+        100 * (totals["counterfactual_usd"] - totals["cost_usd"]) / totals["counterfactual_usd"], abs=0.1)
+    assert {g["key"] for g in usage(ledger_gateway, ADMIN, group_by="app").json()["groups"]} >= {"alpha", "beta"}
+    assert usage(ledger_gateway, ADMIN, group_by="colour").status_code == 400
+    assert usage(ledger_gateway, ADMIN, **{"from": "2999-01-01"}).json()["totals"]["requests"] == 0
+    assert usage(ledger_gateway, ADMIN, **{"from": "yesterday"}).status_code == 400
+
+
+def test_an_app_key_sees_only_its_own_app_and_no_key_sees_nothing(ledger_gateway, upstream):
+    mine = usage(ledger_gateway, APP_KEYS["alpha"], group_by="app").json()
+    assert [g["key"] for g in mine["groups"]] == ["alpha"]
+    assert usage(ledger_gateway, APP_KEYS["alpha"], app="beta").status_code == 401
+    assert httpx.get(ledger_gateway.url + "/api/usage").status_code == 401
+    assert httpx.get(ledger_gateway.url + "/dashboard", params={"key": APP_KEYS["alpha"]}).status_code == 401
+
+
+def test_usage_exports_as_csv(ledger_gateway, upstream):
+    response = usage(ledger_gateway, ADMIN, format="csv")
+    assert response.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    assert rows and set(UsageRow.columns()) == set(rows[0])
+    assert "Hi" not in response.text  # metadata only: no prompt text
