@@ -8,7 +8,7 @@ import logging
 import time
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -47,6 +47,7 @@ class Gateway:
     keys: AppKeys
     http: cloud.HttpPool
     policies: PolicyFiles
+    metrics: Any = None                  # gateway.metrics.RequestMetrics, set by create_app
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
     background: set[asyncio.Task] = field(default_factory=set)
@@ -134,7 +135,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         lifespan=lifespan,
     )
     app.state.gateway = gateway
-    app.state.registry = metrics.registry_for(gateway)
+    app.state.registry, gateway.metrics = metrics.registry_for(gateway)
     return app
 
 

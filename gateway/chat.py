@@ -76,6 +76,8 @@ class Visit:
             reference = self.app.reference()
             row.counterfactual_usd = router.cost(reference, usage) if reference else 0.0
         router.store.append(row)
+        if self.gateway.metrics is not None:
+            self.gateway.metrics.observe(row)
 
 
 async def completions(request: Request) -> Response:

@@ -1,12 +1,12 @@
 """GET /metrics: Prometheus text exposition.
 
-Collected at scrape time from the state the gateway already keeps (policy files, edge engines), so
-nothing on the request path updates a metric twice.
+Request metrics are counted from the ledger's usage rows (`RequestMetrics.observe`, once per row);
+policy and edge state is read at scrape time from what the gateway already keeps.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from starlette.requests import Request
 from starlette.responses import Response
@@ -38,10 +38,40 @@ class GatewayCollector:
         yield from (queue, outstanding)
 
 
-def registry_for(gateway) -> CollectorRegistry:
+_LABELS = ("app", "route", "model", "status")
+_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class RequestMetrics:
+    """Counters and histograms of requests, tokens, cost and savings, fed by usage rows."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter("edgeway_requests", "Chat completion requests", _LABELS, registry=registry)
+        self.tokens = Counter("edgeway_tokens", "Tokens", _LABELS + ("kind",), registry=registry)
+        self.cost = Counter("edgeway_cost_usd", "What the requests cost", _LABELS, registry=registry)
+        self.savings = Counter("edgeway_savings_usd", "All-cloud counterfactual minus cost", _LABELS,
+                               registry=registry)
+        self.ttft = Histogram("edgeway_time_to_first_token_seconds", "Time to first token", ("app", "route"),
+                              buckets=_BUCKETS, registry=registry)
+        self.latency = Histogram("edgeway_request_duration_seconds", "Total request time", ("app", "route"),
+                                 buckets=_BUCKETS, registry=registry)
+
+    def observe(self, row) -> None:
+        labels = (row.app, row.route, row.model, str(row.status))
+        self.requests.labels(*labels).inc()
+        self.tokens.labels(*labels, "prompt").inc(row.prompt_tokens)
+        self.tokens.labels(*labels, "completion").inc(row.completion_tokens)
+        self.cost.labels(*labels).inc(row.cost_usd)
+        self.savings.labels(*labels).inc(max(0.0, row.counterfactual_usd - row.cost_usd))
+        if row.ttft_ms is not None:
+            self.ttft.labels(row.app, row.route).observe(row.ttft_ms / 1e3)
+        self.latency.labels(row.app, row.route).observe(row.latency_ms / 1e3)
+
+
+def registry_for(gateway) -> tuple[CollectorRegistry, RequestMetrics]:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(GatewayCollector(gateway))
-    return registry
+    return registry, RequestMetrics(registry)
 
 
 async def metrics(request: Request) -> Response:

@@ -130,3 +130,14 @@ def test_usage_exports_as_csv(ledger_gateway, upstream):
     rows = list(csv.DictReader(io.StringIO(response.text)))
     assert rows and set(UsageRow.columns()) == set(rows[0])
     assert "Hi" not in response.text  # metadata only: no prompt text
+
+
+def test_metrics_count_requests_tokens_cost_and_latency(ledger_gateway, upstream):
+    client_for(ledger_gateway, "beta").chat.completions.create(model="auto",
+                                                              messages=[{"role": "user", "content": "Hi"}])
+    text = httpx.get(ledger_gateway.url + "/metrics").text
+    assert 'edgeway_requests_total{app="beta",model="gpt-fake",route="cloud",status="200"}' in text
+    assert 'edgeway_tokens_total{app="beta",kind="completion",model="gpt-fake",route="cloud",status="200"}' in text
+    assert "edgeway_cost_usd_total" in text and "edgeway_savings_usd_total" in text
+    assert 'edgeway_request_duration_seconds_bucket{app="beta",le="0.005",route="cloud"}' in text
+    assert 'edgeway_edge_queue_depth{model="smollm2"} 0.0' in text
