@@ -57,9 +57,11 @@ class Visit:
         self.app = app
         self.started = time.perf_counter()
         self.row = UsageRow(request_id=request.state.request_id, app=app.name, stream=stream)
+        self.reserved = 0.0
 
     def routed(self, routed: Routed) -> None:
         self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
+        self.reserved = routed.decision.reserved_usd
 
     def first_token(self) -> None:
         if self.row.ttft_ms is None:
@@ -75,7 +77,7 @@ class Visit:
             row.cost_usd = router.cost(row.model, usage, busy)
             reference = self.app.reference()
             row.counterfactual_usd = router.cost(reference, usage) if reference else 0.0
-        router.store.append(row)
+        router.store.append(row, reserved=self.reserved)
         if self.gateway.metrics is not None:
             self.gateway.metrics.observe(row)
 

@@ -66,6 +66,13 @@ class GatewayConfig(Strict):
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else self._base_dir / candidate
 
+    @field_validator("store")
+    @classmethod
+    def _known_store(cls, value: str) -> str:
+        if not value.startswith(("memory://", "sqlite:///", "redis://", "rediss://", "unix://")):
+            raise ValueError("expected memory://, sqlite:///path.db or redis://host:port/db")
+        return value
+
     @field_validator("admin_key")
     @classmethod
     def _empty_is_none(cls, value: SecretStr | None) -> SecretStr | None:

@@ -20,7 +20,8 @@ async def healthz(request: Request) -> Response:
 async def readyz(request: Request) -> Response:
     gateway = request.app.state.gateway
     ready = gateway.edge.ready
-    body = {"status": "ready" if ready else "loading",
+    store = gateway.router.store.status()
+    body = {"status": ("ready" if store == "ok" else "degraded") if ready else "loading", "store": store,
             "ready_seconds": None if gateway.ready_seconds is None else round(gateway.ready_seconds, 3),
             "edge": [dataclasses.asdict(s) for s in gateway.edge.states()],
             "cloud": [m.name for m in gateway.config.cloud.models],

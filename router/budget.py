@@ -42,9 +42,25 @@ class BudgetBook:
         return min(lefts) if lefts else None
 
     def charge(self, app: str, usd: float, now: float | None = None) -> None:
-        if usd <= 0:
+        """Add `usd` (negative to give back what a reservation over-estimated)."""
+        if not usd:
             return
         day, month = _periods(time.time() if now is None else now)
         with self._lock:
             for key in ((app, day), (app, month)):
                 self._spent[key] = self._spent.get(key, 0.0) + usd
+
+    def admit(self, app: str, caps: Caps, estimate: float, now: float | None = None) -> bool:
+        """Atomically: if every cap still has room, reserve `estimate` against it and say yes. The
+        reservation is settled when the request's real cost is known, so requests racing at the
+        limit overspend by at most one request's cost."""
+        now = time.time() if now is None else now
+        day, month = _periods(now)
+        with self._lock:
+            spent = {"daily": self._spent.get((app, day), 0.0), "monthly": self._spent.get((app, month), 0.0)}
+            if any(cap is not None and spent[name] >= cap
+                   for name, cap in (("daily", caps.daily_usd), ("monthly", caps.monthly_usd))):
+                return False
+            for key in ((app, day), (app, month)):
+                self._spent[key] = self._spent.get(key, 0.0) + estimate
+        return True

@@ -31,6 +31,7 @@ class Decision:
     redact: bool = False             # mask private data before a cloud model sees the prompt
     cascade: Escalation | None = None
     trace: tuple[dict[str, Any], ...] = ()   # every rule looked at: matched or not, on which values
+    reserved_usd: float = 0.0        # budget held for this request until its cost is known
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

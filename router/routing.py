@@ -25,6 +25,7 @@ from router.request import ChatRequest
 
 log = logging.getLogger("edgeway.router")
 T = TypeVar("T")
+ESTIMATED_ANSWER_TOKENS = 1024  # reserved for a request that names no max_tokens
 
 
 @dataclass(frozen=True)
@@ -89,14 +90,38 @@ class Router:
             raise Forbidden(decision.deny)
         if budget is not None and live.budget_left_usd is not None and live.budget_left_usd <= 0:
             decision = self._over_budget(decision, budget)
-        if not decision.cloud_allowed:
-            # Whatever a policy said, a request kept local has only local targets.
-            decision = dataclasses.replace(decision, cascade=None, targets=tuple(
-                t for t in decision.targets if self.models[t].tier == "edge"))
+        decision = self._local_only(decision)
         if not decision.targets:
             raise NoCapacity(f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
                              retry_after=5)
+        if budget is not None:
+            estimate = self._estimate(decision, signals)
+            if not self.store.admit(app, budget.caps, estimate):  # spent meanwhile, by a request racing this one
+                decision = self._local_only(self._over_budget(decision, budget))
+            else:
+                decision = dataclasses.replace(decision, reserved_usd=estimate)
         return signals, decision
+
+    def _local_only(self, decision: Decision) -> Decision:
+        if decision.cloud_allowed:
+            return decision
+        # Whatever a policy said, a request kept local has only local targets.
+        return dataclasses.replace(decision, cascade=None, targets=tuple(
+            t for t in decision.targets if self.models[t].tier == "edge"))
+
+    def _estimate(self, decision: Decision, signals: Signals) -> float:
+        """The most this request may cost: its first cloud target at the requested max_tokens."""
+        cloud = next((t for t in decision.targets if self.models[t].tier == "cloud"), None)
+        if decision.cascade is not None:
+            cloud = cloud or decision.cascade.target
+        if cloud is None:
+            return 0.0
+        return self.prices.get(cloud, FREE).cost(signals.prompt_tokens, signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
+
+    def release(self, app: str, decision: Decision) -> None:
+        """Give back a reservation for a request that ended without a usage row's charge."""
+        if decision.reserved_usd:
+            self.store.charge(app, -decision.reserved_usd)
 
     def _over_budget(self, decision: Decision, budget: AppBudget) -> Decision:
         if budget.on_exhausted == "deny":
@@ -109,25 +134,29 @@ class Router:
     async def complete(self, request: ChatRequest, app: str, policy: Policy,
                        budget: AppBudget | None = None) -> RoutedAnswer:
         signals, decision = self.decide(request, app, policy, budget)
-        if self._cascades(decision):
-            routed = await self._cascade(request, signals, decision, "complete")
-        else:
+        try:
+            if self._cascades(decision):
+                return await self._cascade(request, signals, decision, "complete")
             model, answer, failures = await self._first_to_accept(
                 decision, lambda m: self._call(m, "complete", request, signals, decision))
-            routed = RoutedAnswer(signals, decision, model, failures, answer=answer)
-        return routed
+            return RoutedAnswer(signals, decision, model, failures, answer=answer)
+        except BaseException:
+            self.release(app, decision)
+            raise
 
     async def stream(self, request: ChatRequest, app: str, policy: Policy,
                      budget: AppBudget | None = None) -> RoutedStream:
         """Open a stream on the first target that accepts; fallbacks apply until then only."""
         signals, decision = self.decide(request, app, policy, budget)
-        if self._cascades(decision):
-            routed = await self._cascade(request, signals, decision, "stream")
-        else:
+        try:
+            if self._cascades(decision):
+                return await self._cascade(request, signals, decision, "stream")
             model, stream, failures = await self._first_to_accept(
                 decision, lambda m: self._call(m, "stream", request, signals, decision))
-            routed = RoutedStream(signals, decision, model, failures, stream=stream)
-        return routed
+            return RoutedStream(signals, decision, model, failures, stream=stream)
+        except BaseException:
+            self.release(app, decision)
+            raise
 
     def _cascades(self, decision: Decision) -> bool:
         return decision.cascade is not None and self.models[decision.targets[0]].tier == "edge"

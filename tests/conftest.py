@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -64,6 +65,49 @@ class GatewayProcess:
                 self.process.kill()
                 self.process.wait()
         self._log.close()
+
+
+class RedisServer:
+    """A real redis-server on a free loopback port, its data in a temporary folder."""
+
+    def __init__(self, folder: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            if os.environ.get("CI") == "true":
+                pytest.fail("redis-server is not installed (apt-get install redis-server); CI must run these tests")
+            pytest.skip("redis-server is not installed")
+        self.binary, self.folder, self.port = binary, folder, free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "RedisServer":
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder), "--save", "",
+             "--appendonly", "yes", "--protected-mode", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        import redis
+
+        while time.monotonic() < deadline:
+            try:
+                redis.Redis(port=self.port).ping()
+                return self
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path).start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

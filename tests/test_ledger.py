@@ -20,9 +20,14 @@ DAY = 86400
 
 
 # --- the stores, one behaviour for each ----------------------------------------------------
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def store(request, tmp_path):
-    made = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "ledger.db")
+    if request.param == "redis":
+        from router.ledger.redis_store import RedisStore
+
+        made = RedisStore(request.getfixturevalue("redis_server").url)
+    else:
+        made = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "ledger.db")
     yield made
     made.close()
 
@@ -50,6 +55,18 @@ def test_a_store_counts_spend_against_daily_and_monthly_caps(store):
     assert store.left("a", Caps(daily_usd=10.0, monthly_usd=6.0), now) == pytest.approx(1.5)
     assert store.left("b", Caps(daily_usd=10.0), now) == pytest.approx(10.0)
     assert store.left("a", Caps(), now) is None
+
+
+def test_admission_reserves_the_estimate_until_the_row_settles_it(store):
+    caps = Caps(daily_usd=1.0)
+    assert store.admit("a", caps, 0.6)
+    assert store.admit("a", caps, 0.6)          # 0.6 reserved < 1.0: one more may start
+    assert not store.admit("a", caps, 0.6)      # 1.2 reserved: at the cap, refused
+    store.append(row("a", time.time(), 0.1), reserved=0.6)
+    store.append(row("a", time.time(), 0.1), reserved=0.6)
+    assert store.left("a", caps) == pytest.approx(0.8)
+    store.flush()  # shared stores settle in the background
+    assert store.admit("a", caps, 0.6)
 
 
 def test_sqlite_keeps_history_and_spend_across_restarts(tmp_path):

@@ -17,7 +17,10 @@ from router.ledger.rows import UsageRow
 
 
 class Store(Protocol):
-    def append(self, row: UsageRow) -> None: ...
+    def append(self, row: UsageRow, reserved: float = 0.0) -> None:
+        """Keep the row and charge its cost, less what was reserved for it at admission."""
+
+    def admit(self, app: str, caps: Caps, estimate: float) -> bool: ...
 
     def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
              ) -> list[UsageRow]: ...
@@ -26,7 +29,7 @@ class Store(Protocol):
 
     def charge(self, app: str, usd: float, now: float | None = None) -> None: ...
 
-    def healthy(self) -> bool: ...
+    def status(self) -> str: ...          # "ok", or "degraded" with a reason
 
     def flush(self) -> None: ...
 
@@ -39,10 +42,13 @@ class MemoryStore:
         self._lock = threading.Lock()
         self.budgets = BudgetBook()
 
-    def append(self, row: UsageRow) -> None:
+    def append(self, row: UsageRow, reserved: float = 0.0) -> None:
         with self._lock:
             self._rows.append(row)
-        self.budgets.charge(row.app, row.cost_usd, row.ts)
+        self.budgets.charge(row.app, row.cost_usd - reserved, row.ts)
+
+    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
+        return self.budgets.admit(app, caps, estimate)
 
     def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
              ) -> list[UsageRow]:
@@ -57,8 +63,8 @@ class MemoryStore:
     def charge(self, app: str, usd: float, now: float | None = None) -> None:
         self.budgets.charge(app, usd, now)
 
-    def healthy(self) -> bool:
-        return True
+    def status(self) -> str:
+        return "ok"
 
     def flush(self) -> None:
         return None
@@ -92,9 +98,12 @@ class SqliteStore:
         self._writer = threading.Thread(target=self._write, name="ledger-sqlite", daemon=True)
         self._writer.start()
 
-    def append(self, row: UsageRow) -> None:
-        self.budgets.charge(row.app, row.cost_usd, row.ts)
+    def append(self, row: UsageRow, reserved: float = 0.0) -> None:
+        self.budgets.charge(row.app, row.cost_usd - reserved, row.ts)
         self._queue.put(row)
+
+    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
+        return self.budgets.admit(app, caps, estimate)
 
     def _write(self) -> None:
         db = sqlite3.connect(self.path)
@@ -150,8 +159,10 @@ class SqliteStore:
     def charge(self, app: str, usd: float, now: float | None = None) -> None:
         self.budgets.charge(app, usd, now)
 
-    def healthy(self) -> bool:
-        return self._writer.is_alive() and self._error is None
+    def status(self) -> str:
+        if not self._writer.is_alive():
+            return "degraded: the ledger writer stopped"
+        return f"degraded: {self._error}" if self._error else "ok"
 
     def close(self) -> None:
         self._queue.put(None)
@@ -163,5 +174,8 @@ def open_store(url: str) -> Store:
         return MemoryStore()
     if url.startswith("sqlite:///"):
         return SqliteStore(url.removeprefix("sqlite:///"))
-    raise ValueError(f"unsupported store {url!r}: expected memory:// or sqlite:///path.db (redis:// is not "
-                     f"available yet)")
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from router.ledger.redis_store import RedisStore
+
+        return RedisStore(url)
+    raise ValueError(f"unsupported store {url!r}: expected memory://, sqlite:///path.db or redis://host:port/db")

@@ -1,0 +1,179 @@
+"""`redis://host:port/db`: the ledger and budgets shared by many gateway replicas.
+
+- Admission is one Lua script: it checks the app's daily and monthly spend against the caps and,
+  if there is room, reserves the request's estimated cost, atomically; the row's real cost settles
+  the reservation later. Replicas racing at the limit overspend by at most one request's cost.
+- Rows and charges are written by a background thread, off the event loop.
+- Redis down: the gateway keeps serving. Budgets are enforced from local counters (the last spend
+  read from Redis plus what this replica spent since), `status()` says degraded (shown by /readyz),
+  and the rows wait in memory until Redis is back, then are written: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+
+import redis
+
+from router.budget import BudgetBook, Caps, _periods
+from router.ledger.rows import UsageRow
+
+ROWS = "edgeway:usage"
+_ADMIT = """
+local day, month = tonumber(redis.call('GET', KEYS[1]) or '0'), tonumber(redis.call('GET', KEYS[2]) or '0')
+local day_cap, month_cap, estimate = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if (day_cap >= 0 and day >= day_cap) or (month_cap >= 0 and month >= month_cap) then
+  return {0, tostring(day), tostring(month)}
+end
+if estimate > 0 then
+  day = tonumber(redis.call('INCRBYFLOAT', KEYS[1], ARGV[3]))
+  month = tonumber(redis.call('INCRBYFLOAT', KEYS[2], ARGV[3]))
+  redis.call('EXPIRE', KEYS[1], 172800)
+  redis.call('EXPIRE', KEYS[2], 3456000)
+end
+return {1, tostring(day), tostring(month)}
+"""
+RETRY_SECONDS = 0.5
+
+
+def _keys(app: str, now: float) -> tuple[str, str]:
+    day, month = _periods(now)
+    return f"edgeway:spend:{app}:{day}", f"edgeway:spend:{app}:{month}"
+
+
+class RedisStore:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._redis = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+        self._admit = self._redis.register_script(_ADMIT)
+        self._local = BudgetBook()          # spend as last seen in Redis, plus this replica's since
+        self._backlog: queue.Queue = queue.Queue()
+        self._error: str | None = None
+        self._closing = threading.Event()
+        self._give_up_at = float("inf")
+        self._writer = threading.Thread(target=self._write, name="ledger-redis", daemon=True)
+        self._writer.start()
+
+    # --- budgets --------------------------------------------------------------------------
+    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
+        now = time.time()
+        try:
+            allowed, day, month = self._admit(keys=list(_keys(app, now)), args=[
+                -1 if caps.daily_usd is None else caps.daily_usd,
+                -1 if caps.monthly_usd is None else caps.monthly_usd, estimate])
+        except redis.RedisError as exc:
+            self._degraded(exc)
+            return self._local.admit(app, caps, estimate, now)
+        self._seen(app, now, float(day), float(month))
+        return bool(allowed)
+
+    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
+        return self._local.left(app, caps, now)
+
+    def charge(self, app: str, usd: float, now: float | None = None) -> None:
+        self._local.charge(app, usd, now)
+        self._backlog.put(("charge", app, usd, time.time() if now is None else now))
+
+    def _seen(self, app: str, now: float, day: float, month: float) -> None:
+        """Bring the local counters to what Redis says (they are the fallback when it is down)."""
+        day_key, month_key = _periods(now)
+        with self._local._lock:
+            self._local._spent[(app, day_key)] = day
+            self._local._spent[(app, month_key)] = month
+
+    # --- rows -----------------------------------------------------------------------------
+    def append(self, row: UsageRow, reserved: float = 0.0) -> None:
+        self._local.charge(row.app, row.cost_usd - reserved, row.ts)
+        self._backlog.put(("row", row, row.cost_usd - reserved))
+
+    def _write(self) -> None:
+        pending: list = []
+        while not (self._closing.is_set() and not pending and self._backlog.empty()):
+            try:
+                pending.append(self._backlog.get(timeout=0.2))
+            except queue.Empty:
+                if self._error is not None and not pending:
+                    self._probe()
+            while not self._backlog.empty() and len(pending) < 500:
+                pending.append(self._backlog.get())
+            if not pending:
+                continue
+            try:
+                self._flush(pending)
+            except redis.RedisError as exc:
+                self._degraded(exc)
+                if self._closing.wait(RETRY_SECONDS) and time.monotonic() > self._give_up_at:
+                    break
+                continue
+            pending = []
+            self._error = None
+
+    def _probe(self) -> None:
+        try:
+            self._redis.ping()
+            self._error = None
+        except redis.RedisError as exc:
+            self._degraded(exc)
+
+    def _flush(self, items: list) -> None:
+        pipe = self._redis.pipeline(transaction=True)
+        for item in items:
+            if isinstance(item, threading.Event):
+                continue
+            kind, *rest = item
+            if kind == "row":
+                row, charge = rest
+                pipe.zadd(ROWS, {json.dumps(row.as_dict(), sort_keys=True): row.ts})
+                self._charge_in(pipe, row.app, charge, row.ts)
+            else:
+                app, usd, ts = rest
+                self._charge_in(pipe, app, usd, ts)
+        pipe.execute()
+        for item in items:
+            if isinstance(item, threading.Event):
+                item.set()
+
+    @staticmethod
+    def _charge_in(pipe, app: str, usd: float, ts: float) -> None:
+        if usd:
+            day_key, month_key = _keys(app, ts)
+            pipe.incrbyfloat(day_key, usd)
+            pipe.expire(day_key, 172800)
+            pipe.incrbyfloat(month_key, usd)
+            pipe.expire(month_key, 3456000)
+
+    def flush(self, timeout: float = 10) -> bool:
+        done = threading.Event()
+        self._backlog.put(done)
+        return done.wait(timeout)
+
+    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
+             ) -> list[UsageRow]:
+        self.flush(timeout=2)
+        try:
+            raw = self._redis.zrangebyscore(ROWS, "-inf" if since is None else since,
+                                            "+inf" if until is None else f"({until}")
+        except redis.RedisError as exc:
+            self._degraded(exc)
+            return []
+        rows = [UsageRow(**json.loads(item)) for item in raw]
+        return [r for r in rows if app is None or r.app == app]
+
+    # --- health ---------------------------------------------------------------------------
+    def _degraded(self, exc: Exception) -> None:
+        self._error = f"{type(exc).__name__}: {exc}"
+
+    def status(self) -> str:
+        if self._error is None:
+            return "ok"
+        return f"degraded: redis unreachable ({self._error}); budgets from local counters, " \
+               f"{self._backlog.qsize()} queued writes"
+
+    def close(self) -> None:
+        self._give_up_at = time.monotonic() + 5  # on shutdown, wait a little for Redis, then stop
+        self._closing.set()
+        self._writer.join(timeout=10)
+        self._redis.close()

@@ -1,0 +1,99 @@
+"""Many gateway replicas on one real Redis: a global budget, and Redis going away and coming back."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import openai
+import pytest
+import redis
+
+from tests.conftest import GatewayProcess, gateway_config
+
+KEY = "shared-app-key-0123456789"
+POLICY = """
+app: shared
+defaults: {cloud: gpt-fake}
+budget: {daily_usd: 0.1, on_exhausted: deny}
+rules:
+  - name: cloud
+    route: cloud
+"""
+PRICE = {"input_per_1m": 1000.0, "output_per_1m": 1000.0}   # $0.001 a token
+MAX_TOKENS = 20
+
+
+def shared_config(upstream, tmp, store: str) -> dict:
+    (tmp / "shared.yaml").write_text(POLICY)
+    config = gateway_config(upstream.url, tmp, store=store)
+    config["cloud"]["models"][0]["price"] = PRICE
+    config["apps"] = [{"name": "shared", "key": KEY, "policy": str(tmp / "shared.yaml")}]
+    return config
+
+
+def ask(gateway: GatewayProcess) -> int:
+    client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEY, max_retries=0)
+    try:
+        client.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}],
+                                       max_tokens=MAX_TOKENS)
+        return 200
+    except openai.APIStatusError as exc:
+        return exc.status_code
+
+
+def spend(server) -> float:
+    client = redis.Redis(port=server.port)
+    return sum(float(client.get(k)) for k in client.keys("edgeway:spend:shared:????-??-??"))
+
+
+def test_two_replicas_on_one_redis_hold_one_daily_budget(upstream, redis_server, tmp_path):
+    config = shared_config(upstream, tmp_path, redis_server.url)
+    first, second = GatewayProcess(config, tmp_path), GatewayProcess(config, tmp_path)
+    try:
+        first.wait_ready(), second.wait_ready()
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(lambda i: ask(first if i % 2 else second), range(24)))
+        time.sleep(1)  # the replicas settle their reservations in the background
+        assert statuses.count(200) >= 2 and statuses.count(429) >= 10, statuses
+        one_request = (MAX_TOKENS + 50) * 0.001   # the most a request may cost here
+        assert 0.1 <= spend(redis_server) <= 0.1 + one_request
+        assert set(statuses) <= {200, 429}
+        rows = redis.Redis(port=redis_server.port).zcard("edgeway:usage")
+        assert rows == len(statuses)
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_redis_down_the_gateway_serves_reports_degraded_and_writes_the_missed_rows_later(upstream, redis_server,
+                                                                                          tmp_path):
+    config = shared_config(upstream, tmp_path, redis_server.url)
+    config["apps"][0]["policy"] = None   # no budget here: the plain rules, edge first
+    gateway = GatewayProcess(config, tmp_path)
+    client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEY, max_retries=0)
+    try:
+        gateway.wait_ready()
+        client.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], max_tokens=2)
+        redis_server.stop()
+        for _ in range(4):
+            answer = client.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}],
+                                                    max_tokens=2)
+            assert answer.choices[0].message.content is not None
+        deadline = time.monotonic() + 5
+        while httpx.get(gateway.url + "/readyz").json()["status"] != "degraded":
+            assert time.monotonic() < deadline, "the gateway did not report the outage"
+            time.sleep(0.1)
+        assert "redis unreachable" in httpx.get(gateway.url + "/readyz").json()["store"]
+        redis_server.start()
+        deadline = time.monotonic() + 10
+        while httpx.get(gateway.url + "/readyz").json()["status"] != "ready":
+            assert time.monotonic() < deadline, "the gateway did not recover"
+            time.sleep(0.1)
+        assert redis.Redis(port=redis_server.port).zcard("edgeway:usage") == 5
+    finally:
+        gateway.stop()
+
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
