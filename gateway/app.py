@@ -77,7 +77,8 @@ def build_gateway(config: GatewayConfig) -> Gateway:
         if source is None:
             return App(name, PlainRules(router.catalog), reference=lambda: first_cloud)
         rules = PolicyRules(lambda: policies.current(source))
-        return App(name, rules, rules.budget, lambda: policies.current(source).spec.defaults.cloud or first_cloud)
+        return App(name, rules, rules.budget, lambda: policies.current(source).spec.defaults.cloud or first_cloud,
+                   rules.limits)
 
     apps = [(a.key.get_secret_value(), app_for(a.name)) for a in config.apps]
     open_app = None if config.apps else app_for("default")

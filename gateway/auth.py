@@ -18,6 +18,7 @@ class App:
     policy: Policy
     budget: Callable[[], Any] = lambda: None   # -> router.routing.AppBudget | None, read per request
     reference: Callable[[], str | None] = lambda: None  # the cloud model of the all-cloud counterfactual
+    limits: Callable[[], Any] = lambda: None   # -> router.limits.Limits | None, read per request
 
 
 def key_hash(key: str) -> bytes:

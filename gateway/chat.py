@@ -90,12 +90,12 @@ async def completions(request: Request) -> Response:
         visit.row.stream = chat.stream
         router = request.app.state.gateway.router
         if not chat.stream:
-            routed = await router.complete(chat, app.name, app.policy, app.budget())
+            routed = await router.complete(chat, app.name, app.policy, app.budget(), app.limits())
             visit.routed(routed)
             visit.first_token()
             visit.end(routed.answer.usage)
             return JSON(routed.answer.body, headers=_headers(request, routed))
-        routed = await router.stream(chat, app.name, app.policy, app.budget())
+        routed = await router.stream(chat, app.name, app.policy, app.budget(), app.limits())
     except EdgewayError as exc:
         visit.end(status=exc.status, error=exc.code)
         raise

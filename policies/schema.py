@@ -147,9 +147,15 @@ class Budget(Strict):
         return self
 
 
+class RateLimits(Strict):
+    requests_per_minute: int | None = Field(None, ge=1)
+    tokens_per_minute: int | None = Field(None, ge=1)   # prompt tokens + max_tokens, at admission
+
+
 class PolicyFile(Strict):
     app: str | None = None
     defaults: Defaults = Field(default_factory=Defaults)
     allow_cloud: bool = True              # false: nothing of this app ever leaves the machine
     budget: Budget | None = None
+    limits: RateLimits | None = None
     rules: list[Rule] = Field(min_length=1)

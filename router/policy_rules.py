@@ -9,6 +9,7 @@ from classifiers.signals import Signals
 from policies.conditions import Facts
 from policies.policy import AppPolicy
 from router.budget import Caps
+from router.limits import Limits
 from router.decision import Decision, Escalation, LiveState
 from router.request import ChatRequest
 
@@ -39,6 +40,10 @@ class PolicyRules:
         if spec is None:
             return None
         return AppBudget(Caps(spec.daily_usd, spec.monthly_usd), spec.on_exhausted)
+
+    def limits(self) -> Limits | None:
+        spec = self.current().spec.limits
+        return None if spec is None else Limits(spec.requests_per_minute, spec.tokens_per_minute)
 
     def decide(self, signals: Signals, request: ChatRequest, live: LiveState) -> Decision:
         policy = self.current()

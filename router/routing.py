@@ -19,6 +19,7 @@ from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
 from router.edge import EdgeModel
 from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
 from router.ledger import MemoryStore, Store
+from router.limits import Limits
 from router.pricing import FREE, Price
 from router.redaction import Redaction
 from router.request import ChatRequest
@@ -78,8 +79,8 @@ class Router:
         left = self.store.left(app, budget.caps) if budget else None
         return LiveState(edge_queue_wait_ms=min(waits) if waits else 0.0, budget_left_usd=left)
 
-    def decide(self, request: ChatRequest, app: str, policy: Policy,
-               budget: AppBudget | None = None) -> tuple[Signals, Decision]:
+    def decide(self, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None = None,
+               limits: Limits | None = None) -> tuple[Signals, Decision]:
         if request.model != "auto" and request.model not in self.models:
             raise ModelNotFound(f"The model {request.model!r} does not exist on this gateway; GET /v1/models lists "
                                 f"the models you can use.", param="model")
@@ -94,6 +95,13 @@ class Router:
         if not decision.targets:
             raise NoCapacity(f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
                              retry_after=5)
+        if limits is not None:
+            tokens = signals.prompt_tokens + (signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
+            wait = self.store.take(app, tokens, limits)
+            if wait is not None:
+                raise RateLimited(f"This app's rate limit ({limits.requests_per_minute or '-'} requests, "
+                                  f"{limits.tokens_per_minute or '-'} tokens per minute) is reached.",
+                                  retry_after=wait)
         if budget is not None:
             estimate = self._estimate(decision, signals)
             if not self.store.admit(app, budget.caps, estimate):  # spent meanwhile, by a request racing this one
@@ -131,9 +139,9 @@ class Router:
                                    reasons=decision.reasons + ("budget exhausted: edge only",))
 
     # --- running --------------------------------------------------------------------------
-    async def complete(self, request: ChatRequest, app: str, policy: Policy,
-                       budget: AppBudget | None = None) -> RoutedAnswer:
-        signals, decision = self.decide(request, app, policy, budget)
+    async def complete(self, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None = None,
+                       limits: Limits | None = None) -> RoutedAnswer:
+        signals, decision = self.decide(request, app, policy, budget, limits)
         try:
             if self._cascades(decision):
                 return await self._cascade(request, signals, decision, "complete")
@@ -144,10 +152,10 @@ class Router:
             self.release(app, decision)
             raise
 
-    async def stream(self, request: ChatRequest, app: str, policy: Policy,
-                     budget: AppBudget | None = None) -> RoutedStream:
+    async def stream(self, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None = None,
+                     limits: Limits | None = None) -> RoutedStream:
         """Open a stream on the first target that accepts; fallbacks apply until then only."""
-        signals, decision = self.decide(request, app, policy, budget)
+        signals, decision = self.decide(request, app, policy, budget, limits)
         try:
             if self._cascades(decision):
                 return await self._cascade(request, signals, decision, "stream")

@@ -69,6 +69,18 @@ def test_admission_reserves_the_estimate_until_the_row_settles_it(store):
     assert store.admit("a", caps, 0.6)
 
 
+def test_rate_limits_count_requests_and_tokens_per_minute(store):
+    from router.limits import Limits
+
+    assert store.take("a", 100, Limits(requests_per_minute=2)) is None
+    assert store.take("a", 100, Limits(requests_per_minute=2)) is None
+    wait = store.take("a", 100, Limits(requests_per_minute=2))
+    assert wait is not None and 0 < wait <= 60
+    assert store.take("b", 900, Limits(tokens_per_minute=1000)) is None
+    assert store.take("b", 200, Limits(tokens_per_minute=1000)) is not None
+    assert store.take("b", 100, Limits(tokens_per_minute=1000)) is None
+
+
 def test_sqlite_keeps_history_and_spend_across_restarts(tmp_path):
     path = tmp_path / "ledger.db"
     first = SqliteStore(path)

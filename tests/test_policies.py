@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import ROOT, GatewayProcess, gateway_config
 
 KEYS = {name: f"{name}-key-0123456789" for name in
-        ("private", "cascade", "capped", "denied", "local", "reload")}
+        ("private", "cascade", "capped", "denied", "local", "reload", "limited")}
 
 POLICIES = {
     "private": """
@@ -74,6 +74,13 @@ rules:
   - name: edge-only
     route: edge
     fallback: none
+""",
+    "limited": """
+app: limited
+limits: {requests_per_minute: 2}
+rules:
+  - name: edge
+    route: edge
 """,
     "reload": """
 app: reload
@@ -210,6 +217,17 @@ def test_when_the_budget_is_spent_and_the_policy_says_deny_it_is_429_with_retry_
         ask(policy_gateway, "denied", "What is 2+2?")
     assert caught.value.code == "budget_exhausted"
     assert 0 < int(caught.value.response.headers["retry-after"]) <= 86400
+
+
+def test_a_rate_limit_answers_429_with_retry_after(policy_gateway, upstream):
+    if time.time() % 60 > 55:  # the limit counts in one-minute windows: start in a fresh one
+        time.sleep(60 - time.time() % 60 + 0.1)
+    ask(policy_gateway, "limited", "Hi")
+    ask(policy_gateway, "limited", "Hi")
+    with pytest.raises(openai.RateLimitError) as caught:
+        ask(policy_gateway, "limited", "Hi")
+    assert caught.value.code == "rate_limit_exceeded"
+    assert 0 < int(caught.value.response.headers["retry-after"]) <= 60
 
 
 def test_a_changed_policy_applies_within_two_seconds_and_a_broken_one_keeps_the_last_good(policy_gateway, upstream,

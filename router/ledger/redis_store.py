@@ -20,6 +20,7 @@ import redis
 
 from router.budget import BudgetBook, Caps, _periods
 from router.ledger.rows import UsageRow
+from router.limits import Limits, RateWindows
 
 ROWS = "edgeway:usage"
 _ADMIT = """
@@ -36,6 +37,16 @@ if estimate > 0 then
 end
 return {1, tostring(day), tostring(month)}
 """
+_TAKE = """
+local used = redis.call('HMGET', KEYS[1], 'requests', 'tokens')
+local requests, tokens = tonumber(used[1] or '0'), tonumber(used[2] or '0')
+local rpm, tpm, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if (rpm >= 0 and requests + 1 > rpm) or (tpm >= 0 and tokens + cost > tpm) then return 0 end
+redis.call('HINCRBY', KEYS[1], 'requests', 1)
+redis.call('HINCRBY', KEYS[1], 'tokens', cost)
+redis.call('EXPIRE', KEYS[1], 120)
+return 1
+"""
 RETRY_SECONDS = 0.5
 
 
@@ -49,6 +60,8 @@ class RedisStore:
         self.url = url
         self._redis = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
         self._admit = self._redis.register_script(_ADMIT)
+        self._take = self._redis.register_script(_TAKE)
+        self._windows = RateWindows()       # the fallback while Redis is away
         self._local = BudgetBook()          # spend as last seen in Redis, plus this replica's since
         self._backlog: queue.Queue = queue.Queue()
         self._error: str | None = None
@@ -69,6 +82,17 @@ class RedisStore:
             return self._local.admit(app, caps, estimate, now)
         self._seen(app, now, float(day), float(month))
         return bool(allowed)
+
+    def take(self, app: str, tokens: int, limits: Limits) -> float | None:
+        now = time.time()
+        try:
+            allowed = self._take(keys=[f"edgeway:rate:{app}:{int(now // 60)}"], args=[
+                -1 if limits.requests_per_minute is None else limits.requests_per_minute,
+                -1 if limits.tokens_per_minute is None else limits.tokens_per_minute, tokens])
+        except redis.RedisError as exc:
+            self._degraded(exc)
+            return self._windows.take(app, tokens, limits, now)
+        return None if allowed else 60 - now % 60
 
     def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
         return self._local.left(app, caps, now)

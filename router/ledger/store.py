@@ -14,6 +14,7 @@ from typing import Protocol
 
 from router.budget import BudgetBook, Caps
 from router.ledger.rows import UsageRow
+from router.limits import Limits, RateWindows
 
 
 class Store(Protocol):
@@ -21,6 +22,9 @@ class Store(Protocol):
         """Keep the row and charge its cost, less what was reserved for it at admission."""
 
     def admit(self, app: str, caps: Caps, estimate: float) -> bool: ...
+
+    def take(self, app: str, tokens: int, limits: Limits) -> float | None:
+        """Count a request against the app's rate limits; None, or the seconds to wait."""
 
     def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
              ) -> list[UsageRow]: ...
@@ -41,6 +45,7 @@ class MemoryStore:
         self._rows: list[UsageRow] = []
         self._lock = threading.Lock()
         self.budgets = BudgetBook()
+        self.windows = RateWindows()
 
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
         with self._lock:
@@ -49,6 +54,9 @@ class MemoryStore:
 
     def admit(self, app: str, caps: Caps, estimate: float) -> bool:
         return self.budgets.admit(app, caps, estimate)
+
+    def take(self, app: str, tokens: int, limits: Limits) -> float | None:
+        return self.windows.take(app, tokens, limits)
 
     def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
              ) -> list[UsageRow]:
@@ -88,6 +96,7 @@ class SqliteStore:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self.budgets = BudgetBook()
+        self.windows = RateWindows()
         self._queue: queue.Queue[UsageRow | None | threading.Event] = queue.Queue()
         db = sqlite3.connect(self.path)
         db.executescript(_SCHEMA)
@@ -104,6 +113,9 @@ class SqliteStore:
 
     def admit(self, app: str, caps: Caps, estimate: float) -> bool:
         return self.budgets.admit(app, caps, estimate)
+
+    def take(self, app: str, tokens: int, limits: Limits) -> float | None:
+        return self.windows.take(app, tokens, limits)
 
     def _write(self) -> None:
         db = sqlite3.connect(self.path)

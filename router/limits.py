@@ -1,0 +1,40 @@
+"""Per-app rate limits: requests and tokens per minute, in fixed one-minute windows.
+
+Tokens are counted at admission as the prompt's tokens plus the requested `max_tokens` (what
+OpenAI counts too), so a request is refused before it spends anything.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+
+
+class RateWindows:
+    """In-process windows (the memory and SQLite stores); the Redis store keeps them in Redis."""
+
+    def __init__(self) -> None:
+        self._used: dict[tuple[str, int], list[int]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, app: str, tokens: int, limits: Limits, now: float | None = None) -> float | None:
+        """Count one request of `tokens` if both limits allow it; else the seconds until they do."""
+        now = time.time() if now is None else now
+        window = int(now // 60)
+        with self._lock:
+            used = self._used.setdefault((app, window), [0, 0])
+            if ((limits.requests_per_minute is not None and used[0] + 1 > limits.requests_per_minute)
+                    or (limits.tokens_per_minute is not None and used[1] + tokens > limits.tokens_per_minute)):
+                return 60 - now % 60
+            used[0] += 1
+            used[1] += tokens
+            for key in [k for k in self._used if k[1] < window]:
+                del self._used[key]
+        return None
