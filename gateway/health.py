@@ -25,7 +25,8 @@ async def readyz(request: Request) -> Response:
             "ready_seconds": None if gateway.ready_seconds is None else round(gateway.ready_seconds, 3),
             "edge": [dataclasses.asdict(s) for s in gateway.edge.states()],
             "cloud": [m.name for m in gateway.config.cloud.models],
-            "policies": gateway.policies.status()}
+            "policies": gateway.policies.status(),
+            "circuits": {name: b.as_dict() for name, b in gateway.router.breakers.items()}}
     return JSON(body, status_code=200 if ready else 503)
 
 

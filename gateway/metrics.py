@@ -36,6 +36,11 @@ class GatewayCollector:
             queue.add_metric([state.model], state.queued)
             outstanding.add_metric([state.model], state.outstanding_tokens)
         yield from (queue, outstanding)
+        circuit = GaugeMetricFamily("edgeway_upstream_circuit_state", "Circuit breaker per cloud model: "
+                                    "0 closed, 1 half-open, 2 open", labels=["model"])
+        for name, breaker in self.gateway.router.breakers.items():
+            circuit.add_metric([name], {"closed": 0, "half-open": 1, "open": 2}[breaker.state])
+        yield circuit
 
 
 _LABELS = ("app", "route", "model", "status")

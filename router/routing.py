@@ -23,6 +23,7 @@ from router.limits import Limits
 from router.pricing import FREE, Price
 from router.redaction import Redaction
 from router.request import ChatRequest
+from router.resilience import Breaker, RetryPolicy, guarded
 
 log = logging.getLogger("edgeway.router")
 T = TypeVar("T")
@@ -67,6 +68,9 @@ class Router:
         self.scorer = scorer
         self.prices = prices or {}
         self.store = store or MemoryStore()
+        clouds = {name: m.config for name, m in models.items() if m.tier == "cloud"}
+        self.retries = {name: RetryPolicy(attempts=c.retries) for name, c in clouds.items()}
+        self.breakers = {name: Breaker(name, c.circuit_failures, c.circuit_cooldown_s) for name, c in clouds.items()}
         self.catalog = Catalog({name: ModelInfo(name, m.tier, getattr(m, "n_ctx", None))
                                 for name, m in models.items()})
 
@@ -175,15 +179,17 @@ class Router:
             return await getattr(model, how)(request)
         if not decision.cloud_allowed:  # unreachable by construction (decide); kept as the last guard
             raise NoCapacity(f"Policy rule {decision.rule!r} keeps this request on the edge.", retry_after=5)
+        breaker, retry = self.breakers[model.name], self.retries[model.name]
         if not (decision.redact and signals.privacy):
-            return await getattr(model, how)(request)
+            return await guarded(breaker, retry, lambda: getattr(model, how)(request))
         redaction = Redaction(request, signals.privacy)
         if how == "complete":
-            answer = await model.complete(redaction.request)
+            answer = await guarded(breaker, retry, lambda: model.complete(redaction.request))
             answer.body = redaction.restore_answer(answer.body)
             return answer
         restorer = redaction.stream_restorer()
-        return MappedStream(await model.stream(redaction.request), restorer.restore_chunk)
+        stream = await guarded(breaker, retry, lambda: model.stream(redaction.request))
+        return MappedStream(stream, restorer.restore_chunk)
 
     async def _cascade(self, request: ChatRequest, signals: Signals, decision: Decision, how: str) -> Any:
         """The edge answers first, in full (a stream is held back); below the confidence threshold

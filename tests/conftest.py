@@ -144,7 +144,7 @@ def gateway_config(upstream_url: str, tmp: Path, **overrides: Any) -> dict[str, 
         "edge": {"models": [{"name": "smollm2", "gguf": "bundled:smollm2-135m", "n_ctx": 2048}]},
         "cloud": {"models": [
             {"name": "gpt-fake", "provider_model": "openai/gpt-4o-mini", "api_key": "sk-fake",
-             "api_base": upstream_url + "/v1", "timeout_s": 3},
+             "api_base": upstream_url + "/v1", "timeout_s": 3, "read_timeout_s": 1, "circuit_failures": 1000},
             {"name": "claude-fake", "provider_model": "anthropic/claude-3-5-haiku-latest", "api_key": "sk-ant-fake",
              "api_base": upstream_url, "timeout_s": 10},
         ]},

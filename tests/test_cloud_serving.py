@@ -3,6 +3,9 @@ LiteLLM (Anthropic), both reaching the fake upstream over loopback."""
 
 from __future__ import annotations
 
+import time
+
+import httpx
 import openai
 import pytest
 
@@ -79,7 +82,7 @@ def test_a_streamed_anthropic_answer_is_translated_into_openai_chunks(gateway, u
 
 
 def test_an_upstream_error_is_a_502_with_the_providers_reason(gateway, upstream):
-    upstream.fail_next(Fault(status=500, message="the fake provider is on fire"))
+    upstream.fail_next(Fault(status=500, message="the fake provider is on fire"), times=3)  # first try + 2 retries
     with pytest.raises(openai.APIStatusError) as caught:
         client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION)
     assert caught.value.status_code == 502
@@ -88,21 +91,40 @@ def test_an_upstream_error_is_a_502_with_the_providers_reason(gateway, upstream)
 
 
 def test_an_upstream_that_does_not_answer_in_time_is_a_504(gateway, upstream):
-    upstream.fail_next(Fault(stall_s=5))
+    upstream.fail_next(Fault(stall_s=3), times=3)
     with pytest.raises(openai.APIStatusError) as caught:
         client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION)
     assert caught.value.status_code == 504
+    assert len(upstream.requests) == 3
 
 
-def test_a_request_the_provider_rejects_is_a_400_with_its_message(gateway, upstream):
+def test_a_request_the_provider_rejects_is_a_400_with_its_message_and_is_not_retried(gateway, upstream):
     upstream.fail_next(Fault(status=400, message="tools[0].function.name is invalid"))
     with pytest.raises(openai.BadRequestError) as caught:
         client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION)
     assert "tools[0].function.name is invalid" in caught.value.message
+    assert len(upstream.requests) == 1
+
+
+def test_a_passing_failure_is_retried_with_backoff(gateway, upstream):
+    upstream.fail_next(Fault(status=502, message="bad gateway"), times=2)
+    answer = client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION)
+    assert answer.choices[0].message.content.startswith("This is the fake cloud")
+    assert len(upstream.requests) == 3
+
+
+def test_a_stream_that_stalls_after_its_first_chunk_ends_with_an_error_not_a_hang(gateway, upstream):
+    upstream.fail_next(Fault(stall_after_chunks=2, stall_s=4))
+    started = time.monotonic()
+    with pytest.raises(openai.APIError):
+        for _ in client_for(gateway, timeout=20).chat.completions.create(model="gpt-fake", messages=QUESTION,
+                                                                        stream=True):
+            pass
+    assert time.monotonic() - started < 4  # ended by the 1 s read timeout, well before the stall ends
 
 
 def test_a_failing_cloud_falls_back_to_the_edge_for_auto(gateway, upstream):
-    upstream.fail_next(Fault(status=503, message="overloaded"))
+    upstream.fail_next(Fault(status=503, message="overloaded"), times=3)
     raw = client_for(gateway, "beta").chat.completions.with_raw_response.create(
         model="auto", messages=QUESTION, max_tokens=5)
     assert raw.headers["x-edgeway-route"] == "edge"
@@ -137,3 +159,31 @@ def test_an_image_goes_to_the_cloud_since_the_edge_model_reads_text_only(gateway
         model="auto", messages=[{"role": "user", "content": content}])
     assert raw.headers["x-edgeway-route"] == "cloud"
     assert upstream.requests[-1].body["messages"][0]["content"] == content
+
+
+def test_a_circuit_opens_after_repeated_failures_fails_fast_and_probes_after_its_cooldown(upstream, tmp_path):
+    from tests.conftest import GatewayProcess, gateway_config
+
+    config = gateway_config(upstream.url, tmp_path)
+    config["cloud"]["models"][0].update(retries=0, circuit_failures=3, circuit_cooldown_s=1)
+    gateway = GatewayProcess(config, tmp_path).wait_ready()
+    try:
+        client = client_for(gateway)
+        upstream.fail_next(Fault(status=500), times=3)
+        for _ in range(3):
+            with pytest.raises(openai.InternalServerError):
+                client.chat.completions.create(model="gpt-fake", messages=QUESTION)
+        assert httpx.get(gateway.url + "/readyz").json()["circuits"]["gpt-fake"]["state"] == "open"
+        assert 'edgeway_upstream_circuit_state{model="gpt-fake"} 2.0' in httpx.get(gateway.url + "/metrics").text
+        with pytest.raises(openai.InternalServerError) as caught:
+            client.chat.completions.create(model="gpt-fake", messages=QUESTION)
+        assert caught.value.code == "circuit_open" and len(upstream.requests) == 3   # not even tried
+        # auto falls back to the edge at once instead of waiting on the dead provider
+        raw = client_for(gateway, "beta").chat.completions.with_raw_response.create(
+            model="auto", messages=QUESTION, max_tokens=3)
+        assert raw.headers["x-edgeway-route"] == "edge"
+        time.sleep(1.1)  # the cooldown: one probe goes through, succeeds, and closes the circuit
+        assert client.chat.completions.create(model="gpt-fake", messages=QUESTION).choices[0].message.content
+        assert httpx.get(gateway.url + "/readyz").json()["circuits"]["gpt-fake"]["state"] == "closed"
+    finally:
+        gateway.stop()

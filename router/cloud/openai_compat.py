@@ -63,7 +63,11 @@ class OpenAICompatible:
         self._headers = {"content-type": "application/json"}
         if config.api_key is not None:
             self._headers["authorization"] = f"Bearer {config.api_key.get_secret_value()}"
-        self._timeout = aiohttp.ClientTimeout(total=config.timeout_s, sock_connect=config.connect_timeout_s)
+        self._timeout = aiohttp.ClientTimeout(total=config.timeout_s, sock_connect=config.connect_timeout_s,
+                                              sock_read=config.read_timeout_s)
+        # A stream may take longer than `timeout_s` in all; only silence ends it.
+        self._stream_timeout = aiohttp.ClientTimeout(total=None, sock_connect=config.connect_timeout_s,
+                                                     sock_read=config.read_timeout_s)
 
     def _body(self, request: ChatRequest, stream: bool) -> bytes:
         body = dict(request.body)
@@ -92,7 +96,7 @@ class OpenAICompatible:
     async def stream(self, request: ChatRequest) -> "SSEStream":
         try:
             response = await self._pool.session().post(self._url, data=self._body(request, True),
-                                                       headers=self._headers, timeout=self._timeout)
+                                                       headers=self._headers, timeout=self._stream_timeout)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             raise self._transport_error(exc) from None
         if response.status >= 400:

@@ -1,0 +1,104 @@
+"""Keeping a failing upstream from taking requests down with it: bounded retries with backoff and
+jitter on retryable errors, and a circuit breaker per model.
+
+A breaker opens after `failures_to_open` failures in a row; while open, calls fail at once (so
+the router moves on to the next target without waiting on a dead provider). After `cooldown_s` it
+lets one probe through (half-open): success closes it, failure opens it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, TypeVar
+
+from router.errors import EdgewayError, InvalidRequest, UpstreamError
+
+T = TypeVar("T")
+CLOSED, HALF_OPEN, OPEN = "closed", "half-open", "open"
+
+
+@dataclass
+class RetryPolicy:
+    attempts: int = 2               # retries after the first try
+    base_delay_s: float = 0.1
+    max_delay_s: float = 1.0
+
+    def delay(self, attempt: int) -> float:
+        """Exponential backoff with full jitter."""
+        return random.uniform(0, min(self.max_delay_s, self.base_delay_s * 2 ** attempt))
+
+
+def retryable(exc: EdgewayError) -> bool:
+    """Worth trying the same upstream again: transport errors, timeouts, 429 and 5xx, never a 4xx."""
+    if isinstance(exc, InvalidRequest):
+        return False
+    status = getattr(exc, "provider_status", None)
+    return status is None or status == 429 or status >= 500
+
+
+class CircuitOpen(UpstreamError):
+    code = "circuit_open"
+
+
+class Breaker:
+    def __init__(self, name: str, failures_to_open: int = 5, cooldown_s: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.name = name
+        self.failures_to_open = failures_to_open
+        self.cooldown_s = cooldown_s
+        self._clock = clock
+        self.failures = 0
+        self.opened_at: float | None = None
+        self._probing = False
+
+    @property
+    def state(self) -> str:
+        if self.opened_at is None:
+            return CLOSED
+        return HALF_OPEN if self._clock() - self.opened_at >= self.cooldown_s else OPEN
+
+    def allow(self) -> bool:
+        state = self.state
+        if state == CLOSED:
+            return True
+        if state == HALF_OPEN and not self._probing:
+            self._probing = True
+            return True
+        return False
+
+    def succeeded(self) -> None:
+        self.failures, self.opened_at, self._probing = 0, None, False
+
+    def failed(self) -> None:
+        self.failures += 1
+        if self._probing or self.failures >= self.failures_to_open:
+            self.opened_at = self._clock()
+        self._probing = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "consecutive_failures": self.failures}
+
+
+async def guarded(breaker: Breaker, retry: RetryPolicy, call: Callable[[], Awaitable[T]]) -> T:
+    """Run `call` through the breaker, retrying retryable failures with backoff and jitter."""
+    for attempt in range(retry.attempts + 1):
+        if not breaker.allow():
+            raise CircuitOpen(f"{breaker.name}: the circuit is open after {breaker.failures} failures in a row; "
+                              f"not calling the provider for up to {breaker.cooldown_s:g} s", retry_after=breaker.cooldown_s)
+        try:
+            result = await call()
+        except EdgewayError as exc:
+            if not retryable(exc):
+                breaker.succeeded()  # the provider answered: it is up, the request was at fault
+                raise
+            breaker.failed()
+            if attempt == retry.attempts:
+                raise
+            await asyncio.sleep(retry.delay(attempt))
+            continue
+        breaker.succeeded()
+        return result
+    raise AssertionError("unreachable")
