@@ -20,7 +20,7 @@ from classifiers import Scorer
 from edge_runtime import EdgePool
 from policies.policy import Models
 from policies.reload import PolicyFiles
-from gateway import chat, health, metrics, usage
+from gateway import chat, health, metrics, openapi, usage
 from gateway.auth import App, AppKeys
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
@@ -129,6 +129,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             Route("/readyz", health.readyz, methods=["GET"]),
             Route("/metrics", metrics.metrics, methods=["GET"]),
             Route("/api/usage", usage.api_usage, methods=["GET"]),
+            Route("/openapi.json", openapi.openapi, methods=["GET"]),
             Route("/dashboard", usage.dashboard, methods=["GET"]),
             Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
         ],
