@@ -27,7 +27,8 @@ CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answe
 
 async def _parse(request: Request, app: App) -> ChatRequest:
     gateway = request.app.state.gateway
-    body = await read_json(request, gateway.config.server.max_body_bytes)
+    server = gateway.config.server
+    body = await read_json(request, server.max_body_bytes, server.body_timeout_s)
     metadata = {k[len(METADATA_PREFIX):]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
     return parse_chat_request(body, metadata)
 
@@ -101,7 +102,8 @@ async def completions(request: Request) -> Response:
         raise
     visit.routed(routed)
     events = _events(routed, chat, visit)
-    return EventStream(events, _headers(request, routed), lambda: _closed(routed, visit))
+    return EventStream(events, _headers(request, routed), lambda: _closed(routed, visit),
+                       request.app.state.gateway.config.server.write_timeout_s)
 
 
 async def _closed(routed: RoutedStream, visit: Visit) -> None:

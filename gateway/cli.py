@@ -115,7 +115,8 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(_gateway(config), started=STARTED)
     server = uvicorn.Server(uvicorn.Config(
         app, host=config.server.host, port=config.server.port, loop="uvloop", http="httptools",
-        log_level=args.log_level, access_log=False, timeout_graceful_shutdown=30))
+        log_level=args.log_level, access_log=False, timeout_graceful_shutdown=config.server.shutdown_grace_s,
+        timeout_keep_alive=5))
     server.run()
     return 0
 

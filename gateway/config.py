@@ -27,6 +27,9 @@ class ServerConfig(Strict):
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
     max_body_bytes: int = Field(4 * MiB, ge=1024)
+    body_timeout_s: float = Field(30.0, gt=0)     # a client must send its whole body within this
+    write_timeout_s: float = Field(60.0, gt=0)    # a client that stops reading a stream is dropped after this
+    shutdown_grace_s: float = Field(30.0, ge=0)   # on SIGTERM, in-flight requests get this long to finish
 
 
 class EdgeConfig(Strict):

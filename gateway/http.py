@@ -10,7 +10,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from router.errors import BodyTooLarge, EdgewayError, InvalidRequest
+from router.errors import BodyTooLarge, EdgewayError, InvalidRequest, RequestTimeout
 
 
 def dumps(obj: Any) -> bytes:
@@ -28,17 +28,21 @@ def error_response(exc: EdgewayError, headers: dict[str, str] | None = None) -> 
     return JSON(exc.body(), status_code=exc.status, headers={**exc.headers(), **(headers or {})})
 
 
-async def read_json(request: Request, limit: int) -> Any:
-    """The request body as JSON, refusing more than `limit` bytes before reading them all."""
+async def read_json(request: Request, limit: int, timeout_s: float = 30.0) -> Any:
+    """The request body as JSON, refusing more than `limit` bytes before reading them all, and a
+    body that takes longer than `timeout_s` to arrive (a slow-loris client holds nothing for long)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"The request body is {int(declared)} bytes; this gateway accepts at most {limit}.")
     body = bytearray()
     try:
-        async for part in request.stream():
-            body += part
-            if len(body) > limit:
-                raise BodyTooLarge(f"The request body is over {limit} bytes, the most this gateway accepts.")
+        with anyio.fail_after(timeout_s):
+            async for part in request.stream():
+                body += part
+                if len(body) > limit:
+                    raise BodyTooLarge(f"The request body is over {limit} bytes, the most this gateway accepts.")
+    except TimeoutError:
+        raise RequestTimeout(f"The request body did not arrive within {timeout_s:g} s.") from None
     except ClientDisconnect:
         raise InvalidRequest("The client closed the connection before sending the whole body.") from None
     if not body:
@@ -57,10 +61,11 @@ class EventStream:
     """
 
     def __init__(self, events: AsyncIterator[bytes], headers: dict[str, str],
-                 on_close: Callable[[], Awaitable[None]]) -> None:
+                 on_close: Callable[[], Awaitable[None]], write_timeout_s: float = 60.0) -> None:
         self.events = events
         self.headers = headers
         self.on_close = on_close
+        self.write_timeout_s = write_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache"),
@@ -71,11 +76,13 @@ class EventStream:
                 group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
                 async for frame in self.events:
-                    await send({"type": "http.response.body", "body": frame, "more_body": True})
+                    # A client that stops reading fills the socket; it may not hold us forever.
+                    with anyio.fail_after(self.write_timeout_s):
+                        await send({"type": "http.response.body", "body": frame, "more_body": True})
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 group.cancel_scope.cancel()
-        except OSError:
-            pass  # the client went away while we were writing
+        except (OSError, TimeoutError):
+            pass  # the client went away, or stopped reading
         finally:
             with anyio.CancelScope(shield=True):
                 await self.on_close()

@@ -69,6 +69,12 @@ class BodyTooLarge(EdgewayError):
     code = "request_too_large"
 
 
+class RequestTimeout(EdgewayError):
+    status = 408
+    type = "invalid_request_error"
+    code = "request_timeout"
+
+
 class RateLimited(EdgewayError):
     status = 429
     type = "rate_limit_error"

@@ -1,0 +1,91 @@
+"""Faults and hostile clients against a real gateway process: nothing hangs, nothing is lost."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sqlite3
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import openai
+import pytest
+
+from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config
+
+HELLO = [{"role": "user", "content": "Tell me about the sea."}]
+
+
+@pytest.fixture
+def own_gateway(upstream, tmp_path):
+    config = gateway_config(upstream.url, tmp_path, store=f"sqlite:///{tmp_path / 'ledger.db'}")
+    config["server"].update(body_timeout_s=1, shutdown_grace_s=20)
+    process = GatewayProcess(config, tmp_path)
+    process.db = tmp_path / "ledger.db"
+    try:
+        yield process.wait_ready()
+    finally:
+        process.stop()
+
+
+def rows(db) -> list[tuple]:
+    with sqlite3.connect(db) as connection:
+        return connection.execute("SELECT app, route, status FROM usage").fetchall()
+
+
+def test_a_slow_loris_body_is_cut_off_with_408(own_gateway):
+    with socket.create_connection(("127.0.0.1", own_gateway.port)) as sock:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                     b"authorization: Bearer " + APP_KEYS["alpha"].encode() + b"\r\ncontent-length: 500\r\n\r\n{")
+        sock.settimeout(10)
+        started = time.monotonic()
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b'"request_timeout"' in answer
+    assert time.monotonic() - started < 5
+
+
+def test_a_saturated_edge_answers_everyone_and_the_ledger_has_a_row_each(own_gateway):
+    client = client_for(own_gateway)
+
+    def ask(i: int) -> str:
+        return client.chat.completions.create(model="smollm2", messages=HELLO, max_tokens=6).choices[0].finish_reason
+
+    with ThreadPoolExecutor(12) as pool:
+        finishes = list(pool.map(ask, range(12)))
+    assert set(finishes) <= {"stop", "length"}
+    deadline = time.monotonic() + 5
+    while len(rows(own_gateway.db)) < 12:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert rows(own_gateway.db).count(("alpha", "edge", 200)) == 12
+
+
+def test_sigterm_finishes_the_request_in_flight_then_flushes_the_ledger_and_exits(own_gateway):
+    client = client_for(own_gateway, timeout=60)
+    stream = client.chat.completions.create(model="smollm2", messages=HELLO, max_tokens=80, stream=True)
+    chunks = iter(stream)
+    first = next(chunks)
+    own_gateway.process.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    with pytest.raises(httpx.ConnectError):     # no new connections once shutting down
+        httpx.get(own_gateway.url + "/healthz", timeout=2)
+    rest = list(chunks)
+    assert first.choices and rest[-1].choices[0].finish_reason in ("stop", "length")
+    # uvicorn finishes its shutdown, then exits by the signal it caught
+    assert own_gateway.process.wait(timeout=30) in (0, -signal.SIGTERM)
+    assert "Application shutdown complete" in own_gateway.log()
+    assert ("alpha", "edge", 200) in rows(own_gateway.db)
+
+
+def test_a_cloud_that_resets_and_fails_never_hangs_a_request(own_gateway, upstream):
+    from tests.fake_upstream import Fault
+
+    upstream.fail_next(Fault(drop_after_chunks=0), times=3)
+    client = client_for(own_gateway, "beta", timeout=30)
+    started = time.monotonic()
+    answer = client.chat.completions.create(model="auto", messages=HELLO, max_tokens=3)  # cloud broken: the edge
+    assert answer.choices[0].message.content is not None
+    assert time.monotonic() - started < 20
