@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("files", nargs="+")
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
-    bench.add_argument("suite", choices=["startup", "classify", "cascade", "overhead"])
-    bench.add_argument("--repeat", type=int, default=None, help="repetitions (each suite has its default)")
+    bench.add_argument("suite", choices=["startup", "classify", "cascade", "overhead", "load"])
+    bench.add_argument("--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)")
 
     args = parser.parse_args(argv)
     return {"serve": _serve, "explain": _explain, "bench": _bench, "policy": _policy_check}[args.verb](args)
@@ -64,9 +64,10 @@ def _policy_check(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from gateway.bench import cascade, classify, overhead, startup
+    from gateway.bench import cascade, classify, load, overhead, startup
 
-    suites = {"startup": startup.run, "classify": classify.run, "cascade": cascade.run, "overhead": overhead.run}
+    suites = {"startup": startup.run, "classify": classify.run, "cascade": cascade.run, "overhead": overhead.run,
+              "load": load.run}
     suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0
 
