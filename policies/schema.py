@@ -150,6 +150,8 @@ class Budget(Strict):
 class RateLimits(Strict):
     requests_per_minute: int | None = Field(None, ge=1)
     tokens_per_minute: int | None = Field(None, ge=1)   # prompt tokens + max_tokens, at admission
+    max_messages: int | None = Field(None, ge=1)        # more messages in one request: 400
+    max_tokens: int | None = Field(None, ge=1)          # a larger max_tokens: 400; none asked: this one
 
 
 class PolicyFile(Strict):

@@ -15,6 +15,20 @@ from dataclasses import dataclass
 class Limits:
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
+    max_messages: int | None = None
+    max_tokens: int | None = None
+
+    def check_request(self, messages: int, max_tokens: int | None) -> int | None:
+        """Raise for a request over the app's caps; return the max_tokens to use."""
+        from router.errors import InvalidRequest
+
+        if self.max_messages is not None and messages > self.max_messages:
+            raise InvalidRequest(f"This app may send at most {self.max_messages} messages in a request; this one "
+                                 f"has {messages}.", param="messages", code="too_many_messages")
+        if self.max_tokens is not None and max_tokens is not None and max_tokens > self.max_tokens:
+            raise InvalidRequest(f"This app may ask for at most max_tokens={self.max_tokens}; this request asks "
+                                 f"for {max_tokens}.", param="max_tokens", code="max_tokens_too_large")
+        return max_tokens if max_tokens is not None else self.max_tokens
 
 
 class RateWindows:

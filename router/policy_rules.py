@@ -43,7 +43,8 @@ class PolicyRules:
 
     def limits(self) -> Limits | None:
         spec = self.current().spec.limits
-        return None if spec is None else Limits(spec.requests_per_minute, spec.tokens_per_minute)
+        return None if spec is None else Limits(spec.requests_per_minute, spec.tokens_per_minute, spec.max_messages,
+                                                spec.max_tokens)
 
     def decide(self, signals: Signals, request: ChatRequest, live: LiveState) -> Decision:
         policy = self.current()

@@ -88,6 +88,11 @@ class Router:
         if request.model != "auto" and request.model not in self.models:
             raise ModelNotFound(f"The model {request.model!r} does not exist on this gateway; GET /v1/models lists "
                                 f"the models you can use.", param="model")
+        if limits is not None:
+            capped = limits.check_request(len(request.messages), request.max_tokens)
+            if capped != request.max_tokens:
+                request.max_tokens = capped
+                request.body = {**request.body, "max_tokens": capped}
         signals = self.signals(request)
         live = self.live_state(app, budget)
         decision = policy.decide(signals, request, live)

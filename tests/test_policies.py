@@ -77,7 +77,7 @@ rules:
 """,
     "limited": """
 app: limited
-limits: {requests_per_minute: 2}
+limits: {requests_per_minute: 2, max_messages: 3, max_tokens: 5}
 rules:
   - name: edge
     route: edge
@@ -217,6 +217,16 @@ def test_when_the_budget_is_spent_and_the_policy_says_deny_it_is_429_with_retry_
         ask(policy_gateway, "denied", "What is 2+2?")
     assert caught.value.code == "budget_exhausted"
     assert 0 < int(caught.value.response.headers["retry-after"]) <= 86400
+
+
+def test_per_app_caps_on_messages_and_max_tokens(policy_gateway, upstream):
+    limited = client(policy_gateway, "limited")
+    with pytest.raises(openai.BadRequestError) as caught:
+        limited.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}] * 4)
+    assert caught.value.code == "too_many_messages"
+    with pytest.raises(openai.BadRequestError) as caught:
+        limited.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], max_tokens=50)
+    assert caught.value.code == "max_tokens_too_large"
 
 
 def test_a_rate_limit_answers_429_with_retry_after(policy_gateway, upstream):

@@ -113,6 +113,7 @@ def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
         "app: bench\ndefaults: {cloud: bench}\nrules:\n"
         "  - name: private-stays-local\n    when: {pii: [PHONE, US_SSN, CREDIT_CARD, PERSON]}\n"
         "    route: edge\n    fallback: none\n"
+        "  - name: edge-by-name\n    when: {model: {eq: smollm2}}\n    route: edge\n"
         "  - name: to-the-cloud\n    route: cloud\n    fallback: edge\n")
     edgeway = tmp / "edgeway.yaml"
     edgeway.write_text(json.dumps({
