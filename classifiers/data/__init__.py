@@ -1,0 +1,11 @@
+"""Training data, and the scripts that make edgeway's own labeled rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def write_rows(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    print(f"wrote {len(rows)} rows to {path}")

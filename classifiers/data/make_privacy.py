@@ -16,6 +16,8 @@ import random
 import string
 from pathlib import Path
 
+from classifiers.data import write_rows
+
 OUT = Path(__file__).with_name("privacy_prompts.jsonl")
 
 FIRST = ["Rachel", "Omar", "Mei", "Lukas", "Priya", "Tomasz", "Aisha", "Diego", "Hannah", "Kenji", "Fatima", "Jonas",
@@ -182,9 +184,7 @@ def build(seed: int = 7, per_split: int = 700) -> list[dict]:
 
 
 def main() -> None:
-    rows = build()
-    OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    print(f"wrote {len(rows)} rows to {OUT}")
+    write_rows(OUT, build())
 
 
 if __name__ == "__main__":

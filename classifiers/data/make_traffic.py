@@ -9,9 +9,10 @@ labels are judgments, not measurements; the RouteLLM rows are the measured ones.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
+
+from classifiers.data import write_rows
 
 OUT = Path(__file__).with_name("traffic_labeled.jsonl")
 
@@ -177,9 +178,7 @@ def build(seed: int = 20261130) -> list[dict]:
 
 
 def main() -> None:
-    rows = build()
-    OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    print(f"wrote {len(rows)} rows to {OUT}")
+    write_rows(OUT, build())
 
 
 if __name__ == "__main__":
