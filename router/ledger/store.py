@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import queue
 import sqlite3
+from collections import deque
 import threading
 from pathlib import Path
 from typing import Protocol
@@ -41,8 +42,10 @@ class Store(Protocol):
 
 
 class MemoryStore:
-    def __init__(self) -> None:
-        self._rows: list[UsageRow] = []
+    """Rows in a ring of the latest `keep` requests (budgets count everything, in separate counters)."""
+
+    def __init__(self, keep: int = 100_000) -> None:
+        self._rows: deque[UsageRow] = deque(maxlen=keep)
         self._lock = threading.Lock()
         self.budgets = BudgetBook()
         self.windows = RateWindows()
