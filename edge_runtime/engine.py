@@ -18,9 +18,10 @@ from typing import AsyncIterator
 
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
-from edge_runtime.textstream import TextStream
+from edge_runtime.batch import BatchScheduler, drain
 
 DEFAULT_MAX_TOKENS = 512
+N_BATCH = 512
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_TOP_P = 0.95
 
@@ -80,6 +81,9 @@ class Generation:
         self.finish_reason: str | None = None
         self.first_token_at: float | None = None
         self.logprob_sum = 0.0
+        self.temperature = DEFAULT_TEMPERATURE if sampling.temperature is None else sampling.temperature
+        self.top_p = DEFAULT_TOP_P if sampling.top_p is None else sampling.top_p
+        self.seed = sampling.seed if sampling.seed is not None else random.getrandbits(31)
 
     @property
     def confidence(self) -> float | None:
@@ -133,6 +137,8 @@ class EdgeEngine:
         self._completed = 0
         self._cancelled = 0
         self._tokens_per_s = 0.0
+        self._waiting = 0
+        self._scheduler: BatchScheduler | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
     def load(self) -> None:
@@ -141,9 +147,10 @@ class EdgeEngine:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         path = resolve_gguf(self.config.gguf)
-        self._llama = llama_cpp.Llama(
-            model_path=str(path), n_ctx=self.config.n_ctx, n_gpu_layers=self.config.n_gpu_layers,
-            n_threads=self.config.n_threads, n_batch=512, verbose=False)
+        # This Llama serves the tokenizer and metadata; generation runs in the scheduler's own
+        # batched context, so its context is kept tiny.
+        self._llama = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_gpu_layers=self.config.n_gpu_layers,
+                                      n_threads=self.config.n_threads, verbose=False)
         llama = self._llama
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
@@ -153,6 +160,8 @@ class EdgeEngine:
             template=template,
             eos_token=llama.detokenize([llama.token_eos()], special=True).decode("utf-8", "replace"),
             bos_token=llama.detokenize([llama.token_bos()], special=True).decode("utf-8", "replace"))
+        self._scheduler = BatchScheduler(llama, self.config.n_ctx, self.config.parallel, N_BATCH,
+                                         self.config.n_threads, self._eog)
         self._thread = threading.Thread(target=self._work, name=f"edge-{self.name}", daemon=True)
         self._thread.start()
 
@@ -161,6 +170,9 @@ class EdgeEngine:
             self._jobs.put(None)
             self._thread.join(timeout=10)
             self._thread = None
+        if self._scheduler is not None:
+            self._scheduler.close()
+            self._scheduler = None
         if self._llama is not None:
             self._llama.close()
             self._llama = None
@@ -199,81 +211,81 @@ class EdgeEngine:
         return self._outstanding / rate * 1000
 
     def state(self) -> EdgeState:
-        return EdgeState(model=self.name, loaded=self.loaded, queued=self._jobs.qsize(), running=self._running,
+        return EdgeState(model=self.name, loaded=self.loaded, queued=self._jobs.qsize() + self._waiting,
+                         running=self._running,
                          decode_tokens_per_s=round(self._tokens_per_s, 1), outstanding_tokens=self._outstanding,
                          completed=self._completed,
                          cancelled=self._cancelled)
 
     # --- the worker thread ----------------------------------------------------------------
     def _work(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            if job.cancelled:
+        scheduler = self._scheduler
+        waiting: list[Generation] = []
+        while True:
+            if not scheduler.active and not waiting:
+                self._running = self._waiting = 0
+                job = self._jobs.get()  # idle: sleep until there is work
+                if job is None:
+                    break
+                waiting.append(job)
+            if not drain(self._jobs, waiting):
+                break
+            self._waiting = len(waiting)
+            for job in [j for j in waiting if j.cancelled]:
+                waiting.remove(job)
                 self._finish(job, "cancelled")
-                continue
-            self._running = 1
+            # Any request that fits starts now; one too big for the free cells does not hold the rest.
+            for job in [j for j in waiting if scheduler.fits(j)]:
+                if scheduler.fits(job):
+                    waiting.remove(job)
+                    scheduler.admit(job)
+            for seq in [q for q in scheduler.active if q.job.cancelled]:
+                scheduler.release(seq)
+                self._finish(seq.job, "cancelled")
+            self._running = len(scheduler.active)
+            started = time.monotonic()
             try:
-                self._generate(job)
-            except Exception as exc:  # a failed decode must end this request, not the worker
-                job._emit(EdgeError(f"edge model {self.name!r} failed: {exc}"))
-                job.finish_reason = "error"
-                with self._count_lock:
-                    self._outstanding -= job.prompt_tokens + job.max_tokens
-            finally:
-                self._running = 0
+                sampled = scheduler.step()
+            except Exception as exc:  # a failed decode ends the requests in it, not the worker
+                for seq in list(scheduler.active):
+                    seq.job._emit(EdgeError(f"edge model {self.name!r} failed: {exc}"))
+                    scheduler.release(seq)
+                    self._finish(seq.job, "error", emit_done=False)
+                continue
+            decoding = sum(1 for seq, _ in sampled if seq.job.completion_tokens)
+            for seq, token in sampled:
+                self._advance(seq, token)
+            self._running = len(scheduler.active)
+            if decoding:
+                rate = decoding / max(time.monotonic() - started, 1e-6)
+                self._tokens_per_s = rate if not self._tokens_per_s else 0.9 * self._tokens_per_s + 0.1 * rate
+        for seq in list(scheduler.active):
+            scheduler.release(seq)
+            self._finish(seq.job, "cancelled")
 
-    def _generate(self, job: Generation) -> None:
-        s = job.sampling
-        llama = self._llama
-        llama.set_seed(s.seed if s.seed is not None else random.getrandbits(31))
-        text = TextStream(list(s.stop))
-        temperature = DEFAULT_TEMPERATURE if s.temperature is None else s.temperature
-        top_p = DEFAULT_TOP_P if s.top_p is None else s.top_p
-        started = None
-        reason = "length"
-        tokens = llama.generate(job.prompt, temp=temperature, top_p=top_p, top_k=0, min_p=0.0,
-                                repeat_penalty=1.0)
-        try:
-            for token in tokens:
-                if job.cancelled:
-                    reason = "cancelled"
-                    break
-                if self._eog(token):
-                    reason = "stop"
-                    break
-                if started is None:
-                    started = job.first_token_at = time.monotonic()
-                job.completion_tokens += 1
-                if s.confidence:
-                    job.logprob_sum += self._logprob(token)
-                piece = text.feed(llama.detokenize([token]))
-                if piece:
-                    job._emit(piece)
-                if text.stopped:
-                    reason = "stop"
-                    break
-                if job.completion_tokens >= job.max_tokens:
-                    break
-        finally:
-            tokens.close()
-        tail = text.flush()
-        if tail and reason != "cancelled":
-            job._emit(tail)
-        if started is not None and job.completion_tokens > 1:
-            rate = (job.completion_tokens - 1) / max(time.monotonic() - started, 1e-6)
-            self._tokens_per_s = rate if not self._tokens_per_s else 0.8 * self._tokens_per_s + 0.2 * rate
-        self._finish(job, reason)
+    def _advance(self, seq, token: int) -> None:
+        job = seq.job
+        if self._eog(token):
+            return self._end(seq, "stop")
+        if job.first_token_at is None:
+            job.first_token_at = time.monotonic()
+        job.completion_tokens += 1
+        piece = seq.text.feed(self._llama.detokenize([token]))
+        if piece:
+            job._emit(piece)
+        if seq.text.stopped:
+            self._end(seq, "stop")
+        elif job.completion_tokens >= job.max_tokens:
+            self._end(seq, "length")
 
-    def _logprob(self, token: int) -> float:
-        """log P(token) under the distribution it was just sampled from (temperature 1)."""
-        import llama_cpp
-        import numpy as np
+    def _end(self, seq, reason: str) -> None:
+        tail = seq.text.flush()
+        if tail:
+            seq.job._emit(tail)
+        self._scheduler.release(seq)
+        self._finish(seq.job, reason)
 
-        pointer = llama_cpp.llama_get_logits_ith(self._llama._ctx.ctx, -1)
-        logits = np.ctypeslib.as_array(pointer, shape=(self._llama.n_vocab(),))
-        top = float(logits.max())
-        return float(logits[token]) - top - math.log(float(np.exp(logits - top).sum()))
-
-    def _finish(self, job: Generation, reason: str) -> None:
+    def _finish(self, job: Generation, reason: str, emit_done: bool = True) -> None:
         job.finish_reason = reason
         with self._count_lock:
             self._outstanding -= job.prompt_tokens + job.max_tokens
@@ -281,4 +293,5 @@ class EdgeEngine:
             self._cancelled += 1
         else:
             self._completed += 1
-        job._emit(_DONE)
+        if emit_done:
+            job._emit(_DONE)

@@ -1,0 +1,164 @@
+"""Continuous batching on llama.cpp's low-level API: many sequences, one `llama_decode` per step.
+
+Each step the scheduler builds one batch: the next token of every sequence that is generating,
+and a chunk of at most `PREFILL_CHUNK` prompt tokens of each sequence still reading its prompt, so
+a long prompt is read over several steps while the short requests beside it keep decoding. A new
+request joins at the next step; a finished or cancelled one leaves and frees its KV cells. Each
+sequence samples with its own chain (temperature, top_p, seed) and streams its own tokens.
+Admission counts tokens, not requests: a request starts when its prompt plus max_tokens fit in the
+unified KV cache.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import queue
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edge_runtime.textstream import TextStream
+
+PREFILL_CHUNK = 64
+
+
+@dataclass
+class Sequence:
+    job: object                                  # the Generation this sequence serves
+    seq_id: int
+    prompt: list[int]
+    sampler: object
+    text: TextStream
+    read: int = 0                                # prompt tokens already decoded
+    last: int = -1                               # the token to feed next, once the prompt is read
+    logit_index: int | None = None
+    cells: int = 0                               # KV cells reserved: prompt + max_tokens
+    started: bool = field(default=False)
+
+
+class BatchScheduler:
+    def __init__(self, llama, n_ctx: int, parallel: int, n_batch: int, n_threads: int | None, eog) -> None:
+        import llama_cpp
+
+        self.lib = llama_cpp
+        self.llama = llama
+        self.n_ctx = n_ctx
+        self.parallel = parallel
+        self.n_batch = n_batch
+        self.eog = eog
+        params = llama_cpp.llama_context_default_params()
+        params.n_ctx = n_ctx
+        params.n_batch = n_batch
+        params.n_ubatch = n_batch
+        params.n_seq_max = parallel
+        params.kv_unified = True             # one pool of cells for all sequences (else n_ctx / parallel each)
+        # llama.cpp's default of 4 threads oversubscribes small machines (26 tok/s instead of 91 here)
+        threads = n_threads or len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        params.n_threads = params.n_threads_batch = max(1, threads or 1)
+        self.ctx = llama_cpp.llama_init_from_model(llama._model.model, params)
+        if not self.ctx:
+            raise RuntimeError("llama.cpp could not create the batched context")
+        self.memory = llama_cpp.llama_get_memory(self.ctx)
+        self.batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+        self.n_vocab = llama.n_vocab()
+        self.free_ids = list(range(parallel))
+        self.active: list[Sequence] = []
+        self.reserved = 0
+
+    def close(self) -> None:
+        for seq in self.active:
+            self.lib.llama_sampler_free(seq.sampler)
+        self.lib.llama_batch_free(self.batch)
+        self.lib.llama_free(self.ctx)
+
+    # --- admission ------------------------------------------------------------------------
+    def fits(self, job) -> bool:
+        return bool(self.free_ids) and self.reserved + job.prompt_tokens + job.max_tokens <= self.n_ctx
+
+    def admit(self, job) -> None:
+        s = job.sampling
+        lib = self.lib
+        chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
+        temperature = job.temperature
+        if temperature <= 0:
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
+        else:
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_p(job.top_p, 1))
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_temp(temperature))
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(job.seed & 0xFFFFFFFF))
+        seq = Sequence(job, self.free_ids.pop(0), job.prompt, chain, TextStream(list(s.stop)),
+                       cells=job.prompt_tokens + job.max_tokens)
+        self.reserved += seq.cells
+        self.active.append(seq)
+
+    def release(self, seq: Sequence) -> None:
+        self.lib.llama_memory_seq_rm(self.memory, seq.seq_id, -1, -1)
+        self.lib.llama_sampler_free(seq.sampler)
+        self.free_ids.append(seq.seq_id)
+        self.reserved -= seq.cells
+        self.active.remove(seq)
+
+    # --- one step -------------------------------------------------------------------------
+    def step(self) -> list[tuple[Sequence, int]]:
+        """Decode one batch; return the (sequence, token) pairs sampled in it."""
+        batch, n = self.batch, 0
+        for seq in self.active:
+            seq.logit_index = None
+            if seq.read < len(seq.prompt):
+                take = min(PREFILL_CHUNK, len(seq.prompt) - seq.read, self.n_batch - n)
+                for k in range(take):
+                    self._put(n, seq.prompt[seq.read + k], seq.read + k, seq.seq_id, False)
+                    n += 1
+                seq.read += take
+                if seq.read == len(seq.prompt):
+                    batch.logits[n - 1] = 1
+                    seq.logit_index = n - 1
+            elif n < self.n_batch:
+                self._put(n, seq.last, len(seq.prompt) + seq.job.completion_tokens - 1, seq.seq_id, True)
+                seq.logit_index = n
+                n += 1
+            if n >= self.n_batch:
+                break
+        if n == 0:
+            return []
+        batch.n_tokens = n
+        code = self.lib.llama_decode(self.ctx, batch)
+        if code != 0:
+            raise RuntimeError(f"llama_decode returned {code}")
+        sampled = []
+        for seq in self.active:
+            if seq.logit_index is not None:
+                token = self.lib.llama_sampler_sample(seq.sampler, self.ctx, seq.logit_index)
+                if seq.job.sampling.confidence:
+                    seq.job.logprob_sum += self._logprob(seq.logit_index, token)
+                seq.last = token
+                sampled.append((seq, token))
+        return sampled
+
+    def _put(self, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
+        batch = self.batch
+        batch.token[i] = token
+        batch.pos[i] = pos
+        batch.n_seq_id[i] = 1
+        batch.seq_id[i][0] = seq_id
+        batch.logits[i] = 1 if logits else 0
+
+    def _logprob(self, index: int, token: int) -> float:
+        pointer = self.lib.llama_get_logits_ith(self.ctx, index)
+        logits = np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,))
+        top = float(logits.max())
+        return float(logits[token]) - top - math.log(float(np.exp(logits - top).sum()))
+
+
+def drain(jobs: queue.Queue, into: list) -> bool:
+    """Move every queued job into `into`; False once the engine is closing (None was queued)."""
+    while True:
+        try:
+            job = jobs.get_nowait()
+        except queue.Empty:
+            return True
+        if job is None:
+            return False
+        into.append(job)
