@@ -28,6 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("--model", default="auto")
     explain.add_argument("prompt")
 
+    edge = verbs.add_parser("edge", help="the local models")
+    edge_verbs = edge.add_subparsers(dest="edge_verb", required=True)
+    edge_plan = edge_verbs.add_parser("plan", help="print the memory the config's edge models need")
+    edge_plan.add_argument("--config")
+
     policy = verbs.add_parser("policy", help="policy files")
     policy_verbs = policy.add_subparsers(dest="policy_verb", required=True)
     check = policy_verbs.add_parser("check", help="validate policy files against a gateway config's models")
@@ -39,7 +44,22 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)")
 
     args = parser.parse_args(argv)
-    return {"serve": _serve, "explain": _explain, "bench": _bench, "policy": _policy_check}[args.verb](args)
+    verbs_run = {"serve": _serve, "explain": _explain, "bench": _bench, "policy": _policy_check, "edge": _edge_plan}
+    return verbs_run[args.verb](args)
+
+
+def _edge_plan(args: argparse.Namespace) -> int:
+    from edge_runtime.plan import check_fits, describe, plan
+
+    config = _load(args.config, secrets=False)
+    plans = [plan(m) for m in config.edge.models]
+    print(describe(plans))
+    try:
+        check_fits(config.edge.models)
+    except MemoryError as exc:
+        print(f"edgeway: does not fit: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _policy_check(args: argparse.Namespace) -> int:
@@ -112,6 +132,13 @@ def _serve(args: argparse.Namespace) -> int:
         config.require_auth_or_loopback()
     except ValueError as exc:
         print(f"edgeway: {exc}", file=sys.stderr)
+        return 2
+    from edge_runtime.plan import check_fits
+
+    try:
+        check_fits(config.edge.models)
+    except MemoryError as exc:
+        print(f"edgeway: refusing to start: {exc}", file=sys.stderr)
         return 2
     app = create_app(_gateway(config), started=STARTED)
     server = uvicorn.Server(uvicorn.Config(

@@ -54,3 +54,15 @@ def test_explain_prints_signals_and_decision_without_calling_a_model():
 
 def test_readiness_reports_time_to_ready(open_gateway):
     assert httpx.get(open_gateway.url + "/readyz").json()["ready_seconds"] > 0
+
+
+def test_edge_plan_reads_the_kv_cost_per_token_from_the_gguf_and_serve_refuses_what_cannot_fit(tmp_path):
+    result = edgeway("edge", "plan")
+    assert result.returncode == 0, result.stderr
+    # SmolLM2-135M: 30 layers x 3 KV heads x 64 x 2 (K, V) x 2 bytes = 23,040 bytes a token
+    assert "22.5Ki" in result.stdout and "30 layers x 3 KV heads x 64 x 2 x 2 B" in result.stdout
+    config = tmp_path / "huge.yaml"
+    config.write_text("edge:\n  models:\n    - {name: huge, n_ctx: 100000000}\n")
+    assert edgeway("edge", "plan", "--config", str(config)).returncode == 1
+    refused = edgeway("serve", "--config", str(config), "--port", "0")
+    assert refused.returncode == 2 and "refusing to start" in refused.stderr and "lower n_ctx" in refused.stderr
