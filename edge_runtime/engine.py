@@ -13,6 +13,7 @@ import queue
 import random
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import AsyncIterator
 
@@ -69,12 +70,13 @@ class Generation:
     """One request's tokens, produced on the worker thread and read on the event loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, prompt: list[int], sampling: Sampling,
-                 max_tokens: int) -> None:
+                 max_tokens: int, owner: str = "") -> None:
         self._loop = loop
         self._queue: asyncio.Queue = asyncio.Queue()
         self._cancel = threading.Event()
         self.prompt = prompt
         self.sampling = sampling
+        self.owner = owner                # the app, for fair admission
         self.max_tokens = max_tokens
         self.prompt_tokens = len(prompt)
         self.completion_tokens = 0
@@ -139,6 +141,7 @@ class EdgeEngine:
         self._tokens_per_s = 0.0
         self._waiting = 0
         self._scheduler: BatchScheduler | None = None
+        self._served: Counter[str] = Counter()   # admissions per app, for fairness
 
     # --- lifecycle ------------------------------------------------------------------------
     def load(self) -> None:
@@ -188,7 +191,7 @@ class EdgeEngine:
         return self._llama.tokenize(formatted.prompt.encode("utf-8", "replace"),
                                     add_bos=not formatted.added_special, special=True)
 
-    def submit(self, messages: list[dict[str, str]], sampling: Sampling) -> Generation:
+    def submit(self, messages: list[dict[str, str]], sampling: Sampling, owner: str = "") -> Generation:
         """Queue a generation; raises PromptTooLong when it cannot fit the context."""
         if not self.loaded:
             raise EdgeError(f"edge model {self.name!r} is not loaded")
@@ -197,7 +200,7 @@ class EdgeEngine:
         max_tokens = sampling.max_tokens or min(DEFAULT_MAX_TOKENS, room)
         if room < 1 or max_tokens > room:
             raise PromptTooLong(len(prompt) + max(max_tokens, 1), self.n_ctx, self.name)
-        generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens)
+        generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens, owner)
         with self._count_lock:
             self._outstanding += len(prompt) + max_tokens
         self._jobs.put(generation)
@@ -234,11 +237,15 @@ class EdgeEngine:
             for job in [j for j in waiting if j.cancelled]:
                 waiting.remove(job)
                 self._finish(job, "cancelled")
-            # Any request that fits starts now; one too big for the free cells does not hold the rest.
-            for job in [j for j in waiting if scheduler.fits(j)]:
+            # Any request that fits starts now (one too big for the free cells does not hold the
+            # rest); the apps served least lately go first, so one busy app cannot crowd out others.
+            for job in sorted(waiting, key=lambda j: self._served[j.owner]):  # stable: arrival order per app
                 if scheduler.fits(job):
                     waiting.remove(job)
                     scheduler.admit(job)
+                    self._served[job.owner] += 1
+            if sum(self._served.values()) > 10_000:  # let old service fade
+                self._served = Counter({app: n // 2 for app, n in self._served.items()})
             for seq in [q for q in scheduler.active if q.job.cancelled]:
                 scheduler.release(seq)
                 self._finish(seq.job, "cancelled")

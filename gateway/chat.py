@@ -30,7 +30,9 @@ async def _parse(request: Request, app: App) -> ChatRequest:
     server = gateway.config.server
     body = await read_json(request, server.max_body_bytes, server.body_timeout_s)
     metadata = {k[len(METADATA_PREFIX):]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
-    return parse_chat_request(body, metadata)
+    chat = parse_chat_request(body, metadata)
+    chat.app = app.name
+    return chat
 
 
 def _identify(request: Request) -> App:

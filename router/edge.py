@@ -30,7 +30,7 @@ class EdgeModel:
         sampling = Sampling(max_tokens=request.max_tokens, temperature=request.temperature, top_p=request.top_p,
                             seed=request.seed, stop=tuple(request.stop), confidence=confidence)
         try:
-            return self.engine.submit(request.plain_messages(), sampling)
+            return self.engine.submit(request.plain_messages(), sampling, owner=request.app)
         except PromptTooLong as exc:
             raise InvalidRequest(f"This request is too long for the edge model: {exc}.", param="messages",
                                  code="context_length_exceeded") from None

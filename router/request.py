@@ -30,6 +30,7 @@ class ChatRequest:
     stop: list[str] = field(default_factory=list)
     text_only: bool = True
     metadata: dict[str, str] = field(default_factory=dict)
+    app: str = ""                      # who asks: set by the gateway once the key is known
 
     def text_of(self, message: dict[str, Any]) -> str:
         """The text a model reads from one message (text parts joined, other parts dropped)."""

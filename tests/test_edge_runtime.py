@@ -84,3 +84,23 @@ async def test_a_cancelled_request_leaves_at_the_next_step(engine):
         await asyncio.sleep(0.01)
     assert engine.state().running == 0
     assert generation.completion_tokens < 400
+
+
+async def test_waiting_requests_are_shared_fairly_between_apps():
+    one_at_a_time = EdgeEngine(EdgeModelConfig(n_ctx=512, parallel=1))
+    one_at_a_time.load()
+    try:
+        order: list[str] = []
+
+        async def run(owner: str) -> None:
+            generation = one_at_a_time.submit(STORY, Sampling(max_tokens=2, temperature=0), owner=owner)
+            await collect(generation)
+            order.append(owner)
+
+        busy = [asyncio.ensure_future(run("busy")) for _ in range(4)]
+        await asyncio.sleep(0.05)
+        quiet = asyncio.ensure_future(run("quiet"))
+        await asyncio.gather(*busy, quiet)
+        assert order.index("quiet") <= 2  # it does not wait behind every request of the busy app
+    finally:
+        one_at_a_time.close()
