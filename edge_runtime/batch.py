@@ -21,7 +21,7 @@ import numpy as np
 
 from edge_runtime.textstream import TextStream
 
-PREFILL_CHUNK = 64
+PREFILL_CHUNK = 64  # prompt tokens per sequence per step: short requests wait at most one such chunk
 
 
 @dataclass

@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("files", nargs="+")
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
-    bench.add_argument("suite", choices=["startup", "classify", "cascade", "overhead", "load"])
+    bench.add_argument("suite", choices=["startup", "classify", "cascade", "overhead", "load", "edge"])
     bench.add_argument("--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)")
 
     args = parser.parse_args(argv)
@@ -84,10 +84,10 @@ def _policy_check(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from gateway.bench import cascade, classify, load, overhead, startup
+    from gateway.bench import cascade, classify, edge, load, overhead, startup
 
     suites = {"startup": startup.run, "classify": classify.run, "cascade": cascade.run, "overhead": overhead.run,
-              "load": load.run}
+              "load": load.run, "edge": edge.run}
     suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0
 

@@ -1,0 +1,190 @@
+"""The edge runtime against llama.cpp itself, in one run.
+
+- Raw llama.cpp through its low-level API (one `llama_decode` over N sequences per step, greedy,
+  no HTTP): the ceiling for decode and prefill on this machine.
+- edgeway over HTTP, streaming: single-stream decode rate, and aggregate tokens/s with 1, 2, 4 and
+  8 concurrent streams, against the same N served one after another and against raw.
+- Head-of-line: p99 time to first token of short requests, with and without a 3,000-token prompt
+  arriving mid-run.
+- Memory bandwidth, to say which ceiling binds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from edge_runtime.gguf import resolve_gguf
+from gateway.bench.overhead import Server, _port
+
+PROMPT = "Write a long story about a lighthouse keeper and the ships she guides."
+TOKENS = 64
+LEVELS = (1, 2, 4, 8)
+
+
+def raw_llama(levels=LEVELS, steps: int = TOKENS) -> tuple[dict[int, float], float]:
+    """Aggregate greedy tokens/s for N sequences (prompt read, then `steps` tokens each), and
+    prefill tokens/s, straight on llama.cpp."""
+    import os
+
+    import llama_cpp
+
+    llama = llama_cpp.Llama(model_path=str(resolve_gguf("bundled:smollm2-135m")), n_ctx=64, verbose=False)
+    params = llama_cpp.llama_context_default_params()
+    params.n_ctx, params.n_batch, params.n_ubatch = 4096, 512, 512
+    params.n_seq_max, params.kv_unified = max(levels), True
+    params.n_threads = params.n_threads_batch = len(os.sched_getaffinity(0))
+    ctx = llama_cpp.llama_init_from_model(llama._model.model, params)
+    batch = llama_cpp.llama_batch_init(512, 0, 1)
+    memory = llama_cpp.llama_get_memory(ctx)
+    prompt = llama.tokenize(PROMPT.encode(), add_bos=False)
+
+    def put(i: int, token: int, pos: int, seq: int, logits: bool) -> None:
+        batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, pos, 1
+        batch.seq_id[i][0], batch.logits[i] = seq, int(logits)
+
+    rates = {}
+    vocab = llama.n_vocab()
+    try:
+        for n in levels:
+            llama_cpp.llama_memory_clear(memory, True)
+            k = 0
+            for seq in range(n):
+                for j, token in enumerate(prompt):
+                    put(k, token, j, seq, j == len(prompt) - 1)
+                    k += 1
+            batch.n_tokens = k
+            started = time.perf_counter()  # like a request: the prompt is read, then the answer made
+            llama_cpp.llama_decode(ctx, batch)
+            last = [len(prompt) * (s + 1) - 1 for s in range(n)]
+            for step in range(steps):
+                nexts = [int(np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, i), shape=(vocab,)).argmax())
+                         for i in last]
+                for seq, token in enumerate(nexts):
+                    put(seq, token, len(prompt) + step, seq, True)
+                batch.n_tokens = n
+                llama_cpp.llama_decode(ctx, batch)
+                last = list(range(n))
+            rates[n] = n * steps / (time.perf_counter() - started)
+        llama_cpp.llama_memory_clear(memory, True)
+        long = (prompt * 200)[:512]
+        for j, token in enumerate(long):
+            put(j, token, j, 0, j == len(long) - 1)
+        batch.n_tokens = len(long)
+        started = time.perf_counter()
+        llama_cpp.llama_decode(ctx, batch)
+        prefill = len(long) / (time.perf_counter() - started)
+    finally:
+        llama_cpp.llama_batch_free(batch)
+        llama_cpp.llama_free(ctx)
+        llama.close()
+    return rates, prefill
+
+
+async def _stream(client: httpx.AsyncClient, url: str, content: str, max_tokens: int) -> tuple[float, float, int]:
+    """(time to first token, decode seconds after it, completion tokens) of one streamed request."""
+    body = {"model": "smollm2", "stream": True, "temperature": 0, "max_tokens": max_tokens,
+            "stream_options": {"include_usage": True}, "messages": [{"role": "user", "content": content}]}
+    started = time.perf_counter()
+    first = last = None
+    tokens = 0
+    async with client.stream("POST", url, json=body) as response:
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("usage"):
+                tokens = chunk["usage"]["completion_tokens"]
+            elif chunk["choices"] and chunk["choices"][0]["delta"].get("content"):
+                last = time.perf_counter()
+                first = first or last
+    return (first or last or started) - started, (last or started) - (first or started), tokens
+
+
+async def _gateway(url: str) -> dict:
+    results: dict = {}
+    async with httpx.AsyncClient(timeout=600) as client:
+        await _stream(client, url, "Hi", 4)  # warm up
+        ttft, decode, tokens = await _stream(client, url, PROMPT, TOKENS)
+        results["single_decode"] = (tokens - 1) / decode if decode else float("nan")
+        for n in LEVELS:
+            started = time.perf_counter()
+            done = await asyncio.gather(*(_stream(client, url, PROMPT, TOKENS) for _ in range(n)))
+            results[("concurrent", n)] = sum(t for _, _, t in done) / (time.perf_counter() - started)
+            started = time.perf_counter()
+            serial = [await _stream(client, url, PROMPT, TOKENS) for _ in range(n)]
+            results[("serial", n)] = sum(t for _, _, t in serial) / (time.perf_counter() - started)
+        results["hol_without"] = await _short_requests(client, url, None)
+        results["hol_with"] = await _short_requests(client, url, "Summarize this log. " + "The harbor light "
+                                                     "turned on at dusk and the ships came home. " * 200)
+    return results
+
+
+async def _short_requests(client: httpx.AsyncClient, url: str, long_prompt: str | None) -> list[float]:
+    """TTFTs of 16 short requests, 4 at a time; the long prompt (if any) arrives after the first round."""
+    ttfts: list[float] = []
+    long_task = None
+    for round_ in range(4):
+        if round_ == 1 and long_prompt:
+            long_task = asyncio.ensure_future(_stream(client, url, long_prompt, 8))
+            await asyncio.sleep(0.05)
+        done = await asyncio.gather(*(_stream(client, url, "Say hello.", 8) for _ in range(4)))
+        ttfts += [t for t, _, _ in done]
+    if long_task:
+        await long_task
+    return ttfts
+
+
+def memory_bandwidth_gbs() -> float:
+    data = np.ones(64 * 2**20 // 8)  # 64 MiB, well past the caches
+    copy = np.empty_like(data)
+    best = 0.0
+    for _ in range(5):
+        started = time.perf_counter()
+        np.copyto(copy, data)
+        best = max(best, 2 * data.nbytes / (time.perf_counter() - started) / 1e9)  # read + write
+    return best
+
+
+def run(repeat: int = 1) -> None:
+    raw, prefill = raw_llama()
+    bandwidth = memory_bandwidth_gbs()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        config = Path(tmp_name) / "edge.yaml"
+        config.write_text("edge:\n  models:\n    - {name: smollm2, n_ctx: 4096, parallel: 8}\n")
+        port = _port()
+        gateway = Server("edgeway", port, "/v1/chat/completions", {}, {"model": "smollm2", "max_tokens": 1,
+                                                                      "messages": [{"role": "user", "content": "Hi"}]})
+        try:
+            gateway.start([sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), "--port", str(port),
+                           "--log-level", "warning"])
+            ours = asyncio.run(_gateway(f"http://127.0.0.1:{port}/v1/chat/completions"))
+        finally:
+            gateway.stop()
+    print(f"raw llama.cpp: {raw[1]:.1f} tokens/s single stream (prompt included); prefill {prefill:.0f} tokens/s")
+    print(f"single stream through edgeway (HTTP, streaming): {ours['single_decode']:.1f} tokens/s = "
+          f"{ours['single_decode'] / raw[1]:.2f} of raw (target >= 0.95)")
+    print(f"{'streams':>7} {'raw tok/s':>10} {'edgeway':>9} {'serialized':>11} {'edgeway/raw':>12} {'vs serialized':>14}")
+    for n in LEVELS:
+        ours_n, serial_n = ours[("concurrent", n)], ours[("serial", n)]
+        print(f"{n:>7} {raw[n]:>10.1f} {ours_n:>9.1f} {serial_n:>11.1f} {ours_n / raw[n]:>12.2f} "
+              f"{ours_n / serial_n:>13.2f}x")
+    p99 = lambda xs: sorted(xs)[min(len(xs) - 1, int(0.99 * len(xs)))] * 1e3  # noqa: E731
+    without, with_long = p99(ours["hol_without"]), p99(ours["hol_with"])
+    print(f"head-of-line: p99 time to first token of short requests {without:.0f} ms alone, {with_long:.0f} ms with a "
+          f"3,000-token prompt arriving mid-run: {with_long / without:.2f}x (target <= 2x)")
+    weights = resolve_gguf("bundled:smollm2-135m").stat().st_size
+    needed = weights * raw[1] / 1e9
+    print(f"ceilings: memory bandwidth {bandwidth:.1f} GB/s (numpy copy); one decode step reads the {weights / 2**20:.0f} "
+          f"MiB of weights, so {raw[1]:.0f} tokens/s moves {needed:.1f} GB/s: "
+          f"{'memory-bound' if needed > 0.6 * bandwidth else 'compute-bound (batching helps less than on a GPU)'}")
+    print(f"median raw gain from batching 8 streams: {raw[8] / raw[1]:.2f}x; "
+          f"p50 short TTFT {statistics.median(ours['hol_without']) * 1e3:.0f} ms")
