@@ -75,14 +75,18 @@ class EventStream:
             async with anyio.create_task_group() as group:
                 group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
-                async for frame in self.events:
-                    # A client that stops reading fills the socket; it may not hold us forever.
-                    with anyio.fail_after(self.write_timeout_s):
+                # A client that stops reading fills the socket; it may not hold us forever. One scope
+                # whose deadline moves before each write costs less than a scope per write.
+                with anyio.CancelScope() as writing:
+                    async for frame in self.events:
+                        writing.deadline = anyio.current_time() + self.write_timeout_s
                         await send({"type": "http.response.body", "body": frame, "more_body": True})
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                        writing.deadline = float("inf")
+                if not writing.cancelled_caught:  # else: timed out writing, the client is dropped
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
                 group.cancel_scope.cancel()
-        except (OSError, TimeoutError):
-            pass  # the client went away, or stopped reading
+        except OSError:
+            pass  # the client went away while we were writing
         finally:
             with anyio.CancelScope(shield=True):
                 await self.on_close()
