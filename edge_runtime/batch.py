@@ -15,7 +15,7 @@ import ctypes
 import math
 import os
 import queue
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,11 +35,10 @@ class Sequence:
     last: int = -1                               # the token to feed next, once the prompt is read
     logit_index: int | None = None
     cells: int = 0                               # KV cells reserved: prompt + max_tokens
-    started: bool = field(default=False)
 
 
 class BatchScheduler:
-    def __init__(self, llama, n_ctx: int, parallel: int, n_batch: int, n_threads: int | None, eog) -> None:
+    def __init__(self, llama, n_ctx: int, parallel: int, n_batch: int, n_threads: int | None) -> None:
         import llama_cpp
 
         self.lib = llama_cpp
@@ -47,7 +46,6 @@ class BatchScheduler:
         self.n_ctx = n_ctx
         self.parallel = parallel
         self.n_batch = n_batch
-        self.eog = eog
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = n_ctx
         params.n_batch = n_batch

@@ -164,7 +164,7 @@ class EdgeEngine:
             eos_token=llama.detokenize([llama.token_eos()], special=True).decode("utf-8", "replace"),
             bos_token=llama.detokenize([llama.token_bos()], special=True).decode("utf-8", "replace"))
         self._scheduler = BatchScheduler(llama, self.config.n_ctx, self.config.parallel, N_BATCH,
-                                         self.config.n_threads, self._eog)
+                                         self.config.n_threads)
         self._thread = threading.Thread(target=self._work, name=f"edge-{self.name}", daemon=True)
         self._thread.start()
 

@@ -150,29 +150,26 @@ class Router:
     # --- running --------------------------------------------------------------------------
     async def complete(self, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None = None,
                        limits: Limits | None = None) -> RoutedAnswer:
-        signals, decision = self.decide(request, app, policy, budget, limits)
-        try:
-            if self._cascades(decision):
-                return await self._cascade(request, signals, decision, "complete")
-            model, answer, failures = await self._first_to_accept(
-                decision, lambda m: self._call(m, "complete", request, signals, decision))
-            return RoutedAnswer(signals, decision, model, failures, answer=answer)
-        except BaseException:
-            self.release(app, decision)
-            raise
+        return await self._run("complete", request, app, policy, budget, limits)
 
     async def stream(self, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None = None,
                      limits: Limits | None = None) -> RoutedStream:
         """Open a stream on the first target that accepts; fallbacks apply until then only."""
+        return await self._run("stream", request, app, policy, budget, limits)
+
+    async def _run(self, how: str, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None,
+                   limits: Limits | None) -> Any:
         signals, decision = self.decide(request, app, policy, budget, limits)
         try:
             if self._cascades(decision):
-                return await self._cascade(request, signals, decision, "stream")
-            model, stream, failures = await self._first_to_accept(
-                decision, lambda m: self._call(m, "stream", request, signals, decision))
-            return RoutedStream(signals, decision, model, failures, stream=stream)
+                return await self._cascade(request, signals, decision, how)
+            model, result, failures = await self._first_to_accept(
+                decision, lambda m: self._call(m, how, request, signals, decision))
+            if how == "stream":
+                return RoutedStream(signals, decision, model, failures, stream=result)
+            return RoutedAnswer(signals, decision, model, failures, answer=result)
         except BaseException:
-            self.release(app, decision)
+            self.release(app, decision)  # no usage row will settle this reservation
             raise
 
     def _cascades(self, decision: Decision) -> bool:
