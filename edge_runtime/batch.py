@@ -1,7 +1,7 @@
 """Continuous batching on llama.cpp's low-level API: many sequences, one `llama_decode` per step.
 
 Each step the scheduler builds one batch: the next token of every sequence that is generating,
-and a chunk of at most `PREFILL_CHUNK` prompt tokens of each sequence still reading its prompt, so
+and the prompts still to be read: short ones whole, long ones `PREFILL_BUDGET` tokens a step, so
 a long prompt is read over several steps while the short requests beside it keep decoding. A new
 request joins at the next step; a finished or cancelled one leaves and frees its KV cells. Each
 sequence samples with its own chain (temperature, top_p, seed) and streams its own tokens.
@@ -21,7 +21,8 @@ import numpy as np
 
 from edge_runtime.textstream import TextStream
 
-PREFILL_CHUNK = 64  # prompt tokens per sequence per step: short requests wait at most one such chunk
+PREFILL_BUDGET = 32   # tokens of long prompts read per step
+SHORT_PROMPT = 256    # a prompt this short is read in one step
 
 
 @dataclass
@@ -104,21 +105,30 @@ class BatchScheduler:
         batch, n = self.batch, 0
         for seq in self.active:
             seq.logit_index = None
-            if seq.read < len(seq.prompt):
-                take = min(PREFILL_CHUNK, len(seq.prompt) - seq.read, self.n_batch - n)
-                for k in range(take):
-                    self._put(n, seq.prompt[seq.read + k], seq.read + k, seq.seq_id, False)
-                    n += 1
-                seq.read += take
-                if seq.read == len(seq.prompt):
-                    batch.logits[n - 1] = 1
-                    seq.logit_index = n - 1
-            elif n < self.n_batch:
+        # Every generating sequence advances one token; then prompts are read, the shortest first:
+        # short ones whole, long ones PREFILL_BUDGET tokens a step, so a long prompt cannot stall
+        # the requests beside it.
+        for seq in self.active:
+            if seq.read == len(seq.prompt) and n < self.n_batch:
                 self._put(n, seq.last, len(seq.prompt) + seq.job.completion_tokens - 1, seq.seq_id, True)
                 seq.logit_index = n
                 n += 1
-            if n >= self.n_batch:
+        budget = PREFILL_BUDGET
+        for seq in sorted((q for q in self.active if q.read < len(q.prompt)), key=lambda q: len(q.prompt) - q.read):
+            left = len(seq.prompt) - seq.read
+            # A short prompt is read whole at once; long ones share the step's budget.
+            take = min(left if left <= SHORT_PROMPT else budget, self.n_batch - n)
+            if take <= 0:
                 break
+            for k in range(take):
+                self._put(n, seq.prompt[seq.read + k], seq.read + k, seq.seq_id, False)
+                n += 1
+            seq.read += take
+            if left > SHORT_PROMPT:
+                budget -= take
+            if seq.read == len(seq.prompt):
+                batch.logits[n - 1] = 1
+                seq.logit_index = n - 1
         if n == 0:
             return []
         batch.n_tokens = n
