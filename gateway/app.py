@@ -27,6 +27,7 @@ from gateway.http import JSON, error_response
 from router import cloud
 from router.answer import Tier
 from router.edge import EdgeModel
+from router.edge_group import EdgeGroup
 from router.errors import EdgewayError, NotFound
 from router.routing import Router
 from router.policy_rules import PolicyRules
@@ -52,12 +53,19 @@ class Gateway:
     ready_seconds: float | None = None
     background: set[asyncio.Task] = field(default_factory=set)
 
+    def edge_groups(self) -> list[EdgeGroup]:
+        return [m for m in self.router.models.values() if isinstance(m, EdgeGroup)]
+
 
 def build_gateway(config: GatewayConfig) -> Gateway:
     """Everything a running gateway holds. Raises FileError if a policy file is invalid."""
     edge = EdgePool(config.edge.models)
     http = cloud.HttpPool()
     models: dict[str, Tier] = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
+    if config.edge.nodes and config.edge.models:
+        # Remote edge nodes serve the first edge model too; requests balance by outstanding tokens.
+        first = config.edge.models[0].name
+        models[first] = EdgeGroup(models[first], config.edge.nodes, http)
     models.update({m.name: cloud.connect(m, http) for m in config.cloud.models})
     prices = {m.name: price_of(m) for m in config.cloud.models}
     prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.models})
@@ -110,6 +118,9 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             task.add_done_callback(gateway.background.discard)
         if gateway.policies.loaded:
             task = asyncio.create_task(_watch_policies(gateway.policies))
+            gateway.background.add(task)
+        for group in gateway.edge_groups():
+            task = asyncio.create_task(group.watch())
             gateway.background.add(task)
         try:
             yield

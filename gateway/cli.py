@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", help="listen address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="listen port (default 8080)")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--edge-only", action="store_true",
+                       help="serve only this machine's edge models: an edge node for other gateways")
 
     explain = verbs.add_parser("explain", help="print the signals and decision for a prompt; calls no model")
     explain.add_argument("--config")
@@ -128,6 +130,11 @@ def _serve(args: argparse.Namespace) -> int:
         config.server.host = args.host
     if args.port is not None:
         config.server.port = args.port
+    if args.edge_only:
+        # A node answers what its callers send it: no cloud, no policies, no nodes of its own.
+        config.cloud.models, config.edge.nodes, config.default_policy = [], [], None
+        for app in config.apps:
+            app.policy = None
     try:
         config.require_auth_or_loopback()
     except ValueError as exc:

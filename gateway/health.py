@@ -26,7 +26,8 @@ async def readyz(request: Request) -> Response:
             "edge": [dataclasses.asdict(s) for s in gateway.edge.states()],
             "cloud": [m.name for m in gateway.config.cloud.models],
             "policies": gateway.policies.status(),
-            "circuits": {name: b.as_dict() for name, b in gateway.router.breakers.items()}}
+            "circuits": {name: b.as_dict() for name, b in gateway.router.breakers.items()},
+            "edge_nodes": {g.name: g.status() for g in gateway.edge_groups()}}
     return JSON(body, status_code=200 if ready else 503)
 
 

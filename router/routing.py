@@ -16,7 +16,6 @@ from classifiers.signals import Scorer, Signals
 from router.answer import Answer, ChunkStream, Tier, Usage
 from router.budget import Caps, seconds_to_midnight
 from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
-from router.edge import EdgeModel
 from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
 from router.ledger import MemoryStore, Store
 from router.limits import Limits
@@ -79,7 +78,7 @@ class Router:
         return self.scorer.signals(request.messages, max_tokens=request.max_tokens, metadata=request.metadata)
 
     def live_state(self, app: str, budget: AppBudget | None) -> LiveState:
-        waits = [m.engine.wait_ms() for m in self.models.values() if isinstance(m, EdgeModel)]
+        waits = [m.engine.wait_ms() for m in self.models.values() if m.tier == "edge" and hasattr(m, "engine")]
         left = self.store.left(app, budget.caps) if budget else None
         return LiveState(edge_queue_wait_ms=min(waits) if waits else 0.0, budget_left_usd=left)
 
@@ -100,7 +99,7 @@ class Router:
             raise Forbidden(decision.deny)
         if budget is not None and live.budget_left_usd is not None and live.budget_left_usd <= 0:
             decision = self._over_budget(decision, budget)
-        decision = self._local_only(decision)
+        decision = self._local_only(self._within_latency_budget(decision, signals, live))
         if not decision.targets:
             raise NoCapacity(f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
                              retry_after=5)
@@ -118,6 +117,24 @@ class Router:
             else:
                 decision = dataclasses.replace(decision, reserved_usd=estimate)
         return signals, decision
+
+    def _within_latency_budget(self, decision: Decision, signals: Signals, live: LiveState) -> Decision:
+        """With an x-edgeway-latency-budget-ms the edge queue would miss, try the cloud first, if
+        this request may go there and its decision has a cloud target at all."""
+        try:
+            budget_ms = float(signals.metadata.get("latency-budget-ms", ""))
+        except ValueError:
+            return decision
+        targets = decision.targets
+        if (not decision.cloud_allowed or not targets or self.models[targets[0]].tier != "edge"
+                or live.edge_queue_wait_ms <= budget_ms):
+            return decision
+        clouds = tuple(t for t in targets if self.models[t].tier == "cloud")
+        if not clouds:
+            return decision
+        return dataclasses.replace(decision, targets=clouds + tuple(t for t in targets if t not in clouds),
+                                   reasons=decision.reasons + (f"edge wait {live.edge_queue_wait_ms:.0f} ms > "
+                                                               f"latency budget {budget_ms:.0f} ms: cloud first",))
 
     def _local_only(self, decision: Decision) -> Decision:
         if decision.cloud_allowed:

@@ -187,3 +187,20 @@ def test_a_circuit_opens_after_repeated_failures_fails_fast_and_probes_after_its
         assert httpx.get(gateway.url + "/readyz").json()["circuits"]["gpt-fake"]["state"] == "closed"
     finally:
         gateway.stop()
+
+
+def test_a_latency_budget_the_edge_queue_would_miss_sends_the_request_to_the_cloud_first(gateway, upstream):
+    import threading
+
+    client = client_for(gateway, timeout=60)
+    busy = threading.Thread(target=lambda: client.chat.completions.create(
+        model="smollm2", messages=[{"role": "user", "content": "Write a long essay."}], max_tokens=300))
+    busy.start()
+    time.sleep(0.3)  # the edge now has ~300 tokens of work queued: seconds of waiting
+    raw = client.chat.completions.with_raw_response.create(
+        model="auto", messages=QUESTION, max_tokens=5, extra_headers={"x-edgeway-latency-budget-ms": "50"})
+    assert raw.headers["x-edgeway-route"] == "cloud"
+    busy.join()
+    relaxed = client.chat.completions.with_raw_response.create(
+        model="auto", messages=QUESTION, max_tokens=3, extra_headers={"x-edgeway-latency-budget-ms": "600000"})
+    assert relaxed.headers["x-edgeway-route"] == "edge"

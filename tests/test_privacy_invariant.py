@@ -116,6 +116,7 @@ def requests(draw):
     return {"text": ", ".join(parts), "stream": draw(st.booleans()),
             "model": draw(st.sampled_from(("auto",) + EDGES + CLOUDS)),
             "tags": draw(st.lists(st.sampled_from(TAGS), max_size=2, unique=True)),
+            "latency_budget_ms": draw(st.sampled_from((None, "0", "100000"))),
             "spent": draw(st.sampled_from((0.0, 0.0, 5.0))), "cloud_fails": draw(st.booleans())}
 
 
@@ -172,7 +173,9 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
             budget = AppBudget(Caps(policy_spec.budget.daily_usd), policy_spec.budget.on_exhausted)
         chat = parse_chat_request({"model": request["model"], "max_tokens": 2, "stream": request["stream"],
                                    "messages": [{"role": "user", "content": request["text"]}]},
-                                  {"tags": ",".join(request["tags"])})
+                                  {"tags": ",".join(request["tags"]),
+                                   **({"latency-budget-ms": request["latency_budget_ms"]}
+                                      if request["latency_budget_ms"] else {})})
         if request["cloud_fails"]:
             upstream.fail_next(Fault(status=503), times=5)
         try:

@@ -1,0 +1,157 @@
+"""One edge model served by this machine and by remote edge nodes, balanced by outstanding tokens.
+
+A node is another `edgeway serve --edge-only` (or any llama.cpp `llama-server` / OpenAI-compatible
+endpoint) on the premises: it counts as edge, so a request kept local may go there. Each request
+goes to the member with the fewest tokens in flight (prompt + max_tokens, not request counts); a
+node that fails its health check, or a request, is left out until a check passes again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from router.answer import Answer
+from router.cloud.config import CloudModelConfig
+from router.cloud.openai_compat import HttpPool, OpenAICompatible
+from router.edge import EdgeModel
+from router.errors import EdgewayError
+from router.request import ChatRequest
+
+log = logging.getLogger("edgeway.edge")
+HEALTH_EVERY_S = 2.0
+
+
+@dataclass
+class Node:
+    url: str
+    client: OpenAICompatible
+    healthy: bool = True
+    in_flight: int = 0               # tokens this gateway has sent there and not yet seen answered
+    served: int = 0
+
+
+class EdgeGroup:
+    tier = "edge"
+
+    def __init__(self, local: EdgeModel, urls: list[str], pool: HttpPool, api_key: str | None = None) -> None:
+        self.local = local
+        self.name = local.name
+        self.n_ctx = local.n_ctx
+        self.engine = local.engine
+        self._pool = pool
+        self.nodes = [Node(url.rstrip("/"), OpenAICompatible(CloudModelConfig(
+            name=f"{local.name}@{url}", provider_model=f"hosted_vllm/{local.name}", api_key=api_key,
+            api_base=url.rstrip("/"), retries=0, timeout_s=300), pool)) for url in urls]
+        self.local_served = 0
+
+    # --- choosing a member ----------------------------------------------------------------
+    def _cost(self, request: ChatRequest) -> int:
+        return sum(len(request.text_of(m)) for m in request.messages) // 4 + (request.max_tokens or 512)
+
+    def _pick(self, request: ChatRequest) -> Node | None:
+        """None means this machine."""
+        local_load = self.engine.state().outstanding_tokens
+        best: Node | None = None
+        best_load = local_load
+        for node in self.nodes:
+            if node.healthy and node.in_flight < best_load:
+                best, best_load = node, node.in_flight
+        return best
+
+    async def complete(self, request: ChatRequest, confidence: bool = False) -> Answer:
+        node = None if confidence else self._pick(request)
+        if node is None:
+            self.local_served += 1
+            return await self.local.complete(request, confidence=confidence)
+        cost = self._cost(request)
+        node.in_flight += cost
+        try:
+            answer = await node.client.complete(request)
+        except EdgewayError as exc:
+            self._down(node, exc)
+            self.local_served += 1
+            return await self.local.complete(request)
+        finally:
+            node.in_flight -= cost
+        node.served += 1
+        answer.body["model"] = self.name
+        return answer
+
+    async def stream(self, request: ChatRequest) -> Any:
+        node = self._pick(request)
+        if node is None:
+            self.local_served += 1
+            return await self.local.stream(request)
+        cost = self._cost(request)
+        node.in_flight += cost
+        try:
+            stream = await node.client.stream(request)
+        except EdgewayError as exc:
+            node.in_flight -= cost
+            self._down(node, exc)
+            self.local_served += 1
+            return await self.local.stream(request)
+        node.served += 1
+        return _Settling(stream, node, cost)
+
+    # --- health ---------------------------------------------------------------------------
+    def _down(self, node: Node, exc: Exception) -> None:
+        if node.healthy:
+            log.warning("edge node %s failed (%s); not sending to it until a health check passes", node.url, exc)
+        node.healthy = False
+
+    async def check(self) -> None:
+        for node in self.nodes:
+            try:
+                async with self._pool.session().get(node.url + "/models",
+                                                    timeout=aiohttp.ClientTimeout(total=2)) as response:
+                    ok = response.status < 500
+            except (aiohttp.ClientError, asyncio.TimeoutError):
+                ok = False
+            if ok and not node.healthy:
+                log.info("edge node %s is healthy again", node.url)
+            node.healthy = ok
+
+    async def watch(self) -> None:
+        while True:
+            await self.check()
+            await asyncio.sleep(HEALTH_EVERY_S)
+
+    def status(self) -> list[dict]:
+        return [{"url": "local", "outstanding_tokens": self.engine.state().outstanding_tokens,
+                 "served": self.local_served}] + \
+               [{"url": n.url, "healthy": n.healthy, "outstanding_tokens": n.in_flight, "served": n.served}
+                for n in self.nodes]
+
+
+class _Settling:
+    """A node's stream that gives its tokens back to the balance when it ends."""
+
+    def __init__(self, inner: Any, node: Node, cost: int) -> None:
+        self._inner, self._node, self._cost = inner, node, cost
+        self._settled = False
+
+    @property
+    def usage(self):
+        return self._inner.usage
+
+    def _settle(self) -> None:
+        if not self._settled:
+            self._settled = True
+            self._node.in_flight -= self._cost
+
+    async def __aiter__(self):
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        finally:
+            self._settle()
+
+    async def aclose(self) -> None:
+        self._settle()
+        await self._inner.aclose()
