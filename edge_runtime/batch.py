@@ -65,6 +65,10 @@ class BatchScheduler:
         self.free_ids = list(range(parallel))
         self.active: list[Sequence] = []
         self.reserved = 0
+        # The prompt a free slot last read stays in the cache until its cells are needed: the next
+        # request that starts the same way (a system prompt, the turns before) skips that much.
+        self.kept: dict[int, list[int]] = {}
+        self.reused = 0
 
     def close(self) -> None:
         for seq in self.active:
@@ -87,17 +91,50 @@ class BatchScheduler:
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_p(job.top_p, 1))
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_temp(temperature))
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(job.seed & 0xFFFFFFFF))
-        seq = Sequence(job, self.free_ids.pop(0), job.prompt, chain, TextStream(list(s.stop)),
-                       cells=job.prompt_tokens + job.max_tokens)
+        slot, common = self._slot_for(job.prompt)
+        self.free_ids.remove(slot)
+        seq = Sequence(job, slot, job.prompt, chain, TextStream(list(s.stop)),
+                       cells=job.prompt_tokens + job.max_tokens, read=common)
         self.reserved += seq.cells
+        self._make_room()
         self.active.append(seq)
 
-    def release(self, seq: Sequence) -> None:
-        self.lib.llama_memory_seq_rm(self.memory, seq.seq_id, -1, -1)
+    def _slot_for(self, prompt: list[int]) -> tuple[int, int]:
+        """The free slot whose kept prompt shares the longest start with this one, and that length."""
+        best, best_common = self.free_ids[0], 0
+        for slot in self.free_ids:
+            kept = self.kept.get(slot, ())
+            common = 0
+            for a, b in zip(kept, prompt):
+                if a != b:
+                    break
+                common += 1
+            if common > best_common:
+                best, best_common = slot, common
+        best_common = min(best_common, len(prompt) - 1)  # the last prompt token is read again for its logits
+        self.kept.pop(best, None)
+        self.lib.llama_memory_seq_rm(self.memory, best, best_common, -1)
+        self.reused += best_common
+        return best, best_common
+
+    def _make_room(self) -> None:
+        """Forget kept prompts, oldest first, while they and the running requests overflow the cache."""
+        while self.kept and self.reserved + sum(len(t) for t in self.kept.values()) > self.n_ctx:
+            slot = next(iter(self.kept))
+            del self.kept[slot]
+            self.lib.llama_memory_seq_rm(self.memory, slot, -1, -1)
+
+    def release(self, seq: Sequence, keep: bool = True) -> None:
+        if keep and seq.read == len(seq.prompt):
+            self.lib.llama_memory_seq_rm(self.memory, seq.seq_id, len(seq.prompt), -1)
+            self.kept[seq.seq_id] = seq.prompt
+        else:
+            self.lib.llama_memory_seq_rm(self.memory, seq.seq_id, -1, -1)
         self.lib.llama_sampler_free(seq.sampler)
         self.free_ids.append(seq.seq_id)
         self.reserved -= seq.cells
         self.active.remove(seq)
+        self._make_room()
 
     # --- one step -------------------------------------------------------------------------
     def step(self) -> list[tuple[Sequence, int]]:

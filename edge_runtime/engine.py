@@ -256,7 +256,7 @@ class EdgeEngine:
             except Exception as exc:  # a failed decode ends the requests in it, not the worker
                 for seq in list(scheduler.active):
                     seq.job._emit(EdgeError(f"edge model {self.name!r} failed: {exc}"))
-                    scheduler.release(seq)
+                    scheduler.release(seq, keep=False)
                     self._finish(seq.job, "error", emit_done=False)
                 continue
             decoding = sum(1 for seq, _ in sampled if seq.job.completion_tokens)

@@ -40,13 +40,11 @@ async def test_concurrent_requests_are_decoded_together_each_with_its_own_sampli
     texts = await done
     assert most >= 3  # several sequences shared one decode step
     assert [g.completion_tokens for g in generations] == [24, 24, 12, 24]
-    # Alone, greedy decoding repeats itself exactly (in a batch, llama.cpp's arithmetic may round
-    # differently), and a stop sequence cuts it.
-    alone = await collect(engine.submit(STORY, settings[0]))
-    assert await collect(engine.submit(STORY, settings[0])) == alone
-    stop = alone.split()[3]
-    cut = engine.submit(STORY, Sampling(max_tokens=24, temperature=0, stop=(stop,)))
-    assert alone.startswith(await collect(cut)) and cut.finish_reason == "stop"
+    # A stop sequence cuts the answer before it. (Greedy text is not compared across runs: a prompt
+    # read in a batch, or reused from another request's cache, may round differently.)
+    cut = engine.submit(STORY, Sampling(max_tokens=24, temperature=0, stop=(" ",)))
+    first_word = await collect(cut)
+    assert first_word and " " not in first_word and cut.finish_reason == "stop"
 
 
 async def test_a_long_prompt_does_not_hold_back_a_short_request_that_arrives_after_it(engine):
@@ -104,3 +102,13 @@ async def test_waiting_requests_are_shared_fairly_between_apps():
         assert order.index("quiet") <= 2  # it does not wait behind every request of the busy app
     finally:
         one_at_a_time.close()
+
+
+async def test_a_prompt_that_starts_like_an_earlier_one_reuses_its_cache(engine):
+    system = {"role": "system", "content": "You are the harbor master's assistant. " * 20}
+    first = engine.submit([system, {"role": "user", "content": "When is high tide?"}], Sampling(max_tokens=2))
+    await collect(first)
+    before = engine._scheduler.reused
+    second = engine.submit([system, {"role": "user", "content": "Is the pier open?"}], Sampling(max_tokens=2))
+    await collect(second)
+    assert engine._scheduler.reused - before > 150  # the long system prompt was not read again
