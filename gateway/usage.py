@@ -6,6 +6,7 @@ as `?key=` to /dashboard, whose script then sends it as a bearer token.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hmac
 import io
@@ -120,8 +121,6 @@ async def api_usage(request: Request) -> Response:
 
 
 async def _rows(request: Request, app: str | None, since: float | None, until: float | None) -> list[UsageRow]:
-    import asyncio
-
     store = request.app.state.gateway.router.store
     return await asyncio.to_thread(store.rows, app, since, until)
 

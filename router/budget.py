@@ -16,7 +16,7 @@ class Caps:
     monthly_usd: float | None = None
 
 
-def _periods(now: float) -> tuple[str, str]:
+def periods(now: float) -> tuple[str, str]:
     day = time.strftime("%Y-%m-%d", time.gmtime(now))
     return day, day[:7]
 
@@ -31,7 +31,7 @@ class BudgetBook:
         self._lock = threading.Lock()
 
     def spent(self, app: str, now: float | None = None) -> tuple[float, float]:
-        day, month = _periods(time.time() if now is None else now)
+        day, month = periods(time.time() if now is None else now)
         with self._lock:
             return self._spent.get((app, day), 0.0), self._spent.get((app, month), 0.0)
 
@@ -45,17 +45,24 @@ class BudgetBook:
         """Add `usd` (negative to give back what a reservation over-estimated)."""
         if not usd:
             return
-        day, month = _periods(time.time() if now is None else now)
+        day, month = periods(time.time() if now is None else now)
         with self._lock:
             for key in ((app, day), (app, month)):
                 self._spent[key] = self._spent.get(key, 0.0) + usd
+
+    def set_spent(self, app: str, now: float, daily: float, monthly: float) -> None:
+        """Take the spend another book keeps (a shared store) as this one's."""
+        day, month = periods(now)
+        with self._lock:
+            self._spent[(app, day)] = daily
+            self._spent[(app, month)] = monthly
 
     def admit(self, app: str, caps: Caps, estimate: float, now: float | None = None) -> bool:
         """Atomically: if every cap still has room, reserve `estimate` against it and say yes. The
         reservation is settled when the request's real cost is known, so requests racing at the
         limit overspend by at most one request's cost."""
         now = time.time() if now is None else now
-        day, month = _periods(now)
+        day, month = periods(now)
         with self._lock:
             spent = {"daily": self._spent.get((app, day), 0.0), "monthly": self._spent.get((app, month), 0.0)}
             if any(cap is not None and spent[name] >= cap

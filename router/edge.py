@@ -20,9 +20,6 @@ class EdgeModel:
         self.name = engine.name
         self.n_ctx = engine.n_ctx
 
-    def count_tokens(self, request: ChatRequest) -> int:
-        return len(self.engine.tokenize_chat(request.plain_messages()))
-
     def _start(self, request: ChatRequest, confidence: bool = False) -> Generation:
         if not request.text_only:
             raise InvalidRequest(f"The edge model {self.name!r} reads text only; this request has image, audio "

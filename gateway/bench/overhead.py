@@ -141,8 +141,9 @@ def _top_frames(raw: Path, count: int = 12) -> list[tuple[str, float]]:
     totals: Counter[str] = Counter()
     for line in raw.read_text().splitlines():
         stack, _, samples = line.rpartition(" ")
-        leaf = stack.split(";")[-1]
-        totals[leaf.split(" (")[0] + " (" + leaf.split("/")[-1] if "/" in leaf else leaf] += int(samples)
+        leaf = stack.split(";")[-1]  # "function (path/to/file.py:line)"
+        function, _, where = leaf.partition(" (")
+        totals[f"{function} ({where.rsplit('/', 1)[-1]}" if where else function] += int(samples)
     all_samples = sum(totals.values()) or 1
     return [(frame, n / all_samples) for frame, n in totals.most_common(count)]
 

@@ -18,7 +18,7 @@ import time
 
 import redis
 
-from router.budget import BudgetBook, Caps, _periods
+from router.budget import BudgetBook, Caps, periods
 from router.ledger.rows import UsageRow
 from router.limits import Limits, RateWindows
 
@@ -51,7 +51,7 @@ RETRY_SECONDS = 0.5
 
 
 def _keys(app: str, now: float) -> tuple[str, str]:
-    day, month = _periods(now)
+    day, month = periods(now)
     return f"edgeway:spend:{app}:{day}", f"edgeway:spend:{app}:{month}"
 
 
@@ -80,7 +80,7 @@ class RedisStore:
         except redis.RedisError as exc:
             self._degraded(exc)
             return self._local.admit(app, caps, estimate, now)
-        self._seen(app, now, float(day), float(month))
+        self._local.set_spent(app, now, float(day), float(month))  # the fallback if Redis goes away
         return bool(allowed)
 
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
@@ -101,12 +101,6 @@ class RedisStore:
         self._local.charge(app, usd, now)
         self._backlog.put(("charge", app, usd, time.time() if now is None else now))
 
-    def _seen(self, app: str, now: float, day: float, month: float) -> None:
-        """Bring the local counters to what Redis says (they are the fallback when it is down)."""
-        day_key, month_key = _periods(now)
-        with self._local._lock:
-            self._local._spent[(app, day_key)] = day
-            self._local._spent[(app, month_key)] = month
 
     # --- rows -----------------------------------------------------------------------------
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
