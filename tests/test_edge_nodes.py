@@ -14,9 +14,12 @@ HELLO = [{"role": "user", "content": "Say hello."}]
 
 
 def test_requests_balance_over_local_and_remote_edge_and_a_dead_node_is_left_out(tmp_path):
-    node = GatewayProcess({"edge": {"models": [{"name": "smollm2", "n_ctx": 2048}]}}, tmp_path,
+    # Two llama.cpp processes share this machine's cores: one thread each, or their spinning
+    # threads preempt each other and every token waits out a time slice.
+    node = GatewayProcess({"edge": {"models": [{"name": "smollm2", "n_ctx": 2048, "n_threads": 1}]}}, tmp_path,
                           args=["--edge-only"]).wait_ready()
-    gateway = GatewayProcess({"edge": {"models": [{"name": "smollm2", "n_ctx": 2048, "parallel": 2}],
+    gateway = GatewayProcess({"edge": {"models": [{"name": "smollm2", "n_ctx": 2048, "parallel": 2,
+                                                   "n_threads": 1}],
                                        "nodes": [node.url + "/v1"]}}, tmp_path).wait_ready()
     client = openai.OpenAI(base_url=gateway.url + "/v1", api_key="local", max_retries=0, timeout=60)
     try:
