@@ -70,8 +70,9 @@ class Generation:
     """One request's tokens, produced on the worker thread and read on the event loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, prompt: list[int], sampling: Sampling,
-                 max_tokens: int, owner: str = "") -> None:
+                 max_tokens: int, owner: str = "", outbox: "Outbox | None" = None) -> None:
         self._loop = loop
+        self._outbox = outbox
         self._queue: asyncio.Queue = asyncio.Queue()
         self._cancel = threading.Event()
         self.prompt = prompt
@@ -102,10 +103,10 @@ class Generation:
         return self._cancel.is_set()
 
     def _emit(self, item: object) -> None:
-        try:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
-        except RuntimeError:  # the event loop has closed: the server is shutting down
-            self._cancel.set()
+        if self._outbox is not None:
+            self._outbox.put(self, item)
+        else:
+            _deliver(self._loop, [(self, item)])
 
     async def text(self) -> AsyncIterator[str]:
         """Text deltas until the generation ends; raises EdgeError if it failed."""
@@ -120,6 +121,38 @@ class Generation:
         finally:
             if self.finish_reason is None:
                 self.cancel()  # the reader went away: stop generating for nobody
+
+
+def _deliver(loop: asyncio.AbstractEventLoop, items: list[tuple[Generation, object]]) -> None:
+    def put() -> None:
+        for generation, item in items:
+            generation._queue.put_nowait(item)
+    try:
+        loop.call_soon_threadsafe(put)
+    except RuntimeError:  # the event loop has closed: the server is shutting down
+        for generation, _ in items:
+            generation._cancel.set()
+
+
+class Outbox:
+    """What the worker thread has for the event loop, sent in one wake-up per step.
+
+    Sent just before the next `llama_decode`, which releases the GIL: the event loop then writes
+    the tokens out while the model computes, instead of taking the GIL from the worker between
+    two steps (that cost 150 us a token, 2% of the decode rate here). One wake-up for all the
+    sequences of a step also spares the loop one per token."""
+
+    def __init__(self) -> None:
+        self._items: dict[asyncio.AbstractEventLoop, list[tuple[Generation, object]]] = {}
+
+    def put(self, generation: Generation, item: object) -> None:
+        self._items.setdefault(generation._loop, []).append((generation, item))
+
+    def send(self) -> None:
+        if self._items:
+            items, self._items = self._items, {}
+            for loop, batch in items.items():
+                _deliver(loop, batch)
 
 
 class EdgeEngine:
@@ -142,6 +175,7 @@ class EdgeEngine:
         self._waiting = 0
         self._scheduler: BatchScheduler | None = None
         self._served: Counter[str] = Counter()   # admissions per app, for fairness
+        self._outbox = Outbox()
 
     # --- lifecycle ------------------------------------------------------------------------
     def load(self) -> None:
@@ -164,7 +198,7 @@ class EdgeEngine:
             eos_token=llama.detokenize([llama.token_eos()], special=True).decode("utf-8", "replace"),
             bos_token=llama.detokenize([llama.token_bos()], special=True).decode("utf-8", "replace"))
         self._scheduler = BatchScheduler(llama, self.config.n_ctx, self.config.parallel, N_BATCH,
-                                         self.config.n_threads)
+                                         self.config.n_threads, before_decode=self._outbox.send)
         self._thread = threading.Thread(target=self._work, name=f"edge-{self.name}", daemon=True)
         self._thread.start()
 
@@ -200,7 +234,7 @@ class EdgeEngine:
         max_tokens = sampling.max_tokens or min(DEFAULT_MAX_TOKENS, room)
         if room < 1 or max_tokens > room:
             raise PromptTooLong(len(prompt) + max(max_tokens, 1), self.n_ctx, self.name)
-        generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens, owner)
+        generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens, owner, self._outbox)
         with self._count_lock:
             self._outstanding += len(prompt) + max_tokens
         self._jobs.put(generation)
@@ -226,6 +260,7 @@ class EdgeEngine:
         waiting: list[Generation] = []
         while True:
             if not scheduler.active and not waiting:
+                self._outbox.send()
                 self._running = self._waiting = 0
                 job = self._jobs.get()  # idle: sleep until there is work
                 if job is None:
@@ -269,6 +304,7 @@ class EdgeEngine:
         for seq in list(scheduler.active):
             scheduler.release(seq)
             self._finish(seq.job, "cancelled")
+        self._outbox.send()
 
     def _advance(self, seq, token: int) -> None:
         job = seq.job

@@ -139,3 +139,43 @@ async def load(port: int, path: str, body: bytes, headers: dict[str, str], reque
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     result.seconds = time.perf_counter() - started
     return result
+
+
+@dataclass
+class StreamTimes:
+    started: float
+    first: float | None = None    # when the first content delta arrived
+    last: float | None = None
+    deltas: int = 0
+    usage: dict | None = None
+
+
+async def stream_times(port: int, path: str, body: bytes) -> StreamTimes:
+    """One streamed POST on a new connection, timing content deltas as their bytes arrive.
+
+    The response is read with one socket read per arrival and frames are only searched, not
+    parsed (the usage chunk aside), so that the client costs little next to what it measures.
+    """
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    times = StreamTimes(time.perf_counter())
+    writer.write((f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
+                  f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body)
+    seen = b""
+    try:
+        while b"data: [DONE]" not in seen[-64:]:
+            data = await reader.read(65536)
+            if not data:
+                break
+            now = time.perf_counter()
+            deltas = data.count(b'"delta":{"content":')
+            if deltas:
+                times.first = times.first or now
+                times.last = now
+                times.deltas += deltas
+            seen = seen[-65536:] + data
+    finally:
+        writer.close()
+    at = seen.rfind(b'"usage":{')
+    if at >= 0:
+        times.usage = json.loads(seen[at + 8:seen.index(b"}", at) + 1])
+    return times
