@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field
 from edge_runtime.config import EdgeModelConfig
 from policies.yaml_source import load_model
 from router.cloud.config import CloudModelConfig
+from router.edge_group import EdgeNodeConfig
 
 MiB = 1024 * 1024
 
@@ -34,7 +35,7 @@ class ServerConfig(Strict):
 
 class EdgeConfig(Strict):
     models: list[EdgeModelConfig] = Field(default_factory=lambda: [EdgeModelConfig()])
-    nodes: list[str] = Field(default_factory=list)
+    nodes: list[EdgeNodeConfig] = Field(default_factory=list)
 
 
 class CloudConfig(Strict):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from router.answer import Answer
 from router.cloud.config import CloudModelConfig
@@ -26,10 +27,24 @@ log = logging.getLogger("edgeway.edge")
 HEALTH_EVERY_S = 2.0
 
 
+class EdgeNodeConfig(BaseModel):
+    """`edge.nodes[]`: a URL, or a URL with the node's app key (a node with apps wants one)."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: str = Field(pattern=r"^https?://")
+    api_key: SecretStr | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_url(cls, value: Any) -> Any:
+        return {"url": value} if isinstance(value, str) else value
+
+
 @dataclass
 class Node:
     url: str
     client: OpenAICompatible
+    headers: dict[str, str]
     healthy: bool = True
     in_flight: int = 0               # tokens this gateway has sent there and not yet seen answered
     served: int = 0
@@ -38,16 +53,22 @@ class Node:
 class EdgeGroup:
     tier = "edge"
 
-    def __init__(self, local: EdgeModel, urls: list[str], pool: HttpPool, api_key: str | None = None) -> None:
+    def __init__(self, local: EdgeModel, nodes: list[EdgeNodeConfig], pool: HttpPool) -> None:
         self.local = local
         self.name = local.name
         self.n_ctx = local.n_ctx
         self.engine = local.engine
         self._pool = pool
-        self.nodes = [Node(url.rstrip("/"), OpenAICompatible(CloudModelConfig(
-            name=f"{local.name}@{url}", provider_model=f"hosted_vllm/{local.name}", api_key=api_key,
-            api_base=url.rstrip("/"), retries=0, timeout_s=300), pool)) for url in urls]
+        self.nodes = [self._node(node) for node in nodes]
         self.local_served = 0
+
+    def _node(self, config: EdgeNodeConfig) -> Node:
+        url = config.url.rstrip("/")
+        client = OpenAICompatible(CloudModelConfig(
+            name=f"{self.name}@{url}", provider_model=f"hosted_vllm/{self.name}", api_key=config.api_key,
+            api_base=url, retries=0, timeout_s=300), self._pool)
+        headers = {"authorization": f"Bearer {config.api_key.get_secret_value()}"} if config.api_key else {}
+        return Node(url, client, headers)
 
     # --- choosing a member ----------------------------------------------------------------
     def _cost(self, request: ChatRequest) -> int:
@@ -108,9 +129,12 @@ class EdgeGroup:
     async def check(self) -> None:
         for node in self.nodes:
             try:
-                async with self._pool.session().get(node.url + "/models",
+                async with self._pool.session().get(node.url + "/models", headers=node.headers,
                                                     timeout=aiohttp.ClientTimeout(total=2)) as response:
-                    ok = response.status < 500
+                    ok = response.status == 200
+                    if response.status in (401, 403) and node.healthy:
+                        log.warning("edge node %s refuses our key (HTTP %s): set edge.nodes[].api_key to "
+                                    "one of its app keys", node.url, response.status)
             except (aiohttp.ClientError, asyncio.TimeoutError):
                 ok = False
             if ok and not node.healthy:

@@ -81,3 +81,13 @@ def test_the_example_config_in_configs_is_valid(monkeypatch):
     config = load_config(ROOT / "configs" / "edgeway.yaml")
     assert [a.name for a in config.apps] == ["support-bot", "code-assistant", "analytics", "cost-capped"]
     assert config.admin_key is None
+
+
+def test_edge_nodes_are_urls_or_urls_with_the_nodes_key():
+    text = "edge:\n  nodes:\n    - http://10.0.0.7:8081/v1\n    - {url: 'http://10.0.0.8:8081/v1', api_key: '${NODE_KEY}'}\n"
+    config = parse_model(text, GatewayConfig, env={"NODE_KEY": "node-secret"})
+    assert [n.url for n in config.edge.nodes] == ["http://10.0.0.7:8081/v1", "http://10.0.0.8:8081/v1"]
+    assert config.edge.nodes[1].api_key.get_secret_value() == "node-secret"
+    with pytest.raises(FileError) as caught:
+        parse_model("edge:\n  nodes:\n    - 10.0.0.7:8081\n", GatewayConfig, filename="gw.yaml")
+    assert caught.value.problems[0].line == 3
