@@ -11,12 +11,19 @@ from pathlib import Path
 import numpy as np
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "complexity.onnx"
-MAX_CHARS = 32_000  # the tail of a very long conversation says enough; keeps the cost bounded
+HEAD_CHARS = 500    # the start of a long conversation: the system prompt, the task
+TAIL_CHARS = 2_000  # and its end: the latest turns
 
 
 def complexity_text(text: str) -> str:
-    """The exact preprocessing applied before training and before scoring."""
-    return text[-MAX_CHARS:].lower()
+    """The exact preprocessing applied before training and before scoring.
+
+    A long conversation is read by its start and its end, which say what is asked; the middle
+    (a pasted document, old turns) adds cost, not much signal: onnxruntime's TF-IDF takes 45 us
+    plus 22 us per 1,000 characters here, and this keeps a request's score under 100 us."""
+    if len(text) > HEAD_CHARS + TAIL_CHARS:
+        text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+    return text.lower()
 
 
 class ComplexityModel:

@@ -15,7 +15,8 @@ from typing import Any
 from classifiers.complexity import ComplexityModel
 from classifiers.language import detect_language
 from classifiers.privacy import Finding, PrivacyScanner
-from classifiers.tokens import TokenEstimator
+from classifiers.seen import SeenTexts, TextFacts
+from classifiers.tokens import TokenEstimator, joined_counts, text_counts
 
 TOKENS_PER_MESSAGE = 5  # the chat template's role markers, measured on SmolLM2's template
 
@@ -84,22 +85,36 @@ class Scorer:
         self.complexity = ComplexityModel()
         self.privacy = PrivacyScanner()
         self.tokens = TokenEstimator()
+        self.seen = SeenTexts()
+
+    def facts(self, text: str) -> TextFacts:
+        """What one text holds, read once while it stays among the recent texts."""
+        facts = self.seen.get(text)
+        if facts is None:
+            facts = TextFacts(self.privacy.scan(text), text_counts(text), detect_language(text))
+            self.seen.put(text, facts)
+        return facts
 
     def signals(self, messages: list[Any], *, max_tokens: int | None = None,
                 metadata: dict[str, str] | None = None) -> Signals:
         pieces = message_texts(messages)
         findings: list[PrivacyFinding] = []
+        counts = []
+        language = "und"
         for message, part, text in pieces:
-            findings += [_locate(f, message, part) for f in self.privacy.scan(text)]
+            facts = self.facts(text)
+            findings += [_locate(f, message, part) for f in facts.findings]
+            counts.append(facts.counts)
+            if facts.language != "und" and isinstance(messages[message], dict) \
+                    and messages[message].get("role") == "user":
+                language = facts.language   # the latest user text that says: the answer's language
         conversation = "\n".join(text for _, _, text in pieces)
-        user_text = "\n".join(text for i, _, text in pieces
-                              if isinstance(messages[i], dict) and messages[i].get("role") == "user")
         return Signals(
             complexity=self.complexity.score(conversation),
             privacy=tuple(findings),
-            prompt_tokens=self.tokens.estimate(conversation) + TOKENS_PER_MESSAGE * len(messages),
+            prompt_tokens=self.tokens.from_counts(joined_counts(counts)) + TOKENS_PER_MESSAGE * len(messages),
             max_tokens=max_tokens,
-            language=detect_language(user_text or conversation),
+            language=language if language != "und" else detect_language(conversation),
             text_only=_text_only(messages),
             metadata=dict(metadata or {}),
         )

@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from classifiers import Scorer
 from classifiers.privacy import PrivacyScanner
+from classifiers.signals import TOKENS_PER_MESSAGE
 from classifiers.privacy.structured import find_structured, iban_ok, luhn_ok
 
 
@@ -90,6 +91,26 @@ def test_signals_read_the_whole_conversation_and_content_parts(scorer):
     assert signals.text_only is False and signals.max_tokens == 64 and signals.metadata == {"tags": "vip"}
     assert signals.language == "en" and 20 < signals.prompt_tokens < 80
     assert 0.0 <= signals.complexity <= 1.0
+
+
+def test_a_next_turn_reads_only_its_new_message_and_counts_as_if_all_were_read(scorer):
+    history = [{"role": "system", "content": "Tu aides les clients de la boutique. Réponds en français."},
+               {"role": "user", "content": "Bonjour, je suis Marie Dubois et mon numéro est +33 6 12 34 56 78."},
+               {"role": "assistant", "content": "Bonjour Marie, comment puis-je vous aider ?"}]
+    first = scorer.signals(history)
+    turn = {"role": "user", "content": "Where is my order 12345? Answer in English please."}
+    scanned = []
+    scan = scorer.privacy.scan
+    scorer.privacy.scan = lambda text: scanned.append(text) or scan(text)
+    try:
+        second = scorer.signals(history + [turn])
+    finally:
+        scorer.privacy.scan = scan
+    assert scanned == [turn["content"]]                      # the history was read on the turn before
+    assert [f.type for f in second.privacy] == [f.type for f in first.privacy] and "PHONE" in second.pii_types
+    conversation = "\n".join(m["content"] for m in history + [turn])
+    assert second.prompt_tokens == scorer.tokens.estimate(conversation) + TOKENS_PER_MESSAGE * 4
+    assert (first.language, second.language) == ("fr", "en")  # the language of the latest user message
 
 
 def test_complexity_ranks_hard_requests_above_small_talk(scorer):

@@ -31,7 +31,11 @@ _CANDIDATE_PATTERNS = {
     "postal": rf"\b(?:[A-Z]{{2}}[ \t]+\d{{5}}(?:-\d{{4}})?|\d{{4,5}}[ \t]+[{_UP}][\w'’-]+)\b",
     "cap": rf"(?<![\w@/]){_CAPWORD}(?:[ \t]+(?:{_CAPWORD}|&|{_PARTICLE}(?=[ \t]+[{_UP}]))){{0,4}}",
 }
-_CANDIDATES = re.compile("|".join(f"(?P<{name.replace('-', '_')}>{p})" for name, p in _CANDIDATE_PATTERNS.items()))
+# Every candidate starts with a capital or a digit. Saying so up front lets the regex engine skip
+# the other positions in C instead of trying four patterns at each (469 -> 145 us a conversation);
+# the same leading lookahead speeds up the other patterns below that start with a lookbehind.
+_CANDIDATES = re.compile(rf"(?=[{_UP}\d])(?:" + "|".join(f"(?P<{name.replace('-', '_')}>{p})"
+                                                         for name, p in _CANDIDATE_PATTERNS.items()) + ")")
 _WORD = re.compile(r"[\w'’&]+")
 _SENTENCE_END = frozenset(".!?:\n\"“(")
 
@@ -73,10 +77,9 @@ def features(text: str, kind: str, start: int, end: int, common: frozenset[str])
     lower = [w.lower() for w in words]
     before = _WORD.findall(text[max(0, start - 40):start])[-2:]
     after = _WORD.findall(text[end:end + 30])[:1]
-    preceding = text[:start].rstrip(" \t")
     feats = [f"gen={kind}", f"n={min(len(words), 4)}", "shape=" + " ".join(_shape(w) for w in words[:4]),
              f"first={lower[0]}", f"last={lower[-1]}", f"lsuf={lower[-1][-4:]}",
-             "bos" if not preceding or preceding[-1] in _SENTENCE_END else "mid",
+             "bos" if _at_sentence_start(text, start) else "mid",
              "common1" if lower[0] in common else "rare1"]
     feats += [f"w={w}" for w in lower[:5]]
     feats += [f"suf={w[-3:]}" for w in lower[:5] if len(w) > 3]
@@ -109,12 +112,9 @@ class SpanModel:
         return cls(data["weights"], data["bias"], frozenset(data["common"]), data.get("threshold", 0.5))
 
     def label(self, feats: list[str]) -> tuple[str, float]:
-        scores = list(self.bias)
-        for feat in feats:
-            row = self.weights.get(feat)
-            if row is not None:
-                for i, w in enumerate(row):
-                    scores[i] += w
+        weights = self.weights
+        rows = [weights[f] for f in feats if f in weights]
+        scores = [sum(column) for column in zip(self.bias, *rows)]
         top = max(scores)
         exps = [math.exp(s - top) for s in scores]
         best = max(range(len(scores)), key=scores.__getitem__)
@@ -156,8 +156,10 @@ def merge_addresses(text: str, found: list[Finding]) -> list[Finding]:
 
 
 def _at_sentence_start(text: str, start: int) -> bool:
-    preceding = text[:start].rstrip(" \t")
-    return not preceding or preceding[-1] in _SENTENCE_END
+    i = start - 1
+    while i >= 0 and text[i] in " \t":   # not text[:start].rstrip(): that copies the text before
+        i -= 1
+    return i < 0 or text[i] in _SENTENCE_END
 
 
 # --- cue-led findings ---------------------------------------------------------------------
@@ -165,34 +167,44 @@ _MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|A
          r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 _DATE = rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:19|20)?\d{{2}}|(?:19|20)\d{{2}}-\d{{2}}-\d{{2}}|\d{{1,2}}(?:st|nd|rd|th)?" \
         rf" {_MONTH},? (?:19|20)\d{{2}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}})"
-_BIRTH = re.compile(rf"(?i)\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa])"
+_BIRTH = re.compile(rf"(?i)(?=[bdgn])\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa])"
                     rf"\b[^\n\d]{{0,20}}?({_DATE})")
 _HEALTH = re.compile(
-    r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
+    r"(?i)(?=[dstlrmh])\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
     r"medication for|history of|tested positive for|diagnosticad[oa] con|diagnostiziert mit)\s+"
     r"((?:an? |the )?[\w'’-]+(?: [\w'’-]+){0,3}?)(?=\s+(?:last|in|since|two|three|a|and|but|so|for|when|after)\b|[.,;:!?)\n]|$)")
 _CONDITION = re.compile(r"(?i)\b(?:[a-z]+(?:itis|osis|emia|oma|pathy|algia|phobia)|diabetes|cancer|HIV|AIDS|"
                         r"depression|bipolar|schizophrenia|asthma|epilepsy|ADHD|autism|dementia|alzheimer'?s|"
                         r"parkinson'?s|hepatitis|pregnan(?:t|cy)|miscarriage|chlamydia|herpes|hypertension|"
                         r"anxiety disorder|eating disorder|anorexia|bulimia|PTSD|OCD)\b")
-_FIRST_PERSON = re.compile(r"(?i)\b(?:i|i'm|i am|my|me|she|he|her|his|patient|client)\b")
+_FIRST_PERSON = re.compile(r"(?i)(?=[imshpc])\b(?:i|i'm|i am|my|me|she|he|her|his|patient|client)\b")
 
 
 _HEALTH_GATES = ("diagnos", "suffer", "treat", "living with", "recovering", "medication", "history of",
                  "positive for")
 
 
+_CONDITION_HINTS = ("itis", "osis", "emia", "oma", "pathy", "algia", "phobia", "diabet", "cancer", "hiv", "aids",
+                    "depress", "bipolar", "schizo", "asthma", "epilep", "adhd", "autis", "dementia", "alzheimer",
+                    "parkinson", "hepatitis", "pregnan", "miscarriage", "chlamydia", "herpes", "hypertension",
+                    "disorder", "anorexia", "bulimia", "ptsd", "ocd")
+
+
 def cued(text: str) -> Iterator[Finding]:
     lowered = text.lower()
-    if any(cue in lowered for cue in ("born", "birth", "dob", "d.o.b", "geboren", "né", "nacid", "nat")):
-        for m in _BIRTH.finditer(text):
+    has_digit = any(d in text for d in "0123456789")
+    if has_digit and any(cue in lowered for cue in ("born", "birth", "dob", "d.o.b", "geboren", "né", "nacid",
+                                                     "nat")):
+        for m in _BIRTH.finditer(text):   # a birth date is written with digits
             yield Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
     health_spans = []
     if any(cue in lowered for cue in _HEALTH_GATES):
         for m in _HEALTH.finditer(text):
             health_spans.append((m.start(1), m.end(1)))
             yield Finding("HEALTH", m.start(1), m.end(1), 0.85, "health-cue")
-    if len(text) < 2000 and _FIRST_PERSON.search(text):  # a condition named in passing, in a short personal message
+    # A condition named in passing, in a short personal message. The substring tests cost a
+    # microsecond; the patterns, a hundred.
+    if len(text) < 2000 and any(hint in lowered for hint in _CONDITION_HINTS) and _FIRST_PERSON.search(text):
         for m in _CONDITION.finditer(text):
             if not any(s <= m.start() < e for s, e in health_spans):
                 yield Finding("HEALTH", m.start(), m.end(), 0.6, "condition-term")
