@@ -69,6 +69,14 @@ def test_contextual_personal_data_is_found_with_exact_spans():
     assert kinds["DATE_OF_BIRTH"] == "12 March 1985"
 
 
+def test_a_written_address_is_one_span_down_to_its_postcode_and_no_further():
+    scanner = PrivacyScanner()
+    text = "Ship to:\n3247 Rua Igreja 25\n Apt. 236\n Ribeirão\n Portugal 30971\n21 253 109 8211-Office\n\nThanks"
+    assert dict(found(text, scanner))["STREET_ADDRESS"] == "3247 Rua Igreja 25\n Apt. 236\n Ribeirão\n Portugal 30971"
+    text = "The letter arrived at 760 Passauer Strasse 33, Cite Guedouala, Tunisia last night."
+    assert dict(found(text, scanner))["STREET_ADDRESS"] == "760 Passauer Strasse 33, Cite Guedouala, Tunisia"
+
+
 def test_capitalized_words_that_are_not_personal_are_left_alone():
     scanner = PrivacyScanner()
     for text in ["What is the capital of France? The Eiffel Tower is in Paris.",

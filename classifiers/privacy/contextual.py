@@ -131,6 +131,12 @@ class SpanModel:
 
 # Between two pieces of one address: commas, line breaks and at most four short words (a town).
 _ADDRESS_GAP = re.compile(r"[\s,>?–-]*(?:[\w.'’()]+[\s,>?–-]*){0,4}")
+# What may follow a street: a town, a region code, a country, a postcode, after a comma on the same
+# line or on the next lines of a written address (mail quoting '>' included).
+_ADDRESS_PIECE = re.compile(rf"[ \t]*(?:,[ \t]*\n{{0,2}}|\n{{1,2}})[ \t>]*(?:,[ \t]*)?"
+                            rf"[{_UP}\d][\w'’.()-]*(?:[ \t]+(?:[{_UP}\d][\w'’.()-]*|(?:d[eiu]|la|del|am|an|upon)\b))*")
+_POSTCODE = re.compile(r"\b\d{4,6}\b")
+_NUMBER = re.compile(r"\d+")
 _TRAILING_POSTCODE = re.compile(r"[ \t,]*\n?[ \t]*(?:[\w'’.()]+[ \t]+){0,3}\d{4,6}\b")
 
 
@@ -148,11 +154,27 @@ def merge_addresses(text: str, found: list[Finding]) -> list[Finding]:
     out = []
     for f in merged:
         if f.type == "STREET_ADDRESS":
-            tail = _TRAILING_POSTCODE.match(text, f.end)
-            if tail and "\n\n" not in tail.group():
-                f = Finding(f.type, f.start, tail.end(), f.confidence, f.detector)
+            f = Finding(f.type, f.start, _address_end(text, f.end), f.confidence, f.detector)
         out.append(f)
     return out
+
+
+def _address_end(text: str, end: int) -> int:
+    """Where an address that has reached `end` stops: past the pieces after it on the same line,
+    and past the lines below it when they run to a postcode ("Porto Alegre / , RS / Brazil 95828")."""
+    tail = _TRAILING_POSTCODE.match(text, end)
+    best = tail.end() if tail and "\n\n" not in tail.group() else end
+    position = end
+    for _ in range(5):
+        piece = _ADDRESS_PIECE.match(text, position)
+        if piece is None:
+            break
+        if len(_NUMBER.findall(piece.group())) > 2:
+            break   # a line of numbers is a phone or an account, not a town and its postcode
+        position = piece.end()
+        if _POSTCODE.search(piece.group()) or "\n" not in text[end:position]:
+            best = max(best, position)
+    return best
 
 
 def _at_sentence_start(text: str, start: int) -> bool:
