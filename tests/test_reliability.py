@@ -14,6 +14,7 @@ import openai
 import pytest
 
 from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config
+from tests.fake_upstream import FakeUpstream
 
 HELLO = [{"role": "user", "content": "Tell me about the sea."}]
 
@@ -21,7 +22,7 @@ HELLO = [{"role": "user", "content": "Tell me about the sea."}]
 @pytest.fixture
 def own_gateway(upstream, tmp_path):
     config = gateway_config(upstream.url, tmp_path, store=f"sqlite:///{tmp_path / 'ledger.db'}")
-    config["server"].update(body_timeout_s=1, shutdown_grace_s=20)
+    config["server"].update(body_timeout_s=1, write_timeout_s=1, shutdown_grace_s=20)
     process = GatewayProcess(config, tmp_path)
     process.db = tmp_path / "ledger.db"
     try:
@@ -50,6 +51,32 @@ def test_a_slow_loris_body_is_cut_off_with_408(own_gateway):
     assert answer.startswith(b"HTTP/1.1 408"), answer
     assert b'"request_timeout"' in answer
     assert time.monotonic() - started < 10
+
+
+def test_a_reader_that_never_reads_is_dropped_after_the_write_timeout(own_gateway, upstream):
+    upstream.answer = "endless " * 200_000          # megabytes of stream, far past every socket buffer
+    body = ('{"model": "gpt-fake", "stream": true, "max_tokens": 200000, '
+            '"messages": [{"role": "user", "content": "Talk."}]}').encode()
+    try:
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", own_gateway.port))
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                         b"authorization: Bearer " + APP_KEYS["alpha"].encode() + b"\r\n"
+                         b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            assert sock.recv(64).startswith(b"HTTP/1.1 200")
+            time.sleep(4)                              # read nothing: the gateway's writes back up
+            sock.settimeout(10)
+            received = 0
+            while piece := sock.recv(65536):           # what was buffered, then the end: it hung up
+                received += len(piece)
+        assert received < 10_000_000                   # far from the whole answer (30 MB)
+        deadline = time.monotonic() + 10
+        while ("alpha", "cloud", 499) not in rows(own_gateway.db):
+            assert time.monotonic() < deadline, rows(own_gateway.db)
+            time.sleep(0.2)
+    finally:
+        upstream.answer = FakeUpstream.answer
 
 
 def test_a_saturated_edge_answers_everyone_and_the_ledger_has_a_row_each(own_gateway):
