@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.auth import App
-from gateway.http import JSON, SSE_DONE, EventStream, read_json, sse
+from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
 from router.answer import Usage
 from router.errors import EdgewayError
 from router.ledger import UsageRow
@@ -93,7 +93,8 @@ async def completions(request: Request) -> Response:
         visit.row.stream = chat.stream
         router = request.app.state.gateway.router
         if not chat.stream:
-            routed = await router.complete(chat, app.name, app.policy, app.budget(), app.limits())
+            routed = await unless_client_leaves(
+                request.receive, router.complete(chat, app.name, app.policy, app.budget(), app.limits()))
             visit.routed(routed)
             visit.first_token()
             visit.end(routed.answer.usage)
@@ -102,6 +103,9 @@ async def completions(request: Request) -> Response:
     except EdgewayError as exc:
         visit.end(status=exc.status, error=exc.code)
         raise
+    except ClientGone:
+        visit.end(status=CLIENT_CLOSED, error="client_closed")
+        return Response(status_code=CLIENT_CLOSED)   # nobody reads it; the row is what counts
     visit.routed(routed)
     events = _events(routed, chat, visit)
     return EventStream(events, _headers(request, routed), lambda: _closed(routed, visit),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 import anyio
 import orjson
@@ -128,6 +128,38 @@ async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> N
         if message["type"] == "http.disconnect":
             scope.cancel()
             return
+
+
+T = TypeVar("T")
+
+
+class ClientGone(Exception):
+    """The client closed its connection before its answer was ready."""
+
+
+async def unless_client_leaves(receive: Receive, work: Awaitable[T]) -> T:
+    """Await `work`, cancelling it if the client disconnects first (then raise ClientGone): an
+    answer nobody will read should not keep an edge sequence busy or a provider billing."""
+    task = asyncio.current_task()
+    gone = False
+
+    async def watch() -> None:
+        nonlocal gone
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone = True
+        task.cancel()
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if not gone:
+            raise
+        task.uncancel()
+        raise ClientGone() from None
+    finally:
+        watcher.cancel()
 
 
 def sse(payload: Any) -> bytes:

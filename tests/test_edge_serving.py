@@ -105,6 +105,24 @@ def _edge_state(gateway) -> dict:
     return httpx.get(gateway.url + "/readyz").json()["edge"][0]
 
 
+def test_a_client_that_gives_up_on_a_whole_answer_stops_its_generation(gateway):
+    before = _edge_state(gateway)
+    body = {"model": "smollm2", "max_tokens": 1500,
+            "messages": [{"role": "user", "content": "Write a very long essay about the history of Carthage."}]}
+    headers = {"authorization": f"Bearer {APP_KEYS['alpha']}"}
+    with pytest.raises(httpx.ReadTimeout):   # the client waits one second for the whole answer, then leaves
+        httpx.post(gateway.url + "/v1/chat/completions", json=body, headers=headers, timeout=1)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        state = _edge_state(gateway)
+        if state["cancelled"] > before["cancelled"] and state["running"] == 0:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the abandoned generation ran on: {state}")
+    assert state["completed"] == before["completed"]
+
+
 def test_a_client_that_leaves_mid_stream_stops_its_generation(gateway):
     before = _edge_state(gateway)
     body = {"model": "smollm2", "max_tokens": 1500, "stream": True,
