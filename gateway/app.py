@@ -7,7 +7,7 @@ import contextlib
 import logging
 import time
 from pathlib import Path
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, AsyncIterator
 
 from starlette.applications import Starlette
@@ -88,7 +88,8 @@ def build_gateway(config: GatewayConfig) -> Gateway:
         return App(name, rules, rules.budget, lambda: policies.current(source).spec.defaults.cloud or first_cloud,
                    rules.limits)
 
-    apps = [(a.key.get_secret_value(), app_for(a.name)) for a in config.apps]
+    apps = [(a.key.get_secret_value(), replace(app_for(a.name), log_prompts=a.log_prompts))
+            for a in config.apps]
     open_app = None if config.apps else app_for("default")
     return Gateway(config, edge, router, AppKeys(apps, open_app), http, policies)
 

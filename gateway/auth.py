@@ -19,6 +19,7 @@ class App:
     budget: Callable[[], Any] = lambda: None   # -> router.routing.AppBudget | None, read per request
     reference: Callable[[], str | None] = lambda: None  # the cloud model of the all-cloud counterfactual
     limits: Callable[[], Any] = lambda: None   # -> router.limits.Limits | None, read per request
+    log_prompts: bool = False                  # the ledger keeps its prompts (masked) for the dashboard
 
 
 def key_hash(key: str) -> bytes:

@@ -13,6 +13,8 @@ from typing import Any, AsyncIterator
 from starlette.requests import Request
 from starlette.responses import Response
 
+from classifiers.privacy.findings import masked
+from classifiers.signals import Signals
 from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
 from router.answer import Usage
@@ -23,6 +25,7 @@ from router.routing import Routed, RoutedStream
 
 METADATA_PREFIX = "x-edgeway-"
 CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answer ended
+PROMPT_CHARS = 500   # of an opted-in app's prompt, kept in its ledger row
 
 
 async def _parse(request: Request, app: App) -> ChatRequest:
@@ -62,9 +65,11 @@ class Visit:
         self.row = UsageRow(request_id=request.state.request_id, app=app.name, stream=stream)
         self.reserved = 0.0
 
-    def routed(self, routed: Routed) -> None:
+    def routed(self, routed: Routed, chat: ChatRequest) -> None:
         self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
         self.reserved = routed.decision.reserved_usd
+        if self.app.log_prompts:
+            self.row.prompt = _prompt_for_ledger(chat, routed.signals)
 
     def first_token(self) -> None:
         if self.row.ttft_ms is None:
@@ -85,6 +90,23 @@ class Visit:
             self.gateway.metrics.observe(row)
 
 
+def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
+    """The last user message, its private data masked, cut to PROMPT_CHARS."""
+    for i in range(len(chat.messages) - 1, -1, -1):
+        message = chat.messages[i]
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            parts = [(None, content)]
+        else:
+            parts = [(j, p["text"]) for j, p in enumerate(content or [])
+                     if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        texts = [masked(text, [f for f in signals.privacy if f.message == i and f.part == j]) for j, text in parts]
+        return " ".join(texts)[:PROMPT_CHARS]
+    return None
+
+
 async def completions(request: Request) -> Response:
     app = _identify(request)
     visit = Visit(request, app)
@@ -95,7 +117,7 @@ async def completions(request: Request) -> Response:
         if not chat.stream:
             routed = await unless_client_leaves(
                 request.receive, router.complete(chat, app.name, app.policy, app.budget(), app.limits()))
-            visit.routed(routed)
+            visit.routed(routed, chat)
             visit.first_token()
             visit.end(routed.answer.usage)
             return JSON(routed.answer.body, headers=_headers(request, routed))
@@ -106,7 +128,7 @@ async def completions(request: Request) -> Response:
     except ClientGone:
         visit.end(status=CLIENT_CLOSED, error="client_closed")
         return Response(status_code=CLIENT_CLOSED)   # nobody reads it; the row is what counts
-    visit.routed(routed)
+    visit.routed(routed, chat)
     events = _events(routed, chat, visit)
     return EventStream(events, _headers(request, routed), lambda: _closed(routed, visit),
                        request.app.state.gateway.config.server.write_timeout_s)

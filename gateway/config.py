@@ -46,6 +46,7 @@ class AppConfig(Strict):
     name: str = Field(min_length=1)
     key: SecretStr
     policy: str | None = None       # a policy file, relative to this config file; else default_policy
+    log_prompts: bool = False       # keep each request's last user message (private data masked) in the ledger
 
     @field_validator("key")
     @classmethod

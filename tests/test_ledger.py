@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sqlite3
 import time
 from typing import Iterator
 
@@ -16,6 +17,7 @@ from router.ledger import MemoryStore, SqliteStore, UsageRow
 from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config
 
 ADMIN = "admin-key-for-tests-0123"
+GAMMA_KEY = "gamma-key-0123456789"  # an app that opted in to keeping its prompts
 DAY = 86400
 
 
@@ -92,12 +94,27 @@ def test_sqlite_keeps_history_and_spend_across_restarts(tmp_path):
     again.close()
 
 
+def test_a_ledger_from_an_older_edgeway_gains_the_new_columns(tmp_path):
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:   # the schema before rows could carry a prompt
+        db.execute("CREATE TABLE usage (request_id TEXT PRIMARY KEY, app TEXT NOT NULL, ts REAL NOT NULL, route TEXT, "
+                   "model TEXT, rule TEXT, status INTEGER, stream INTEGER, prompt_tokens INTEGER, "
+                   "completion_tokens INTEGER, ttft_ms REAL, latency_ms REAL, cost_usd REAL, "
+                   "counterfactual_usd REAL, error TEXT)")
+        db.execute("INSERT INTO usage (request_id, app, ts, cost_usd) VALUES ('old', 'a', ?, 1.0)", (time.time(),))
+    store = SqliteStore(path)
+    store.append(UsageRow(request_id="new", app="a", prompt="Where is [PERSON]?"))
+    assert {r.request_id: r.prompt for r in store.rows()} == {"old": None, "new": "Where is [PERSON]?"}
+    store.close()
+
+
 # --- the gateway writes the rows, /api/usage reads them -----------------------------------
 @pytest.fixture(scope="module")
 def ledger_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
     tmp = tmp_path_factory.mktemp("ledger")
     config = gateway_config(upstream.url, tmp, admin_key=ADMIN, store=f"sqlite:///{tmp / 'ledger.db'}")
     config["cloud"]["models"][0]["price"] = {"input_per_1m": 1.0, "output_per_1m": 2.0}
+    config["apps"].append({"name": "gamma", "key": GAMMA_KEY, "log_prompts": True})
     process = GatewayProcess(config, tmp)
     try:
         yield process.wait_ready()
@@ -170,3 +187,14 @@ def test_metrics_count_requests_tokens_cost_and_latency(ledger_gateway, upstream
     assert "edgeway_cost_usd_total" in text and "edgeway_savings_usd_total" in text
     assert 'edgeway_request_duration_seconds_bucket{app="beta",le="0.005",route="cloud"}' in text
     assert 'edgeway_edge_queue_depth{model="smollm2"} 0.0' in text
+
+
+def test_an_app_that_opted_in_keeps_its_prompts_masked_and_others_keep_none(ledger_gateway, upstream):
+    gamma = openai.OpenAI(base_url=ledger_gateway.url + "/v1", api_key=GAMMA_KEY, max_retries=0)
+    gamma.chat.completions.create(model="smollm2", max_tokens=2, messages=[
+        {"role": "user", "content": "An earlier question."}, {"role": "assistant", "content": "An answer."},
+        {"role": "user", "content": "Please write to jane.doe@example.com about invoice 7."}])
+    recent = usage(ledger_gateway, ADMIN).json()["recent"]
+    kept = [r["prompt"] for r in recent if r["app"] == "gamma"]
+    assert kept == ["Please write to [EMAIL] about invoice 7."]
+    assert all(r["prompt"] is None for r in recent if r["app"] != "gamma")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable, Protocol
 
 # The entity types a policy may name in `when: {pii: [...]}`.
 STRUCTURED_TYPES = ("EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS", "SECRET")
@@ -21,6 +22,22 @@ class Finding:
     def as_dict(self) -> dict:
         return {"type": self.type, "start": self.start, "end": self.end, "confidence": round(self.confidence, 3),
                 "detector": self.detector}
+
+
+class Span(Protocol):
+    type: str
+    start: int
+    end: int
+
+
+def masked(text: str, findings: Iterable[Span]) -> str:
+    """`text` with each finding replaced by its type in brackets ("[EMAIL]")."""
+    out, at = [], 0
+    for f in sorted(findings, key=lambda f: f.start):
+        if f.start >= at:
+            out += [text[at:f.start], f"[{f.type}]"]
+            at = f.end
+    return "".join(out) + text[at:]
 
 
 def drop_overlaps(findings: list[Finding]) -> list[Finding]:

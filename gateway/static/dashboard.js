@@ -101,7 +101,7 @@ async function refresh() {
     table("t-recent", byDay.recent.slice(0, 20).map(r => [
       [new Date(r.ts * 1000).toLocaleTimeString()], [r.app], [r.route, `route-${r.route}`], [r.model], [r.rule],
       [r.status, r.status >= 400 ? "err" : ""], [r.prompt_tokens + r.completion_tokens], [r.latency_ms.toFixed(0)],
-      [r.cost_usd.toFixed(6)]]));
+      [r.cost_usd.toFixed(6)], [r.prompt ?? "", "prompt"]]));
     document.getElementById("updated").textContent = `updated ${new Date().toLocaleTimeString()} · refreshes every 10 s`;
     document.body.dataset.ready = "true";
   } catch (error) {

@@ -1,4 +1,5 @@
-"""One request, as the ledger keeps it: metadata and money, never the prompt or the answer."""
+"""One request, as the ledger keeps it: metadata and money; never the answer, and the prompt only
+for an app that opted in (`apps[].log_prompts`), masked."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class UsageRow:
     cost_usd: float = 0.0
     counterfactual_usd: float = 0.0                # the same tokens on the app's default cloud model
     error: str | None = None                       # the error code, for failed requests
+    prompt: str | None = None                      # opted-in apps only: the last user message, private data masked
 
     @property
     def day(self) -> str:

@@ -89,10 +89,19 @@ _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS usage (
   request_id TEXT PRIMARY KEY, app TEXT NOT NULL, ts REAL NOT NULL, route TEXT, model TEXT, rule TEXT,
   status INTEGER, stream INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER, ttft_ms REAL,
-  latency_ms REAL, cost_usd REAL, counterfactual_usd REAL, error TEXT);
+  latency_ms REAL, cost_usd REAL, counterfactual_usd REAL, error TEXT, prompt TEXT);
 CREATE INDEX IF NOT EXISTS usage_app_ts ON usage (app, ts);
 """
 _INSERT = f"INSERT OR REPLACE INTO usage ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    """A ledger written by an older edgeway lacks the newer columns: add them, empty."""
+    present = {name for _, name, *_ in db.execute("PRAGMA table_info(usage)")}
+    for column in _COLUMNS:
+        if column not in present:
+            db.execute(f"ALTER TABLE usage ADD COLUMN {column}")
+    db.commit()
 
 
 class SqliteStore:
@@ -103,6 +112,7 @@ class SqliteStore:
         self._queue: queue.Queue[UsageRow | None | threading.Event] = queue.Queue()
         db = sqlite3.connect(self.path)
         db.executescript(_SCHEMA)
+        _add_missing_columns(db)
         for app, ts, cost in db.execute("SELECT app, ts, cost_usd FROM usage WHERE cost_usd > 0"):
             self.budgets.charge(app, cost, ts)
         db.close()
