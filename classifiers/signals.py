@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, Callable
 
 from classifiers.complexity import ComplexityModel
 from classifiers.language import detect_language
@@ -37,23 +38,29 @@ class PrivacyFinding:
 
 @dataclass(frozen=True)
 class Signals:
-    complexity: float                       # calibrated P(the edge tier is not enough)
     privacy: tuple[PrivacyFinding, ...]
     prompt_tokens: int
     max_tokens: int | None
     language: str                           # ISO 639-1, or "und"
     text_only: bool                         # no image, audio or file parts
     metadata: dict[str, str] = field(default_factory=dict)
+    score_complexity: Callable[[], float] = field(default=lambda: 0.0, repr=False, compare=False)
+
+    @cached_property
+    def complexity(self) -> float:
+        """Calibrated P(the edge tier is not enough), scored when first read: a policy that tests
+        no complexity (an edge-only app, a privacy-only one) never pays for the model."""
+        return self.score_complexity()
 
     @property
     def pii_types(self) -> frozenset[str]:
         return frozenset(f.type for f in self.privacy)
 
     def as_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["complexity"] = round(self.complexity, 4)
-        out["privacy"] = [{**dataclasses.asdict(f), "confidence": round(f.confidence, 3)} for f in self.privacy]
-        return out
+        return {"complexity": round(self.complexity, 4),
+                "privacy": [{**dataclasses.asdict(f), "confidence": round(f.confidence, 3)} for f in self.privacy],
+                "prompt_tokens": self.prompt_tokens, "max_tokens": self.max_tokens, "language": self.language,
+                "text_only": self.text_only, "metadata": dict(self.metadata)}
 
 
 def message_texts(messages: list[Any]) -> list[tuple[int, int | None, str]]:
@@ -108,15 +115,17 @@ class Scorer:
             if facts.language != "und" and isinstance(messages[message], dict) \
                     and messages[message].get("role") == "user":
                 language = facts.language   # the latest user text that says: the answer's language
-        conversation = "\n".join(text for _, _, text in pieces)
+        if language == "und":
+            language = detect_language("\n".join(text for _, _, text in pieces))
+        model = self.complexity
         return Signals(
-            complexity=self.complexity.score(conversation),
             privacy=tuple(findings),
             prompt_tokens=self.tokens.from_counts(joined_counts(counts)) + TOKENS_PER_MESSAGE * len(messages),
             max_tokens=max_tokens,
-            language=language if language != "und" else detect_language(conversation),
+            language=language,
             text_only=_text_only(messages),
             metadata=dict(metadata or {}),
+            score_complexity=lambda: model.score("\n".join(text for _, _, text in pieces)),
         )
 
 

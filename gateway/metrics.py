@@ -61,16 +61,31 @@ class RequestMetrics:
         self.latency = Histogram("edgeway_request_duration_seconds", "Total request time", ("app", "route"),
                                  buckets=_BUCKETS, registry=registry)
 
+        self._series: dict[tuple[str, str, str, int], tuple] = {}
+
+    def _for(self, app: str, route: str, model: str, status: int) -> tuple:
+        """The labeled series of one (app, route, model, status), looked up once (labels() locks)."""
+        key = (app, route, model, status)
+        series = self._series.get(key)
+        if series is None:
+            labels = (app, route, model, str(status))
+            series = self._series[key] = (
+                self.requests.labels(*labels), self.tokens.labels(*labels, "prompt"),
+                self.tokens.labels(*labels, "completion"), self.cost.labels(*labels), self.savings.labels(*labels),
+                self.ttft.labels(app, route), self.latency.labels(app, route))
+        return series
+
     def observe(self, row) -> None:
-        labels = (row.app, row.route, row.model, str(row.status))
-        self.requests.labels(*labels).inc()
-        self.tokens.labels(*labels, "prompt").inc(row.prompt_tokens)
-        self.tokens.labels(*labels, "completion").inc(row.completion_tokens)
-        self.cost.labels(*labels).inc(row.cost_usd)
-        self.savings.labels(*labels).inc(max(0.0, row.counterfactual_usd - row.cost_usd))
+        requests, prompt, completion, cost, savings, ttft, latency = self._for(row.app, row.route, row.model,
+                                                                               row.status)
+        requests.inc()
+        prompt.inc(row.prompt_tokens)
+        completion.inc(row.completion_tokens)
+        cost.inc(row.cost_usd)
+        savings.inc(max(0.0, row.counterfactual_usd - row.cost_usd))
         if row.ttft_ms is not None:
-            self.ttft.labels(row.app, row.route).observe(row.ttft_ms / 1e3)
-        self.latency.labels(row.app, row.route).observe(row.latency_ms / 1e3)
+            ttft.observe(row.ttft_ms / 1e3)
+        latency.observe(row.latency_ms / 1e3)
 
 
 def registry_for(gateway) -> tuple[CollectorRegistry, RequestMetrics]:

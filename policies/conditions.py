@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, Callable
 
 from policies.schema import NumberTest, TextTest, When
 
@@ -12,7 +13,7 @@ from policies.schema import NumberTest, TextTest, When
 class Facts:
     """What a condition can test: the request's signals, its metadata and the live state."""
 
-    complexity: float = 0.0
+    complexity_of: Callable[[], float] = lambda: 0.0   # read only when a rule tests complexity
     prompt_tokens: int = 0
     max_tokens: int | None = None
     pii: frozenset[str] = frozenset()
@@ -23,6 +24,10 @@ class Facts:
     edge_queue_wait_ms: float = 0.0
     budget_left_usd: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def complexity(self) -> float:
+        return self.complexity_of()
 
 
 def _number(test: NumberTest, value: float | None) -> bool:

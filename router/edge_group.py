@@ -13,11 +13,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from router.answer import Answer
 from router.cloud.config import CloudModelConfig
+from router.cloud.http1 import HTTPError
 from router.cloud.openai_compat import HttpPool, OpenAICompatible
 from router.edge import EdgeModel
 from router.errors import EdgewayError
@@ -129,13 +129,12 @@ class EdgeGroup:
     async def check(self) -> None:
         for node in self.nodes:
             try:
-                async with self._pool.session().get(node.url + "/models", headers=node.headers,
-                                                    timeout=aiohttp.ClientTimeout(total=2)) as response:
-                    ok = response.status == 200
-                    if response.status in (401, 403) and node.healthy:
-                        log.warning("edge node %s refuses our key (HTTP %s): set edge.nodes[].api_key to "
-                                    "one of its app keys", node.url, response.status)
-            except (aiohttp.ClientError, asyncio.TimeoutError):
+                status = await self._pool.get(node.url + "/models", node.headers, timeout_s=2)
+                ok = status == 200
+                if status in (401, 403) and node.healthy:
+                    log.warning("edge node %s refuses our key (HTTP %s): set edge.nodes[].api_key to "
+                                "one of its app keys", node.url, status)
+            except (HTTPError, TimeoutError):
                 ok = False
             if ok and not node.healthy:
                 log.info("edge node %s is healthy again", node.url)

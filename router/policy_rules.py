@@ -21,9 +21,9 @@ def facts_of(signals: Signals, request: ChatRequest, live: LiveState) -> Facts:
         latency_budget = float(budget_ms) if budget_ms is not None else None
     except ValueError:
         latency_budget = None
-    return Facts(complexity=signals.complexity, prompt_tokens=signals.prompt_tokens, max_tokens=signals.max_tokens,
-                 pii=signals.pii_types, model=request.model, language=signals.language, tags=tags,
-                 latency_budget_ms=latency_budget, edge_queue_wait_ms=live.edge_queue_wait_ms,
+    return Facts(complexity_of=lambda: signals.complexity, prompt_tokens=signals.prompt_tokens,
+                 max_tokens=signals.max_tokens, pii=signals.pii_types, model=request.model,
+                 language=signals.language, tags=tags, latency_budget_ms=latency_budget, edge_queue_wait_ms=live.edge_queue_wait_ms,
                  budget_left_usd=live.budget_left_usd)
 
 

@@ -27,16 +27,17 @@ def test_structured_identifiers_are_kept_only_when_they_validate():
     assert iban_ok("GB82WEST12345698765432") and not iban_ok("GB82WEST12345698765433")
     text = ("card 4111 1111 1111 1111, not 4111 1111 1111 1112; IBAN GB82 WEST 1234 5698 7654 32, not "
             "GB82WEST12345698765433; SSN 123-45-6789 but not 666-45-6789; mail ann@example.org; "
-            "server 192.168.1.20 but not 999.1.1.1; call +44 20 7946 0958")
+            "server 192.168.1.20 but not 999.1.1.1; call +44 20 7946 0958 or 0033 6 12 34 56 78, not ticket "
+            "#0000123")
     kinds = {(f.type, text[f.start:f.end]) for f in find_structured(text)}
     assert ("CREDIT_CARD", "4111 1111 1111 1111") in kinds
     assert ("IBAN", "GB82 WEST 1234 5698 7654 32") in kinds
     assert ("US_SSN", "123-45-6789") in kinds
     assert ("EMAIL", "ann@example.org") in kinds
     assert ("IP_ADDRESS", "192.168.1.20") in kinds
-    assert ("PHONE", "+44 20 7946 0958") in kinds
+    assert ("PHONE", "+44 20 7946 0958") in kinds and ("PHONE", "0033 6 12 34 56 78") in kinds
     values = {value for _, value in kinds}
-    for invalid in ("4111 1111 1111 1112", "GB82WEST12345698765433", "666-45-6789", "999.1.1.1"):
+    for invalid in ("4111 1111 1111 1112", "GB82WEST12345698765433", "666-45-6789", "999.1.1.1", "0000123"):
         assert invalid not in values
 
 
@@ -121,6 +122,20 @@ def test_a_next_turn_reads_only_its_new_message_and_counts_as_if_all_were_read(s
     conversation = "\n".join(m["content"] for m in history + [turn])
     assert second.prompt_tokens == scorer.tokens.estimate(conversation) + TOKENS_PER_MESSAGE * 4
     assert (first.language, second.language) == ("fr", "en")  # the language of the latest user message
+
+
+def test_complexity_is_scored_only_when_something_reads_it(scorer):
+    scored = []
+    score = scorer.complexity.score
+    scorer.complexity.score = lambda text: scored.append(text) or score(text)
+    try:
+        signals = scorer.signals([{"role": "user", "content": "Prove Fermat's little theorem."}])
+        assert scored == [] and signals.pii_types == frozenset()    # routing on privacy alone: no model run
+        assert 0.0 <= signals.complexity <= 1.0
+        signals.as_dict()
+        assert len(scored) == 1                                      # scored once, then kept
+    finally:
+        scorer.complexity.score = score
 
 
 def test_complexity_ranks_hard_requests_above_small_talk(scorer):

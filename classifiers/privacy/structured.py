@@ -121,7 +121,9 @@ def phones(text: str) -> Iterator[Finding]:
         digits = sum(ch.isdigit() for ch in raw.split("x")[0].split("ext")[0])
         if not 7 <= digits <= 15 or _DATE_LIKE.match(raw):
             continue
-        international = raw.startswith(("+", "00"))
+        # "00" dials out only before a country code (never 0) and a whole national number after it:
+        # "#0000123" or "order 0012345" is not a call abroad.
+        international = raw.startswith("+") or (raw.startswith("00") and raw[2:3] != "0" and digits >= 10)
         grouped = "(" in raw or raw.count(" ") + raw.count("-") + raw.count(".") >= 2
         cued = _PHONE_CUE.search(text, max(0, m.start() - 40), m.start()) is not None or \
             _PHONE_CUE.search(text, m.end(), m.end() + 15) is not None

@@ -29,7 +29,7 @@ from gateway.bench.wire import LoadResult, load
 APP_KEY = "bench-app-key-7c1e9a"
 LITELLM_KEY = "sk-edgeway-bench-9f3c2a7d41b8e6"
 BODY = {"model": "auto", "messages": [{"role": "system", "content": "You are a concise assistant."},
-                                      {"role": "user", "content": "What is the capital of France? Answer briefly."}],
+                                      {"role": "user", "content": "What is the capital of France? Answer briefly. #0000000"}],
         "max_tokens": 32}
 LEVELS = ((1, 200), (16, 600), (64, 800))
 
@@ -114,6 +114,8 @@ def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
         "  - name: private-stays-local\n    when: {pii: [PHONE, US_SSN, CREDIT_CARD, PERSON]}\n"
         "    route: edge\n    fallback: none\n"
         "  - name: edge-by-name\n    when: {model: {eq: smollm2}}\n    route: edge\n"
+        # a complexity test, so that the complexity model runs on every request, as it would in production
+        "  - name: hard-to-the-cloud\n    when: {complexity: {gt: 0.9}}\n    route: cloud\n"
         "  - name: to-the-cloud\n    route: cloud\n    fallback: edge\n")
     edgeway = tmp / "edgeway.yaml"
     edgeway.write_text(json.dumps({

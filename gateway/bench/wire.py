@@ -102,13 +102,20 @@ async def _read_response(reader: asyncio.StreamReader) -> int:
     return status
 
 
+SERIAL = b"#0000000"   # in a body, replaced by the request's number: no two requests are alike
+
+
 async def load(port: int, path: str, body: bytes, headers: dict[str, str], requests: int,
                concurrency: int) -> LoadResult:
-    """`requests` POSTs over `concurrency` keep-alive connections; latency of each, and errors."""
+    """`requests` POSTs over `concurrency` keep-alive connections; latency of each, and errors.
+
+    Where the body holds SERIAL, each request carries its own number there (same length, so the
+    head is reused): a gateway cannot answer from what it learned of an identical request."""
     head = (f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
             f"content-length: {len(body)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
             + "\r\n").encode()
     message = head + body
+    serial_at = message.find(SERIAL)
     result = LoadResult()
     remaining = [requests]
 
@@ -117,8 +124,12 @@ async def load(port: int, path: str, body: bytes, headers: dict[str, str], reque
         try:
             while remaining[0] > 0:
                 remaining[0] -= 1
+                payload = message
+                if serial_at >= 0:
+                    number = b"#%07d" % (remaining[0] % 10_000_000)
+                    payload = message[:serial_at] + number + message[serial_at + len(SERIAL):]
                 started = time.perf_counter()
-                writer.write(message)
+                writer.write(payload)
                 try:
                     status = await _read_response(reader)
                 except (asyncio.IncompleteReadError, ConnectionError, ValueError) as exc:

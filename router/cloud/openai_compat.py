@@ -1,4 +1,4 @@
-"""Cloud models that speak the OpenAI API, reached directly over one pooled aiohttp session.
+"""Cloud models that speak the OpenAI API, reached directly over pooled keep-alive connections.
 
 No LiteLLM on this path, and as little work as the wire allows: the request body is forwarded as
 the client sent it (only `model` is replaced, and usage is asked for so that streamed answers can
@@ -7,14 +7,13 @@ be priced), and a whole answer is parsed once, with orjson.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, AsyncIterator
 
-import aiohttp
 import orjson
 
 from router.answer import Answer, Usage
 from router.cloud.config import CloudModelConfig
+from router.cloud.http1 import Client, HTTPError, Response, Timeouts
 from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
 from router.request import ChatRequest
 
@@ -33,22 +32,21 @@ def is_direct(config: CloudModelConfig) -> bool:
 
 
 class HttpPool:
-    """One keep-alive connection pool for every upstream, made inside the running event loop."""
+    """The connections to every upstream, shared by the whole gateway."""
 
-    def __init__(self, limit: int = 512) -> None:
-        self._limit = limit
-        self._session: aiohttp.ClientSession | None = None
+    def __init__(self) -> None:
+        self.client = Client()
 
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._limit, keepalive_timeout=60, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(connector=connector, auto_decompress=True,
-                                                  skip_auto_headers=("User-Agent",))
-        return self._session
+    async def get(self, url: str, headers: dict[str, str], timeout_s: float) -> int:
+        """The status of a GET (a health check); raises HTTPError or TimeoutError."""
+        origin, target = self.client.origin(url)
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode("latin-1")
+        response = await origin.request("GET", target, lines, b"", Timeouts(timeout_s, timeout_s, timeout_s))
+        await response.read()
+        return response.status
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        self.client.close()
 
 
 class OpenAICompatible:
@@ -58,16 +56,14 @@ class OpenAICompatible:
         self.name = config.name
         self.config = config
         base = (config.api_base or DIRECT_PROVIDERS[config.provider] or "").rstrip("/")
-        self._url = f"{base}/chat/completions"
-        self._pool = pool
-        self._headers = {"content-type": "application/json"}
+        self._origin, self._target = pool.client.origin(f"{base}/chat/completions")
+        headers = "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
         if config.api_key is not None:
-            self._headers["authorization"] = f"Bearer {config.api_key.get_secret_value()}"
-        self._timeout = aiohttp.ClientTimeout(total=config.timeout_s, sock_connect=config.connect_timeout_s,
-                                              sock_read=config.read_timeout_s)
+            headers += f"authorization: Bearer {config.api_key.get_secret_value()}\r\n"
+        self._headers = headers.encode("latin-1")
+        self._timeouts = Timeouts(config.connect_timeout_s, config.read_timeout_s, config.timeout_s)
         # A stream may take longer than `timeout_s` in all; only silence ends it.
-        self._stream_timeout = aiohttp.ClientTimeout(total=None, sock_connect=config.connect_timeout_s,
-                                                     sock_read=config.read_timeout_s)
+        self._stream_timeouts = Timeouts(config.connect_timeout_s, config.read_timeout_s, None)
 
     def _body(self, request: ChatRequest, stream: bool) -> bytes:
         body = dict(request.body)
@@ -76,16 +72,20 @@ class OpenAICompatible:
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
         return orjson.dumps(body)
 
-    async def complete(self, request: ChatRequest) -> Answer:
+    async def _send(self, body: bytes, timeouts: Timeouts) -> Response:
         try:
-            async with self._pool.session().post(self._url, data=self._body(request, False), headers=self._headers,
-                                                 timeout=self._timeout) as response:
-                content = await response.read()
-                status = response.status
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            return await self._origin.request("POST", self._target, self._headers, body, timeouts)
+        except (HTTPError, TimeoutError) as exc:
             raise self._transport_error(exc) from None
-        if status >= 400:
-            raise self._status_error(status, content)
+
+    async def complete(self, request: ChatRequest) -> Answer:
+        response = await self._send(self._body(request, False), self._timeouts)
+        try:
+            content = await response.read()
+        except (HTTPError, TimeoutError) as exc:
+            raise self._transport_error(exc) from None
+        if response.status >= 400:
+            raise self._status_error(response.status, content)
         try:
             body = orjson.loads(content)
         except orjson.JSONDecodeError:
@@ -94,21 +94,19 @@ class OpenAICompatible:
         return Answer(body, Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)))
 
     async def stream(self, request: ChatRequest) -> "SSEStream":
-        try:
-            response = await self._pool.session().post(self._url, data=self._body(request, True),
-                                                       headers=self._headers, timeout=self._stream_timeout)
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-            raise self._transport_error(exc) from None
+        response = await self._send(self._body(request, True), self._stream_timeouts)
         if response.status >= 400:
-            content = await response.read()
-            response.release()
+            try:
+                content = await response.read()
+            except (HTTPError, TimeoutError) as exc:
+                raise self._transport_error(exc) from None
             raise self._status_error(response.status, content)
         return SSEStream(self, response)
 
     def _transport_error(self, exc: BaseException) -> UpstreamError:
-        if isinstance(exc, asyncio.TimeoutError):
+        if isinstance(exc, TimeoutError):
             return UpstreamTimeout(f"{self.name}: the provider did not answer in time")
-        return UpstreamError(f"{self.name}: could not reach the provider ({type(exc).__name__}: {exc})")
+        return UpstreamError(f"{self.name}: could not reach the provider ({exc})")
 
     def _status_error(self, status: int, content: bytes) -> Exception:
         reason = _error_message(content)
@@ -124,18 +122,21 @@ class OpenAICompatible:
 class SSEStream:
     """The provider's server-sent events, parsed into chunk objects."""
 
-    def __init__(self, model: OpenAICompatible, response: aiohttp.ClientResponse) -> None:
+    def __init__(self, model: OpenAICompatible, response: Response) -> None:
         self._model = model
         self._response = response
         self.usage = Usage()
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         try:
-            async for line in self._response.content:
+            async for line in self._response.lines():
                 if not line.startswith(b"data:"):
                     continue
                 data = line[5:].strip()
                 if data == b"[DONE]":
+                    # The body's last chunk is on its way: read it, so that the connection goes
+                    # back to the pool instead of being closed half-read.
+                    await self._response.finish()
                     return
                 chunk = orjson.loads(data)
                 if "error" in chunk:
@@ -146,7 +147,7 @@ class SSEStream:
                                        chunk["usage"].get("completion_tokens", 0))
                 if chunk.get("choices"):
                     yield chunk
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (HTTPError, TimeoutError) as exc:
             raise self._model._transport_error(exc) from None
         except orjson.JSONDecodeError:
             raise UpstreamError(f"{self._model.name}: the provider sent an event that is not JSON") from None
@@ -154,7 +155,7 @@ class SSEStream:
             self._response.release()
 
     async def aclose(self) -> None:
-        self._response.close()
+        self._response.release()
 
 
 def _error_message(content: bytes) -> str:

@@ -1,0 +1,155 @@
+"""The lean HTTP/1.1 client on the cloud hot path, against small servers on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Awaitable, Callable
+
+import pytest
+
+from router.cloud.http1 import Client, HTTPError, Timeouts
+
+FAST = Timeouts(connect=2, read=2, total=5)
+
+
+async def serve(handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]):
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+    return head + await reader.readexactly(length)
+
+
+async def test_a_keep_alive_connection_serves_the_next_request_and_chunked_bodies_are_joined():
+    connections = []
+
+    async def handle(reader, writer):
+        connections.append(writer)
+        while True:
+            try:
+                await read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+
+    server, port = await serve(handle)
+    client = Client()
+    origin, target = client.origin(f"http://127.0.0.1:{port}/v1/chat/completions")
+    assert target == "/v1/chat/completions"
+    for _ in range(3):
+        response = await origin.request("POST", target, b"content-type: application/json\r\n", b"{}", FAST)
+        assert response.status == 200 and await response.read() == b"hello world"
+    assert len(connections) == 1
+    client.close()
+    server.close()
+
+
+async def test_a_connection_the_upstream_closed_while_idle_is_replaced_without_an_error():
+    served = []
+
+    async def handle(reader, writer):
+        await read_request(reader)
+        served.append(1)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()   # keep-alive promised, then the connection is dropped, as idle upstreams do
+
+    server, port = await serve(handle)
+    client = Client()
+    origin, target = client.origin(f"http://127.0.0.1:{port}/")
+    for _ in range(3):
+        response = await origin.request("POST", target, b"", b"{}", FAST)
+        assert await response.read() == b"ok"
+        await asyncio.sleep(0.05)
+    assert len(served) == 3
+    client.close()
+    server.close()
+
+
+async def test_lines_of_an_event_stream_arrive_as_they_are_sent_and_a_close_ends_the_body():
+    async def handle(reader, writer):
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: 1\n\nda")
+        await writer.drain()
+        await asyncio.sleep(0.1)
+        writer.write(b"ta: 2\n\n")
+        await writer.drain()
+        writer.close()
+
+    server, port = await serve(handle)
+    client = Client()
+    origin, target = client.origin(f"http://127.0.0.1:{port}/")
+    response = await origin.request("POST", target, b"", b"{}", Timeouts(2, 2, None))
+    assert [line async for line in response.lines()] == [b"data: 1\n", b"\n", b"data: 2\n", b"\n"]
+    client.close()
+    server.close()
+
+
+async def test_silence_longer_than_the_read_timeout_and_a_broken_body_are_errors():
+    async def handle(reader, writer):
+        request = await read_request(reader)
+        if b"/silent" in request:
+            await asyncio.sleep(5)
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\ntruncated")
+            await writer.drain()
+            writer.close()
+
+    server, port = await serve(handle)
+    client = Client()
+    origin, _ = client.origin(f"http://127.0.0.1:{port}/")
+    with pytest.raises(TimeoutError):
+        await origin.request("POST", "/silent", b"", b"{}", Timeouts(connect=2, read=0.3, total=5))
+    response = await origin.request("POST", "/short", b"", b"{}", FAST)
+    with pytest.raises(HTTPError):
+        await response.read()
+    client.close()
+    server.close()
+
+
+async def test_nothing_listening_is_a_clear_error():
+    client = Client()
+    origin, target = client.origin("http://127.0.0.1:9/")
+    with pytest.raises(HTTPError, match="could not connect"):
+        await origin.request("POST", target, b"", b"{}", FAST)
+    with pytest.raises(ValueError):
+        client.origin("ftp://example.com/")
+
+
+async def test_a_streamed_answer_read_to_done_leaves_its_connection_for_the_next_request():
+    from router.cloud.config import CloudModelConfig
+    from router.cloud.openai_compat import HttpPool, OpenAICompatible
+    from router.request import parse_chat_request
+
+    connections = []
+    events = (b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+              b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\ndata: [DONE]\n\n')
+
+    async def handle(reader, writer):
+        connections.append(writer)
+        while True:
+            try:
+                await read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                         + b"%x\r\n" % len(events) + events + b"\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.02)       # the closing chunk comes a moment after [DONE]
+            writer.write(b"0\r\n\r\n")
+
+    server, port = await serve(handle)
+    pool = HttpPool()
+    model = OpenAICompatible(CloudModelConfig(name="m", provider_model="openai/m", api_base=f"http://127.0.0.1:{port}/v1"),
+                             pool)
+    request = parse_chat_request({"model": "m", "messages": [{"role": "user", "content": "Hi"}]})
+    for _ in range(3):
+        stream = await model.stream(request)
+        chunks = [chunk async for chunk in stream]
+        assert chunks[0]["choices"][0]["delta"]["content"] == "hi" and stream.usage.completion_tokens == 1
+    assert len(connections) == 1
+    await pool.close()
+    server.close()
