@@ -23,9 +23,8 @@ async def read_request(reader: asyncio.StreamReader) -> bytes:
     return head + await reader.readexactly(length)
 
 
-async def test_a_keep_alive_connection_serves_the_next_request_and_chunked_bodies_are_joined():
-    connections = []
-
+def keep_alive(connections: list, answer: Callable[[asyncio.StreamWriter], Awaitable[None]]):
+    """A handler that answers every request on a connection, counting the connections."""
     async def handle(reader, writer):
         connections.append(writer)
         while True:
@@ -33,9 +32,17 @@ async def test_a_keep_alive_connection_serves_the_next_request_and_chunked_bodie
                 await read_request(reader)
             except asyncio.IncompleteReadError:
                 return
-            writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+            await answer(writer)
+    return handle
 
-    server, port = await serve(handle)
+
+async def test_a_keep_alive_connection_serves_the_next_request_and_chunked_bodies_are_joined():
+    connections = []
+
+    async def answer(writer):
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+
+    server, port = await serve(keep_alive(connections, answer))
     client = Client()
     origin, target = client.origin(f"http://127.0.0.1:{port}/v1/chat/completions")
     assert target == "/v1/chat/completions"
@@ -128,20 +135,14 @@ async def test_a_streamed_answer_read_to_done_leaves_its_connection_for_the_next
     events = (b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
               b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\ndata: [DONE]\n\n')
 
-    async def handle(reader, writer):
-        connections.append(writer)
-        while True:
-            try:
-                await read_request(reader)
-            except asyncio.IncompleteReadError:
-                return
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-                         + b"%x\r\n" % len(events) + events + b"\r\n")
-            await writer.drain()
-            await asyncio.sleep(0.02)       # the closing chunk comes a moment after [DONE]
-            writer.write(b"0\r\n\r\n")
+    async def answer(writer):
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                     + b"%x\r\n" % len(events) + events + b"\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.02)       # the closing chunk comes a moment after [DONE]
+        writer.write(b"0\r\n\r\n")
 
-    server, port = await serve(handle)
+    server, port = await serve(keep_alive(connections, answer))
     pool = HttpPool()
     model = OpenAICompatible(CloudModelConfig(name="m", provider_model="openai/m", api_base=f"http://127.0.0.1:{port}/v1"),
                              pool)
