@@ -53,7 +53,7 @@ def run(repeat: int = 3) -> None:
     from classifiers import Scorer
 
     scorer = Scorer()
-    scorer.signals([{"role": "user", "content": "warm up"}])
+    scorer.signals([{"role": "user", "content": "warm up"}]).complexity
     added = rss_mb() - before
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -76,10 +76,10 @@ def run(repeat: int = 3) -> None:
             for messages in samples:
                 scorer.seen.clear()
                 started = time.perf_counter()
-                scorer.signals(messages, max_tokens=256)
+                scorer.signals(messages, max_tokens=256).complexity   # all signals: complexity is lazy
                 timings.append(time.perf_counter() - started)
                 started = time.perf_counter()
-                scorer.signals(messages + [new_turn], max_tokens=256)
+                scorer.signals(messages + [new_turn], max_tokens=256).complexity
                 warm.append(time.perf_counter() - started)
         if litellm is not None:
             for messages in samples:
