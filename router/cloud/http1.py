@@ -153,7 +153,8 @@ class Origin:
     def __init__(self, scheme: str, host: str, port: int) -> None:
         self.host, self.port = host, port
         self._ssl = ssl.create_default_context() if scheme == "https" else None
-        self._host_header = host if port in (80, 443) else f"{host}:{port}"
+        name = f"[{host}]" if ":" in host else host   # an IPv6 literal keeps its brackets
+        self._host_header = name if port == (443 if scheme == "https" else 80) else f"{name}:{port}"
         self._idle: deque[Connection] = deque()
 
     async def request(self, method: str, target: str, headers: bytes, body: bytes, timeouts: Timeouts) -> Response:
