@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from pathlib import Path
@@ -94,6 +95,16 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     return Gateway(config, edge, router, AppKeys(apps, open_app), http, policies)
 
 
+def _freeze_heap() -> None:
+    """Move what start-up made (models, libraries, config) out of the garbage collector's sight.
+
+    A full collection walks every object alive; with the start-up heap in it, one took about 30 ms
+    and showed as the p99 of requests at concurrency 16 (48 ms against a p50 of 11 ms; 14 ms with
+    the heap frozen)."""
+    gc.collect()
+    gc.freeze()
+
+
 async def _watch_policies(policies: PolicyFiles, every: float = 0.5) -> None:
     while True:
         await asyncio.sleep(every)
@@ -110,6 +121,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await asyncio.to_thread(gateway.edge.load)
+        _freeze_heap()
         gateway.ready_seconds = time.perf_counter() - gateway.started
         _log_ready(gateway)
         if cloud.needs_litellm(config.cloud.models):
@@ -117,6 +129,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             task = asyncio.create_task(cloud.warm_up())
             gateway.background.add(task)
             task.add_done_callback(gateway.background.discard)
+            task.add_done_callback(lambda _: _freeze_heap())
         if gateway.policies.loaded:
             task = asyncio.create_task(_watch_policies(gateway.policies))
             gateway.background.add(task)
