@@ -105,6 +105,17 @@ def _edge_state(gateway) -> dict:
     return httpx.get(gateway.url + "/readyz").json()["edge"][0]
 
 
+def wait_until_cancelled(gateway, before: dict, seconds: float) -> dict:
+    """The edge state once a generation more than `before` was cancelled and none runs."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = _edge_state(gateway)
+        if state["cancelled"] > before["cancelled"] and state["running"] == 0:
+            return state
+        time.sleep(0.05)
+    pytest.fail(f"the abandoned generation ran on: {state}")
+
+
 def test_a_client_that_gives_up_on_a_whole_answer_stops_its_generation(gateway):
     before = _edge_state(gateway)
     body = {"model": "smollm2", "max_tokens": 1500,
@@ -112,14 +123,7 @@ def test_a_client_that_gives_up_on_a_whole_answer_stops_its_generation(gateway):
     headers = {"authorization": f"Bearer {APP_KEYS['alpha']}"}
     with pytest.raises(httpx.ReadTimeout):   # the client waits one second for the whole answer, then leaves
         httpx.post(gateway.url + "/v1/chat/completions", json=body, headers=headers, timeout=1)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        state = _edge_state(gateway)
-        if state["cancelled"] > before["cancelled"] and state["running"] == 0:
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail(f"the abandoned generation ran on: {state}")
+    state = wait_until_cancelled(gateway, before, seconds=10)
     assert state["completed"] == before["completed"]
 
 
@@ -135,14 +139,7 @@ def test_a_client_that_leaves_mid_stream_stops_its_generation(gateway):
             received = [next(lines) for _ in range(6)]
             assert any(line.startswith("data:") for line in received)
     # The abandoned generation is cancelled well before its 1,500 tokens; the engine is idle again.
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        state = _edge_state(gateway)
-        if state["cancelled"] > before["cancelled"] and state["running"] == 0:
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail(f"the abandoned generation was not cancelled: {state}")
+    state = wait_until_cancelled(gateway, before, seconds=20)
     assert state["queued"] == 0
     # and the next request is served at once rather than after the abandoned essay
     answer = client_for(gateway).chat.completions.create(model="smollm2", messages=HELLO, max_tokens=3)
