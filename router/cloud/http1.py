@@ -160,9 +160,10 @@ class Origin:
     async def request(self, method: str, target: str, headers: bytes, body: bytes, timeouts: Timeouts) -> Response:
         """Send a request and wait for its status line and headers.
 
-        `headers` are ready-made "name: value\\r\\n" lines. A reused connection that the upstream
-        closed while it sat idle fails before any byte of an answer: the request is sent again,
-        once, on a new connection (the upstream never saw it)."""
+        `headers` are ready-made "name: value\\r\\n" lines. A pooled connection that the upstream
+        closed while it sat idle fails before any byte of an answer: the request is then sent on
+        another one, and at last on a new connection (the router's own retries count only what
+        fails on a new one)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeouts.total if timeouts.total is not None else None
         message = (f"{method} {target} HTTP/1.1\r\nhost: {self._host_header}\r\ncontent-length: {len(body)}\r\n"
