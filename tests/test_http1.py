@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import ssl
+import subprocess
 from typing import Awaitable, Callable
 
 import pytest
@@ -154,3 +157,75 @@ async def test_a_streamed_answer_read_to_done_leaves_its_connection_for_the_next
     assert len(connections) == 1
     await pool.close()
     server.close()
+
+
+async def test_plain_http_goes_through_the_environment_proxy_with_the_whole_url(monkeypatch):
+    seen = []
+
+    async def answer_as_proxy(writer):
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+
+    async def handle(reader, writer):
+        seen.append((await read_request(reader)).split(b"\r\n"))
+        await answer_as_proxy(writer)
+        await writer.drain()
+        writer.close()
+
+    proxy, port = await serve(handle)
+    monkeypatch.setenv("HTTP_PROXY", f"http://user:s%40cret@127.0.0.1:{port}")
+    monkeypatch.setenv("NO_PROXY", "internal.example")
+    client = Client()
+    origin, target = client.origin("http://api.example:8000/v1/chat/completions")
+    response = await origin.request("POST", target, b"", b"{}", FAST)
+    assert await response.read() == b"ok"
+    request_line, *headers = seen[0]
+    assert request_line == b"POST http://api.example:8000/v1/chat/completions HTTP/1.1"
+    assert b"proxy-authorization: Basic " + base64.b64encode(b"user:s@cret") in headers
+    assert client.origin("http://internal.example/v1")[0].proxy is None   # NO_PROXY
+    assert client.origin("http://127.0.0.1:8000/v1")[0].proxy is None     # loopback, always
+    client.close()
+    proxy.close()
+
+
+async def test_https_is_tunnelled_through_the_proxy_and_verified_end_to_end(monkeypatch, tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=api.test",
+                    "-addext", "subjectAltName=DNS:api.test", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+
+    async def upstream_handle(reader, writer):
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nsecret")
+        await writer.drain()
+
+    upstream = await asyncio.start_server(upstream_handle, "127.0.0.1", 0, ssl=tls)
+    upstream_port = upstream.sockets[0].getsockname()[1]
+    tunnels = []
+
+    async def pipe(reader, writer):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+
+    async def proxy_handle(reader, writer):
+        head = await reader.readuntil(b"\r\n\r\n")
+        tunnels.append(head.split(b"\r\n", 1)[0])
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream_port)
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    proxy, proxy_port = await serve(proxy_handle)
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy_port}")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))        # trust the test's own certificate
+    client = Client()
+    # api.test resolves nowhere: only the proxy connects, and TLS is checked against that name.
+    origin, target = client.origin(f"https://api.test:{upstream_port}/v1/chat/completions")
+    response = await origin.request("POST", target, b"", b"{}", FAST)
+    assert await response.read() == b"secret"
+    assert tunnels == [f"CONNECT api.test:{upstream_port} HTTP/1.1".encode()]
+    client.close()
+    proxy.close()
+    upstream.close()
