@@ -15,7 +15,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
@@ -155,6 +155,21 @@ class Outbox:
                 _deliver(loop, batch)
 
 
+class _TokenTable(dict):
+    """Each token's (end of generation?, bytes), asked of llama.cpp once per token id.
+
+    Every call into llama.cpp lets go of the GIL, and between two decode steps the event loop is
+    often waiting for it: two such calls a token cost more in waiting than in work."""
+
+    def __init__(self, lookup: Callable[[int], tuple[bool, bytes]]) -> None:
+        super().__init__()
+        self._lookup = lookup
+
+    def __missing__(self, token: int) -> tuple[bool, bytes]:
+        value = self[token] = self._lookup(token)
+        return value
+
+
 class EdgeEngine:
     tier = "edge"
 
@@ -192,7 +207,9 @@ class EdgeEngine:
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise EdgeError(f"{path.name} has no chat template in its metadata")
-        self._eog = lambda token: llama_cpp.llama_vocab_is_eog(llama._model.vocab, token)
+        vocab = llama._model.vocab
+        self._pieces = _TokenTable(lambda token: (bool(llama_cpp.llama_vocab_is_eog(vocab, token)),
+                                                  llama.detokenize([token])))
         self._formatter = Jinja2ChatFormatter(
             template=template,
             eos_token=llama.detokenize([llama.token_eos()], special=True).decode("utf-8", "replace"),
@@ -308,12 +325,13 @@ class EdgeEngine:
 
     def _advance(self, seq, token: int) -> None:
         job = seq.job
-        if self._eog(token):
+        eog, text = self._pieces[token]
+        if eog:
             return self._end(seq, "stop")
         if job.first_token_at is None:
             job.first_token_at = time.monotonic()
         job.completion_tokens += 1
-        piece = seq.text.feed(self._llama.detokenize([token]))
+        piece = seq.text.feed(text)
         if piece:
             job._emit(piece)
         if seq.text.stopped:
