@@ -70,7 +70,7 @@ class Generation:
     """One request's tokens, produced on the worker thread and read on the event loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, prompt: list[int], sampling: Sampling,
-                 max_tokens: int, owner: str = "", outbox: "Outbox | None" = None) -> None:
+                 max_tokens: int, outbox: "Outbox", owner: str = "") -> None:
         self._loop = loop
         self._outbox = outbox
         self._queue: asyncio.Queue = asyncio.Queue()
@@ -103,10 +103,7 @@ class Generation:
         return self._cancel.is_set()
 
     def _emit(self, item: object) -> None:
-        if self._outbox is not None:
-            self._outbox.put(self, item)
-        else:
-            _deliver(self._loop, [(self, item)])
+        self._outbox.put(self, item)
 
     async def text(self) -> AsyncIterator[str]:
         """Text deltas until the generation ends; raises EdgeError if it failed."""
@@ -251,7 +248,7 @@ class EdgeEngine:
         max_tokens = sampling.max_tokens or min(DEFAULT_MAX_TOKENS, room)
         if room < 1 or max_tokens > room:
             raise PromptTooLong(len(prompt) + max(max_tokens, 1), self.n_ctx, self.name)
-        generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens, owner, self._outbox)
+        generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens, self._outbox, owner)
         with self._count_lock:
             self._outstanding += len(prompt) + max_tokens
         self._jobs.put(generation)

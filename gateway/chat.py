@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from classifiers.privacy.findings import masked
-from classifiers.signals import Signals
+from classifiers.signals import Signals, message_texts
 from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
 from router.answer import Usage
@@ -92,19 +92,13 @@ class Visit:
 
 def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
     """The last user message, its private data masked, cut to PROMPT_CHARS."""
-    for i in range(len(chat.messages) - 1, -1, -1):
-        message = chat.messages[i]
-        if not isinstance(message, dict) or message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            parts = [(None, content)]
-        else:
-            parts = [(j, p["text"]) for j, p in enumerate(content or [])
-                     if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        texts = [masked(text, [f for f in signals.privacy if f.message == i and f.part == j]) for j, text in parts]
-        return " ".join(texts)[:PROMPT_CHARS]
-    return None
+    users = [i for i, m in enumerate(chat.messages) if isinstance(m, dict) and m.get("role") == "user"]
+    if not users:
+        return None
+    last = users[-1]
+    texts = [masked(text, [f for f in signals.privacy if f.message == last and f.part == j])
+             for i, j, text in message_texts(chat.messages) if i == last]
+    return " ".join(texts)[:PROMPT_CHARS]
 
 
 async def completions(request: Request) -> Response:

@@ -122,12 +122,15 @@ class _StalledWrite:
         self._handle = self._loop.call_later(self.timeout_s / 4, self._check)
 
 
+async def _disconnected(receive: Receive) -> None:
+    """Return when the client has closed its connection."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return
+    await _disconnected(receive)
+    scope.cancel()
 
 
 T = TypeVar("T")
@@ -145,8 +148,7 @@ async def unless_client_leaves(receive: Receive, work: Awaitable[T]) -> T:
 
     async def watch() -> None:
         nonlocal gone
-        while (await receive())["type"] != "http.disconnect":
-            pass
+        await _disconnected(receive)
         gone = True
         task.cancel()
 
