@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from classifiers.complexity import MODEL_PATH as COMPLEXITY_PATH, complexity_text
-from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH, SPAN_TYPES, candidates, features
+from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH, SPAN_TYPES, SpanModel
 from classifiers.tokens import MODEL_PATH as TOKENS_PATH, token_features
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -110,12 +110,13 @@ def train_spans(rows: list[dict]) -> dict:
     from sklearn.linear_model import LogisticRegression
 
     common = frozenset(common_words())
+    scanner = SpanModel.untrained(common)
     samples, labels = [], []
     for r in rows:
         if r["split"] != "train":
             continue
-        for kind, start, end in candidates(r["text"], common):
-            samples.append({f: 1 for f in features(r["text"], kind, start, end, common)})
+        for kind, start, end in scanner.candidates(r["text"]):
+            samples.append({f: 1 for f in scanner.features(r["text"], kind, start, end)})
             labels.append(SPAN_TYPES.index(span_label(start, end, r["spans"])))
     vectorizer = DictVectorizer(sort=True)
     x = vectorizer.fit_transform(samples)

@@ -1,0 +1,715 @@
+/* The span model's hot loop in C: candidate spans, their features and the linear labeler.
+ *
+ * `classifiers/privacy/contextual.py` is the documentation of what this computes: the candidate
+ * shapes (written there as the regular expressions they used to be, kept for reading), the
+ * features, the labeler. In Python the model cost about 20 us a candidate (building a dozen
+ * feature strings, a dict lookup each) and a regex pass of 200 us over a 1,000-token
+ * conversation; here the whole of it is a few microseconds. Features are hashed (64-bit FNV-1a
+ * over their code points) and never built as strings, except by `features()`, which training
+ * calls so that the model learns from exactly what is scored.
+ *
+ * Character classes follow Python's `re` for str patterns: \w is alphanumeric or '_', \d a
+ * decimal digit, both in the Unicode sense.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define N_TYPES 4         /* O, PERSON, ORGANIZATION, STREET_ADDRESS */
+#define UP_LIMIT 0x500    /* every capital the candidates start with is below this */
+#define MAX_FEATURES 48
+
+enum { UNIT, NUM_STREET, POSTAL, CAP };
+static const char *KIND_NAMES[] = {"unit", "num-street", "postal", "cap"};
+static const char *PARTICLES[] = {"van", "von", "de", "da", "del", "der", "den", "di", "du", "le", "la", "bin",
+                                  "al", "y", "dos", "das", NULL};
+
+/* --- text access --------------------------------------------------------------------------- */
+typedef struct {
+    PyObject *object;
+    int kind;
+    const void *data;
+    Py_ssize_t len;
+} Text;
+
+static inline Py_UCS4 at(const Text *t, Py_ssize_t i) {
+    return (i >= 0 && i < t->len) ? PyUnicode_READ(t->kind, t->data, i) : 0;
+}
+static inline int is_word(Py_UCS4 c) {
+    if (c < 128) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    return Py_UNICODE_ISALNUM(c);
+}
+static inline int is_digit(Py_UCS4 c) { return c < 128 ? c >= '0' && c <= '9' : Py_UNICODE_ISDECIMAL(c); }
+static inline int is_blank(Py_UCS4 c) { return c == ' ' || c == '\t'; }
+static inline int is_apos(Py_UCS4 c) { return c == '\'' || c == 0x2019; }
+static inline int is_ascii_letter(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static inline int boundary(const Text *t, Py_ssize_t i) { return is_word(at(t, i - 1)) != is_word(at(t, i)); }
+static inline Py_ssize_t skip_blank(const Text *t, Py_ssize_t i) {
+    while (is_blank(at(t, i))) i++;
+    return i;
+}
+
+/* --- hashing ------------------------------------------------------------------------------- */
+/* FNV-1a over whole code points, finished with murmur3's mixer: one multiply a character. */
+#define HASH_START 0xcbf29ce484222325ULL
+static inline uint64_t mix(uint64_t h, Py_UCS4 c) { return (h ^ c) * 0x100000001b3ULL; }
+static inline uint64_t finish(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h ? h : 1;   /* 0 marks an empty slot */
+}
+static uint64_t mix_ascii(uint64_t h, const char *s) {
+    while (*s) h = mix(h, (unsigned char)*s++);
+    return h;
+}
+static uint64_t mix_cps(uint64_t h, const Py_UCS4 *cps, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) h = mix(h, cps[i]);
+    return h;
+}
+
+/* Open addressing keyed by the 64-bit hash alone (with 12k keys a false match is a 1e-15 event),
+ * a feature's weights in its slot: one cache line read a lookup. */
+typedef struct {
+    uint64_t key;
+    float weights[N_TYPES];
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t mask;
+} Table;
+
+static int table_init(Table *t, Py_ssize_t n) {
+    size_t size = 16;
+    while (size < (size_t)n * 2) size <<= 1;
+    t->slots = PyMem_Calloc(size, sizeof(Slot));
+    t->mask = size - 1;
+    return t->slots ? 0 : -1;
+}
+static void table_free(Table *t) { PyMem_Free(t->slots); }
+static Slot *table_slot(const Table *t, uint64_t h) {   /* h's slot, or the empty one it would take */
+    size_t i = h & t->mask;
+    while (t->slots[i].key && t->slots[i].key != h) i = (i + 1) & t->mask;
+    return &t->slots[i];
+}
+static const Slot *table_get(const Table *t, uint64_t h) {
+    const Slot *slot = table_slot(t, h);
+    return slot->key ? slot : NULL;
+}
+static uint64_t hash_str(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    uint64_t h = HASH_START;
+    for (Py_ssize_t i = 0; i < n; i++) h = mix(h, PyUnicode_READ(kind, data, i));
+    return finish(h);
+}
+
+/* --- the model object ---------------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    unsigned char up[UP_LIMIT];
+    Table common;      /* lower-case words */
+    Table weights;     /* features */
+    double bias[N_TYPES];
+    double threshold;
+    Py_UCS4 *scratch;  /* lower-cased words of the candidate being labeled */
+    Py_ssize_t scratch_size;
+} Model;
+
+static inline int is_up(const Model *m, Py_UCS4 c) { return c < UP_LIMIT && m->up[c]; }
+
+static void Model_dealloc(Model *self) {
+    table_free(&self->common);
+    table_free(&self->weights);
+    PyMem_Free(self->scratch);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Model(up: bytes, common: list[str], features: list[str], rows: list[sequence of 4 floats],
+ *       bias: sequence of 4 floats, threshold: float) */
+static int Model_init(Model *self, PyObject *args, PyObject *kwargs) {
+    Py_buffer up;
+    PyObject *common, *names, *rows, *bias;
+    double threshold;
+    if (!PyArg_ParseTuple(args, "y*O!O!O!Od", &up, &PyList_Type, &common, &PyList_Type, &names, &PyList_Type,
+                          &rows, &bias, &threshold))
+        return -1;
+    if (up.len != UP_LIMIT || PyList_GET_SIZE(names) != PyList_GET_SIZE(rows)) {
+        PyBuffer_Release(&up);
+        PyErr_SetString(PyExc_ValueError, "up must be 0x500 bytes; one row per feature");
+        return -1;
+    }
+    memcpy(self->up, up.buf, UP_LIMIT);
+    PyBuffer_Release(&up);
+    Py_ssize_t n = PyList_GET_SIZE(names);
+    if (table_init(&self->common, PyList_GET_SIZE(common)) || table_init(&self->weights, n)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(common); i++) {
+        PyObject *word = PyList_GET_ITEM(common, i);
+        if (!PyUnicode_Check(word)) return PyErr_SetString(PyExc_TypeError, "common words are str"), -1;
+        uint64_t h = hash_str(word);
+        table_slot(&self->common, h)->key = h;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        PyObject *row = PySequence_Fast(PyList_GET_ITEM(rows, i), "a row is a sequence");
+        if (!row || !PyUnicode_Check(name) || PySequence_Fast_GET_SIZE(row) != N_TYPES) {
+            Py_XDECREF(row);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a row has one weight per type");
+            return -1;
+        }
+        uint64_t h = hash_str(name);
+        Slot *slot = table_slot(&self->weights, h);
+        slot->key = h;
+        for (int k = 0; k < N_TYPES; k++) slot->weights[k] = (float)PyFloat_AsDouble(PySequence_Fast_GET_ITEM(row, k));
+        Py_DECREF(row);
+    }
+    PyObject *b = PySequence_Fast(bias, "bias is a sequence");
+    if (!b || PySequence_Fast_GET_SIZE(b) != N_TYPES) {
+        Py_XDECREF(b);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "one bias per type");
+        return -1;
+    }
+    for (int k = 0; k < N_TYPES; k++) self->bias[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(b, k));
+    Py_DECREF(b);
+    self->threshold = threshold;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* --- candidate shapes ---------------------------------------------------------------------- */
+/* CAPWORD: [UP][\w'’&]*(?:[.-][\w'’]+)*\.?   (t[i] is a capital) */
+static Py_ssize_t capword(const Text *t, Py_ssize_t i) {
+    Py_ssize_t e = i + 1;
+    Py_UCS4 c;
+    while ((c = at(t, e)) && (is_word(c) || is_apos(c) || c == '&')) e++;
+    while (((c = at(t, e)) == '.' || c == '-') && (is_word(at(t, e + 1)) || is_apos(at(t, e + 1)))) {
+        e += 2;
+        while ((c = at(t, e)) && (is_word(c) || is_apos(c))) e++;
+    }
+    if (at(t, e) == '.') e++;
+    return e;
+}
+
+static int starts_with(const Text *t, Py_ssize_t i, const char *s) {
+    for (; *s; s++, i++)
+        if (at(t, i) != (Py_UCS4)(unsigned char)*s) return 0;
+    return 1;
+}
+
+/* `\d{1,max}[A-Za-z]?\b` after the digits starting at `i` (greedy, backtracking as re does) */
+static Py_ssize_t number_then_boundary(const Text *t, Py_ssize_t i, int max) {
+    int n = 0;
+    while (n < max && is_digit(at(t, i + n))) n++;
+    for (; n >= 1; n--) {
+        Py_ssize_t p = i + n;
+        if (is_ascii_letter(at(t, p)) && boundary(t, p + 1)) return p + 1;
+        if (boundary(t, p)) return p;
+    }
+    return -1;
+}
+
+/* unit: \b(?:Suite|Apt\.?|Apartment|Unit|P\.?O\.? Box|Box|Flat|Floor|PSC)[ \t]*#?\d+[A-Za-z]?\b */
+static Py_ssize_t unit(const Text *t, Py_ssize_t i) {
+    static const char *WORDS[] = {"Suite", "Apt", "Apartment", "Unit", "P", "Box", "Flat", "Floor", "PSC", NULL};
+    if (!boundary(t, i)) return -1;
+    for (const char **w = WORDS; *w; w++) {
+        if (!starts_with(t, i, *w)) continue;
+        Py_ssize_t j = i + (Py_ssize_t)strlen(*w);
+        if (!strcmp(*w, "Apt") && at(t, j) == '.') j++;
+        if (!strcmp(*w, "P")) {   /* P\.?O\.? Box */
+            if (at(t, j) == '.') j++;
+            if (at(t, j) != 'O') continue;
+            j++;
+            if (at(t, j) == '.') j++;
+            if (!starts_with(t, j, " Box")) continue;
+            j += 4;
+        }
+        j = skip_blank(t, j);
+        if (at(t, j) == '#') j++;
+        if (!is_digit(at(t, j))) continue;
+        Py_ssize_t e = number_then_boundary(t, j, INT32_MAX);
+        if (e >= 0) return e;
+    }
+    return -1;
+}
+
+/* num-street: \b\d{1,6}[A-Za-z]?(?:[ \t]+[\w'’.-]+){0,3}[ \t]+CAPWORD(?:[ \t]+\d{1,5}[A-Za-z]?\b)? */
+static inline int street_char(Py_UCS4 c) { return is_word(c) || is_apos(c) || c == '.' || c == '-'; }
+
+static Py_ssize_t num_street(const Model *m, const Text *t, Py_ssize_t i) {
+    if (!is_digit(at(t, i)) || !boundary(t, i)) return -1;
+    Py_ssize_t p = i;
+    while (is_digit(at(t, p))) p++;
+    if (p - i > 6) return -1;
+    if (is_ascii_letter(at(t, p))) p++;
+    Py_ssize_t ends[4] = {p, 0, 0, 0};   /* where the number, and each word after it, ends */
+    int words = 0;
+    while (words < 3 && is_blank(at(t, ends[words]))) {
+        Py_ssize_t q = skip_blank(t, ends[words]);
+        if (!street_char(at(t, q))) break;
+        while (street_char(at(t, q))) q++;
+        ends[++words] = q;
+    }
+    for (int k = words; k >= 0; k--) {   /* the most words before a capitalized one */
+        if (!is_blank(at(t, ends[k]))) continue;
+        Py_ssize_t q = skip_blank(t, ends[k]);
+        if (!is_up(m, at(t, q))) continue;
+        Py_ssize_t e = capword(t, q);
+        if (is_blank(at(t, e))) {
+            Py_ssize_t s = skip_blank(t, e);
+            if (is_digit(at(t, s))) {
+                Py_ssize_t house = number_then_boundary(t, s, 5);
+                if (house >= 0) return house;
+            }
+        }
+        return e;
+    }
+    return -1;
+}
+
+/* postal: \b(?:[A-Z]{2}[ \t]+\d{5}(?:-\d{4})?|\d{4,5}[ \t]+[UP][\w'’-]+)\b */
+static Py_ssize_t postal(const Model *m, const Text *t, Py_ssize_t i) {
+    if (!boundary(t, i)) return -1;
+    Py_UCS4 a = at(t, i), b = at(t, i + 1);
+    if (a >= 'A' && a <= 'Z' && b >= 'A' && b <= 'Z' && is_blank(at(t, i + 2))) {
+        Py_ssize_t q = skip_blank(t, i + 2);
+        int n = 0;
+        while (n < 5 && is_digit(at(t, q + n))) n++;
+        if (n == 5) {
+            Py_ssize_t p = q + 5;
+            if (at(t, p) == '-' && is_digit(at(t, p + 1)) && is_digit(at(t, p + 2)) && is_digit(at(t, p + 3)) &&
+                is_digit(at(t, p + 4)) && boundary(t, p + 5))
+                return p + 5;
+            if (boundary(t, p)) return p;
+        }
+    }
+    int digits = 0;
+    while (digits < 5 && is_digit(at(t, i + digits))) digits++;
+    for (; digits >= 4; digits--) {
+        Py_ssize_t p = i + digits;
+        if (!is_blank(at(t, p))) continue;
+        Py_ssize_t q = skip_blank(t, p);
+        if (!is_up(m, at(t, q))) continue;
+        Py_ssize_t e = q + 1;
+        Py_UCS4 c;
+        while ((c = at(t, e)) && (is_word(c) || is_apos(c) || c == '-')) e++;
+        for (; e > q + 1; e--)
+            if (boundary(t, e)) return e;
+    }
+    return -1;
+}
+
+/* particle followed by [ \t]+ and a capital: "van", "de", "y" ... */
+static Py_ssize_t particle(const Model *m, const Text *t, Py_ssize_t q) {
+    for (const char **w = PARTICLES; *w; w++) {
+        Py_ssize_t e = q + (Py_ssize_t)strlen(*w);
+        if (starts_with(t, q, *w) && is_blank(at(t, e)) && is_up(m, at(t, skip_blank(t, e)))) return e;
+    }
+    return -1;
+}
+
+/* cap: (?<![\w@/])CAPWORD(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+[UP]))){0,4} */
+static Py_ssize_t cap(const Model *m, const Text *t, Py_ssize_t i) {
+    Py_UCS4 before = at(t, i - 1);
+    if (!is_up(m, at(t, i)) || is_word(before) || before == '@' || before == '/') return -1;
+    Py_ssize_t e = capword(t, i);
+    for (int k = 0; k < 4 && is_blank(at(t, e)); k++) {
+        Py_ssize_t q = skip_blank(t, e), p;
+        if (is_up(m, at(t, q)))
+            e = capword(t, q);
+        else if (at(t, q) == '&')
+            e = q + 1;
+        else if ((p = particle(m, t, q)) >= 0)
+            e = p;
+        else
+            break;
+    }
+    return e;
+}
+
+/* --- words, lower case, common words ------------------------------------------------------- */
+static inline int word_char(Py_UCS4 c) { return is_word(c) || is_apos(c) || c == '&'; }   /* [\w'’&] */
+
+/* str.lower() of t[s:e] into out (room for 3 code points per character); returns the length.
+ * ASCII is lowered here; other words by str.lower itself (full case mapping, final sigma). */
+static Py_ssize_t lower(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_UCS4 *out) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = s; i < e; i++) {
+        Py_UCS4 c = at(t, i);
+        if (c >= 128) {
+            PyObject *word = PyUnicode_Substring(t->object, s, e);
+            PyObject *lowered = word ? PyObject_CallMethod(word, "lower", NULL) : NULL;
+            Py_XDECREF(word);
+            if (!lowered || PyUnicode_GET_LENGTH(lowered) > 3 * (e - s)) {   /* never: lower is at most 3x */
+                PyErr_Clear();
+                Py_XDECREF(lowered);
+                for (n = 0, i = s; i < e; i++) out[n++] = Py_UNICODE_TOLOWER(at(t, i));
+                return n;
+            }
+            n = PyUnicode_GET_LENGTH(lowered);
+            for (Py_ssize_t j = 0; j < n; j++) out[j] = PyUnicode_READ_CHAR(lowered, j);
+            Py_DECREF(lowered);
+            return n;
+        }
+        out[n++] = (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    }
+    return n;
+}
+
+static inline int is_common(const Model *m, const Py_UCS4 *w, Py_ssize_t n) {
+    return table_get(&m->common, finish(mix_cps(HASH_START, w, n))) != NULL;
+}
+
+static int at_sentence_start(const Text *t, Py_ssize_t start) {
+    Py_ssize_t i = start - 1;
+    while (i >= 0 && is_blank(at(t, i))) i--;
+    if (i < 0) return 1;
+    Py_UCS4 c = at(t, i);
+    return c == '.' || c == '!' || c == '?' || c == ':' || c == '\n' || c == '"' || c == 0x201C || c == '(';
+}
+
+static int ensure_scratch(Model *m, Py_ssize_t chars) {
+    if (chars * 3 + 64 <= m->scratch_size) return 0;
+    Py_ssize_t size = chars * 3 + 64;
+    Py_UCS4 *grown = PyMem_Realloc(m->scratch, (size_t)size * sizeof(Py_UCS4));
+    if (!grown) return PyErr_NoMemory(), -1;
+    m->scratch = grown;
+    m->scratch_size = size;
+    return 0;
+}
+
+/* The next candidate at or after *pos; returns 0 when there is none. Capitalized runs lose a
+ * first word that is only capitalized because a sentence starts with it. */
+static int next_candidate(Model *m, const Text *t, Py_ssize_t *pos, int *kind, Py_ssize_t *start, Py_ssize_t *end) {
+    for (Py_ssize_t i = *pos; i < t->len;) {
+        Py_UCS4 c = at(t, i);
+        Py_ssize_t e = -1;
+        int k = -1;
+        if (is_up(m, c) || is_digit(c)) {
+            if ((e = unit(t, i)) >= 0) k = UNIT;
+            else if ((e = num_street(m, t, i)) >= 0) k = NUM_STREET;
+            else if ((e = postal(m, t, i)) >= 0) k = POSTAL;
+            else if ((e = cap(m, t, i)) >= 0) k = CAP;
+        }
+        if (k < 0) {
+            i++;
+            continue;
+        }
+        Py_ssize_t s = i;
+        i = e;
+        if (k == CAP) {
+            Py_ssize_t space = s;
+            while (space < e && at(t, space) != ' ') space++;
+            if (e - s <= 12 && space == e) {   /* one word: skip it when common ("I", "A.", "Answer") */
+                Py_ssize_t stripped = e;
+                while (stripped > s && at(t, stripped - 1) == '.') stripped--;
+                if (ensure_scratch(m, e - s)) return -1;
+                Py_ssize_t n = lower(t, s, stripped, m->scratch);
+                if (n < 2 || is_common(m, m->scratch, n)) continue;
+            }
+            if (at_sentence_start(t, s)) {
+                Py_ssize_t first = s;
+                while (first < e && !is_blank(at(t, first))) first++;
+                Py_ssize_t stripped = first;
+                while (stripped > s && at(t, stripped - 1) == '.') stripped--;
+                if (ensure_scratch(m, first - s)) return -1;
+                if (is_common(m, m->scratch, lower(t, s, stripped, m->scratch))) {
+                    s = skip_blank(t, first);
+                    if (s >= e) continue;
+                }
+            }
+        }
+        *pos = i;
+        *kind = k;
+        *start = s;
+        *end = e;
+        return 1;
+    }
+    *pos = t->len;
+    return 0;
+}
+
+/* --- features ------------------------------------------------------------------------------ */
+/* A feature is a name ("w=") and code points; the labeler hashes it, training reads it. */
+typedef struct {
+    uint64_t hashes[MAX_FEATURES];
+    int n;
+    PyObject *names;   /* a list to append the strings to, or NULL */
+    int failed;
+} Features;
+
+static void emit(Features *f, const char *prefix, const Py_UCS4 *cps, Py_ssize_t n, const char *suffix) {
+    if (f->n >= MAX_FEATURES || f->failed) return;
+    uint64_t h = mix_cps(mix_ascii(HASH_START, prefix), cps, n);
+    if (suffix) h = mix_ascii(h, suffix);
+    h = finish(h);
+    for (int i = 0; i < f->n; i++)
+        if (f->hashes[i] == h) return;   /* a feature counts once, as in training */
+    f->hashes[f->n++] = h;
+    if (!f->names) return;
+    Py_ssize_t a = (Py_ssize_t)strlen(prefix), b = suffix ? (Py_ssize_t)strlen(suffix) : 0;
+    PyObject *s = PyUnicode_New(a + n + b, 0x10FFFF);
+    if (!s) {
+        f->failed = 1;
+        return;
+    }
+    for (Py_ssize_t i = 0; i < a; i++) PyUnicode_WRITE(PyUnicode_4BYTE_KIND, PyUnicode_DATA(s), i, (Py_UCS4)prefix[i]);
+    for (Py_ssize_t i = 0; i < n; i++) PyUnicode_WRITE(PyUnicode_4BYTE_KIND, PyUnicode_DATA(s), a + i, cps[i]);
+    for (Py_ssize_t i = 0; i < b; i++) PyUnicode_WRITE(PyUnicode_4BYTE_KIND, PyUnicode_DATA(s), a + n + i, (Py_UCS4)suffix[i]);
+    /* PyUnicode_New(.., 0x10FFFF) is 4-byte; compact it to the canonical kind so it equals str literals */
+    PyObject *canonical = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, PyUnicode_DATA(s), a + n + b);
+    Py_DECREF(s);
+    if (!canonical || PyList_Append(f->names, canonical)) f->failed = 1;
+    Py_XDECREF(canonical);
+}
+
+static void emit_ascii(Features *f, const char *name) { emit(f, name, NULL, 0, NULL); }
+
+static const char *shape(const Text *t, Py_ssize_t s, Py_ssize_t e) {
+    int digits = 1, cased = 0, upper = 1;
+    for (Py_ssize_t i = s; i < e; i++) {
+        Py_UCS4 c = at(t, i);
+        if (!Py_UNICODE_ISDIGIT(c)) digits = 0;
+        if (Py_UNICODE_ISLOWER(c) || Py_UNICODE_ISTITLE(c)) upper = 0;
+        else if (Py_UNICODE_ISUPPER(c)) cased = 1;
+    }
+    if (digits) return "d";
+    if (upper && cased) return e - s > 1 ? "XX" : "X";
+    return Py_UNICODE_ISUPPER(at(t, s)) ? "Xx" : "x";
+}
+
+typedef struct {
+    Py_ssize_t start, end;
+} Span;
+
+/* The runs of [\w'’&] in t[s:e], at most `max` of them, or the last `max` when `last`. */
+static int words_in(const Text *t, Py_ssize_t s, Py_ssize_t e, Span *out, int max, int last) {
+    int n = 0;
+    for (Py_ssize_t i = s; i < e;) {
+        if (!word_char(at(t, i))) {
+            i++;
+            continue;
+        }
+        Py_ssize_t j = i;
+        while (j < e && word_char(at(t, j))) j++;
+        if (n == max) {
+            if (!last) break;
+            memmove(out, out + 1, sizeof(Span) * (size_t)(max - 1));
+            n--;
+        }
+        out[n++] = (Span){i, j};
+        i = j;
+    }
+    return n;
+}
+
+static int features(Model *m, const Text *t, int kind, Py_ssize_t start, Py_ssize_t end, Features *f) {
+    Span spans[5], before[2], after[1];
+    Py_ssize_t count = 0;
+    /* all the words in the span count for n= and common=; only the first five are named */
+    for (Py_ssize_t i = start; i < end;) {
+        if (!word_char(at(t, i))) { i++; continue; }
+        while (i < end && word_char(at(t, i))) i++;
+        count++;
+    }
+    if (!count) return 0;
+    if (ensure_scratch(m, 3 * (end - start) + 80)) return -1;   /* five words, the last, the context */
+    int named = words_in(t, start, end, spans, 5, 0);
+    Span last_word;
+    words_in(t, start, end, &last_word, 1, 1);
+
+    /* lower-cased words: the first five and the last, then the context */
+    Py_UCS4 *buf = m->scratch;
+    Py_UCS4 *lw[5];
+    Py_ssize_t ln[5];
+    Py_ssize_t used = 0;
+    for (int k = 0; k < named; k++) {
+        lw[k] = buf + used;
+        ln[k] = lower(t, spans[k].start, spans[k].end, lw[k]);
+        used += ln[k];
+    }
+    Py_UCS4 *last = buf + used;
+    Py_ssize_t last_n = lower(t, last_word.start, last_word.end, last);
+    used += last_n;
+
+    char text[] = "n=0";
+    emit_ascii(f, kind == UNIT ? "gen=unit" : kind == NUM_STREET ? "gen=num-street" : kind == POSTAL ? "gen=postal" : "gen=cap");
+    text[2] = (char)('0' + (count < 4 ? count : 4));
+    emit_ascii(f, text);
+    {
+        Py_UCS4 shapes[4 * 3];
+        Py_ssize_t n = 0;
+        for (int k = 0; k < named && k < 4; k++) {
+            if (k) shapes[n++] = ' ';
+            for (const char *s = shape(t, spans[k].start, spans[k].end); *s; s++) shapes[n++] = (Py_UCS4)*s;
+        }
+        emit(f, "shape=", shapes, n, NULL);
+    }
+    emit(f, "first=", lw[0], ln[0], NULL);
+    emit(f, "last=", last, last_n, NULL);
+    emit(f, "lsuf=", last + (last_n > 4 ? last_n - 4 : 0), last_n > 4 ? 4 : last_n, NULL);
+    emit_ascii(f, at_sentence_start(t, start) ? "bos" : "mid");
+    emit_ascii(f, is_common(m, lw[0], ln[0]) ? "common1" : "rare1");
+    for (int k = 0; k < named; k++) emit(f, "w=", lw[k], ln[k], NULL);
+    for (int k = 0; k < named; k++)
+        if (ln[k] > 3) emit(f, "suf=", lw[k] + ln[k] - 3, 3, NULL);
+    for (int k = 0; k < named; k++)
+        if (ln[k] > 3) emit(f, "pre=", lw[k], 3, NULL);
+    {
+        Py_ssize_t commons = 0;
+        Py_UCS4 *word = buf + used;
+        for (Py_ssize_t i = start; i < end;) {
+            if (!word_char(at(t, i))) { i++; continue; }
+            Py_ssize_t j = i;
+            while (j < end && word_char(at(t, j))) j++;
+            commons += is_common(m, word, lower(t, i, j, word));
+            i = j;
+        }
+        emit_ascii(f, commons * 2 / count == 0 ? "common=0" : commons * 2 / count == 1 ? "common=1" : "common=2");
+    }
+    Py_UCS4 *ctx = buf + used;
+    int nb = words_in(t, start > 40 ? start - 40 : 0, start, before, 2, 1);
+    if (nb) {
+        Py_ssize_t n = lower(t, before[nb - 1].start, before[nb - 1].end, ctx);
+        emit(f, "l1=", ctx, n, NULL);
+        n = 0;
+        for (int k = 0; k < nb; k++) {
+            if (k) ctx[n++] = ' ';
+            n += lower(t, before[k].start, before[k].end, ctx + n);
+        }
+        emit(f, "l2=", ctx, n, NULL);
+    } else {
+        emit_ascii(f, "l1=<s>");
+    }
+    if (words_in(t, end, end + 30 < t->len ? end + 30 : t->len, after, 1, 0))
+        emit(f, "r1=", ctx, lower(t, after[0].start, after[0].end, ctx), NULL);
+    else
+        emit_ascii(f, "r1=</s>");
+    for (Py_ssize_t i = start; i < end; i++)
+        if (Py_UNICODE_ISDIGIT(at(t, i))) {
+            emit_ascii(f, "digit");
+            break;
+        }
+    return f->failed ? -1 : 1;
+}
+
+/* --- Python interface ---------------------------------------------------------------------- */
+static int read_text(PyObject *arg, Text *t) {
+    if (!PyUnicode_Check(arg)) return PyErr_SetString(PyExc_TypeError, "text must be str"), -1;
+    t->object = arg;
+    t->kind = PyUnicode_KIND(arg);
+    t->data = PyUnicode_DATA(arg);
+    t->len = PyUnicode_GET_LENGTH(arg);
+    return 0;
+}
+
+static PyObject *Model_candidates(Model *self, PyObject *arg) {
+    Text t;
+    if (read_text(arg, &t)) return NULL;
+    PyObject *out = PyList_New(0);
+    Py_ssize_t pos = 0, start, end;
+    int kind, found;
+    while (out && (found = next_candidate(self, &t, &pos, &kind, &start, &end)) > 0) {
+        PyObject *item = Py_BuildValue("(snn)", KIND_NAMES[kind], start, end);
+        if (!item || PyList_Append(out, item)) Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    if (out && found < 0) Py_CLEAR(out);
+    return out;
+}
+
+static PyObject *Model_features(Model *self, PyObject *args) {
+    PyObject *text;
+    const char *kind_name;
+    Py_ssize_t start, end;
+    Text t;
+    if (!PyArg_ParseTuple(args, "Usnn", &text, &kind_name, &start, &end) || read_text(text, &t)) return NULL;
+    int kind = -1;
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(kind_name, KIND_NAMES[k])) kind = k;
+    if (kind < 0 || start < 0 || end > t.len || start > end)
+        return PyErr_SetString(PyExc_ValueError, "unknown kind or span"), NULL;
+    Features f = {.n = 0, .names = PyList_New(0), .failed = 0};
+    if (!f.names) return NULL;
+    if (features(self, &t, kind, start, end, &f) < 0) Py_CLEAR(f.names);
+    return f.names;
+}
+
+/* find(text) -> [(type index, start, end, confidence)] for candidates not labeled O */
+static PyObject *Model_find(Model *self, PyObject *arg) {
+    Text t;
+    if (read_text(arg, &t)) return NULL;
+    PyObject *out = PyList_New(0);
+    Py_ssize_t pos = 0, start, end;
+    int kind, found;
+    while (out && (found = next_candidate(self, &t, &pos, &kind, &start, &end)) > 0) {
+        Features f = {.n = 0, .names = NULL, .failed = 0};
+        int ok = features(self, &t, kind, start, end, &f);
+        if (ok < 0) {
+            Py_CLEAR(out);
+            break;
+        }
+        if (!ok) continue;
+        double score[N_TYPES];
+        memcpy(score, self->bias, sizeof score);
+        for (int i = 0; i < f.n; i++) {
+            const Slot *slot = table_get(&self->weights, f.hashes[i]);
+            if (slot)
+                for (int k = 0; k < N_TYPES; k++) score[k] += slot->weights[k];
+        }
+        int best = 0;
+        for (int k = 1; k < N_TYPES; k++)
+            if (score[k] > score[best]) best = k;
+        double total = 0;
+        for (int k = 0; k < N_TYPES; k++) total += exp(score[k] - score[best]);
+        double confidence = 1.0 / total;
+        if (best == 0 || confidence < self->threshold) continue;
+        PyObject *item = Py_BuildValue("(innd)", best, start, end, confidence);
+        if (!item || PyList_Append(out, item)) Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    if (out && found < 0) Py_CLEAR(out);
+    return out;
+}
+
+static PyMethodDef Model_methods[] = {
+    {"candidates", (PyCFunction)Model_candidates, METH_O, "candidates(text) -> [(kind, start, end)]"},
+    {"features", (PyCFunction)Model_features, METH_VARARGS, "features(text, kind, start, end) -> [str]"},
+    {"find", (PyCFunction)Model_find, METH_O, "find(text) -> [(type index, start, end, confidence)]"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ModelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "classifiers.privacy._spans.Model",
+    .tp_basicsize = sizeof(Model),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Model_init,
+    .tp_dealloc = (destructor)Model_dealloc,
+    .tp_methods = Model_methods,
+    .tp_doc = "The span model: candidates, features and labels (see contextual.py).",
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_spans", NULL, -1, NULL};
+
+PyMODINIT_FUNC PyInit__spans(void) {
+    if (PyType_Ready(&ModelType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&ModelType);
+    if (PyModule_AddObject(m, "Model", (PyObject *)&ModelType) < 0) {
+        Py_DECREF(&ModelType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
