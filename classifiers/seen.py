@@ -1,24 +1,22 @@
 """What the classifiers learned about texts they have read lately.
 
-Chat clients send the whole history with every turn, so each text's findings, token counts and
-language are kept (up to `limit_chars` characters of texts, least recently used out first) and
+Chat clients send the whole history with every turn, so each text's findings and token counts
+are kept (up to `limit_chars` characters of texts, least recently used out first) and
 a new turn costs only its new message and the conversation-wide complexity score.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from classifiers.privacy import Finding
 from classifiers.tokens import Counts
 
 
-@dataclass(frozen=True)
-class TextFacts:
+class TextFacts(NamedTuple):
     findings: tuple[Finding, ...]
     counts: Counts                    # for the token estimate
-    language: str
 
 
 class SeenTexts:

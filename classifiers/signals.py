@@ -8,10 +8,9 @@ valid signals.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from classifiers.complexity import ComplexityModel
 from classifiers.language import detect_language
@@ -22,8 +21,7 @@ from classifiers.tokens import TokenEstimator, joined_counts, text_counts
 TOKENS_PER_MESSAGE = 5  # the chat template's role markers, measured on SmolLM2's template
 
 
-@dataclass(frozen=True)
-class PrivacyFinding:
+class PrivacyFinding(NamedTuple):
     """A Finding located in the conversation: `messages[message]` (and its content part `part`,
     when the content is an array); `start`/`end` index that text."""
 
@@ -58,7 +56,7 @@ class Signals:
 
     def as_dict(self) -> dict[str, Any]:
         return {"complexity": round(self.complexity, 4),
-                "privacy": [{**dataclasses.asdict(f), "confidence": round(f.confidence, 3)} for f in self.privacy],
+                "privacy": [{**f._asdict(), "confidence": round(f.confidence, 3)} for f in self.privacy],
                 "prompt_tokens": self.prompt_tokens, "max_tokens": self.max_tokens, "language": self.language,
                 "text_only": self.text_only, "metadata": dict(self.metadata)}
 
@@ -98,7 +96,7 @@ class Scorer:
         """What one text holds, read once while it stays among the recent texts."""
         facts = self.seen.get(text)
         if facts is None:
-            facts = TextFacts(self.privacy.scan(text), text_counts(text), detect_language(text))
+            facts = TextFacts(self.privacy.scan(text), text_counts(text))
             self.seen.put(text, facts)
         return facts
 
@@ -107,28 +105,31 @@ class Scorer:
         pieces = message_texts(messages)
         findings: list[PrivacyFinding] = []
         counts = []
-        language = "und"
         for message, part, text in pieces:
             facts = self.facts(text)
             findings += [_locate(f, message, part) for f in facts.findings]
             counts.append(facts.counts)
-            if facts.language != "und" and isinstance(messages[message], dict) \
-                    and messages[message].get("role") == "user":
-                language = facts.language   # the latest user text that says: the answer's language
-        if language == "und":
-            language = detect_language("\n".join(text for _, _, text in pieces))
         model = self.complexity
         return Signals(
             privacy=tuple(findings),
             prompt_tokens=self.tokens.from_counts(joined_counts(counts)) + TOKENS_PER_MESSAGE * len(messages),
             max_tokens=max_tokens,
-            language=language,
+            language=_language(messages, pieces),
             text_only=_text_only(messages),
             metadata=dict(metadata or {}),
             score_complexity=lambda: model.score("\n".join(text for _, _, text in pieces)),
         )
 
 
+def _language(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> str:
+    """The answer's language: that of the latest user text that shows one, else of all the text."""
+    for message, _, text in reversed(pieces):
+        if messages[message].get("role") == "user":
+            language = detect_language(text)
+            if language != "und":
+                return language
+    return detect_language("\n".join(text for _, _, text in pieces))
+
+
 def _locate(finding: Finding, message: int, part: int | None) -> PrivacyFinding:
-    return PrivacyFinding(finding.type, finding.start, finding.end, finding.confidence, finding.detector,
-                          message, part)
+    return PrivacyFinding(*finding, message, part)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from classifiers.privacy.contextual import MODEL_PATH, SpanModel, cued
+from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
 from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, drop_overlaps
-from classifiers.privacy.structured import find_structured
+from classifiers.privacy.structured import ANCHORS, find_structured
 
 
 class PrivacyScanner:
@@ -14,12 +14,14 @@ class PrivacyScanner:
 
     def __init__(self, model_path: Path = MODEL_PATH) -> None:
         self.spans = SpanModel.load(model_path)
+        self.anchors = ANCHORS + CUES
 
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Every finding in `text`, overlaps resolved in favour of the more confident one."""
-        found = find_structured(text)
+        hits = self.anchors.find(text)   # every pattern's leading literals, in one pass
+        found = find_structured(text, hits)
         found += self.spans.find(text)
-        found += cued(text)
+        found += cued(text, hits)
         return tuple(drop_overlaps(found))
 
 

@@ -3,7 +3,7 @@ health conditions, found from the words themselves and the words around them.
 
 Candidate spans come from cheap scans; a linear model learned by `classifiers.train` labels each
 one PERSON, ORGANIZATION, STREET_ADDRESS or nothing. The scan, the features and the labeler run
-in C (`_spans.c`, 70 us for a 1,000-token conversation where Python took 1 ms); what they compute:
+in C (`_scan.c`, 70 us for a 1,000-token conversation where Python took 1 ms); what they compute:
 
 Candidates, the first shape that matches at each position (as regular expressions; UP is a capital):
   unit        \b(?:Suite|Apt\.?|Apartment|Unit|P\.?O\.? Box|Box|Flat|Floor|PSC)[ \t]*#?\d+[A-Za-z]?\b
@@ -25,13 +25,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
-from classifiers.privacy import _spans
+from classifiers import _scan
+from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
 
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "pii_spans.json"
 SPAN_TYPES = ("O", "PERSON", "ORGANIZATION", "STREET_ADDRESS")
+_ADDRESS = SPAN_TYPES.index("STREET_ADDRESS")
 
 _UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽА-ЯΑ-Ω"
 _UP_TABLE = bytes(1 if re.fullmatch(f"[{_UP}]", chr(c)) else 0 for c in range(0x500))   # the C scan's capitals
@@ -45,7 +47,7 @@ class SpanModel:
                  threshold: float = 0.5) -> None:
         self.common = frozenset(common)
         self.threshold = threshold
-        self._model = _spans.Model(_UP_TABLE, sorted(self.common), list(weights), list(weights.values()),
+        self._model = _scan.Model(_UP_TABLE, sorted(self.common), list(weights), list(weights.values()),
                                    list(bias), threshold)
 
     @classmethod
@@ -67,8 +69,11 @@ class SpanModel:
         return self._model.features(text, kind, start, end)
 
     def find(self, text: str) -> list[Finding]:
+        labeled = self._model.find(text)   # (type index, start, end, confidence), in text order
         found = [Finding(SPAN_TYPES[label], start, end, confidence, "span-model")
-                 for label, start, end, confidence in self._model.find(text)]
+                 for label, start, end, confidence in labeled]
+        if all(label != _ADDRESS for label, *_ in labeled):
+            return found
         return [f for f in merge_addresses(text, found) if f.type != "STREET_ADDRESS" or _street_like(text[f.start:f.end])]
 
 
@@ -142,48 +147,69 @@ def _address_end(text: str, end: int) -> int:
 
 
 # --- cue-led findings ---------------------------------------------------------------------
+# Each pattern is tried only where its cue occurs (`anchors.anchored`).
 _MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
          r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 _DATE = rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:19|20)?\d{{2}}|(?:19|20)\d{{2}}-\d{{2}}-\d{{2}}|\d{{1,2}}(?:st|nd|rd|th)?" \
         rf" {_MONTH},? (?:19|20)\d{{2}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}})"
-_BIRTH = re.compile(rf"(?i)(?=[bdgn])\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa])"
+_BIRTH = re.compile(rf"(?i)\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa])"
                     rf"\b[^\n\d]{{0,20}}?({_DATE})")
+_BIRTH_CUES = ("born", "birth", "dob", "d.o", "do.b", "date of birth", "geboren", "né", "nacid", "nat")
 _HEALTH = re.compile(
-    r"(?i)(?=[dstlrmh])\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
+    r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
     r"medication for|history of|tested positive for|diagnosticad[oa] con|diagnostiziert mit)\s+"
     r"((?:an? |the )?[\w'’-]+(?: [\w'’-]+){0,3}?)(?=\s+(?:last|in|since|two|three|a|and|but|so|for|when|after)\b|[.,;:!?)\n]|$)")
+_HEALTH_CUES = ("diagnosed with", "suffer", "treated for", "treatment for", "living with", "recovering from",
+                "medication for", "history of", "tested positive for", "diagnosticad", "diagnostiziert mit")
 _CONDITION = re.compile(r"(?i)\b(?:[a-z]+(?:itis|osis|emia|oma|pathy|algia|phobia)|diabetes|cancer|HIV|AIDS|"
                         r"depression|bipolar|schizophrenia|asthma|epilepsy|ADHD|autism|dementia|alzheimer'?s|"
                         r"parkinson'?s|hepatitis|pregnan(?:t|cy)|miscarriage|chlamydia|herpes|hypertension|"
                         r"anxiety disorder|eating disorder|anorexia|bulimia|PTSD|OCD)\b")
-_FIRST_PERSON = re.compile(r"(?i)(?=[imshpc])\b(?:i|i'm|i am|my|me|she|he|her|his|patient|client)\b")
-
-
-_HEALTH_GATES = ("diagnos", "suffer", "treat", "living with", "recovering", "medication", "history of",
-                 "positive for")
-
-
+# Every condition above holds one of these; it begins where the word holding it does ("disorder":
+# a word earlier).
 _CONDITION_HINTS = ("itis", "osis", "emia", "oma", "pathy", "algia", "phobia", "diabet", "cancer", "hiv", "aids",
                     "depress", "bipolar", "schizo", "asthma", "epilep", "adhd", "autis", "dementia", "alzheimer",
                     "parkinson", "hepatitis", "pregnan", "miscarriage", "chlamydia", "herpes", "hypertension",
                     "disorder", "anorexia", "bulimia", "ptsd", "ocd")
+_FIRST_PERSON = re.compile(r"(?i)(?=[imshpc])\b(?:i|i'm|i am|my|me|she|he|her|his|patient|client)\b")
+# What (?i)[a-z] matches: ASCII letters, and four others that re's IGNORECASE folds to them.
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\u0130\u0131\u017f\u212a")
+CUES = Anchors((), _BIRTH_CUES + _HEALTH_CUES + _CONDITION_HINTS)
+_CUE_SET, _HINT_SET = frozenset(CUES.folded), frozenset(_CONDITION_HINTS)
 
 
-def cued(text: str) -> Iterator[Finding]:
-    lowered = text.lower()
-    has_digit = any(d in text for d in "0123456789")
-    if has_digit and any(cue in lowered for cue in ("born", "birth", "dob", "d.o.b", "geboren", "né", "nacid",
-                                                     "nat")):
-        for m in _BIRTH.finditer(text):   # a birth date is written with digits
-            yield Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
+def _word_start(text: str, at: int) -> int:
+    while at > 0 and text[at - 1] in _LETTERS:
+        at -= 1
+    return at
+
+
+def _condition_starts(text: str, hits: Hits) -> list[int]:
+    starts = []
+    for hint in _CONDITION_HINTS:
+        for at in hits.get(hint, ()):
+            start = _word_start(text, at)
+            starts.append(start)
+            if hint == "disorder" and start > 1 and text[start - 1] == " ":   # "anxiety disorder"
+                starts.append(_word_start(text, start - 1))
+    return starts
+
+
+def cued(text: str, hits: Hits | None = None) -> list[Finding]:
+    """Birth dates and health conditions. `hits`: `CUES.find(text)`, or more, when the caller has it."""
+    hits = hits if hits is not None else CUES.find(text)
+    if _CUE_SET.isdisjoint(hits):
+        return []
+    found = [Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
+             for m in anchored(_BIRTH, text, starts_of(hits, _BIRTH_CUES))]
     health_spans = []
-    if any(cue in lowered for cue in _HEALTH_GATES):
-        for m in _HEALTH.finditer(text):
-            health_spans.append((m.start(1), m.end(1)))
-            yield Finding("HEALTH", m.start(1), m.end(1), 0.85, "health-cue")
-    # A condition named in passing, in a short personal message. The substring tests cost a
-    # microsecond; the patterns, a hundred.
-    if len(text) < 2000 and any(hint in lowered for hint in _CONDITION_HINTS) and _FIRST_PERSON.search(text):
-        for m in _CONDITION.finditer(text):
-            if not any(s <= m.start() < e for s, e in health_spans):
-                yield Finding("HEALTH", m.start(), m.end(), 0.6, "condition-term")
+    for m in anchored(_HEALTH, text, starts_of(hits, _HEALTH_CUES)):
+        health_spans.append((m.start(1), m.end(1)))
+        found.append(Finding("HEALTH", m.start(1), m.end(1), 0.85, "health-cue"))
+    # A condition named in passing, in a short personal message.
+    if len(text) < 2000 and not _HINT_SET.isdisjoint(hits):
+        named = [m for m in anchored(_CONDITION, text, _condition_starts(text, hits))
+                 if not any(s <= m.start() < e for s, e in health_spans)]
+        if named and _FIRST_PERSON.search(text):
+            found += [Finding("HEALTH", m.start(), m.end(), 0.6, "condition-term") for m in named]
+    return found

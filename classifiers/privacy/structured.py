@@ -10,8 +10,10 @@ import base64
 import ipaddress
 import json
 import re
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
+from classifiers._scan import windows
+from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
 
 # --- email --------------------------------------------------------------------------------
@@ -46,8 +48,8 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
-def cards(text: str) -> Iterator[Finding]:
-    for m in _CARD.finditer(text):
+def cards(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
+    for m in _CARD.finditer(text, start, len(text) if end is None else end):
         digits = re.sub(r"\D", "", m.group())
         if 13 <= len(digits) <= 19 and luhn_ok(digits) and len(set(digits)) > 1:
             yield Finding("CREDIT_CARD", m.start(), m.end(), 0.97 if _CARD_PREFIX.match(digits) else 0.85, "luhn")
@@ -72,8 +74,8 @@ def iban_ok(compact: str) -> bool:
     return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
 
 
-def ibans(text: str) -> Iterator[Finding]:
-    for m in _IBAN.finditer(text):
+def ibans(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
+    for m in _IBAN.finditer(text, start, len(text) if end is None else end):
         raw = m.group()
         compact = raw.replace(" ", "").upper()
         # The pattern may run on into a following word; shorten to the country's length.
@@ -97,8 +99,8 @@ _SSN = re.compile(r"(?=\d)(?<![\d-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\d-])")
 _SSN_CUE = re.compile(r"(?i)\b(?:ssn|social security|soc\.? sec)")
 
 
-def ssns(text: str) -> Iterator[Finding]:
-    for m in _SSN.finditer(text):
+def ssns(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
+    for m in _SSN.finditer(text, start, len(text) if end is None else end):
         area, sep, group, serial = m.groups()
         if area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000":
             continue
@@ -115,8 +117,8 @@ _PHONE_CUE = re.compile(r"(?i)\b(?:phone|tel|telephone|fax|call|mobile|cell|what
 _DATE_LIKE = re.compile(r"^\d{1,4}[-./]\d{1,2}[-./]\d{1,4}$")
 
 
-def phones(text: str) -> Iterator[Finding]:
-    for m in _PHONE.finditer(text):
+def phones(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
+    for m in _PHONE.finditer(text, start, len(text) if end is None else end):
         raw = m.group()
         digits = sum(ch.isdigit() for ch in raw.split("x")[0].split("ext")[0])
         if not 7 <= digits <= 15 or _DATE_LIKE.match(raw):
@@ -134,50 +136,65 @@ def phones(text: str) -> Iterator[Finding]:
 # --- IP addresses -------------------------------------------------------------------------
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])")
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4}){0,6}(?![\w:])")
+# Where the patterns can match (`_scan.windows`: digits, separators, longest gap, fewest digits,
+# fewest separators, margin): dotted runs of four digits or more; hex runs with two colons or more.
+# The margins let the patterns' lookaheads read the text after a run.
+_IPV4_WINDOWS = ("", ".", 1, 4, 3, 2)
+_IPV6_WINDOWS = ("0123456789abcdefABCDEF", ":", 2, 2, 2, 2)
+# Every IPv6 match begins with two groups ("fe80:db8:"): a pattern that starts with a literal is
+# searched at memory speed, and most text has no such thing.
+_HEX_BETWEEN_COLONS = re.compile(r":[0-9A-Fa-f]{1,4}:")
 
 
-def ips(text: str) -> Iterator[Finding]:
-    if "." in text:
-        for m in _IPV4.finditer(text):
+def ips(text: str) -> list[Finding]:
+    found = []
+    for start, end in windows(text, *_IPV4_WINDOWS) if "." in text else ():
+        for m in _IPV4.finditer(text, start, end):
             if m.start() and (text[m.start() - 1].isdigit() or text[m.start() - 1] == "."):
                 continue
             try:
                 ipaddress.IPv4Address(m.group())
             except ValueError:
                 continue
-            yield Finding("IP_ADDRESS", m.start(), m.end(), 0.95, "ip")
-    if "::" in text or text.count(":") >= 4:
-        for m in _IPV6.finditer(text):
+            found.append(Finding("IP_ADDRESS", m.start(), m.end(), 0.95, "ip"))
+    for start, end in windows(text, *_IPV6_WINDOWS) if _HEX_BETWEEN_COLONS.search(text) else ():
+        for m in _IPV6.finditer(text, start, end):
             try:
                 ipaddress.IPv6Address(m.group())
             except ValueError:
                 continue
-            yield Finding("IP_ADDRESS", m.start(), m.end(), 0.95, "ip")
+            found.append(Finding("IP_ADDRESS", m.start(), m.end(), 0.95, "ip"))
+    return found
 
 
 # --- secrets ------------------------------------------------------------------------------
+# (the literals a key begins with, its pattern)
 _KEY_PATTERNS = [
-    ("sk-", r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,}"),      # OpenAI, Anthropic
-    ("IA", r"\b(?:AKIA|ASIA|ABIA)[0-9A-Z]{16}\b"),                                            # AWS access key id
-    ("gh", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),                                             # GitHub tokens
-    ("github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
-    ("glpat-", r"\bglpat-[A-Za-z0-9_-]{20,}\b"),                                              # GitLab
-    ("xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),                                            # Slack
-    ("AIza", r"\bAIza[0-9A-Za-z_-]{35}\b"),                                                   # Google API key
-    ("_live_", r"\b(?:sk|rk|pk)_live_[0-9A-Za-z]{20,}\b"),                                    # Stripe
-    ("_test_", r"\b(?:sk|rk)_test_[0-9A-Za-z]{20,}\b"),
-    ("hf_", r"\bhf_[A-Za-z0-9]{30,}\b"),                                                      # Hugging Face
-    ("SG.", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),                                 # SendGrid
-    ("-----BEGIN", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
-                   r"(?: BLOCK)?-----"),
+    (("sk-",), r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,}"),    # OpenAI, Anthropic
+    (("AKIA", "ASIA", "ABIA"), r"\b(?:AKIA|ASIA|ABIA)[0-9A-Z]{16}\b"),                       # AWS access key id
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),           # GitHub tokens
+    (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
+    (("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}\b"),                                            # GitLab
+    (("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),                                          # Slack
+    (("AIza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),                                                 # Google API key
+    (("sk_live_", "rk_live_", "pk_live_"), r"\b(?:sk|rk|pk)_live_[0-9A-Za-z]{20,}\b"),          # Stripe
+    (("sk_test_", "rk_test_"), r"\b(?:sk|rk)_test_[0-9A-Za-z]{20,}\b"),
+    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}\b"),                                                    # Hugging Face
+    (("SG.",), r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),                               # SendGrid
+    (("-----BEGIN",), r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
+                      r"(?: BLOCK)?-----"),
 ]
-_KEYS = [(gate, re.compile(pattern)) for gate, pattern in _KEY_PATTERNS]
+_KEYS = [(literals, re.compile(pattern)) for literals, pattern in _KEY_PATTERNS]
+_KEY_OF = {literal: key for key in _KEYS for literal in key[0]}
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 _ASSIGNED = re.compile(r"(?i)(?=[pscat])(?<![a-z0-9])(?:password|passwd|passphrase|pwd|pass|secret|"
                        r"client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|token|aws_secret_access_key)\b[\"']?\s*(?:[:=]|\bis\b)\s*"
                        r"[\"']?([^\s\"',;]{6,})")
+_ASSIGNED_STARTS = ("pass", "pwd", "secret", "client", "api", "access", "auth", "token", "aws_secret")
 _URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:([^\s@/]{3,128})@")
-_ASSIGN_GATES = ("pass", "pwd", "secret", "key", "token", "PASS", "Pass", "SECRET", "KEY", "TOKEN", "Key", "Token")
+_SCHEME = 21   # the longest scheme the pattern reads before "://"
+_ASSIGNED_SET = frozenset(_ASSIGNED_STARTS)
+_NOT_SECRETS = frozenset(("none", "null", "true", "false", "required", "optional", "********"))
 
 
 def _jwt_ok(token: str) -> bool:
@@ -188,37 +205,44 @@ def _jwt_ok(token: str) -> bool:
         return False
 
 
-def secrets(text: str) -> Iterator[Finding]:
-    for gate, pattern in _KEYS:
-        if gate in text:
-            for m in pattern.finditer(text):
-                yield Finding("SECRET", m.start(), m.end(), 0.99, "api-key" if gate != "-----BEGIN" else "private-key")
-    if "eyJ" in text:
-        for m in _JWT.finditer(text):
-            if _jwt_ok(m.group()):
-                yield Finding("SECRET", m.start(), m.end(), 0.98, "jwt")
-    if "://" in text:
-        for m in _URL_CREDENTIALS.finditer(text):
-            yield Finding("SECRET", m.start(1), m.end(1), 0.95, "url-password")
-    if any(g in text for g in _ASSIGN_GATES):
-        for m in _ASSIGNED.finditer(text):
-            value = m.group(1)
-            if value.lower() not in ("none", "null", "true", "false", "required", "optional", "********"):
-                yield Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
+def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
+    """`hits`: `ANCHORS.find(text)`, or more, when the caller has it."""
+    hits = hits if hits is not None else ANCHORS.find(text)
+    found = []
+    for literals, pattern in {_KEY_OF[literal]: None for literal in _KEY_OF.keys() & hits}:
+        detector = "api-key" if literals[0] != "-----BEGIN" else "private-key"
+        found += [Finding("SECRET", m.start(), m.end(), 0.99, detector)
+                  for m in anchored(pattern, text, starts_of(hits, literals))]
+    if "eyJ" in hits:
+        found += [Finding("SECRET", m.start(), m.end(), 0.98, "jwt")
+                  for m in anchored(_JWT, text, hits["eyJ"]) if _jwt_ok(m.group())]
+    if "://" in hits:
+        found += [Finding("SECRET", m.start(1), m.end(1), 0.95, "url-password")
+                  for m in anchored(_URL_CREDENTIALS, text, starts_of(hits, ("://",), back=range(2, _SCHEME + 1)))]
+    if not _ASSIGNED_SET.isdisjoint(hits):
+        found += [Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
+                  for m in anchored(_ASSIGNED, text, starts_of(hits, _ASSIGNED_STARTS))
+                  if m.group(1).lower() not in _NOT_SECRETS]
+    return found
 
 
-DETECTORS: list[Callable[[str], Iterator[Finding]]] = [emails, secrets, ibans, cards, ssns, ips, phones]
-# Cards, SSNs, phones and IBANs all hold seven digits or more, at most a few separators apart:
-# text without such a run is not scanned by their patterns (one pass instead of four).
-_SEVEN_DIGITS = re.compile(r"\d(?:[ \t().+/-]{0,3}\d){6}")
-_DIGIT_DOT = re.compile(r"\d\.\d")
+# The literals that the key, token and assignment patterns begin with: found in one pass.
+EXACT_LITERALS = tuple(literal for literals, _ in _KEY_PATTERNS for literal in literals) + ("eyJ", "://")
+FOLDED_LITERALS = _ASSIGNED_STARTS
+ANCHORS = Anchors(EXACT_LITERALS, FOLDED_LITERALS)
 
 
-def find_structured(text: str) -> list[Finding]:
-    found = list(emails(text)) + list(secrets(text))
-    if _SEVEN_DIGITS.search(text):
+# Cards, SSNs, phones and IBANs hold seven digits or more, at most three separators apart
+# ("+44 (0)20 ..."); every match lies within 70 characters of such a run (an IBAN's letters).
+_NUMBER_WINDOWS = ("", " \t().+/-", 3, 7, 0, 70)
+
+
+def find_structured(text: str, hits: Hits | None = None) -> list[Finding]:
+    """`hits`: `ANCHORS.find(text)`, or more, when the caller has it."""
+    found = list(emails(text)) if "@" in text else []
+    found += secrets(text, hits)
+    for start, end in windows(text, *_NUMBER_WINDOWS):
         for detect in (ibans, cards, ssns, phones):
-            found.extend(detect(text))
-    if _DIGIT_DOT.search(text) or ":" in text:
-        found.extend(ips(text))
+            found.extend(detect(text, start, end))
+    found += ips(text)
     return found

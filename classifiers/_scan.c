@@ -1,5 +1,8 @@
-/* The span model's hot loop in C: candidate spans, their features and the linear labeler.
+/* The classifiers' hot loops in C: the character counts behind the token estimate (`counts`), one pass over a text for every literal that a pattern begins
+ * with (`Anchors`), the stretches of text that can hold a number-like identifier (`windows`), and
+ * the span model's candidates, features and linear labeler (`Model`).
  *
+ * The span model:
  * `classifiers/privacy/contextual.py` is the documentation of what this computes: the candidate
  * shapes (written there as the regular expressions they used to be, kept for reading), the
  * features, the labeler. In Python the model cost about 20 us a candidate (building a dozen
@@ -114,6 +117,7 @@ static uint64_t hash_str(PyObject *s) {
 typedef struct {
     PyObject_HEAD
     unsigned char up[UP_LIMIT];
+    unsigned char starts[256];   /* up[c] or c a digit, for one-byte texts */
     Table common;      /* lower-case words */
     Table weights;     /* features */
     double bias[N_TYPES];
@@ -146,6 +150,7 @@ static int Model_init(Model *self, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     memcpy(self->up, up.buf, UP_LIMIT);
+    for (int c = 0; c < 256; c++) self->starts[c] = self->up[c] || is_digit((Py_UCS4)c);
     PyBuffer_Release(&up);
     Py_ssize_t n = PyList_GET_SIZE(names);
     if (table_init(&self->common, PyList_GET_SIZE(common)) || table_init(&self->weights, n)) {
@@ -388,8 +393,24 @@ static int ensure_scratch(Model *m, Py_ssize_t chars) {
 
 /* The next candidate at or after *pos; returns 0 when there is none. Capitalized runs lose a
  * first word that is only capitalized because a sentence starts with it. */
+/* The next position at or after i where a candidate can start (a capital or a digit); one byte
+ * a character in most texts, so that case gets a table and a tight loop. */
+static Py_ssize_t skip_to_start(const Model *m, const Text *t, Py_ssize_t i) {
+    Py_ssize_t n = t->len;
+    if (t->kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *data = t->data;
+        while (i < n && !m->starts[data[i]]) i++;
+        return i;
+    }
+    for (; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(t->kind, t->data, i);
+        if (is_up(m, c) || is_digit(c)) return i;
+    }
+    return n;
+}
+
 static int next_candidate(Model *m, const Text *t, Py_ssize_t *pos, int *kind, Py_ssize_t *start, Py_ssize_t *end) {
-    for (Py_ssize_t i = *pos; i < t->len;) {
+    for (Py_ssize_t i = *pos; (i = skip_to_start(m, t, i)) < t->len;) {
         Py_UCS4 c = at(t, i);
         Py_ssize_t e = -1;
         int k = -1;
@@ -513,32 +534,35 @@ static int words_in(const Text *t, Py_ssize_t s, Py_ssize_t e, Span *out, int ma
 
 static int features(Model *m, const Text *t, int kind, Py_ssize_t start, Py_ssize_t end, Features *f) {
     Span spans[5], before[2], after[1];
-    Py_ssize_t count = 0;
-    /* all the words in the span count for n= and common=; only the first five are named */
+    if (ensure_scratch(m, (end - start) + 80)) return -1;   /* the words, the last again, the context */
+    /* One pass over the words: all count for n= and common=, the first five are named, and the
+     * last one is kept (lower-cased into the scratch buffer as they come). */
+    Py_UCS4 *buf = m->scratch, *lw[5], *last = NULL;
+    Py_ssize_t ln[5], last_n = 0, used = 0, count = 0, commons = 0;
+    int named = 0;
     for (Py_ssize_t i = start; i < end;) {
-        if (!word_char(at(t, i))) { i++; continue; }
-        while (i < end && word_char(at(t, i))) i++;
+        if (!word_char(at(t, i))) {
+            i++;
+            continue;
+        }
+        Py_ssize_t j = i;
+        while (j < end && word_char(at(t, j))) j++;
+        Py_UCS4 *word = buf + used;
+        Py_ssize_t n = lower(t, i, j, word);
+        commons += is_common(m, word, n);
+        if (named < 5) {
+            spans[named] = (Span){i, j};
+            lw[named] = word;
+            ln[named++] = n;
+            used += n;
+        }
+        last = word;
+        last_n = n;
         count++;
+        i = j;
     }
     if (!count) return 0;
-    if (ensure_scratch(m, 3 * (end - start) + 80)) return -1;   /* five words, the last, the context */
-    int named = words_in(t, start, end, spans, 5, 0);
-    Span last_word;
-    words_in(t, start, end, &last_word, 1, 1);
-
-    /* lower-cased words: the first five and the last, then the context */
-    Py_UCS4 *buf = m->scratch;
-    Py_UCS4 *lw[5];
-    Py_ssize_t ln[5];
-    Py_ssize_t used = 0;
-    for (int k = 0; k < named; k++) {
-        lw[k] = buf + used;
-        ln[k] = lower(t, spans[k].start, spans[k].end, lw[k]);
-        used += ln[k];
-    }
-    Py_UCS4 *last = buf + used;
-    Py_ssize_t last_n = lower(t, last_word.start, last_word.end, last);
-    used += last_n;
+    if (count > 5) used += last_n;   /* a sixth word or later was lowered just past the kept ones: keep it */
 
     char text[] = "n=0";
     emit_ascii(f, kind == UNIT ? "gen=unit" : kind == NUM_STREET ? "gen=num-street" : kind == POSTAL ? "gen=postal" : "gen=cap");
@@ -563,18 +587,7 @@ static int features(Model *m, const Text *t, int kind, Py_ssize_t start, Py_ssiz
         if (ln[k] > 3) emit(f, "suf=", lw[k] + ln[k] - 3, 3, NULL);
     for (int k = 0; k < named; k++)
         if (ln[k] > 3) emit(f, "pre=", lw[k], 3, NULL);
-    {
-        Py_ssize_t commons = 0;
-        Py_UCS4 *word = buf + used;
-        for (Py_ssize_t i = start; i < end;) {
-            if (!word_char(at(t, i))) { i++; continue; }
-            Py_ssize_t j = i;
-            while (j < end && word_char(at(t, j))) j++;
-            commons += is_common(m, word, lower(t, i, j, word));
-            i = j;
-        }
-        emit_ascii(f, commons * 2 / count == 0 ? "common=0" : commons * 2 / count == 1 ? "common=1" : "common=2");
-    }
+    emit_ascii(f, commons * 2 / count == 0 ? "common=0" : commons * 2 / count == 1 ? "common=1" : "common=2");
     Py_UCS4 *ctx = buf + used;
     int nb = words_in(t, start > 40 ? start - 40 : 0, start, before, 2, 1);
     if (nb) {
@@ -689,7 +702,7 @@ static PyMethodDef Model_methods[] = {
 
 static PyTypeObject ModelType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "classifiers.privacy._spans.Model",
+    .tp_name = "classifiers._scan.Model",
     .tp_basicsize = sizeof(Model),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
@@ -699,15 +712,268 @@ static PyTypeObject ModelType = {
     .tp_doc = "The span model: candidates, features and labels (see contextual.py).",
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_spans", NULL, -1, NULL};
+/* --- anchors: every occurrence of a set of literals, in one pass ----------------------------- */
+/* The characters re's IGNORECASE takes for an ASCII letter (or é): their simple lower case, and
+ * two that lower-case to themselves but upper-case to ASCII (checked against re for every code point). */
+static inline Py_UCS4 fold(Py_UCS4 c) {
+    if (c < 128) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    if (c == 0x131) return 'i';   /* dotless i */
+    if (c == 0x17F) return 's';   /* long s */
+    return Py_UNICODE_TOLOWER(c);
+}
 
-PyMODINIT_FUNC PyInit__spans(void) {
-    if (PyType_Ready(&ModelType) < 0) return NULL;
+typedef struct {
+    Py_UCS4 *chars;   /* lower case when folded */
+    Py_ssize_t len;
+    int folded;
+    int next;         /* the next literal that begins with the same two characters, or -1 */
+} Literal;
+
+typedef struct {
+    PyObject_HEAD
+    Literal *literals;
+    Py_ssize_t count;
+    PyObject *names;        /* tuple of the literals as given */
+    int16_t *heads;         /* [folded][first two characters] -> first literal, or -1 */
+} Anchors;
+
+/* Literals are keyed by their first two characters, a non-ASCII second one ("né") as 127. */
+static inline int pair_key(int folded, Py_UCS4 a, Py_UCS4 b) {
+    return (folded * 128 + (int)a) * 128 + (b < 127 ? (int)b : 127);
+}
+
+static void Anchors_dealloc(Anchors *self) {
+    for (Py_ssize_t i = 0; i < self->count; i++) PyMem_Free(self->literals[i].chars);
+    PyMem_Free(self->literals);
+    PyMem_Free(self->heads);
+    Py_XDECREF(self->names);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Anchors(exact: list[str], folded: list[str]); every literal starts with an ASCII character */
+static int Anchors_init(Anchors *self, PyObject *args, PyObject *kwargs) {
+    PyObject *exact, *folded;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &exact, &PyList_Type, &folded)) return -1;
+    Py_ssize_t n = PyList_GET_SIZE(exact) + PyList_GET_SIZE(folded);
+    self->literals = PyMem_Calloc((size_t)n + 1, sizeof(Literal));
+    self->names = PyTuple_New(n);
+    self->heads = PyMem_Malloc(2 * 128 * 128 * sizeof(int16_t));
+    if (!self->literals || !self->names || !self->heads || n > 30000) return PyErr_NoMemory(), -1;
+    for (int k = 0; k < 2 * 128 * 128; k++) self->heads[k] = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int is_folded = i >= PyList_GET_SIZE(exact);
+        PyObject *s = PyList_GET_ITEM(is_folded ? folded : exact, is_folded ? i - PyList_GET_SIZE(exact) : i);
+        if (!PyUnicode_Check(s) || PyUnicode_GET_LENGTH(s) < 2 || PyUnicode_READ_CHAR(s, 0) >= 128)
+            return PyErr_SetString(PyExc_ValueError, "a literal is a str of two characters or more that starts with an ASCII one"), -1;
+        Literal *lit = &self->literals[i];
+        lit->len = PyUnicode_GET_LENGTH(s);
+        lit->chars = PyMem_Malloc((size_t)lit->len * sizeof(Py_UCS4));
+        if (!lit->chars) return PyErr_NoMemory(), -1;
+        for (Py_ssize_t j = 0; j < lit->len; j++) {
+            Py_UCS4 c = PyUnicode_READ_CHAR(s, j);
+            lit->chars[j] = is_folded ? fold(c) : c;
+        }
+        lit->folded = is_folded;
+        self->count = i + 1;
+        int key = pair_key(is_folded, lit->chars[0], lit->chars[1]);
+        lit->next = self->heads[key];
+        self->heads[key] = (int16_t)i;
+        Py_INCREF(s);
+        PyTuple_SET_ITEM(self->names, i, s);
+    }
+    return 0;
+}
+
+static int literal_at(const Literal *lit, const Text *t, Py_ssize_t i) {
+    if (i + lit->len > t->len) return 0;
+    for (Py_ssize_t j = 0; j < lit->len; j++) {
+        Py_UCS4 c = at(t, i + j);
+        if ((lit->folded ? fold(c) : c) != lit->chars[j]) return 0;
+    }
+    return 1;
+}
+
+/* find(text) -> {literal: [positions]} for the literals that occur */
+static PyObject *Anchors_find(Anchors *self, PyObject *arg) {
+    Text t;
+    if (read_text(arg, &t)) return NULL;
+    PyObject *out = PyDict_New();
+    Py_UCS4 next = at(&t, 0);
+    for (Py_ssize_t i = 0; out && i < t.len; i++) {
+        Py_UCS4 c = next;
+        next = at(&t, i + 1);
+        int buckets[2] = {-1, -1};
+        if (c < 128) {
+            int key = pair_key(0, c, next);
+            buckets[0] = self->heads[key];
+        }
+        Py_UCS4 f = fold(c);
+        if (f < 128) {
+            int key = pair_key(1, f, fold(next));
+            buckets[1] = self->heads[key];
+        }
+        if (buckets[0] < 0 && buckets[1] < 0) continue;
+        for (int b = 0; b < 2; b++)
+            for (int k = buckets[b]; k >= 0; k = self->literals[k].next) {
+                if (!literal_at(&self->literals[k], &t, i)) continue;
+                PyObject *name = PyTuple_GET_ITEM(self->names, k);
+                PyObject *positions = PyDict_GetItemWithError(out, name);
+                PyObject *position = PyLong_FromSsize_t(i);
+                if (!positions && !PyErr_Occurred() && (positions = PyList_New(0))) {
+                    if (PyDict_SetItem(out, name, positions)) Py_CLEAR(positions);
+                    else Py_DECREF(positions);   /* the dict holds it */
+                }
+                if (!positions || !position || PyList_Append(positions, position)) Py_CLEAR(out);
+                Py_XDECREF(position);
+                if (!out) break;
+            }
+    }
+    return out;
+}
+
+static PyMethodDef Anchors_methods[] = {
+    {"find", (PyCFunction)Anchors_find, METH_O, "find(text) -> {literal: [positions]}"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject AnchorsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "classifiers._scan.Anchors",
+    .tp_basicsize = sizeof(Anchors),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Anchors_init,
+    .tp_dealloc = (destructor)Anchors_dealloc,
+    .tp_methods = Anchors_methods,
+    .tp_doc = "Literals found in one pass; folded ones as re's IGNORECASE finds them.",
+};
+
+/* --- windows: where number-like identifiers can be -------------------------------------------- */
+/* windows(text, digits, separators, max_gap, min_digits, min_separators, margin) -> [(start, end)]
+ * Clusters of digit characters ("" means any decimal digit, as re's \d) joined by at most
+ * `max_gap` separator characters, with at least `min_digits` digits and `min_separators`
+ * separators inside, each widened by `margin` on both sides; windows that overlap are merged. */
+typedef struct {   /* a set of ASCII characters, or (`decimal`) every decimal digit */
+    uint64_t bits[2];
+    int decimal;
+} CharSet;
+
+static int charset(const Text *chars, CharSet *set) {
+    memset(set, 0, sizeof *set);
+    set->decimal = chars->len == 0;
+    for (Py_ssize_t i = 0; i < chars->len; i++) {
+        Py_UCS4 c = at(chars, i);
+        if (c >= 128) return PyErr_SetString(PyExc_ValueError, "window characters are ASCII"), -1;
+        set->bits[c >> 6] |= 1ULL << (c & 63);
+    }
+    return 0;
+}
+
+static inline int in_set(Py_UCS4 c, const CharSet *set) {
+    if (set->decimal) return is_digit(c);
+    return c < 128 && ((set->bits[c >> 6] >> (c & 63)) & 1);
+}
+
+static PyObject *windows(PyObject *module, PyObject *args) {
+    PyObject *text, *digits_arg, *separators_arg;
+    Py_ssize_t max_gap, min_digits, min_separators, margin;
+    Text t, digit_chars, separator_chars;
+    CharSet digits, separators;
+    if (!PyArg_ParseTuple(args, "UUUnnnn", &text, &digits_arg, &separators_arg, &max_gap, &min_digits,
+                          &min_separators, &margin) ||
+        read_text(text, &t) || read_text(digits_arg, &digit_chars) || read_text(separators_arg, &separator_chars) ||
+        charset(&digit_chars, &digits) || charset(&separator_chars, &separators))
+        return NULL;
+    if (separators.decimal) memset(&separators, 0, sizeof separators);   /* "" separators: none */
+    PyObject *out = PyList_New(0);
+    Py_ssize_t open_start = -1, open_end = -1;   /* the window being widened */
+    for (Py_ssize_t i = 0; out && i <= t.len;) {
+        Py_UCS4 c = at(&t, i);
+        int is_d = i < t.len && in_set(c, &digits);
+        if (!is_d) {
+            if (i == t.len) break;
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i, end = i + 1, count = 1, seps = 0;
+        for (Py_ssize_t j = end;;) {   /* extend over gaps of separators followed by a digit */
+            Py_ssize_t k = j;
+            while (k < t.len && k - j < max_gap && in_set(at(&t, k), &separators)) k++;
+            Py_UCS4 d = at(&t, k);
+            if (k >= t.len || !in_set(d, &digits)) break;
+            seps += k - j;
+            count++;
+            end = j = k + 1;
+        }
+        i = end;
+        if (count < min_digits || seps < min_separators) continue;
+        Py_ssize_t ws = start > margin ? start - margin : 0, we = end + margin < t.len ? end + margin : t.len;
+        if (open_start >= 0 && ws <= open_end) {
+            open_end = we > open_end ? we : open_end;
+            continue;
+        }
+        if (open_start >= 0) {
+            PyObject *item = Py_BuildValue("(nn)", open_start, open_end);
+            if (!item || PyList_Append(out, item)) Py_CLEAR(out);
+            Py_XDECREF(item);
+        }
+        open_start = ws;
+        open_end = we;
+    }
+    if (out && open_start >= 0) {
+        PyObject *item = Py_BuildValue("(nn)", open_start, open_end);
+        if (!item || PyList_Append(out, item)) Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    return out;
+}
+
+/* counts(text, symbols) -> (spaces, newlines, ASCII digits, symbols, extra UTF-8 bytes, length):
+ * what the token estimate reads (classifiers/tokens.py); a lone surrogate is 3 bytes, as "surrogatepass" writes it */
+static PyObject *counts(PyObject *module, PyObject *args) {
+    PyObject *text, *symbols_arg;
+    Text t, symbol_chars;
+    CharSet symbols;
+    if (!PyArg_ParseTuple(args, "UU", &text, &symbols_arg) || read_text(text, &t) || read_text(symbols_arg, &symbol_chars) ||
+        charset(&symbol_chars, &symbols))
+        return NULL;
+    Py_ssize_t spaces = 0, newlines = 0, digits = 0, marks = 0, extra = 0;
+    for (Py_ssize_t i = 0; i < t.len; i++) {
+        Py_UCS4 c = PyUnicode_READ(t.kind, t.data, i);
+        if (c < 128) {
+            spaces += c == ' ';
+            newlines += c == '\n';
+            digits += c >= '0' && c <= '9';
+            marks += (symbols.bits[c >> 6] >> (c & 63)) & 1;
+        } else {
+            extra += c < 0x800 ? 1 : c < 0x10000 ? 2 : 3;
+        }
+    }
+    return Py_BuildValue("(nnnnnn)", spaces, newlines, digits, marks, extra, t.len);
+}
+
+static PyMethodDef module_functions[] = {
+    {"counts", counts, METH_VARARGS, "counts(text, symbols) -> (spaces, newlines, digits, symbols, extra UTF-8 bytes, length)"},
+    {"windows", windows, METH_VARARGS, "windows(text, digits, separators, max_gap, min_digits, min_separators, margin)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, module_functions};
+
+static int add_type(PyObject *m, PyTypeObject *type, const char *name) {
+    if (PyType_Ready(type) < 0) return -1;
+    Py_INCREF(type);
+    if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__scan(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    Py_INCREF(&ModelType);
-    if (PyModule_AddObject(m, "Model", (PyObject *)&ModelType) < 0) {
-        Py_DECREF(&ModelType);
+    if (add_type(m, &ModelType, "Model") || add_type(m, &AnchorsType, "Anchors")) {
         Py_DECREF(m);
         return NULL;
     }
