@@ -30,21 +30,36 @@ static const char *PARTICLES[] = {"van", "von", "de", "da", "del", "der", "den",
                                   "al", "y", "dos", "das", NULL};
 
 /* --- text access --------------------------------------------------------------------------- */
+/* A text as code points, copied once from the str (whatever its internal width), so that every
+ * loop below reads one plain array. */
 typedef struct {
     PyObject *object;
-    int kind;
-    const void *data;
+    Py_UCS4 *cps;
     Py_ssize_t len;
 } Text;
 
-static inline Py_UCS4 at(const Text *t, Py_ssize_t i) {
-    return (i >= 0 && i < t->len) ? PyUnicode_READ(t->kind, t->data, i) : 0;
+static int read_text(PyObject *arg, Text *t) {
+    if (!PyUnicode_Check(arg)) return PyErr_SetString(PyExc_TypeError, "text must be str"), -1;
+    t->object = arg;
+    t->len = PyUnicode_GET_LENGTH(arg);
+    t->cps = PyUnicode_AsUCS4Copy(arg);
+    return t->cps ? 0 : -1;
 }
-static inline int is_word(Py_UCS4 c) {
-    if (c < 128) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    return Py_UNICODE_ISALNUM(c);
+static void release_text(Text *t) {
+    PyMem_Free(t->cps);
+    t->cps = NULL;
 }
-static inline int is_digit(Py_UCS4 c) { return c < 128 ? c >= '0' && c <= '9' : Py_UNICODE_ISDECIMAL(c); }
+
+static inline Py_UCS4 at(const Text *t, Py_ssize_t i) { return (i >= 0 && i < t->len) ? t->cps[i] : 0; }
+
+enum { C_WORD = 1, C_DIGIT = 2, C_WORDISH = 4 };   /* \w, \d, [\w'&] */
+static const unsigned char ASCII[128] = {
+    ['0' ... '9'] = C_WORD | C_DIGIT | C_WORDISH, ['a' ... 'z'] = C_WORD | C_WORDISH, ['A' ... 'Z'] = C_WORD | C_WORDISH,
+    ['_'] = C_WORD | C_WORDISH, ['\''] = C_WORDISH, ['&'] = C_WORDISH,
+};
+static inline int is_word(Py_UCS4 c) { return c < 128 ? ASCII[c] & C_WORD : Py_UNICODE_ISALNUM(c); }
+static inline int is_digit(Py_UCS4 c) { return c < 128 ? ASCII[c] & C_DIGIT : Py_UNICODE_ISDECIMAL(c); }
+static inline int is_digit_char(Py_UCS4 c) { return c < 128 ? ASCII[c] & C_DIGIT : Py_UNICODE_ISDIGIT(c); }   /* str.isdigit */
 static inline int is_blank(Py_UCS4 c) { return c == ' ' || c == '\t'; }
 static inline int is_apos(Py_UCS4 c) { return c == '\'' || c == 0x2019; }
 static inline int is_ascii_letter(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -104,6 +119,29 @@ static const Slot *table_get(const Table *t, uint64_t h) {
     const Slot *slot = table_slot(t, h);
     return slot->key ? slot : NULL;
 }
+typedef struct {   /* a set of hashes (the common words): 8 bytes a slot */
+    uint64_t *keys;
+    size_t mask;
+} KeySet;
+
+static int keyset_init(KeySet *k, Py_ssize_t n) {
+    size_t size = 16;
+    while (size < (size_t)n * 2) size <<= 1;
+    k->keys = PyMem_Calloc(size, sizeof(uint64_t));
+    k->mask = size - 1;
+    return k->keys ? 0 : -1;
+}
+static void keyset_add(KeySet *k, uint64_t h) {
+    size_t i = h & k->mask;
+    while (k->keys[i] && k->keys[i] != h) i = (i + 1) & k->mask;
+    k->keys[i] = h;
+}
+static int keyset_has(const KeySet *k, uint64_t h) {
+    for (size_t i = h & k->mask; k->keys[i]; i = (i + 1) & k->mask)
+        if (k->keys[i] == h) return 1;
+    return 0;
+}
+
 static uint64_t hash_str(PyObject *s) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
     int kind = PyUnicode_KIND(s);
@@ -118,7 +156,7 @@ typedef struct {
     PyObject_HEAD
     unsigned char up[UP_LIMIT];
     unsigned char starts[256];   /* up[c] or c a digit, for one-byte texts */
-    Table common;      /* lower-case words */
+    KeySet common;     /* lower-case words */
     Table weights;     /* features */
     double bias[N_TYPES];
     double threshold;
@@ -129,7 +167,7 @@ typedef struct {
 static inline int is_up(const Model *m, Py_UCS4 c) { return c < UP_LIMIT && m->up[c]; }
 
 static void Model_dealloc(Model *self) {
-    table_free(&self->common);
+    PyMem_Free(self->common.keys);
     table_free(&self->weights);
     PyMem_Free(self->scratch);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -153,15 +191,14 @@ static int Model_init(Model *self, PyObject *args, PyObject *kwargs) {
     for (int c = 0; c < 256; c++) self->starts[c] = self->up[c] || is_digit((Py_UCS4)c);
     PyBuffer_Release(&up);
     Py_ssize_t n = PyList_GET_SIZE(names);
-    if (table_init(&self->common, PyList_GET_SIZE(common)) || table_init(&self->weights, n)) {
+    if (keyset_init(&self->common, PyList_GET_SIZE(common)) || table_init(&self->weights, n)) {
         PyErr_NoMemory();
         return -1;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(common); i++) {
         PyObject *word = PyList_GET_ITEM(common, i);
         if (!PyUnicode_Check(word)) return PyErr_SetString(PyExc_TypeError, "common words are str"), -1;
-        uint64_t h = hash_str(word);
-        table_slot(&self->common, h)->key = h;
+        keyset_add(&self->common, hash_str(word));
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i);
@@ -341,7 +378,9 @@ static Py_ssize_t cap(const Model *m, const Text *t, Py_ssize_t i) {
 }
 
 /* --- words, lower case, common words ------------------------------------------------------- */
-static inline int word_char(Py_UCS4 c) { return is_word(c) || is_apos(c) || c == '&'; }   /* [\w'’&] */
+static inline int word_char(Py_UCS4 c) {   /* [\w'’&] */
+    return c < 128 ? ASCII[c] & C_WORDISH : c == 0x2019 || Py_UNICODE_ISALNUM(c);
+}
 
 /* str.lower() of t[s:e] into out (room for 3 code points per character); returns the length.
  * ASCII is lowered here; other words by str.lower itself (full case mapping, final sigma). */
@@ -370,7 +409,7 @@ static Py_ssize_t lower(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_UCS4 *out)
 }
 
 static inline int is_common(const Model *m, const Py_UCS4 *w, Py_ssize_t n) {
-    return table_get(&m->common, finish(mix_cps(HASH_START, w, n))) != NULL;
+    return keyset_has(&m->common, finish(mix_cps(HASH_START, w, n)));
 }
 
 static int at_sentence_start(const Text *t, Py_ssize_t start) {
@@ -393,18 +432,12 @@ static int ensure_scratch(Model *m, Py_ssize_t chars) {
 
 /* The next candidate at or after *pos; returns 0 when there is none. Capitalized runs lose a
  * first word that is only capitalized because a sentence starts with it. */
-/* The next position at or after i where a candidate can start (a capital or a digit); one byte
- * a character in most texts, so that case gets a table and a tight loop. */
+/* The next position at or after i where a candidate can start (a capital or a digit). */
 static Py_ssize_t skip_to_start(const Model *m, const Text *t, Py_ssize_t i) {
     Py_ssize_t n = t->len;
-    if (t->kind == PyUnicode_1BYTE_KIND) {
-        const Py_UCS1 *data = t->data;
-        while (i < n && !m->starts[data[i]]) i++;
-        return i;
-    }
     for (; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(t->kind, t->data, i);
-        if (is_up(m, c) || is_digit(c)) return i;
+        Py_UCS4 c = t->cps[i];
+        if (c < 256 ? m->starts[c] : is_up(m, c) || is_digit(c)) return i;
     }
     return n;
 }
@@ -498,7 +531,7 @@ static const char *shape(const Text *t, Py_ssize_t s, Py_ssize_t e) {
     int digits = 1, cased = 0, upper = 1;
     for (Py_ssize_t i = s; i < e; i++) {
         Py_UCS4 c = at(t, i);
-        if (!Py_UNICODE_ISDIGIT(c)) digits = 0;
+        if (!is_digit_char(c)) digits = 0;
         if (Py_UNICODE_ISLOWER(c) || Py_UNICODE_ISTITLE(c)) upper = 0;
         else if (Py_UNICODE_ISUPPER(c)) cased = 1;
     }
@@ -512,23 +545,38 @@ typedef struct {
 } Span;
 
 /* The runs of [\w'’&] in t[s:e], at most `max` of them, or the last `max` when `last`. */
-static int words_in(const Text *t, Py_ssize_t s, Py_ssize_t e, Span *out, int max, int last) {
+/* The first `max` runs of [\w'’&] in t[s:e]. */
+static int first_words(const Text *t, Py_ssize_t s, Py_ssize_t e, Span *out, int max) {
     int n = 0;
-    for (Py_ssize_t i = s; i < e;) {
-        if (!word_char(at(t, i))) {
+    for (Py_ssize_t i = s; i < e && n < max;) {
+        if (!word_char(t->cps[i])) {
             i++;
             continue;
         }
         Py_ssize_t j = i;
-        while (j < e && word_char(at(t, j))) j++;
-        if (n == max) {
-            if (!last) break;
-            memmove(out, out + 1, sizeof(Span) * (size_t)(max - 1));
-            n--;
-        }
+        while (j < e && word_char(t->cps[j])) j++;
         out[n++] = (Span){i, j};
         i = j;
     }
+    return n;
+}
+
+/* The last `max` runs of [\w'’&] in t[s:e] (a run cut by s counts from s), in text order:
+ * read backwards from e, so only what is needed is looked at. */
+static int last_words(const Text *t, Py_ssize_t s, Py_ssize_t e, Span *out, int max) {
+    Span found[2];
+    int n = 0;
+    for (Py_ssize_t i = e; i > s && n < max && n < 2;) {
+        if (!word_char(t->cps[i - 1])) {
+            i--;
+            continue;
+        }
+        Py_ssize_t j = i;
+        while (j > s && word_char(t->cps[j - 1])) j--;
+        found[n++] = (Span){j, i};
+        i = j;
+    }
+    for (int k = 0; k < n; k++) out[k] = found[n - 1 - k];
     return n;
 }
 
@@ -589,7 +637,7 @@ static int features(Model *m, const Text *t, int kind, Py_ssize_t start, Py_ssiz
         if (ln[k] > 3) emit(f, "pre=", lw[k], 3, NULL);
     emit_ascii(f, commons * 2 / count == 0 ? "common=0" : commons * 2 / count == 1 ? "common=1" : "common=2");
     Py_UCS4 *ctx = buf + used;
-    int nb = words_in(t, start > 40 ? start - 40 : 0, start, before, 2, 1);
+    int nb = last_words(t, start > 40 ? start - 40 : 0, start, before, 2);
     if (nb) {
         Py_ssize_t n = lower(t, before[nb - 1].start, before[nb - 1].end, ctx);
         emit(f, "l1=", ctx, n, NULL);
@@ -602,12 +650,12 @@ static int features(Model *m, const Text *t, int kind, Py_ssize_t start, Py_ssiz
     } else {
         emit_ascii(f, "l1=<s>");
     }
-    if (words_in(t, end, end + 30 < t->len ? end + 30 : t->len, after, 1, 0))
+    if (first_words(t, end, end + 30 < t->len ? end + 30 : t->len, after, 1))
         emit(f, "r1=", ctx, lower(t, after[0].start, after[0].end, ctx), NULL);
     else
         emit_ascii(f, "r1=</s>");
     for (Py_ssize_t i = start; i < end; i++)
-        if (Py_UNICODE_ISDIGIT(at(t, i))) {
+        if (is_digit_char(at(t, i))) {
             emit_ascii(f, "digit");
             break;
         }
@@ -615,15 +663,6 @@ static int features(Model *m, const Text *t, int kind, Py_ssize_t start, Py_ssiz
 }
 
 /* --- Python interface ---------------------------------------------------------------------- */
-static int read_text(PyObject *arg, Text *t) {
-    if (!PyUnicode_Check(arg)) return PyErr_SetString(PyExc_TypeError, "text must be str"), -1;
-    t->object = arg;
-    t->kind = PyUnicode_KIND(arg);
-    t->data = PyUnicode_DATA(arg);
-    t->len = PyUnicode_GET_LENGTH(arg);
-    return 0;
-}
-
 static PyObject *Model_candidates(Model *self, PyObject *arg) {
     Text t;
     if (read_text(arg, &t)) return NULL;
@@ -636,6 +675,7 @@ static PyObject *Model_candidates(Model *self, PyObject *arg) {
         Py_XDECREF(item);
     }
     if (out && found < 0) Py_CLEAR(out);
+    release_text(&t);
     return out;
 }
 
@@ -648,18 +688,18 @@ static PyObject *Model_features(Model *self, PyObject *args) {
     int kind = -1;
     for (int k = 0; k < 4; k++)
         if (!strcmp(kind_name, KIND_NAMES[k])) kind = k;
+    Features f = {.n = 0, .names = NULL, .failed = 0};
     if (kind < 0 || start < 0 || end > t.len || start > end)
-        return PyErr_SetString(PyExc_ValueError, "unknown kind or span"), NULL;
-    Features f = {.n = 0, .names = PyList_New(0), .failed = 0};
-    if (!f.names) return NULL;
-    if (features(self, &t, kind, start, end, &f) < 0) Py_CLEAR(f.names);
+        PyErr_SetString(PyExc_ValueError, "unknown kind or span");
+    else if ((f.names = PyList_New(0)) && features(self, &t, kind, start, end, &f) < 0)
+        Py_CLEAR(f.names);
+    release_text(&t);
     return f.names;
 }
 
-/* find(text) -> [(type index, start, end, confidence)] for candidates not labeled O */
-static PyObject *Model_find(Model *self, PyObject *arg) {
-    Text t;
-    if (read_text(arg, &t)) return NULL;
+/* [(type index, start, end, confidence)] for the candidates not labeled O */
+static PyObject *model_find(Model *self, const Text *text) {
+    Text t = *text;
     PyObject *out = PyList_New(0);
     Py_ssize_t pos = 0, start, end;
     int kind, found;
@@ -693,6 +733,14 @@ static PyObject *Model_find(Model *self, PyObject *arg) {
     return out;
 }
 
+static PyObject *Model_find(Model *self, PyObject *arg) {
+    Text t;
+    if (read_text(arg, &t)) return NULL;
+    PyObject *out = model_find(self, &t);
+    release_text(&t);
+    return out;
+}
+
 static PyMethodDef Model_methods[] = {
     {"candidates", (PyCFunction)Model_candidates, METH_O, "candidates(text) -> [(kind, start, end)]"},
     {"features", (PyCFunction)Model_features, METH_VARARGS, "features(text, kind, start, end) -> [str]"},
@@ -713,6 +761,13 @@ static PyTypeObject ModelType = {
 };
 
 /* --- anchors: every occurrence of a set of literals, in one pass ----------------------------- */
+/* Most positions start no literal; a bit test over the next three (folded) characters says so. */
+#define GRAM_BITS 65536
+static inline unsigned gram(Py_UCS4 a, Py_UCS4 b, Py_UCS4 c) {
+    return ((a * 0x9E3779B1u) ^ (b * 0x85EBCA77u) ^ (c * 0xC2B2AE3Du)) >> 16;
+}
+static inline int gram_bit(const uint64_t *bits, unsigned g) { return (bits[g >> 6] >> (g & 63)) & 1; }
+
 /* The characters re's IGNORECASE takes for an ASCII letter (or é): their simple lower case, and
  * two that lower-case to themselves but upper-case to ASCII (checked against re for every code point). */
 static inline Py_UCS4 fold(Py_UCS4 c) {
@@ -734,12 +789,17 @@ typedef struct {
     Literal *literals;
     Py_ssize_t count;
     PyObject *names;        /* tuple of the literals as given */
-    int16_t *heads;         /* [folded][first two characters] -> first literal, or -1 */
+    int16_t *heads;         /* pair_key -> first literal, or -1 */
+    uint64_t trigrams[GRAM_BITS / 64];   /* folded first three characters of some literal (hashed) */
+    uint64_t bigrams[GRAM_BITS / 64];    /* the same for literals of two characters ("né") */
 } Anchors;
 
-/* Literals are keyed by their first two characters, a non-ASCII second one ("né") as 127. */
+/* Literals are keyed by their first two characters (a non-ASCII second one, as in "né", as 127),
+ * hashed into a table small enough to stay in the L1 cache; a chain may hold unrelated pairs. */
+#define PAIR_SLOTS 2048
 static inline int pair_key(int folded, Py_UCS4 a, Py_UCS4 b) {
-    return (folded * 128 + (int)a) * 128 + (b < 127 ? (int)b : 127);
+    unsigned key = (a * 128u + (b < 127 ? b : 127u)) * 2654435761u;
+    return (int)(folded * (PAIR_SLOTS / 2) + (key >> 22) % (PAIR_SLOTS / 2));
 }
 
 static void Anchors_dealloc(Anchors *self) {
@@ -757,9 +817,9 @@ static int Anchors_init(Anchors *self, PyObject *args, PyObject *kwargs) {
     Py_ssize_t n = PyList_GET_SIZE(exact) + PyList_GET_SIZE(folded);
     self->literals = PyMem_Calloc((size_t)n + 1, sizeof(Literal));
     self->names = PyTuple_New(n);
-    self->heads = PyMem_Malloc(2 * 128 * 128 * sizeof(int16_t));
+    self->heads = PyMem_Malloc(PAIR_SLOTS * sizeof(int16_t));
     if (!self->literals || !self->names || !self->heads || n > 30000) return PyErr_NoMemory(), -1;
-    for (int k = 0; k < 2 * 128 * 128; k++) self->heads[k] = -1;
+    for (int k = 0; k < PAIR_SLOTS; k++) self->heads[k] = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         int is_folded = i >= PyList_GET_SIZE(exact);
         PyObject *s = PyList_GET_ITEM(is_folded ? folded : exact, is_folded ? i - PyList_GET_SIZE(exact) : i);
@@ -775,6 +835,8 @@ static int Anchors_init(Anchors *self, PyObject *args, PyObject *kwargs) {
         }
         lit->folded = is_folded;
         self->count = i + 1;
+        unsigned g = gram(fold(lit->chars[0]), fold(lit->chars[1]), lit->len > 2 ? fold(lit->chars[2]) : 0);
+        (lit->len > 2 ? self->trigrams : self->bigrams)[g >> 6] |= 1ULL << (g & 63);
         int key = pair_key(is_folded, lit->chars[0], lit->chars[1]);
         lit->next = self->heads[key];
         self->heads[key] = (int16_t)i;
@@ -793,15 +855,16 @@ static int literal_at(const Literal *lit, const Text *t, Py_ssize_t i) {
     return 1;
 }
 
-/* find(text) -> {literal: [positions]} for the literals that occur */
-static PyObject *Anchors_find(Anchors *self, PyObject *arg) {
-    Text t;
-    if (read_text(arg, &t)) return NULL;
+/* {literal: [positions]} for the literals that occur */
+static PyObject *anchors_find(Anchors *self, const Text *text) {
+    Text t = *text;
     PyObject *out = PyDict_New();
-    Py_UCS4 next = at(&t, 0);
-    for (Py_ssize_t i = 0; out && i < t.len; i++) {
+    Py_UCS4 next = at(&t, 0), f0 = fold(next), f1 = fold(at(&t, 1)), f2;
+    for (Py_ssize_t i = 0; out && i < t.len; i++, f0 = f1, f1 = f2) {
         Py_UCS4 c = next;
         next = at(&t, i + 1);
+        f2 = fold(at(&t, i + 2));
+        if (!gram_bit(self->trigrams, gram(f0, f1, f2)) && !gram_bit(self->bigrams, gram(f0, f1, 0))) continue;
         int buckets[2] = {-1, -1};
         if (c < 128) {
             int key = pair_key(0, c, next);
@@ -828,6 +891,14 @@ static PyObject *Anchors_find(Anchors *self, PyObject *arg) {
                 if (!out) break;
             }
     }
+    return out;
+}
+
+static PyObject *Anchors_find(Anchors *self, PyObject *arg) {
+    Text t;
+    if (read_text(arg, &t)) return NULL;
+    PyObject *out = anchors_find(self, &t);
+    release_text(&t);
     return out;
 }
 
@@ -858,11 +929,11 @@ typedef struct {   /* a set of ASCII characters, or (`decimal`) every decimal di
     int decimal;
 } CharSet;
 
-static int charset(const Text *chars, CharSet *set) {
+static int charset(PyObject *chars, CharSet *set) {
     memset(set, 0, sizeof *set);
-    set->decimal = chars->len == 0;
-    for (Py_ssize_t i = 0; i < chars->len; i++) {
-        Py_UCS4 c = at(chars, i);
+    set->decimal = PyUnicode_GET_LENGTH(chars) == 0;
+    for (Py_ssize_t i = 0; i < PyUnicode_GET_LENGTH(chars); i++) {
+        Py_UCS4 c = PyUnicode_READ_CHAR(chars, i);
         if (c >= 128) return PyErr_SetString(PyExc_ValueError, "window characters are ASCII"), -1;
         set->bits[c >> 6] |= 1ULL << (c & 63);
     }
@@ -874,72 +945,95 @@ static inline int in_set(Py_UCS4 c, const CharSet *set) {
     return c < 128 && ((set->bits[c >> 6] >> (c & 63)) & 1);
 }
 
-static PyObject *windows(PyObject *module, PyObject *args) {
-    PyObject *text, *digits_arg, *separators_arg;
-    Py_ssize_t max_gap, min_digits, min_separators, margin;
-    Text t, digit_chars, separator_chars;
+typedef struct {
     CharSet digits, separators;
-    if (!PyArg_ParseTuple(args, "UUUnnnn", &text, &digits_arg, &separators_arg, &max_gap, &min_digits,
-                          &min_separators, &margin) ||
-        read_text(text, &t) || read_text(digits_arg, &digit_chars) || read_text(separators_arg, &separator_chars) ||
-        charset(&digit_chars, &digits) || charset(&separator_chars, &separators))
-        return NULL;
-    if (separators.decimal) memset(&separators, 0, sizeof separators);   /* "" separators: none */
+    Py_ssize_t max_gap, min_digits, min_separators, margin;
+} WindowSpec;
+
+/* spec: (digits, separators, max_gap, min_digits, min_separators, margin) */
+static int read_spec(PyObject *spec, WindowSpec *w) {
+    PyObject *digits, *separators;
+    if (!PyArg_ParseTuple(spec, "UUnnnn", &digits, &separators, &w->max_gap, &w->min_digits, &w->min_separators,
+                          &w->margin) ||
+        charset(digits, &w->digits) || charset(separators, &w->separators))
+        return -1;
+    if (w->separators.decimal) memset(&w->separators, 0, sizeof w->separators);   /* "" separators: none */
+    return 0;
+}
+
+static int append_window(PyObject *out, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *item = Py_BuildValue("(nn)", start, end);
+    int failed = !item || PyList_Append(out, item);
+    Py_XDECREF(item);
+    return failed ? -1 : 0;
+}
+
+static PyObject *find_windows(const Text *t, const WindowSpec *w) {
     PyObject *out = PyList_New(0);
     Py_ssize_t open_start = -1, open_end = -1;   /* the window being widened */
-    for (Py_ssize_t i = 0; out && i <= t.len;) {
-        Py_UCS4 c = at(&t, i);
-        int is_d = i < t.len && in_set(c, &digits);
-        if (!is_d) {
-            if (i == t.len) break;
-            i++;
-            continue;
+    const Py_UCS4 *cps = t->cps;
+    const Py_ssize_t n = t->len;
+    const uint64_t lo = w->digits.bits[0], hi = w->digits.bits[1];
+    for (Py_ssize_t i = 0; out && i < n;) {
+        if (w->digits.decimal) {   /* most text has no digit here: tight loops to the next one */
+            while (i < n && (cps[i] < 128 ? !(ASCII[cps[i]] & C_DIGIT) : !Py_UNICODE_ISDECIMAL(cps[i]))) i++;
+        } else {
+            for (; i < n; i++) {
+                Py_UCS4 c = cps[i];
+                if (c < 64 ? (lo >> c) & 1 : c < 128 && (hi >> (c - 64)) & 1) break;
+            }
         }
+        if (i >= n) break;
         Py_ssize_t start = i, end = i + 1, count = 1, seps = 0;
         for (Py_ssize_t j = end;;) {   /* extend over gaps of separators followed by a digit */
             Py_ssize_t k = j;
-            while (k < t.len && k - j < max_gap && in_set(at(&t, k), &separators)) k++;
-            Py_UCS4 d = at(&t, k);
-            if (k >= t.len || !in_set(d, &digits)) break;
+            while (k < t->len && k - j < w->max_gap && in_set(at(t, k), &w->separators)) k++;
+            if (k >= t->len || !in_set(at(t, k), &w->digits)) break;
             seps += k - j;
             count++;
             end = j = k + 1;
         }
         i = end;
-        if (count < min_digits || seps < min_separators) continue;
-        Py_ssize_t ws = start > margin ? start - margin : 0, we = end + margin < t.len ? end + margin : t.len;
+        if (count < w->min_digits || seps < w->min_separators) continue;
+        Py_ssize_t ws = start > w->margin ? start - w->margin : 0, we = end + w->margin < t->len ? end + w->margin : t->len;
         if (open_start >= 0 && ws <= open_end) {
             open_end = we > open_end ? we : open_end;
             continue;
         }
-        if (open_start >= 0) {
-            PyObject *item = Py_BuildValue("(nn)", open_start, open_end);
-            if (!item || PyList_Append(out, item)) Py_CLEAR(out);
-            Py_XDECREF(item);
-        }
+        if (open_start >= 0 && append_window(out, open_start, open_end)) Py_CLEAR(out);
         open_start = ws;
         open_end = we;
     }
-    if (out && open_start >= 0) {
-        PyObject *item = Py_BuildValue("(nn)", open_start, open_end);
-        if (!item || PyList_Append(out, item)) Py_CLEAR(out);
-        Py_XDECREF(item);
-    }
+    if (out && open_start >= 0 && append_window(out, open_start, open_end)) Py_CLEAR(out);
+    return out;
+}
+
+/* windows(text, spec) -> [(start, end)]: clusters of spec's digit characters ("" means any decimal
+ * digit, as re's \d) joined by at most `max_gap` separator characters, with at least `min_digits`
+ * digits and `min_separators` separators inside, each widened by `margin` on both sides; windows
+ * that overlap are merged. */
+static PyObject *windows(PyObject *module, PyObject *args) {
+    PyObject *text, *spec;
+    Text t;
+    WindowSpec w;
+    if (!PyArg_ParseTuple(args, "UO!", &text, &PyTuple_Type, &spec) || read_spec(spec, &w) || read_text(text, &t))
+        return NULL;
+    PyObject *out = find_windows(&t, &w);
+    release_text(&t);
     return out;
 }
 
 /* counts(text, symbols) -> (spaces, newlines, ASCII digits, symbols, extra UTF-8 bytes, length):
  * what the token estimate reads (classifiers/tokens.py); a lone surrogate is 3 bytes, as "surrogatepass" writes it */
 static PyObject *counts(PyObject *module, PyObject *args) {
-    PyObject *text, *symbols_arg;
-    Text t, symbol_chars;
+    PyObject *text, *symbol_chars;
+    Text t;
     CharSet symbols;
-    if (!PyArg_ParseTuple(args, "UU", &text, &symbols_arg) || read_text(text, &t) || read_text(symbols_arg, &symbol_chars) ||
-        charset(&symbol_chars, &symbols))
+    if (!PyArg_ParseTuple(args, "UU", &text, &symbol_chars) || charset(symbol_chars, &symbols) || read_text(text, &t))
         return NULL;
     Py_ssize_t spaces = 0, newlines = 0, digits = 0, marks = 0, extra = 0;
     for (Py_ssize_t i = 0; i < t.len; i++) {
-        Py_UCS4 c = PyUnicode_READ(t.kind, t.data, i);
+        Py_UCS4 c = t.cps[i];
         if (c < 128) {
             spaces += c == ' ';
             newlines += c == '\n';
@@ -949,13 +1043,87 @@ static PyObject *counts(PyObject *module, PyObject *args) {
             extra += c < 0x800 ? 1 : c < 0x10000 ? 2 : 3;
         }
     }
+    release_text(&t);
     return Py_BuildValue("(nnnnnn)", spaces, newlines, digits, marks, extra, t.len);
 }
 
 static PyMethodDef module_functions[] = {
     {"counts", counts, METH_VARARGS, "counts(text, symbols) -> (spaces, newlines, digits, symbols, extra UTF-8 bytes, length)"},
-    {"windows", windows, METH_VARARGS, "windows(text, digits, separators, max_gap, min_digits, min_separators, margin)"},
+    {"windows", windows, METH_VARARGS, "windows(text, (digits, separators, max_gap, min_digits, min_separators, margin))"},
     {NULL, NULL, 0, NULL},
+};
+
+/* --- the scanner: all of the above over one text, in one call ------------------------------- */
+#define MAX_SPECS 8
+
+typedef struct {
+    PyObject_HEAD
+    Anchors *anchors;
+    Model *model;
+    WindowSpec specs[MAX_SPECS];
+    Py_ssize_t n_specs;
+} Scanner;
+
+static void Scanner_dealloc(Scanner *self) {
+    Py_XDECREF(self->anchors);
+    Py_XDECREF(self->model);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Scanner(anchors: Anchors, model: Model, specs: tuple of window specs) */
+static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
+    PyObject *specs;
+    Anchors *anchors;
+    Model *model;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &AnchorsType, &anchors, &ModelType, &model, &PyTuple_Type, &specs)) return -1;
+    if (PyTuple_GET_SIZE(specs) > MAX_SPECS) return PyErr_SetString(PyExc_ValueError, "too many window specs"), -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(specs); i++) {
+        PyObject *spec = PyTuple_GET_ITEM(specs, i);
+        if (!PyTuple_Check(spec)) return PyErr_SetString(PyExc_TypeError, "a window spec is a tuple"), -1;
+        if (read_spec(spec, &self->specs[i])) return -1;
+    }
+    self->n_specs = PyTuple_GET_SIZE(specs);
+    Py_INCREF(anchors);
+    Py_XSETREF(self->anchors, anchors);
+    Py_INCREF(model);
+    Py_XSETREF(self->model, model);
+    return 0;
+}
+
+/* scan(text) -> (anchors' hits, (windows per spec), the model's labeled spans) */
+static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
+    Text t;
+    if (read_text(arg, &t)) return NULL;
+    PyObject *out = NULL, *hits = NULL, *spans = NULL, *windows = PyTuple_New(self->n_specs);
+    for (Py_ssize_t i = 0; windows && i < self->n_specs; i++) {
+        PyObject *found = find_windows(&t, &self->specs[i]);
+        if (!found) Py_CLEAR(windows);
+        else PyTuple_SET_ITEM(windows, i, found);
+    }
+    if (windows && (hits = anchors_find(self->anchors, &t)) && (spans = model_find(self->model, &t)))
+        out = PyTuple_Pack(3, hits, windows, spans);
+    Py_XDECREF(hits);
+    Py_XDECREF(windows);
+    Py_XDECREF(spans);
+    release_text(&t);
+    return out;
+}
+
+static PyMethodDef Scanner_methods[] = {
+    {"scan", (PyCFunction)Scanner_scan, METH_O, "scan(text) -> (hits, windows per spec, labeled spans)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "classifiers._scan.Scanner",
+    .tp_basicsize = sizeof(Scanner),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Scanner_init,
+    .tp_dealloc = (destructor)Scanner_dealloc,
+    .tp_methods = Scanner_methods,
+    .tp_doc = "Anchors, windows and the span model over one text in one call.",
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, module_functions};
@@ -973,7 +1141,7 @@ static int add_type(PyObject *m, PyTypeObject *type, const char *name) {
 PyMODINIT_FUNC PyInit__scan(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    if (add_type(m, &ModelType, "Model") || add_type(m, &AnchorsType, "Anchors")) {
+    if (add_type(m, &ModelType, "Model") || add_type(m, &AnchorsType, "Anchors") || add_type(m, &ScannerType, "Scanner")) {
         Py_DECREF(m);
         return NULL;
     }

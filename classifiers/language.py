@@ -26,16 +26,18 @@ for _lang, _words in _STOPWORDS.items():
     for _w in _words:
         _WORD_LANGS.setdefault(_w, []).append(_lang)
 _WORD = re.compile(r"[^\W\d_]+")
+# For ASCII text the words are its runs of letters: everything else becomes a space and str.split
+# does the rest, three times faster than the regex.
+_ASCII_NOT_LETTERS = {c: " " for c in range(128) if not chr(c).isalpha()}
+_SCRIPT_CHARS = re.compile("[\u0370-\U0010ffff]")   # what the scripts above can hold
 SAMPLE = 600  # characters looked at: the language rarely changes within a prompt
 
 
 def detect_language(text: str) -> str:
     sample = text[:SAMPLE]
     counts: dict[str, int] = {}
-    for ch in ("" if sample.isascii() else sample):
+    for ch in (() if sample.isascii() else _SCRIPT_CHARS.findall(sample)):
         code = ord(ch)
-        if code < 0x0370:
-            continue
         for first, last, lang in _SCRIPTS:
             if first <= code <= last:
                 counts[lang] = counts.get(lang, 0) + 1
@@ -46,8 +48,10 @@ def detect_language(text: str) -> str:
             # Kanji alone reads as Chinese; kana anywhere means Japanese.
             return "ja" if lang == "zh" and counts.get("ja") else lang
     votes: dict[str, int] = {}
-    for word in _WORD.findall(sample.lower()):
-        for lang in _WORD_LANGS.get(word, ()):
+    lowered = sample.lower()
+    words = lowered.translate(_ASCII_NOT_LETTERS).split() if lowered.isascii() else _WORD.findall(lowered)
+    for word in filter(_WORD_LANGS.__contains__, words):
+        for lang in _WORD_LANGS[word]:
             votes[lang] = votes.get(lang, 0) + 1
     if not votes:
         return "und"

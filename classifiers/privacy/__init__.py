@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from classifiers import _scan
 from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
 from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, drop_overlaps
-from classifiers.privacy.structured import ANCHORS, find_structured
+from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
 
 
 class PrivacyScanner:
@@ -15,14 +16,19 @@ class PrivacyScanner:
     def __init__(self, model_path: Path = MODEL_PATH) -> None:
         self.spans = SpanModel.load(model_path)
         self.anchors = ANCHORS + CUES
+        self._native = _scan.Scanner(self.anchors.native, self.spans.native, WINDOW_SPECS)
 
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Every finding in `text`, overlaps resolved in favour of the more confident one."""
-        hits = self.anchors.find(text)   # every pattern's leading literals, in one pass
-        found = find_structured(text, hits)
-        found += self.spans.find(text)
-        found += cued(text, hits)
-        return tuple(drop_overlaps(found))
+        # One call into C: every pattern's leading literals, the windows the number patterns can
+        # match in, and the span model's labels. Python then looks only where those point.
+        hits, found_windows, labeled = self._native.scan(text)
+        found = find_structured(text, hits, found_windows)
+        if labeled:
+            found += self.spans.findings(text, labeled)
+        if hits:
+            found += cued(text, hits)
+        return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
 
 
 __all__ = ["CONTEXTUAL_TYPES", "ENTITY_TYPES", "STRUCTURED_TYPES", "Finding", "PrivacyScanner"]

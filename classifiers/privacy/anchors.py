@@ -25,10 +25,10 @@ class Anchors:
         self.folded = tuple(dict.fromkeys(folded))
         if set(self.exact) & set(self.folded) or any(f != f.lower() for f in self.folded):
             raise ValueError("a literal is either exact or folded, and folded ones are lower case")
-        self._scan = _scan.Anchors(list(self.exact), list(self.folded))
+        self.native = _scan.Anchors(list(self.exact), list(self.folded))
 
     def find(self, text: str) -> Hits:
-        return self._scan.find(text)
+        return self.native.find(text)
 
     def __add__(self, other: "Anchors") -> "Anchors":
         return Anchors(self.exact + other.exact, self.folded + other.folded)
@@ -36,7 +36,7 @@ class Anchors:
 
 def starts_of(hits: Hits, literals: Iterable[str], back: Iterable[int] = (0,)) -> list[int]:
     """Where the literals occur, less each of `back` (for matches that begin before their literal)."""
-    return [at - b for literal in literals for at in hits.get(literal, ()) for b in back if at >= b]
+    return [at - b for literal in hits.keys() & literals for at in hits[literal] for b in back if at >= b]
 
 
 def anchored(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> Iterator[re.Match[str]]:

@@ -47,7 +47,7 @@ class SpanModel:
                  threshold: float = 0.5) -> None:
         self.common = frozenset(common)
         self.threshold = threshold
-        self._model = _scan.Model(_UP_TABLE, sorted(self.common), list(weights), list(weights.values()),
+        self.native = _scan.Model(_UP_TABLE, sorted(self.common), list(weights), list(weights.values()),
                                    list(bias), threshold)
 
     @classmethod
@@ -62,17 +62,21 @@ class SpanModel:
 
     def candidates(self, text: str) -> list[tuple[str, int, int]]:
         """(shape kind, start, end) of each span worth labeling."""
-        return self._model.candidates(text)
+        return self.native.candidates(text)
 
     def features(self, text: str, kind: str, start: int, end: int) -> list[str]:
         """The features of one candidate, each once."""
-        return self._model.features(text, kind, start, end)
+        return self.native.features(text, kind, start, end)
 
     def find(self, text: str) -> list[Finding]:
-        labeled = self._model.find(text)   # (type index, start, end, confidence), in text order
+        return self.findings(text, self.native.find(text))
+
+    def findings(self, text: str, labeled: list[tuple[int, int, int, float]]) -> list[Finding]:
+        """Findings from `native.find(text)`: (type index, start, end, confidence) in text order,
+        with the pieces of one address joined."""
         found = [Finding(SPAN_TYPES[label], start, end, confidence, "span-model")
                  for label, start, end, confidence in labeled]
-        if all(label != _ADDRESS for label, *_ in labeled):
+        if not any(label == _ADDRESS for label, _, _, _ in labeled):
             return found
         return [f for f in merge_addresses(text, found) if f.type != "STREET_ADDRESS" or _street_like(text[f.start:f.end])]
 
@@ -90,9 +94,10 @@ _TRAILING_POSTCODE = re.compile(r"[ \t,]*\n?[ \t]*(?:[\w'’.()]+[ \t]+){0,3}\d{
 
 
 def merge_addresses(text: str, found: list[Finding]) -> list[Finding]:
-    """Join the pieces of one street address (street, unit, town, postcode) into one span."""
+    """Join the pieces of one street address (street, unit, town, postcode) into one span;
+    `found` is in text order."""
     merged: list[Finding] = []
-    for f in sorted(found, key=lambda f: f.start):
+    for f in found:
         last = merged[-1] if merged else None
         if (last is not None and last.type == f.type == "STREET_ADDRESS" and f.start - last.end <= 40
                 and _ADDRESS_GAP.fullmatch(text, last.end, f.start)):
@@ -118,7 +123,7 @@ _STREET_WORDS = frozenset(
 
 
 def _street_like(span: str) -> bool:
-    if any(ch.isdigit() for ch in span):
+    if any(map(str.isdigit, span)):
         return True
     words = _WORD.findall(span.lower())
     return bool(words) and words[-1].rstrip(".") in _STREET_WORDS

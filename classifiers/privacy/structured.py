@@ -137,18 +137,19 @@ def phones(text: str, start: int = 0, end: int | None = None) -> Iterator[Findin
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])")
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4}){0,6}(?![\w:])")
 # Where the patterns can match (`_scan.windows`: digits, separators, longest gap, fewest digits,
-# fewest separators, margin): dotted runs of four digits or more; hex runs with two colons or more.
-# The margins let the patterns' lookaheads read the text after a run.
-_IPV4_WINDOWS = ("", ".", 1, 4, 3, 2)
-_IPV6_WINDOWS = ("0123456789abcdefABCDEF", ":", 2, 2, 2, 2)
-# Every IPv6 match begins with two groups ("fe80:db8:"): a pattern that starts with a literal is
-# searched at memory speed, and most text has no such thing.
-_HEX_BETWEEN_COLONS = re.compile(r":[0-9A-Fa-f]{1,4}:")
+# fewest separators, margin). IPv4: dotted runs of four digits or more. IPv6: two colons or more
+# with at most four hex digits between them, seen from the colons (hex letters are everywhere in
+# prose; colons are not). The margins reach a match's first characters and let the lookaheads
+# read the text after it.
+DOTTED_WINDOWS = ("", ".", 1, 4, 3, 2)
+COLON_WINDOWS = (":", "0123456789abcdefABCDEF", 4, 2, 0, 6)
 
 
-def ips(text: str) -> list[Finding]:
+def ips(text: str, dotted: list[tuple[int, int]] | None = None,
+        colons: list[tuple[int, int]] | None = None) -> list[Finding]:
+    """`dotted`, `colons`: the text's windows, when the caller has them."""
     found = []
-    for start, end in windows(text, *_IPV4_WINDOWS) if "." in text else ():
+    for start, end in windows(text, DOTTED_WINDOWS) if dotted is None else dotted:
         for m in _IPV4.finditer(text, start, end):
             if m.start() and (text[m.start() - 1].isdigit() or text[m.start() - 1] == "."):
                 continue
@@ -157,7 +158,7 @@ def ips(text: str) -> list[Finding]:
             except ValueError:
                 continue
             found.append(Finding("IP_ADDRESS", m.start(), m.end(), 0.95, "ip"))
-    for start, end in windows(text, *_IPV6_WINDOWS) if _HEX_BETWEEN_COLONS.search(text) else ():
+    for start, end in windows(text, COLON_WINDOWS) if colons is None else colons:
         for m in _IPV6.finditer(text, start, end):
             try:
                 ipaddress.IPv6Address(m.group())
@@ -234,15 +235,21 @@ ANCHORS = Anchors(EXACT_LITERALS, FOLDED_LITERALS)
 
 # Cards, SSNs, phones and IBANs hold seven digits or more, at most three separators apart
 # ("+44 (0)20 ..."); every match lies within 70 characters of such a run (an IBAN's letters).
-_NUMBER_WINDOWS = ("", " \t().+/-", 3, 7, 0, 70)
+NUMBER_WINDOWS = ("", " \t().+/-", 3, 7, 0, 70)
+WINDOW_SPECS = (NUMBER_WINDOWS, DOTTED_WINDOWS, COLON_WINDOWS)
+Windows = tuple[list[tuple[int, int]], ...]   # one list of (start, end) per spec
 
 
-def find_structured(text: str, hits: Hits | None = None) -> list[Finding]:
-    """`hits`: `ANCHORS.find(text)`, or more, when the caller has it."""
+def find_structured(text: str, hits: Hits | None = None, found_windows: Windows | None = None) -> list[Finding]:
+    """`hits` (`ANCHORS.find(text)`, or more) and `found_windows` (per `WINDOW_SPECS`): when the
+    caller has them."""
+    numbers, dotted, colons = found_windows or tuple(windows(text, spec) for spec in WINDOW_SPECS)
     found = list(emails(text)) if "@" in text else []
-    found += secrets(text, hits)
-    for start, end in windows(text, *_NUMBER_WINDOWS):
+    if hits is None or hits:
+        found += secrets(text, hits)
+    for start, end in numbers:
         for detect in (ibans, cards, ssns, phones):
             found.extend(detect(text, start, end))
-    found += ips(text)
+    if dotted or colons:
+        found += ips(text, dotted, colons)
     return found
