@@ -351,9 +351,12 @@ static Py_ssize_t postal(const Model *m, const Text *t, Py_ssize_t i) {
 
 /* particle followed by [ \t]+ and a capital: "van", "de", "y" ... */
 static Py_ssize_t particle(const Model *m, const Text *t, Py_ssize_t q) {
+    Py_UCS4 c = at(t, q);
+    if (c < 'a' || c > 'y') return -1;   /* every particle is lower case */
     for (const char **w = PARTICLES; *w; w++) {
+        if (!starts_with(t, q, *w)) continue;
         Py_ssize_t e = q + (Py_ssize_t)strlen(*w);
-        if (starts_with(t, q, *w) && is_blank(at(t, e)) && is_up(m, at(t, skip_blank(t, e)))) return e;
+        if (is_blank(at(t, e)) && is_up(m, at(t, skip_blank(t, e)))) return e;
     }
     return -1;
 }

@@ -14,7 +14,7 @@ from typing import Any, Callable, NamedTuple
 
 from classifiers.complexity import ComplexityModel
 from classifiers.language import detect_language
-from classifiers.privacy import Finding, PrivacyScanner
+from classifiers.privacy import PrivacyScanner
 from classifiers.seen import SeenTexts, TextFacts
 from classifiers.tokens import TokenEstimator, joined_counts, text_counts
 
@@ -107,7 +107,8 @@ class Scorer:
         counts = []
         for message, part, text in pieces:
             facts = self.facts(text)
-            findings += [_locate(f, message, part) for f in facts.findings]
+            if facts.findings:
+                findings += [PrivacyFinding(*f, message, part) for f in facts.findings]
             counts.append(facts.counts)
         model = self.complexity
         return Signals(
@@ -129,7 +130,3 @@ def _language(messages: list[Any], pieces: list[tuple[int, int | None, str]]) ->
             if language != "und":
                 return language
     return detect_language("\n".join(text for _, _, text in pieces))
-
-
-def _locate(finding: Finding, message: int, part: int | None) -> PrivacyFinding:
-    return PrivacyFinding(*finding, message, part)

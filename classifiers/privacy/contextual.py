@@ -159,7 +159,7 @@ _DATE = rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:19|20)?\d{{2}}|(?:19|20)\d{{2}}-\d{
         rf" {_MONTH},? (?:19|20)\d{{2}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}})"
 _BIRTH = re.compile(rf"(?i)\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa])"
                     rf"\b[^\n\d]{{0,20}}?({_DATE})")
-_BIRTH_CUES = ("born", "birth", "dob", "d.o", "do.b", "date of birth", "geboren", "né", "nacid", "nat")
+_BIRTH_CUES = ("born", "birth", "dob", "d.o", "do.b", "date of birth", "geboren", "né", "nacid", "nato", "nata")
 _HEALTH = re.compile(
     r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
     r"medication for|history of|tested positive for|diagnosticad[oa] con|diagnostiziert mit)\s+"

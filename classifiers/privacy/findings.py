@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Iterable, NamedTuple, Protocol
 
 # The entity types a policy may name in `when: {pii: [...]}`.
@@ -38,12 +39,18 @@ def masked(text: str, findings: Iterable[Span]) -> str:
     return "".join(out) + text[at:]
 
 
+_START = attrgetter("start")
+
+
 def drop_overlaps(findings: list[Finding]) -> list[Finding]:
     """Keep the most confident finding where spans overlap (longer first on ties), sorted by start."""
     if len(findings) < 2:
         return list(findings)
+    in_order = sorted(findings, key=_START)
+    if all(a.end <= b.start for a, b in zip(in_order, in_order[1:])):
+        return in_order   # nothing overlaps (the usual case): no choice to make
     kept: list[Finding] = []
     for f in sorted(findings, key=lambda f: (-f.confidence, f.start - f.end)):
         if all(f.end <= k.start or f.start >= k.end for k in kept):
             kept.append(f)
-    return sorted(kept, key=lambda f: f.start)
+    return sorted(kept, key=_START)
