@@ -57,9 +57,20 @@ static const unsigned char ASCII[128] = {
     ['0' ... '9'] = C_WORD | C_DIGIT | C_WORDISH, ['a' ... 'z'] = C_WORD | C_WORDISH, ['A' ... 'Z'] = C_WORD | C_WORDISH,
     ['_'] = C_WORD | C_WORDISH, ['\''] = C_WORDISH, ['&'] = C_WORDISH,
 };
-static inline int is_word(Py_UCS4 c) { return c < 128 ? ASCII[c] & C_WORD : Py_UNICODE_ISALNUM(c); }
-static inline int is_digit(Py_UCS4 c) { return c < 128 ? ASCII[c] & C_DIGIT : Py_UNICODE_ISDECIMAL(c); }
-static inline int is_digit_char(Py_UCS4 c) { return c < 128 ? ASCII[c] & C_DIGIT : Py_UNICODE_ISDIGIT(c); }   /* str.isdigit */
+/* Each is 0 or 1. */
+static inline int is_word(Py_UCS4 c) { return c < 128 ? (ASCII[c] & C_WORD) != 0 : Py_UNICODE_ISALNUM(c) != 0; }
+static inline int is_digit(Py_UCS4 c) { return c < 128 ? (ASCII[c] & C_DIGIT) != 0 : Py_UNICODE_ISDECIMAL(c) != 0; }
+static inline int is_digit_char(Py_UCS4 c) {   /* str.isdigit */
+    return c < 128 ? (ASCII[c] & C_DIGIT) != 0 : Py_UNICODE_ISDIGIT(c) != 0;
+}
+/* The characters re's IGNORECASE takes for an ASCII letter (or é): their simple lower case, and
+ * two that lower-case to themselves but upper-case to ASCII (checked against re for every code point). */
+static inline Py_UCS4 fold(Py_UCS4 c) {
+    if (c < 128) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    if (c == 0x131) return 'i';   /* dotless i */
+    if (c == 0x17F) return 's';   /* long s */
+    return Py_UNICODE_TOLOWER(c);
+}
 static inline int is_blank(Py_UCS4 c) { return c == ' ' || c == '\t'; }
 static inline int is_apos(Py_UCS4 c) { return c == '\'' || c == 0x2019; }
 static inline int is_ascii_letter(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -157,6 +168,7 @@ typedef struct {
     unsigned char up[UP_LIMIT];
     unsigned char starts[256];   /* up[c] or c a digit, for one-byte texts */
     KeySet common;     /* lower-case words */
+    KeySet streets;    /* words that end a street's name: "street", "rue", "straße" */
     Table weights;     /* features */
     double bias[N_TYPES];
     double threshold;
@@ -168,6 +180,7 @@ static inline int is_up(const Model *m, Py_UCS4 c) { return c < UP_LIMIT && m->u
 
 static void Model_dealloc(Model *self) {
     PyMem_Free(self->common.keys);
+    PyMem_Free(self->streets.keys);
     table_free(&self->weights);
     PyMem_Free(self->scratch);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -177,10 +190,10 @@ static void Model_dealloc(Model *self) {
  *       bias: sequence of 4 floats, threshold: float) */
 static int Model_init(Model *self, PyObject *args, PyObject *kwargs) {
     Py_buffer up;
-    PyObject *common, *names, *rows, *bias;
+    PyObject *common, *names, *rows, *bias, *streets;
     double threshold;
-    if (!PyArg_ParseTuple(args, "y*O!O!O!Od", &up, &PyList_Type, &common, &PyList_Type, &names, &PyList_Type,
-                          &rows, &bias, &threshold))
+    if (!PyArg_ParseTuple(args, "y*O!O!O!OdO!", &up, &PyList_Type, &common, &PyList_Type, &names, &PyList_Type,
+                          &rows, &bias, &threshold, &PyList_Type, &streets))
         return -1;
     if (up.len != UP_LIMIT || PyList_GET_SIZE(names) != PyList_GET_SIZE(rows)) {
         PyBuffer_Release(&up);
@@ -191,9 +204,15 @@ static int Model_init(Model *self, PyObject *args, PyObject *kwargs) {
     for (int c = 0; c < 256; c++) self->starts[c] = self->up[c] || is_digit((Py_UCS4)c);
     PyBuffer_Release(&up);
     Py_ssize_t n = PyList_GET_SIZE(names);
-    if (keyset_init(&self->common, PyList_GET_SIZE(common)) || table_init(&self->weights, n)) {
+    if (keyset_init(&self->common, PyList_GET_SIZE(common)) || keyset_init(&self->streets, PyList_GET_SIZE(streets)) ||
+        table_init(&self->weights, n)) {
         PyErr_NoMemory();
         return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(streets); i++) {
+        PyObject *word = PyList_GET_ITEM(streets, i);
+        if (!PyUnicode_Check(word)) return PyErr_SetString(PyExc_TypeError, "street words are str"), -1;
+        keyset_add(&self->streets, hash_str(word));
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(common); i++) {
         PyObject *word = PyList_GET_ITEM(common, i);
@@ -382,7 +401,7 @@ static Py_ssize_t cap(const Model *m, const Text *t, Py_ssize_t i) {
 
 /* --- words, lower case, common words ------------------------------------------------------- */
 static inline int word_char(Py_UCS4 c) {   /* [\w'’&] */
-    return c < 128 ? ASCII[c] & C_WORDISH : c == 0x2019 || Py_UNICODE_ISALNUM(c);
+    return c < 128 ? (ASCII[c] & C_WORDISH) != 0 : c == 0x2019 || Py_UNICODE_ISALNUM(c);
 }
 
 /* str.lower() of t[s:e] into out (room for 3 code points per character); returns the length.
@@ -700,17 +719,262 @@ static PyObject *Model_features(Model *self, PyObject *args) {
     return f.names;
 }
 
+/* --- addresses: pieces joined, and run on to a house number, a town, a postcode -------------
+ * What contextual.py's address rules say, as regular expressions there; each function here is
+ * one of them, with re's backtracking worked out (tests/test_classifiers.py holds them to it). */
+#define STREET_ADDRESS 3
+
+static inline int gap_separator(Py_UCS4 c) {   /* [\s,>?–-] */
+    return c == ',' || c == '>' || c == '?' || c == '-' || c == 0x2013 || (c && Py_UNICODE_ISSPACE(c));
+}
+static inline int gap_word(Py_UCS4 c) {   /* [\w.'’()] */
+    return is_word(c) || c == '.' || c == '\'' || c == 0x2019 || c == '(' || c == ')';
+}
+
+/* fullmatch of [\s,>?–-]*(?:[\w.'’()]+[\s,>?–-]*){0,4}: those characters only, four words at most */
+static int address_gap(const Text *t, Py_ssize_t s, Py_ssize_t e) {
+    int words = 0;
+    for (Py_ssize_t i = s; i < e; i++) {
+        Py_UCS4 c = t->cps[i];
+        if (gap_word(c)) {
+            if (i == s || !gap_word(t->cps[i - 1])) words++;
+        } else if (!gap_separator(c)) {
+            return 0;
+        }
+    }
+    return words <= 4;
+}
+
+static inline int digit_ahead(const Text *t, Py_ssize_t x) {   /* [.,:/-]?\d */
+    Py_UCS4 c = at(t, x);
+    return is_digit(c) || ((c == '.' || c == ',' || c == ':' || c == '/' || c == '-') && is_digit(at(t, x + 1)));
+}
+
+static int starts_with_folded(const Text *t, Py_ssize_t i, const char *s) {
+    for (; *s; s++, i++)
+        if (fold(at(t, i)) != (Py_UCS4)(unsigned char)*s) return 0;
+    return 1;
+}
+
+/* [ \t]+\d{1,5}[A-Za-z]?\b(?![.,:/-]?\d), case-insensitive */
+static Py_ssize_t house_digits(const Text *t, Py_ssize_t p) {
+    if (!is_blank(at(t, p))) return -1;
+    Py_ssize_t q = skip_blank(t, p);
+    int n = 0;
+    while (n < 5 && is_digit(at(t, q + n))) n++;
+    for (; n >= 1; n--) {
+        Py_ssize_t x = q + n;
+        Py_UCS4 f = fold(at(t, x));
+        if (f >= 'a' && f <= 'z' && boundary(t, x + 1) && !digit_ahead(t, x + 1)) return x + 1;
+        if (boundary(t, x) && !digit_ahead(t, x)) return x;
+    }
+    return -1;
+}
+
+/* (?:[ \t]+(?:u|ul|st|str)\.)?[ \t]+\d{1,5}[A-Za-z]?\b(?![.,:/-]?\d), case-insensitive: "Via Tasso 129" */
+static Py_ssize_t house_number(const Text *t, Py_ssize_t p) {
+    static const char *ABBREVIATIONS[] = {"u", "ul", "st", "str", NULL};
+    if (is_blank(at(t, p))) {
+        Py_ssize_t q = skip_blank(t, p);
+        for (const char **w = ABBREVIATIONS; *w; w++) {
+            Py_ssize_t e = q + (Py_ssize_t)strlen(*w);
+            if (starts_with_folded(t, q, *w) && at(t, e) == '.') {
+                Py_ssize_t end = house_digits(t, e + 1);
+                if (end >= 0) return end;
+                break;
+            }
+        }
+    }
+    return house_digits(t, p);
+}
+
+static inline int postcode_word(Py_UCS4 c) { return gap_word(c); }   /* [\w'’.()] */
+
+/* [ \t,]*\n?[ \t]*(?:[\w'’.()]+[ \t]+){0,3}\d{4,6}\b: a postcode up to three words on */
+static Py_ssize_t trailing_postcode(const Text *t, Py_ssize_t p) {
+    while (at(t, p) == ' ' || at(t, p) == '\t' || at(t, p) == ',') p++;
+    if (at(t, p) == '\n') p++;
+    Py_ssize_t starts[4] = {skip_blank(t, p), 0, 0, 0};
+    int k = 0;
+    while (k < 3 && postcode_word(at(t, starts[k]))) {
+        Py_ssize_t q = starts[k];
+        while (postcode_word(at(t, q))) q++;
+        if (!is_blank(at(t, q))) break;
+        starts[++k] = skip_blank(t, q);
+    }
+    for (; k >= 0; k--) {
+        Py_ssize_t q = starts[k];
+        int n = 0;
+        while (n < 6 && is_digit(at(t, q + n))) n++;
+        for (; n >= 4; n--)
+            if (boundary(t, q + n)) return q + n;
+    }
+    return -1;
+}
+
+static inline int piece_char(Py_UCS4 c) { return gap_word(c) || c == '-'; }   /* [\w'’.()-] */
+
+/* [ \t]*(?:,[ \t]*\n{0,2}|\n{1,2})[ \t>]*(?:,[ \t]*)?[UP\d][\w'’.()-]*
+ *     (?:[ \t]+(?:[UP\d][\w'’.()-]*|(?:d[eiu]|la|del|am|an|upon)\b))*
+ * the next piece of a written address: a town, a region, a country, after a comma or a line break */
+static Py_ssize_t address_piece(const Model *m, const Text *t, Py_ssize_t p) {
+    static const char *SMALL[] = {"de", "di", "du", "la", "del", "am", "an", "upon", NULL};
+    Py_ssize_t q = skip_blank(t, p);
+    if (at(t, q) == ',') {
+        q = skip_blank(t, q + 1);
+        for (int n = 0; n < 2 && at(t, q) == '\n'; n++) q++;
+    } else if (at(t, q) == '\n') {
+        q += at(t, q + 1) == '\n' ? 2 : 1;
+    } else {
+        return -1;
+    }
+    while (is_blank(at(t, q)) || at(t, q) == '>') q++;
+    if (at(t, q) == ',') q = skip_blank(t, q + 1);
+    if (!is_up(m, at(t, q)) && !is_digit(at(t, q))) return -1;
+    q++;
+    while (piece_char(at(t, q))) q++;
+    while (is_blank(at(t, q))) {
+        Py_ssize_t r = skip_blank(t, q), e = -1;
+        if (is_up(m, at(t, r)) || is_digit(at(t, r))) {
+            e = r + 1;
+            while (piece_char(at(t, e))) e++;
+        } else {
+            for (const char **w = SMALL; *w && e < 0; w++) {
+                Py_ssize_t end = r + (Py_ssize_t)strlen(*w);
+                if (starts_with(t, r, *w) && boundary(t, end)) e = end;
+            }
+        }
+        if (e < 0) break;
+        q = e;
+    }
+    return q;
+}
+
+/* \d+ runs in t[s:e], and whether one of its words is a 4-6 digit number (\b\d{4,6}\b) */
+static void numbers_in(const Text *t, Py_ssize_t s, Py_ssize_t e, int *runs, int *postcode) {
+    *runs = 0;
+    *postcode = 0;
+    for (Py_ssize_t i = s; i < e;) {
+        if (!is_word(t->cps[i])) {
+            i++;
+            continue;
+        }
+        Py_ssize_t j = i;
+        int all_digits = 1;
+        for (; j < e && is_word(t->cps[j]); j++) {
+            int d = is_digit(t->cps[j]);
+            if (d && (j == i || !is_digit(t->cps[j - 1]))) (*runs)++;
+            all_digits &= d;
+        }
+        if (all_digits && j - i >= 4 && j - i <= 6) *postcode = 1;
+        i = j;
+    }
+}
+
+/* Where an address that has reached `end` stops: past a house number written after the street
+ * ("Via Tasso 129"), past the pieces after it on the same line, and past the lines below it when
+ * they run to a postcode ("Porto Alegre / , RS / Brazil 95828"). */
+static Py_ssize_t address_end(const Model *m, const Text *t, Py_ssize_t end) {
+    Py_ssize_t number = house_number(t, end);
+    if (number >= 0) end = number;
+    Py_ssize_t tail = trailing_postcode(t, end);
+    Py_ssize_t best = tail >= 0 ? tail : end, position = end;
+    for (int k = 0; k < 5; k++) {
+        Py_ssize_t piece = address_piece(m, t, position);
+        if (piece < 0) break;
+        int runs, postcode;
+        numbers_in(t, position, piece, &runs, &postcode);
+        if (runs > 2) break;   /* a line of numbers is a phone or an account, not a town and its postcode */
+        position = piece;
+        int newline = 0;
+        for (Py_ssize_t i = end; i < position && !newline; i++) newline = t->cps[i] == '\n';
+        if ((postcode || !newline) && position > best) best = position;
+    }
+    return best;
+}
+
+/* A street address has a number (house, unit, postcode) or ends in a street word: "France" alone,
+ * or "Paris", is a place, not an address. The last word is that of the span lower-cased whole. */
+static int street_like(const Model *m, const Text *t, Py_ssize_t s, Py_ssize_t e) {
+    int ascii = 1;
+    for (Py_ssize_t i = s; i < e; i++) {
+        if (is_digit_char(t->cps[i])) return 1;
+        ascii &= t->cps[i] < 128;
+    }
+    Py_UCS4 *chars = t->cps + s, *lowered = NULL;
+    Py_ssize_t n = e - s;
+    if (!ascii) {
+        PyObject *span = PyUnicode_Substring(t->object, s, e), *low = span ? PyObject_CallMethod(span, "lower", NULL) : NULL;
+        Py_XDECREF(span);
+        if (!low || !(lowered = PyUnicode_AsUCS4Copy(low))) {
+            Py_XDECREF(low);
+            return -1;
+        }
+        n = PyUnicode_GET_LENGTH(low);
+        Py_DECREF(low);
+        chars = lowered;
+    }
+    Py_ssize_t last_end = n;
+    while (last_end > 0 && !word_char(chars[last_end - 1])) last_end--;
+    Py_ssize_t last_start = last_end;
+    while (last_start > 0 && word_char(chars[last_start - 1])) last_start--;
+    uint64_t h = HASH_START;
+    for (Py_ssize_t i = last_start; i < last_end; i++) {
+        Py_UCS4 c = chars[i];
+        h = mix(h, ascii && c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    int found = last_end > last_start && keyset_has(&m->streets, finish(h));
+    PyMem_Free(lowered);
+    return found;
+}
+
+typedef struct {
+    int label;
+    Py_ssize_t start, end;
+    double confidence;
+} Labeled;
+
+/* Joins the pieces of one street address (street, unit, town, postcode) into one span, runs each
+ * address on to where it stops, and drops the ones that are no street. In place; the new count. */
+static Py_ssize_t settle_addresses(const Model *m, const Text *t, Labeled *found, Py_ssize_t n) {
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Labeled f = found[i];
+        Labeled *last = kept ? &found[kept - 1] : NULL;
+        if (last && last->label == STREET_ADDRESS && f.label == STREET_ADDRESS && f.start - last->end <= 40 &&
+            address_gap(t, last->end, f.start)) {
+            last->end = f.end > last->end ? f.end : last->end;
+            last->confidence = f.confidence > last->confidence ? f.confidence : last->confidence;
+        } else {
+            found[kept++] = f;
+        }
+    }
+    n = kept;
+    kept = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Labeled f = found[i];
+        if (f.label == STREET_ADDRESS) {
+            f.end = address_end(m, t, f.end);
+            int street = street_like(m, t, f.start, f.end);
+            if (street < 0) return -1;
+            if (!street) continue;
+        }
+        found[kept++] = f;
+    }
+    return kept;
+}
+
 /* [(type index, start, end, confidence)] for the candidates not labeled O */
 static PyObject *model_find(Model *self, const Text *text) {
     Text t = *text;
-    PyObject *out = PyList_New(0);
-    Py_ssize_t pos = 0, start, end;
-    int kind, found;
-    while (out && (found = next_candidate(self, &t, &pos, &kind, &start, &end)) > 0) {
+    Labeled *labeled = NULL;
+    Py_ssize_t count = 0, room = 0, pos = 0, start, end;
+    int kind, found, failed = 0;
+    while (!failed && (found = next_candidate(self, &t, &pos, &kind, &start, &end)) > 0) {
         Features f = {.n = 0, .names = NULL, .failed = 0};
         int ok = features(self, &t, kind, start, end, &f);
         if (ok < 0) {
-            Py_CLEAR(out);
+            failed = 1;
             break;
         }
         if (!ok) continue;
@@ -728,11 +992,30 @@ static PyObject *model_find(Model *self, const Text *text) {
         for (int k = 0; k < N_TYPES; k++) total += exp(score[k] - score[best]);
         double confidence = 1.0 / total;
         if (best == 0 || confidence < self->threshold) continue;
-        PyObject *item = Py_BuildValue("(innd)", best, start, end, confidence);
-        if (!item || PyList_Append(out, item)) Py_CLEAR(out);
-        Py_XDECREF(item);
+        if (count == room) {
+            room = room ? room * 2 : 16;
+            Labeled *grown = PyMem_Realloc(labeled, (size_t)room * sizeof(Labeled));
+            if (!grown) {
+                PyErr_NoMemory();
+                failed = 1;
+                break;
+            }
+            labeled = grown;
+        }
+        labeled[count++] = (Labeled){best, start, end, confidence};
     }
-    if (out && found < 0) Py_CLEAR(out);
+    PyObject *out = NULL;
+    if (!failed && found >= 0 && (count = settle_addresses(self, &t, labeled, count)) >= 0 && (out = PyList_New(count))) {
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *item = Py_BuildValue("(innd)", labeled[i].label, labeled[i].start, labeled[i].end, labeled[i].confidence);
+            if (!item) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, i, item);
+        }
+    }
+    PyMem_Free(labeled);
     return out;
 }
 
@@ -771,14 +1054,6 @@ static inline unsigned gram(Py_UCS4 a, Py_UCS4 b, Py_UCS4 c) {
 }
 static inline int gram_bit(const uint64_t *bits, unsigned g) { return (bits[g >> 6] >> (g & 63)) & 1; }
 
-/* The characters re's IGNORECASE takes for an ASCII letter (or é): their simple lower case, and
- * two that lower-case to themselves but upper-case to ASCII (checked against re for every code point). */
-static inline Py_UCS4 fold(Py_UCS4 c) {
-    if (c < 128) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
-    if (c == 0x131) return 'i';   /* dotless i */
-    if (c == 0x17F) return 's';   /* long s */
-    return Py_UNICODE_TOLOWER(c);
-}
 
 typedef struct {
     Py_UCS4 *chars;   /* lower case when folded */

@@ -3,7 +3,7 @@ health conditions, found from the words themselves and the words around them.
 
 Candidate spans come from cheap scans; a linear model learned by `classifiers.train` labels each
 one PERSON, ORGANIZATION, STREET_ADDRESS or nothing. The scan, the features and the labeler run
-in C (`_scan.c`, 70 us for a 1,000-token conversation where Python took 1 ms); what they compute:
+in C (`_scan.c`, 45 us for a 1,000-token conversation where Python took 1 ms); what they compute:
 
 Candidates, the first shape that matches at each position (as regular expressions; UP is a capital):
   unit        \b(?:Suite|Apt\.?|Apartment|Unit|P\.?O\.? Box|Box|Flat|Floor|PSC)[ \t]*#?\d+[A-Za-z]?\b
@@ -13,6 +13,12 @@ Candidates, the first shape that matches at each position (as regular expression
   where CAPWORD is UP[\w'’&]*(?:[.-][\w'’]+)*\.? and PARTICLE one of van von de da del ... y dos das.
 A capitalized run loses a first word that is only capitalized because a sentence starts with it
 ("Call Diego Sato" -> "Diego Sato"), and one common word alone ("Answer", "I") is no candidate.
+
+A street address is then joined with its other pieces (a unit, a town) when commas, line breaks
+and at most four words lie between them, runs on past a house number after the street ("Via
+Tasso 129") and down the lines of a written address to its postcode (never over a line of
+numbers), and is kept only if it has a number or ends in a street word (`STREET_WORDS`): "Paris"
+is a place, not an address. `_scan.c` has each of these rules as the regular expression it was.
 
 Features of a candidate: its shape kind, word count, word shapes (Xx, XX, d), first and last word,
 last word's ending, sentence start or not, each word with its prefix and suffix, how many are
@@ -33,11 +39,9 @@ from classifiers.privacy.findings import Finding
 
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "pii_spans.json"
 SPAN_TYPES = ("O", "PERSON", "ORGANIZATION", "STREET_ADDRESS")
-_ADDRESS = SPAN_TYPES.index("STREET_ADDRESS")
 
 _UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽА-ЯΑ-Ω"
 _UP_TABLE = bytes(1 if re.fullmatch(f"[{_UP}]", chr(c)) else 0 for c in range(0x500))   # the C scan's capitals
-_WORD = re.compile(r"[\w'’&]+")
 
 
 class SpanModel:
@@ -48,7 +52,7 @@ class SpanModel:
         self.common = frozenset(common)
         self.threshold = threshold
         self.native = _scan.Model(_UP_TABLE, sorted(self.common), list(weights), list(weights.values()),
-                                   list(bias), threshold)
+                                   list(bias), threshold, sorted(STREET_WORDS))
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> "SpanModel":
@@ -72,83 +76,18 @@ class SpanModel:
         return self.findings(text, self.native.find(text))
 
     def findings(self, text: str, labeled: list[tuple[int, int, int, float]]) -> list[Finding]:
-        """Findings from `native.find(text)`: (type index, start, end, confidence) in text order,
-        with the pieces of one address joined."""
-        found = [Finding(SPAN_TYPES[label], start, end, confidence, "span-model")
-                 for label, start, end, confidence in labeled]
-        if not any(label == _ADDRESS for label, _, _, _ in labeled):
-            return found
-        return [f for f in merge_addresses(text, found) if f.type != "STREET_ADDRESS" or _street_like(text[f.start:f.end])]
-
-
-# Between two pieces of one address: commas, line breaks and at most four short words (a town).
-_ADDRESS_GAP = re.compile(r"[\s,>?–-]*(?:[\w.'’()]+[\s,>?–-]*){0,4}")
-# What may follow a street: a town, a region code, a country, a postcode, after a comma on the same
-# line or on the next lines of a written address (mail quoting '>' included).
-_ADDRESS_PIECE = re.compile(rf"[ \t]*(?:,[ \t]*\n{{0,2}}|\n{{1,2}})[ \t>]*(?:,[ \t]*)?"
-                            rf"[{_UP}\d][\w'’.()-]*(?:[ \t]+(?:[{_UP}\d][\w'’.()-]*|(?:d[eiu]|la|del|am|an|upon)\b))*")
-_POSTCODE = re.compile(r"\b\d{4,6}\b")
-_HOUSE_NUMBER = re.compile(r"(?:[ \t]+(?:u|ul|st|str)\.)?[ \t]+\d{1,5}[A-Za-z]?\b(?![.,:/-]?\d)", re.IGNORECASE)
-_NUMBER = re.compile(r"\d+")
-_TRAILING_POSTCODE = re.compile(r"[ \t,]*\n?[ \t]*(?:[\w'’.()]+[ \t]+){0,3}\d{4,6}\b")
-
-
-def merge_addresses(text: str, found: list[Finding]) -> list[Finding]:
-    """Join the pieces of one street address (street, unit, town, postcode) into one span;
-    `found` is in text order."""
-    merged: list[Finding] = []
-    for f in found:
-        last = merged[-1] if merged else None
-        if (last is not None and last.type == f.type == "STREET_ADDRESS" and f.start - last.end <= 40
-                and _ADDRESS_GAP.fullmatch(text, last.end, f.start)):
-            merged[-1] = Finding(f.type, last.start, max(last.end, f.end), max(last.confidence, f.confidence),
-                                 last.detector)
-        else:
-            merged.append(f)
-    out = []
-    for f in merged:
-        if f.type == "STREET_ADDRESS":
-            f = Finding(f.type, f.start, _address_end(text, f.end), f.confidence, f.detector)
-        out.append(f)
-    return out
+        """Findings from `native.find(text)`: (type index, start, end, confidence) in text order."""
+        return [Finding(SPAN_TYPES[label], start, end, confidence, "span-model")
+                for label, start, end, confidence in labeled]
 
 
 # A street address has a number (house, unit, postcode) or ends in a street word: 755 of the 764
 # gold addresses in the training data do; "France" alone, or "Paris", is a place, not an address.
-_STREET_WORDS = frozenset(
+STREET_WORDS = frozenset(
     "street st road rd avenue ave lane ln drive dr way boulevard blvd place pl court ct square sq terrace "
     "crescent close gardens garden hill hills park parkway fort gateway isle loop mall flats dale lodge row "
     "alley highway hwy plaza quay wharf walk grove mews circle cir strasse straße weg gasse platz allee rue "
     "calle avenida rua via viale piazza vej gade gata katu utca ulica".split())
-
-
-def _street_like(span: str) -> bool:
-    if any(map(str.isdigit, span)):
-        return True
-    words = _WORD.findall(span.lower())
-    return bool(words) and words[-1].rstrip(".") in _STREET_WORDS
-
-
-def _address_end(text: str, end: int) -> int:
-    """Where an address that has reached `end` stops: past a house number written after the street
-    ("Via Tasso 129"), past the pieces after it on the same line, and past the lines below it when
-    they run to a postcode ("Porto Alegre / , RS / Brazil 95828")."""
-    number = _HOUSE_NUMBER.match(text, end)
-    if number:
-        end = number.end()
-    tail = _TRAILING_POSTCODE.match(text, end)
-    best = tail.end() if tail and "\n\n" not in tail.group() else end
-    position = end
-    for _ in range(5):
-        piece = _ADDRESS_PIECE.match(text, position)
-        if piece is None:
-            break
-        if len(_NUMBER.findall(piece.group())) > 2:
-            break   # a line of numbers is a phone or an account, not a town and its postcode
-        position = piece.end()
-        if _POSTCODE.search(piece.group()) or "\n" not in text[end:position]:
-            best = max(best, position)
-    return best
 
 
 # --- cue-led findings ---------------------------------------------------------------------

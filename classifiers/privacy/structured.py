@@ -68,7 +68,8 @@ _IBAN_LENGTH = {"AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE"
 
 
 def iban_ok(compact: str) -> bool:
-    if _IBAN_LENGTH.get(compact[:2]) != len(compact):
+    # IGNORECASE lets the pattern take "İ", "ı", "ſ" and the Kelvin sign for letters: no IBAN has them.
+    if not compact.isascii() or _IBAN_LENGTH.get(compact[:2]) != len(compact):
         return False
     rearranged = compact[4:] + compact[:4]
     return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
