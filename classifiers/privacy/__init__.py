@@ -23,7 +23,7 @@ class PrivacyScanner:
         # One call into C: every pattern's leading literals, the windows the number patterns can
         # match in, and the span model's labels. Python then looks only where those point.
         hits, found_windows, labeled = self._native.scan(text)
-        found = find_structured(text, hits, found_windows)
+        found = find_structured(text, hits, found_windows) if hits or any(found_windows) or "@" in text else []
         if labeled:
             found += self.spans.findings(text, labeled)
         if hits:

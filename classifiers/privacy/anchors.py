@@ -34,9 +34,9 @@ class Anchors:
         return Anchors(self.exact + other.exact, self.folded + other.folded)
 
 
-def starts_of(hits: Hits, literals: Iterable[str], back: Iterable[int] = (0,)) -> list[int]:
+def starts_of(hits: Hits, literals: frozenset[str], back: Iterable[int] = (0,)) -> list[int]:
     """Where the literals occur, less each of `back` (for matches that begin before their literal)."""
-    return [at - b for literal in hits.keys() & literals for at in hits[literal] for b in back if at >= b]
+    return [at - b for literal in literals.intersection(hits) for at in hits[literal] for b in back if at >= b]
 
 
 def anchored(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> Iterator[re.Match[str]]:

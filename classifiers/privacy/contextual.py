@@ -120,6 +120,7 @@ _FIRST_PERSON = re.compile(r"(?i)(?=[imshpc])\b(?:i|i'm|i am|my|me|she|he|her|hi
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\u0130\u0131\u017f\u212a")
 CUES = Anchors((), _BIRTH_CUES + _HEALTH_CUES + _CONDITION_HINTS)
 _CUE_SET, _HINT_SET = frozenset(CUES.folded), frozenset(_CONDITION_HINTS)
+_BIRTH_SET, _HEALTH_SET = frozenset(_BIRTH_CUES), frozenset(_HEALTH_CUES)
 
 
 def _word_start(text: str, at: int) -> int:
@@ -130,8 +131,8 @@ def _word_start(text: str, at: int) -> int:
 
 def _condition_starts(text: str, hits: Hits) -> list[int]:
     starts = []
-    for hint in _CONDITION_HINTS:
-        for at in hits.get(hint, ()):
+    for hint in _HINT_SET.intersection(hits):
+        for at in hits[hint]:
             start = _word_start(text, at)
             starts.append(start)
             if hint == "disorder" and start > 1 and text[start - 1] == " ":   # "anxiety disorder"
@@ -145,9 +146,9 @@ def cued(text: str, hits: Hits | None = None) -> list[Finding]:
     if _CUE_SET.isdisjoint(hits):
         return []
     found = [Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
-             for m in anchored(_BIRTH, text, starts_of(hits, _BIRTH_CUES))]
+             for m in anchored(_BIRTH, text, starts_of(hits, _BIRTH_SET))]
     health_spans = []
-    for m in anchored(_HEALTH, text, starts_of(hits, _HEALTH_CUES)):
+    for m in anchored(_HEALTH, text, starts_of(hits, _HEALTH_SET)):
         health_spans.append((m.start(1), m.end(1)))
         found.append(Finding("HEALTH", m.start(1), m.end(1), 0.85, "health-cue"))
     # A condition named in passing, in a short personal message.

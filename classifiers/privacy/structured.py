@@ -188,6 +188,7 @@ _KEY_PATTERNS = [
 ]
 _KEYS = [(literals, re.compile(pattern)) for literals, pattern in _KEY_PATTERNS]
 _KEY_OF = {literal: key for key in _KEYS for literal in key[0]}
+_URL = frozenset(("://",))
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 _ASSIGNED = re.compile(r"(?i)(?=[pscat])(?<![a-z0-9])(?:password|passwd|passphrase|pwd|pass|secret|"
                        r"client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|token|aws_secret_access_key)\b[\"']?\s*(?:[:=]|\bis\b)\s*"
@@ -210,20 +211,22 @@ def _jwt_ok(token: str) -> bool:
 def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
     """`hits`: `ANCHORS.find(text)`, or more, when the caller has it."""
     hits = hits if hits is not None else ANCHORS.find(text)
+    if _SECRET_LITERALS.isdisjoint(hits):
+        return []
     found = []
     for literals, pattern in {_KEY_OF[literal]: None for literal in _KEY_OF.keys() & hits}:
         detector = "api-key" if literals[0] != "-----BEGIN" else "private-key"
         found += [Finding("SECRET", m.start(), m.end(), 0.99, detector)
-                  for m in anchored(pattern, text, starts_of(hits, literals))]
+                  for m in anchored(pattern, text, starts_of(hits, frozenset(literals)))]
     if "eyJ" in hits:
         found += [Finding("SECRET", m.start(), m.end(), 0.98, "jwt")
                   for m in anchored(_JWT, text, hits["eyJ"]) if _jwt_ok(m.group())]
     if "://" in hits:
         found += [Finding("SECRET", m.start(1), m.end(1), 0.95, "url-password")
-                  for m in anchored(_URL_CREDENTIALS, text, starts_of(hits, ("://",), back=range(2, _SCHEME + 1)))]
+                  for m in anchored(_URL_CREDENTIALS, text, starts_of(hits, _URL, back=range(2, _SCHEME + 1)))]
     if not _ASSIGNED_SET.isdisjoint(hits):
         found += [Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
-                  for m in anchored(_ASSIGNED, text, starts_of(hits, _ASSIGNED_STARTS))
+                  for m in anchored(_ASSIGNED, text, starts_of(hits, _ASSIGNED_SET))
                   if m.group(1).lower() not in _NOT_SECRETS]
     return found
 
@@ -232,6 +235,7 @@ def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
 EXACT_LITERALS = tuple(literal for literals, _ in _KEY_PATTERNS for literal in literals) + ("eyJ", "://")
 FOLDED_LITERALS = _ASSIGNED_STARTS
 ANCHORS = Anchors(EXACT_LITERALS, FOLDED_LITERALS)
+_SECRET_LITERALS = frozenset(EXACT_LITERALS + FOLDED_LITERALS)
 
 
 # Cards, SSNs, phones and IBANs hold seven digits or more, at most three separators apart
