@@ -19,9 +19,9 @@ def complexity_text(text: str) -> str:
     """The exact preprocessing applied before training and before scoring.
 
     A long conversation is read by its start and its end, which say what is asked; the middle
-    (a pasted document, old turns) adds cost, not signal: onnxruntime takes 31 us plus 25 us per
-    1,000 characters here. Held-out APGR (RouteLLM's / all) with 100 + 500 characters: 0.574 /
-    0.683; with 200 + 800: 0.572 / 0.680; with 500 + 2,000: 0.572 / 0.681."""
+    (a pasted document, old turns) adds cost, not signal: onnxruntime takes about 25 us plus 25 us
+    per 1,000 characters here. Held-out APGR (RouteLLM's / all) with 100 + 500 characters: 0.577 /
+    0.687; with 200 + 800: 0.578 / 0.687; with 500 + 2,000: 0.575 / 0.684."""
     if len(text) > HEAD_CHARS + TAIL_CHARS:
         text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
     return text.lower()

@@ -239,22 +239,26 @@ _SECRET_LITERALS = frozenset(EXACT_LITERALS + FOLDED_LITERALS)
 
 
 # Cards, SSNs, phones and IBANs hold seven digits or more, at most three separators apart
-# ("+44 (0)20 ..."); every match lies within 70 characters of such a run (an IBAN's letters).
-NUMBER_WINDOWS = ("", " \t().+/-", 3, 7, 0, 70)
-WINDOW_SPECS = (NUMBER_WINDOWS, DOTTED_WINDOWS, COLON_WINDOWS)
+# ("+44 (0)20 ..."). A card, an SSN or a phone lies within such a run but for a leading "+" or "("
+# and a trailing extension ("x 1234"); an IBAN's letters can reach 70 characters from its digits.
+NUMBER_WINDOWS = ("", " \t().+/-", 3, 7, 0, 16)
+IBAN_WINDOWS = ("", " \t().+/-", 3, 7, 0, 70)
+WINDOW_SPECS = (NUMBER_WINDOWS, IBAN_WINDOWS, DOTTED_WINDOWS, COLON_WINDOWS)
 Windows = tuple[list[tuple[int, int]], ...]   # one list of (start, end) per spec
 
 
 def find_structured(text: str, hits: Hits | None = None, found_windows: Windows | None = None) -> list[Finding]:
     """`hits` (`ANCHORS.find(text)`, or more) and `found_windows` (per `WINDOW_SPECS`): when the
     caller has them."""
-    numbers, dotted, colons = found_windows or tuple(windows(text, spec) for spec in WINDOW_SPECS)
+    numbers, iban_windows, dotted, colons = found_windows or tuple(windows(text, spec) for spec in WINDOW_SPECS)
     found = list(emails(text)) if "@" in text else []
     if hits is None or hits:
         found += secrets(text, hits)
     for start, end in numbers:
-        for detect in (ibans, cards, ssns, phones):
+        for detect in (cards, ssns, phones):
             found.extend(detect(text, start, end))
+    for start, end in iban_windows:
+        found.extend(ibans(text, start, end))
     if dotted or colons:
         found += ips(text, dotted, colons)
     return found
