@@ -1051,7 +1051,44 @@ static PyObject *Model_find(Model *self, PyObject *arg) {
     return out;
 }
 
+/* The address rules one at a time, for tests that hold them to their regular expressions. */
+static PyObject *Model_address_end(Model *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t end;
+    Text t;
+    if (!PyArg_ParseTuple(args, "Un", &text, &end) || read_text(text, &t)) return NULL;
+    PyObject *out = end < 0 || end > t.len ? (PyErr_SetString(PyExc_ValueError, "end is outside the text"), NULL)
+                                           : PyLong_FromSsize_t(address_end(self, &t, end));
+    release_text(&t);
+    return out;
+}
+
+static PyObject *Model_street_like(Model *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t start, end;
+    Text t;
+    if (!PyArg_ParseTuple(args, "Unn", &text, &start, &end) || read_text(text, &t)) return NULL;
+    int street = start < 0 || end > t.len || start > end ? (PyErr_SetString(PyExc_ValueError, "not a span of the text"), -1)
+                                                         : street_like(self, &t, start, end);
+    release_text(&t);
+    return street < 0 ? NULL : PyBool_FromLong(street);
+}
+
+static PyObject *Model_address_gap(Model *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t start, end;
+    Text t;
+    if (!PyArg_ParseTuple(args, "Unn", &text, &start, &end) || read_text(text, &t)) return NULL;
+    PyObject *out = start < 0 || end > t.len || start > end ? (PyErr_SetString(PyExc_ValueError, "not a span of the text"), NULL)
+                                                            : PyBool_FromLong(address_gap(&t, start, end));
+    release_text(&t);
+    return out;
+}
+
 static PyMethodDef Model_methods[] = {
+    {"address_end", (PyCFunction)Model_address_end, METH_VARARGS, "address_end(text, end) -> where an address reaching end stops"},
+    {"street_like", (PyCFunction)Model_street_like, METH_VARARGS, "street_like(text, start, end) -> bool"},
+    {"address_gap", (PyCFunction)Model_address_gap, METH_VARARGS, "address_gap(text, start, end) -> may two pieces of one address lie this far apart"},
     {"candidates", (PyCFunction)Model_candidates, METH_O, "candidates(text) -> [(kind, start, end)]"},
     {"features", (PyCFunction)Model_features, METH_VARARGS, "features(text, kind, start, end) -> [str]"},
     {"find", (PyCFunction)Model_find, METH_O, "find(text) -> [(type index, start, end, confidence)]"},
