@@ -1,7 +1,9 @@
-"""The one compiled part of edgeway: the privacy scan's hot loops (classifiers/_scan.c).
-Everything else about the package is in pyproject.toml."""
+"""The one compiled part of edgeway: the classifiers' scan (`classifiers._scan`, sources in
+classifiers/scan/). Everything else about the package is in pyproject.toml."""
+
+from glob import glob
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("classifiers._scan", ["classifiers/_scan.c"],
-                             extra_compile_args=["-O3"])])
+setup(ext_modules=[Extension("classifiers._scan", sorted(glob("classifiers/scan/*.c")),
+                             depends=sorted(glob("classifiers/scan/*.h")), extra_compile_args=["-O3"])])

@@ -19,7 +19,7 @@ Counts = tuple[int, int, int, int, int, int]   # spaces, newlines, digits, symbo
 
 
 def text_counts(text: str) -> Counts:
-    """Counted in one pass in C (`_scan.c`); UTF-8 bytes as `text.encode("utf-8", "surrogatepass")` has them."""
+    """Counted in one pass in C (classifiers/scan/windows.c); UTF-8 bytes as `text.encode("utf-8", "surrogatepass")` has them."""
     return _scan.counts(text, _SYMBOLS)
 
 

@@ -1,4 +1,4 @@
-"""The compiled scan (`classifiers/_scan.c`) against the regular expressions it stands for.
+"""The compiled scan (`classifiers._scan`, sources in classifiers/scan/) against the regular expressions it stands for.
 
 The privacy scan finds literals, number windows and street addresses in C; here each of those
 rules is written the readable way, as Python's `re` would run it over the whole text, and random

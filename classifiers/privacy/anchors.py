@@ -2,8 +2,9 @@
 
 A Python regex pass over a page of text costs 30-150 us here, whether or not it finds anything.
 Most of the privacy patterns begin with a literal ("sk-", "eyJ", "password", "diagnosed with"):
-`Anchors` finds all of them in one pass in C (`_scan.c`), and `anchored()` tries each pattern
-only where its literals occur, yielding exactly what `pattern.finditer(text)` would.
+`Anchors` finds all of them in one pass in C (classifiers/scan/anchors.c), and `anchored()`
+tries each pattern only where its literals occur, yielding exactly what `pattern.finditer(text)`
+would.
 """
 
 from __future__ import annotations

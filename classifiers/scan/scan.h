@@ -1,0 +1,32 @@
+/* What the parts of the compiled scan (`classifiers._scan`) give one another. */
+#ifndef EDGEWAY_SCAN_H
+#define EDGEWAY_SCAN_H
+
+#include "text.h"
+
+typedef struct {   /* a set of ASCII characters, or (`decimal`) every decimal digit */
+    uint64_t bits[2];
+    int decimal;
+} CharSet;
+
+typedef struct {
+    CharSet digits, separators;
+    Py_ssize_t max_gap, min_digits, min_separators, margin;
+} WindowSpec;
+
+/* windows.c */
+int charset(PyObject *chars, CharSet *set);
+int read_spec(PyObject *spec, WindowSpec *w);
+PyObject *find_windows(const Text *t, const WindowSpec *w);
+PyObject *windows(PyObject *module, PyObject *args);
+PyObject *counts(PyObject *module, PyObject *args);
+
+/* spans.c */
+extern PyTypeObject ModelType;
+PyObject *model_find(PyObject *model, const Text *t);
+
+/* anchors.c */
+extern PyTypeObject AnchorsType;
+PyObject *anchors_find(PyObject *anchors, const Text *t);
+
+#endif

@@ -1,0 +1,89 @@
+/* A text as the scan reads it, Python's `re` character classes, and the hash the tables use.
+ *
+ * Character classes follow Python's `re` for str patterns: \w is alphanumeric or '_', \d a
+ * decimal digit, both in the Unicode sense; `fold` is what IGNORECASE takes a character for.
+ */
+#ifndef EDGEWAY_SCAN_TEXT_H
+#define EDGEWAY_SCAN_TEXT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* --- text access --------------------------------------------------------------------------- */
+/* A text as code points, copied once from the str (whatever its internal width), so that every
+ * loop below reads one plain array. */
+typedef struct {
+    PyObject *object;
+    Py_UCS4 *cps;
+    Py_ssize_t len;
+} Text;
+
+static inline int read_text(PyObject *arg, Text *t) {
+    if (!PyUnicode_Check(arg)) return PyErr_SetString(PyExc_TypeError, "text must be str"), -1;
+    t->object = arg;
+    t->len = PyUnicode_GET_LENGTH(arg);
+    t->cps = PyUnicode_AsUCS4Copy(arg);
+    return t->cps ? 0 : -1;
+}
+static inline void release_text(Text *t) {
+    PyMem_Free(t->cps);
+    t->cps = NULL;
+}
+
+static inline Py_UCS4 at(const Text *t, Py_ssize_t i) { return (i >= 0 && i < t->len) ? t->cps[i] : 0; }
+
+enum { C_WORD = 1, C_DIGIT = 2, C_WORDISH = 4 };   /* \w, \d, [\w'&] */
+extern unsigned char ASCII[128];   /* those classes of each ASCII character, filled when the module loads */
+/* Each is 0 or 1. */
+static inline int is_word(Py_UCS4 c) { return c < 128 ? (ASCII[c] & C_WORD) != 0 : Py_UNICODE_ISALNUM(c) != 0; }
+static inline int is_digit(Py_UCS4 c) { return c < 128 ? (ASCII[c] & C_DIGIT) != 0 : Py_UNICODE_ISDECIMAL(c) != 0; }
+static inline int is_digit_char(Py_UCS4 c) {   /* str.isdigit */
+    return c < 128 ? (ASCII[c] & C_DIGIT) != 0 : Py_UNICODE_ISDIGIT(c) != 0;
+}
+/* The characters re's IGNORECASE takes for an ASCII letter (or é): their simple lower case, and
+ * two that lower-case to themselves but upper-case to ASCII (checked against re for every code point). */
+static inline Py_UCS4 fold(Py_UCS4 c) {
+    if (c < 128) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    if (c == 0x131) return 'i';   /* dotless i */
+    if (c == 0x17F) return 's';   /* long s */
+    return Py_UNICODE_TOLOWER(c);
+}
+static inline int is_blank(Py_UCS4 c) { return c == ' ' || c == '\t'; }
+static inline int is_apos(Py_UCS4 c) { return c == '\'' || c == 0x2019; }
+static inline int is_ascii_letter(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static inline int boundary(const Text *t, Py_ssize_t i) { return is_word(at(t, i - 1)) != is_word(at(t, i)); }
+static inline Py_ssize_t skip_blank(const Text *t, Py_ssize_t i) {
+    while (is_blank(at(t, i))) i++;
+    return i;
+}
+
+static inline int starts_with(const Text *t, Py_ssize_t i, const char *s) {
+    for (; *s; s++, i++)
+        if (at(t, i) != (Py_UCS4)(unsigned char)*s) return 0;
+    return 1;
+}
+
+/* --- hashing ------------------------------------------------------------------------------- */
+/* FNV-1a over whole code points, finished with murmur3's mixer: one multiply a character. */
+#define HASH_START 0xcbf29ce484222325ULL
+static inline uint64_t mix(uint64_t h, Py_UCS4 c) { return (h ^ c) * 0x100000001b3ULL; }
+static inline uint64_t finish(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h ? h : 1;   /* 0 marks an empty slot */
+}
+static inline uint64_t mix_ascii(uint64_t h, const char *s) {
+    while (*s) h = mix(h, (unsigned char)*s++);
+    return h;
+}
+static inline uint64_t mix_cps(uint64_t h, const Py_UCS4 *cps, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) h = mix(h, cps[i]);
+    return h;
+}
+
+#endif
