@@ -31,7 +31,6 @@ static void Model_dealloc(Model *self) {
     PyMem_Free(self->common.keys);
     PyMem_Free(self->streets.keys);
     table_free(&self->weights);
-    PyMem_Free(self->scratch);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -286,13 +285,13 @@ static int at_sentence_start(const Text *t, Py_ssize_t start) {
     return c == '.' || c == '!' || c == '?' || c == ':' || c == '\n' || c == '"' || c == 0x201C || c == '(';
 }
 
-static int ensure_scratch(Model *m, Py_ssize_t chars) {
-    if (chars * 3 + 64 <= m->scratch_size) return 0;
+static int ensure_scratch(Scratch *m, Py_ssize_t chars) {
+    if (chars * 3 + 64 <= m->size) return 0;
     Py_ssize_t size = chars * 3 + 64;
-    Py_UCS4 *grown = PyMem_Realloc(m->scratch, (size_t)size * sizeof(Py_UCS4));
+    Py_UCS4 *grown = PyMem_Realloc(m->buf, (size_t)size * sizeof(Py_UCS4));
     if (!grown) return PyErr_NoMemory(), -1;
-    m->scratch = grown;
-    m->scratch_size = size;
+    m->buf = grown;
+    m->size = size;
     return 0;
 }
 
@@ -308,7 +307,8 @@ static Py_ssize_t skip_to_start(const Model *m, const Text *t, Py_ssize_t i) {
     return n;
 }
 
-static int next_candidate(Model *m, const Text *t, Py_ssize_t *pos, int *kind, Py_ssize_t *start, Py_ssize_t *end) {
+static int next_candidate(Model *m, const Text *t, Scratch *scratch, Py_ssize_t *pos, int *kind, Py_ssize_t *start,
+                          Py_ssize_t *end) {
     for (Py_ssize_t i = *pos; (i = skip_to_start(m, t, i)) < t->len;) {
         Py_UCS4 c = at(t, i);
         Py_ssize_t e = -1;
@@ -331,17 +331,17 @@ static int next_candidate(Model *m, const Text *t, Py_ssize_t *pos, int *kind, P
             if (e - s <= 12 && space == e) {   /* one word: skip it when common ("I", "A.", "Answer") */
                 Py_ssize_t stripped = e;
                 while (stripped > s && at(t, stripped - 1) == '.') stripped--;
-                if (ensure_scratch(m, e - s)) return -1;
-                Py_ssize_t n = lower(t, s, stripped, m->scratch);
-                if (n < 2 || is_common(m, m->scratch, n)) continue;
+                if (ensure_scratch(scratch, e - s)) return -1;
+                Py_ssize_t n = lower(t, s, stripped, scratch->buf);
+                if (n < 2 || is_common(m, scratch->buf, n)) continue;
             }
             if (at_sentence_start(t, s)) {
                 Py_ssize_t first = s;
                 while (first < e && !is_blank(at(t, first))) first++;
                 Py_ssize_t stripped = first;
                 while (stripped > s && at(t, stripped - 1) == '.') stripped--;
-                if (ensure_scratch(m, first - s)) return -1;
-                if (is_common(m, m->scratch, lower(t, s, stripped, m->scratch))) {
+                if (ensure_scratch(scratch, first - s)) return -1;
+                if (is_common(m, scratch->buf, lower(t, s, stripped, scratch->buf))) {
                     s = skip_blank(t, first);
                     if (s >= e) continue;
                 }
@@ -446,12 +446,13 @@ static int last_words(const Text *t, Py_ssize_t s, Py_ssize_t e, Span *out, int 
     return n;
 }
 
-static int features(Model *m, const Text *t, int kind, Py_ssize_t start, Py_ssize_t end, Features *f) {
+static int features(Model *m, const Text *t, Scratch *scratch, int kind, Py_ssize_t start, Py_ssize_t end,
+                    Features *f) {
     Span spans[5], before[2], after[1];
-    if (ensure_scratch(m, (end - start) + 80)) return -1;   /* the words, the last again, the context */
+    if (ensure_scratch(scratch, (end - start) + 80)) return -1;   /* the words, the last again, the context */
     /* One pass over the words: all count for n= and common=, the first five are named, and the
      * last one is kept (lower-cased into the scratch buffer as they come). */
-    Py_UCS4 *buf = m->scratch, *lw[5], *last = NULL;
+    Py_UCS4 *buf = scratch->buf, *lw[5], *last = NULL;
     Py_ssize_t ln[5], last_n = 0, used = 0, count = 0, commons = 0;
     int named = 0;
     for (Py_ssize_t i = start; i < end;) {
@@ -531,16 +532,18 @@ static int features(Model *m, const Text *t, int kind, Py_ssize_t start, Py_ssiz
 /* --- Python interface ---------------------------------------------------------------------- */
 static PyObject *Model_candidates(Model *self, PyObject *arg) {
     Text t;
+    Scratch scratch = {NULL, 0};
     if (read_text(arg, &t)) return NULL;
     PyObject *out = PyList_New(0);
     Py_ssize_t pos = 0, start, end;
     int kind, found;
-    while (out && (found = next_candidate(self, &t, &pos, &kind, &start, &end)) > 0) {
+    while (out && (found = next_candidate(self, &t, &scratch, &pos, &kind, &start, &end)) > 0) {
         PyObject *item = Py_BuildValue("(snn)", KIND_NAMES[kind], start, end);
         if (!item || PyList_Append(out, item)) Py_CLEAR(out);
         Py_XDECREF(item);
     }
     if (out && found < 0) Py_CLEAR(out);
+    PyMem_Free(scratch.buf);
     release_text(&t);
     return out;
 }
@@ -550,6 +553,7 @@ static PyObject *Model_features(Model *self, PyObject *args) {
     const char *kind_name;
     Py_ssize_t start, end;
     Text t;
+    Scratch scratch = {NULL, 0};
     if (!PyArg_ParseTuple(args, "Usnn", &text, &kind_name, &start, &end) || read_text(text, &t)) return NULL;
     int kind = -1;
     for (int k = 0; k < 4; k++)
@@ -557,8 +561,9 @@ static PyObject *Model_features(Model *self, PyObject *args) {
     Features f = {.n = 0, .names = NULL, .failed = 0};
     if (kind < 0 || start < 0 || end > t.len || start > end)
         PyErr_SetString(PyExc_ValueError, "unknown kind or span");
-    else if ((f.names = PyList_New(0)) && features(self, &t, kind, start, end, &f) < 0)
+    else if ((f.names = PyList_New(0)) && features(self, &t, &scratch, kind, start, end, &f) < 0)
         Py_CLEAR(f.names);
+    PyMem_Free(scratch.buf);
     release_text(&t);
     return f.names;
 }
@@ -567,15 +572,16 @@ static PyObject *Model_features(Model *self, PyObject *args) {
 PyObject *model_find(PyObject *model, const Text *text) {
     Model *self = (Model *)model;
     Text t = *text;
+    Scratch scratch = {NULL, 0};
     Labeled *labeled = NULL;
     Py_ssize_t count = 0, room = 0, pos = 0, start, end;
     int kind, found, failed = 0;
-    while (!failed && (found = next_candidate(self, &t, &pos, &kind, &start, &end)) > 0) {
+    while (!failed && (found = next_candidate(self, &t, &scratch, &pos, &kind, &start, &end)) > 0) {
         Features f;   /* not zeroed: `n` says how many hashes are set */
         f.n = 0;
         f.names = NULL;
         f.failed = 0;
-        int ok = features(self, &t, kind, start, end, &f);
+        int ok = features(self, &t, &scratch, kind, start, end, &f);
         if (ok < 0) {
             failed = 1;
             break;
@@ -620,6 +626,7 @@ PyObject *model_find(PyObject *model, const Text *text) {
         }
     }
     PyMem_Free(labeled);
+    PyMem_Free(scratch.buf);
     return out;
 }
 

@@ -82,8 +82,6 @@ typedef struct {
     Table weights;     /* features */
     double bias[N_TYPES];
     double threshold;
-    Py_UCS4 *scratch;  /* lower-cased words of the candidate being labeled */
-    Py_ssize_t scratch_size;
 } Model;
 
 static inline int is_up(const Model *m, Py_UCS4 c) { return c < UP_LIMIT && m->up[c]; }
@@ -101,6 +99,13 @@ typedef struct {
     Py_ssize_t start, end;
     double confidence;
 } Labeled;
+
+/* Room for the lower-cased words of the candidate being labeled: one per call, never shared, so
+ * that a model serves any thread. */
+typedef struct {
+    Py_UCS4 *buf;
+    Py_ssize_t size;
+} Scratch;
 
 /* addresses.c */
 Py_ssize_t settle_addresses(const Model *m, const Text *t, Labeled *found, Py_ssize_t n);
