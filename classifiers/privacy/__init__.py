@@ -25,7 +25,7 @@ class PrivacyScanner:
         hits, found_windows, labeled = self._native.scan(text)
         found = find_structured(text, hits, found_windows) if hits or any(found_windows) or "@" in text else []
         if labeled:
-            found += self.spans.findings(text, labeled)
+            found += self.spans.findings(labeled)
         if hits:
             found += cued(text, hits)
         return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)

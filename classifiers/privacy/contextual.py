@@ -74,9 +74,10 @@ class SpanModel:
         return self.native.features(text, kind, start, end)
 
     def find(self, text: str) -> list[Finding]:
-        return self.findings(text, self.native.find(text))
+        return self.findings(self.native.find(text))
 
-    def findings(self, text: str, labeled: list[tuple[int, int, int, float]]) -> list[Finding]:
+    @staticmethod
+    def findings(labeled: list[tuple[int, int, int, float]]) -> list[Finding]:
         """Findings from `native.find(text)`: (type index, start, end, confidence) in text order."""
         return [Finding(SPAN_TYPES[label], start, end, confidence, "span-model")
                 for label, start, end, confidence in labeled]

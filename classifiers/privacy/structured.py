@@ -10,7 +10,7 @@ import base64
 import ipaddress
 import json
 import re
-from typing import Callable, Iterable, Iterator
+from typing import Iterator
 
 from classifiers._scan import windows
 from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
@@ -186,7 +186,7 @@ _KEY_PATTERNS = [
     (("-----BEGIN",), r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
                       r"(?: BLOCK)?-----"),
 ]
-_KEYS = [(literals, re.compile(pattern)) for literals, pattern in _KEY_PATTERNS]
+_KEYS = [(frozenset(literals), re.compile(pattern)) for literals, pattern in _KEY_PATTERNS]
 _KEY_OF = {literal: key for key in _KEYS for literal in key[0]}
 _URL = frozenset(("://",))
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
@@ -214,10 +214,10 @@ def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
     if _SECRET_LITERALS.isdisjoint(hits):
         return []
     found = []
-    for literals, pattern in {_KEY_OF[literal]: None for literal in _KEY_OF.keys() & hits}:
-        detector = "api-key" if literals[0] != "-----BEGIN" else "private-key"
+    for literals, pattern in dict.fromkeys(_KEY_OF[literal] for literal in hits if literal in _KEY_OF):
+        detector = "private-key" if "-----BEGIN" in literals else "api-key"
         found += [Finding("SECRET", m.start(), m.end(), 0.99, detector)
-                  for m in anchored(pattern, text, starts_of(hits, frozenset(literals)))]
+                  for m in anchored(pattern, text, starts_of(hits, literals))]
     if "eyJ" in hits:
         found += [Finding("SECRET", m.start(), m.end(), 0.98, "jwt")
                   for m in anchored(_JWT, text, hits["eyJ"]) if _jwt_ok(m.group())]
