@@ -30,9 +30,14 @@ typedef struct {
 
 static inline unsigned known_bit(uint64_t h) { return (unsigned)(h >> (64 - 17)); }
 
-static inline int table_init(Table *t, Py_ssize_t n) {
+static inline size_t slots_for(Py_ssize_t n) {   /* open addressing at most half full */
     size_t size = 16;
     while (size < (size_t)n * 2) size <<= 1;
+    return size;
+}
+
+static inline int table_init(Table *t, Py_ssize_t n) {
+    size_t size = slots_for(n);
     t->slots = PyMem_Calloc(size, sizeof(Slot));
     t->mask = size - 1;
     return t->slots ? 0 : -1;
@@ -56,8 +61,7 @@ typedef struct {   /* a set of hashes (the common words): 8 bytes a slot */
 } KeySet;
 
 static inline int keyset_init(KeySet *k, Py_ssize_t n) {
-    size_t size = 16;
-    while (size < (size_t)n * 2) size <<= 1;
+    size_t size = slots_for(n);
     k->keys = PyMem_Calloc(size, sizeof(uint64_t));
     k->mask = size - 1;
     return k->keys ? 0 : -1;
