@@ -479,10 +479,9 @@ static int features(Model *m, const Text *t, Scratch *scratch, int kind, Py_ssiz
     if (!count) return 0;
     if (count > 5) used += last_n;   /* a sixth word or later was lowered just past the kept ones: keep it */
 
-    char text[] = "n=0";
-    emit_ascii(f, kind == UNIT ? "gen=unit" : kind == NUM_STREET ? "gen=num-street" : kind == POSTAL ? "gen=postal" : "gen=cap");
-    text[2] = (char)('0' + (count < 4 ? count : 4));
-    emit_ascii(f, text);
+    static const char *WORD_COUNTS[] = {"n=0", "n=1", "n=2", "n=3", "n=4"};
+    emit(f, "gen=", NULL, 0, KIND_NAMES[kind]);
+    emit_ascii(f, WORD_COUNTS[count < 4 ? count : 4]);
     {
         Py_UCS4 shapes[4 * 3];
         Py_ssize_t n = 0;
