@@ -137,13 +137,7 @@ PyObject *anchors_find(PyObject *anchors, const Text *text) {
     return out;
 }
 
-static PyObject *Anchors_find(Anchors *self, PyObject *arg) {
-    Text t;
-    if (read_text(arg, &t)) return NULL;
-    PyObject *out = anchors_find((PyObject *)self, &t);
-    release_text(&t);
-    return out;
-}
+static PyObject *Anchors_find(PyObject *self, PyObject *arg) { return on_text(self, arg, anchors_find); }
 
 static PyMethodDef Anchors_methods[] = {
     {"find", (PyCFunction)Anchors_find, METH_O, "find(text) -> {literal: [positions]}"},

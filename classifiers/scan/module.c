@@ -47,23 +47,23 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
 }
 
 /* scan(text) -> (anchors' hits, (windows per spec), the model's labeled spans) */
-static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
-    Text t;
-    if (read_text(arg, &t)) return NULL;
+static PyObject *scan(PyObject *scanner, const Text *t) {
+    Scanner *self = (Scanner *)scanner;
     PyObject *out = NULL, *hits = NULL, *spans = NULL, *windows = PyTuple_New(self->n_specs);
     for (Py_ssize_t i = 0; windows && i < self->n_specs; i++) {
-        PyObject *found = find_windows(&t, &self->specs[i]);
+        PyObject *found = find_windows(t, &self->specs[i]);
         if (!found) Py_CLEAR(windows);
         else PyTuple_SET_ITEM(windows, i, found);
     }
-    if (windows && (hits = anchors_find(self->anchors, &t)) && (spans = model_find(self->model, &t)))
+    if (windows && (hits = anchors_find(self->anchors, t)) && (spans = model_find(self->model, t)))
         out = PyTuple_Pack(3, hits, windows, spans);
     Py_XDECREF(hits);
     Py_XDECREF(windows);
     Py_XDECREF(spans);
-    release_text(&t);
     return out;
 }
+
+static PyObject *Scanner_scan(PyObject *self, PyObject *arg) { return on_text(self, arg, scan); }
 
 static PyMethodDef Scanner_methods[] = {
     {"scan", (PyCFunction)Scanner_scan, METH_O, "scan(text) -> (hits, windows per spec, labeled spans)"},

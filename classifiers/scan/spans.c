@@ -629,13 +629,7 @@ PyObject *model_find(PyObject *model, const Text *text) {
     return out;
 }
 
-static PyObject *Model_find(Model *self, PyObject *arg) {
-    Text t;
-    if (read_text(arg, &t)) return NULL;
-    PyObject *out = model_find((PyObject *)self, &t);
-    release_text(&t);
-    return out;
-}
+static PyObject *Model_find(PyObject *self, PyObject *arg) { return on_text(self, arg, model_find); }
 
 /* The address rules one at a time, for tests that hold them to their regular expressions. */
 static PyObject *Model_address_end(Model *self, PyObject *args) {

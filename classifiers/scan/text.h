@@ -32,6 +32,16 @@ static inline void release_text(Text *t) {
     t->cps = NULL;
 }
 
+/* fn(self, text) over the str `arg`, read and released here: what a method of one text does. */
+typedef PyObject *(*TextFunction)(PyObject *self, const Text *t);
+static inline PyObject *on_text(PyObject *self, PyObject *arg, TextFunction fn) {
+    Text t;
+    if (read_text(arg, &t)) return NULL;
+    PyObject *out = fn(self, &t);
+    release_text(&t);
+    return out;
+}
+
 static inline Py_UCS4 at(const Text *t, Py_ssize_t i) { return (i >= 0 && i < t->len) ? t->cps[i] : 0; }
 
 enum { C_WORD = 1, C_DIGIT = 2, C_WORDISH = 4 };   /* \w, \d, [\w'&] */
