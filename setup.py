@@ -5,5 +5,13 @@ from glob import glob
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("classifiers._scan", sorted(glob("classifiers/scan/*.c")),
-                             depends=sorted(glob("classifiers/scan/*.h")), extra_compile_args=["-O3"])])
+setup(
+    ext_modules=[
+        Extension(
+            "classifiers._scan",
+            sorted(glob("classifiers/scan/*.c")),
+            depends=sorted(glob("classifiers/scan/*.h")),
+            extra_compile_args=["-O3"],
+        )
+    ]
+)

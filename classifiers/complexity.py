@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "complexity.onnx"
-HEAD_CHARS = 100    # the start of a long conversation: the system prompt, the task
-TAIL_CHARS = 500    # and its end: the latest turns
+HEAD_CHARS = 100  # the start of a long conversation: the system prompt, the task
+TAIL_CHARS = 500  # and its end: the latest turns
 
 
 def complexity_text(text: str) -> str:

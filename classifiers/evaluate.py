@@ -27,9 +27,17 @@ from classifiers.tokens import TokenEstimator
 from classifiers.train import complexity_rows, privacy_rows, token_texts
 
 REPORTS = Path(__file__).resolve().parent / "reports"
-PRESIDIO_EVALUATED = {"PERSON": "PERSON", "STREET_ADDRESS": "STREET_ADDRESS", "ORGANIZATION": "ORGANIZATION",
-                      "CREDIT_CARD": "CREDIT_CARD", "PHONE_NUMBER": "PHONE", "EMAIL_ADDRESS": "EMAIL",
-                      "IBAN_CODE": "IBAN", "US_SSN": "US_SSN", "IP_ADDRESS": "IP_ADDRESS"}
+PRESIDIO_EVALUATED = {
+    "PERSON": "PERSON",
+    "STREET_ADDRESS": "STREET_ADDRESS",
+    "ORGANIZATION": "ORGANIZATION",
+    "CREDIT_CARD": "CREDIT_CARD",
+    "PHONE_NUMBER": "PHONE",
+    "EMAIL_ADDRESS": "EMAIL",
+    "IBAN_CODE": "IBAN",
+    "US_SSN": "US_SSN",
+    "IP_ADDRESS": "IP_ADDRESS",
+}
 
 
 # --- routing curves -----------------------------------------------------------------------
@@ -93,29 +101,41 @@ def evaluate_complexity(with_litellm: bool) -> tuple[list[str], dict]:
     rng = np.random.default_rng(0)
     routers["random"] = (rng.random(len(rows)), None)
 
-    subsets = {"RouteLLM held-out (measured labels)": [i for i, r in enumerate(rows) if not r["source"].startswith("edgeway/")],
-               "all held-out (incl. edgeway traffic)": list(range(len(rows)))}
+    subsets = {
+        "RouteLLM held-out (measured labels)": [
+            i for i, r in enumerate(rows) if not r["source"].startswith("edgeway/")
+        ],
+        "all held-out (incl. edgeway traffic)": list(range(len(rows))),
+    }
     lines, curves = [], {}
     for subset, index in subsets.items():
         weak = np.array([rows[i]["weak_correct"] for i in index])
         strong = np.array([rows[i]["strong_correct"] for i in index])
-        lines.append(f"\n{subset}: {len(index)} prompts; weak model right on {weak.mean():.1%}, "
-                     f"strong on {strong.mean():.1%}")
+        lines.append(
+            f"\n{subset}: {len(index)} prompts; weak model right on {weak.mean():.1%}, strong on {strong.mean():.1%}"
+        )
         lines.append("| router | APGR | CPT(50%) | CPT(80%) | ms / prompt |")
         lines.append("| --- | ---: | ---: | ---: | ---: |")
         for name, (scores, seconds) in routers.items():
             shares, pgr = pgr_curve(scores[index], weak, strong)
             curves[(subset, name)] = (shares, pgr)
             ms = "" if seconds is None else f"{seconds * 1e3:.3f}"
-            lines.append(f"| {name} | {apgr(shares, pgr):.3f} | {cpt(shares, pgr, 0.5):.1%} | "
-                         f"{cpt(shares, pgr, 0.8):.1%} | {ms} |")
+            lines.append(
+                f"| {name} | {apgr(shares, pgr):.3f} | {cpt(shares, pgr, 0.5):.1%} | "
+                f"{cpt(shares, pgr, 0.8):.1%} | {ms} |"
+            )
     labels = np.array([r["label"] for r in rows])
     brier = float(np.mean((ours - labels) ** 2))
     bins = np.minimum((ours * 10).astype(int), 9)
-    ece = sum(abs(ours[bins == b].mean() - labels[bins == b].mean()) * (bins == b).mean()
-              for b in range(10) if (bins == b).any())
-    lines.append(f"\ncalibration of P(edge is not enough) on all held-out prompts: Brier {brier:.3f}, "
-                 f"ECE (10 bins) {ece:.3f}, base rate {labels.mean():.3f}")
+    ece = sum(
+        abs(ours[bins == b].mean() - labels[bins == b].mean()) * (bins == b).mean()
+        for b in range(10)
+        if (bins == b).any()
+    )
+    lines.append(
+        f"\ncalibration of P(edge is not enough) on all held-out prompts: Brier {brier:.3f}, "
+        f"ECE (10 bins) {ece:.3f}, base rate {labels.mean():.3f}"
+    )
     return lines, curves
 
 
@@ -127,13 +147,22 @@ def plot(curves: dict, path: Path) -> None:
 
     subsets = sorted({s for s, _ in curves})
     figure, axes = plt.subplots(1, len(subsets), figsize=(6 * len(subsets), 4.6))
-    for axis, subset in zip(np.atleast_1d(axes), subsets):
+    for axis, subset in zip(np.atleast_1d(axes), subsets, strict=True):
         for (s, name), (shares, pgr) in curves.items():
             if s == subset:
-                axis.plot(shares * 100, pgr * 100, label=f"{name} (APGR {apgr(shares, pgr):.3f})",
-                          linestyle="--" if name == "random" else "-")
-        axis.set(title=subset, xlabel="calls sent to the cloud (%)", ylabel="quality gap recovered, PGR (%)",
-                 xlim=(0, 100), ylim=(-5, 105))
+                axis.plot(
+                    shares * 100,
+                    pgr * 100,
+                    label=f"{name} (APGR {apgr(shares, pgr):.3f})",
+                    linestyle="--" if name == "random" else "-",
+                )
+        axis.set(
+            title=subset,
+            xlabel="calls sent to the cloud (%)",
+            ylabel="quality gap recovered, PGR (%)",
+            xlim=(0, 100),
+            ylim=(-5, 105),
+        )
         axis.grid(alpha=0.3)
         axis.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
@@ -148,9 +177,9 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
 @dataclass
 class TypeScore:
     gold: int = 0
-    found: int = 0          # gold spans found
+    found: int = 0  # gold spans found
     predicted: int = 0
-    right: int = 0          # predictions that were right
+    right: int = 0  # predictions that were right
 
     @property
     def precision(self) -> float:
@@ -166,8 +195,10 @@ class TypeScore:
         return 2 * p * r / (p + r) if p + r > 0 else float("nan")
 
 
-PRIVACY_SETS = {"Presidio synthetic, held-out 20%": "presidio",
-                "edgeway realistic prompts, held-out half (unseen names)": "edgeway"}
+PRIVACY_SETS = {
+    "Presidio synthetic, held-out 20%": "presidio",
+    "edgeway realistic prompts, held-out half (unseen names)": "edgeway",
+}
 
 
 def privacy_scores(scanner: PrivacyScanner | None = None) -> dict[str, dict[str, TypeScore]]:
@@ -179,11 +210,14 @@ def privacy_scores(scanner: PrivacyScanner | None = None) -> dict[str, dict[str,
         for r in privacy_rows():
             if r["split"] != "test" or r["source"] != source:
                 continue
-            gold = [(PRESIDIO_EVALUATED.get(s["type"]) if source == "presidio" else s["type"], s["start"], s["end"])
-                    for s in r["spans"]]
+            gold = [
+                (PRESIDIO_EVALUATED.get(s["type"]) if source == "presidio" else s["type"], s["start"], s["end"])
+                for s in r["spans"]
+            ]
             gold = [g for g in gold if g[0] is not None]
-            found = [f for f in scanner.scan(r["text"])
-                     if source != "presidio" or f.type in PRESIDIO_EVALUATED.values()]
+            found = [
+                f for f in scanner.scan(r["text"]) if source != "presidio" or f.type in PRESIDIO_EVALUATED.values()
+            ]
             for f in found:
                 covered = sum(_overlap((f.start, f.end), (s, e)) for t, s, e in gold if t == f.type)
                 scores[title][f.type].predicted += 1
@@ -206,15 +240,18 @@ def evaluate_privacy() -> list[str]:
         for t in sorted(by_type):
             score = by_type[t]
             lines.append(f"| {t} | {score.gold} | {score.precision:.3f} | {score.recall:.3f} | {score.f1:.3f} |")
-    lines.append(f"\n(a finding is right when at least half of it lies on gold spans of its type; a gold span is "
-                 f"found when findings of its type cover at least half of it; evaluated in "
-                 f"{time.perf_counter() - started:.1f} s)")
+    lines.append(
+        f"\n(a finding is right when at least half of it lies on gold spans of its type; a gold span is "
+        f"found when findings of its type cover at least half of it; evaluated in "
+        f"{time.perf_counter() - started:.1f} s)"
+    )
     return lines
 
 
 def evaluate_tokens() -> list[str]:
-    from edge_runtime.gguf import resolve_gguf
     from llama_cpp import Llama
+
+    from edge_runtime.gguf import resolve_gguf
 
     vocab = Llama(model_path=str(resolve_gguf("bundled:smollm2-135m")), vocab_only=True, verbose=False)
     estimator = TokenEstimator()
@@ -222,8 +259,10 @@ def evaluate_tokens() -> list[str]:
     true = np.array([len(vocab.tokenize(t.encode(), add_bos=False, special=False)) for t in texts])
     guess = np.array([estimator.estimate(t) for t in texts])
     error = np.abs(guess - true) / np.maximum(true, 1)
-    return [f"\ntoken estimate vs the SmolLM2 tokenizer on {len(texts)} held-out texts: mean absolute error "
-            f"{error.mean():.1%}, p95 {np.percentile(error, 95):.1%}; total {guess.sum() / true.sum():.3f}x"]
+    return [
+        f"\ntoken estimate vs the SmolLM2 tokenizer on {len(texts)} held-out texts: mean absolute error "
+        f"{error.mean():.1%}, p95 {np.percentile(error, 95):.1%}; total {guess.sum() / true.sum():.3f}x"
+    ]
 
 
 def main() -> None:
@@ -237,8 +276,9 @@ def main() -> None:
     plot(curves, REPORTS / "complexity_curve.png")
     text = "\n".join(lines)
     print(text)
-    (REPORTS / "evaluation.md").write_text("# Classifier evaluation\n\nMade by `python -m classifiers.evaluate`.\n\n"
-                                           + text + "\n")
+    (REPORTS / "evaluation.md").write_text(
+        "# Classifier evaluation\n\nMade by `python -m classifiers.evaluate`.\n\n" + text + "\n"
+    )
 
 
 if __name__ == "__main__":

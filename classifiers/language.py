@@ -8,8 +8,14 @@ from __future__ import annotations
 import re
 
 _SCRIPTS = [  # (first, last code point, language) for scripts that name one language
-    (0x3040, 0x30FF, "ja"), (0xAC00, 0xD7AF, "ko"), (0x4E00, 0x9FFF, "zh"), (0x0590, 0x05FF, "he"),
-    (0x0600, 0x06FF, "ar"), (0x0900, 0x097F, "hi"), (0x0E00, 0x0E7F, "th"), (0x0370, 0x03FF, "el"),
+    (0x3040, 0x30FF, "ja"),
+    (0xAC00, 0xD7AF, "ko"),
+    (0x4E00, 0x9FFF, "zh"),
+    (0x0590, 0x05FF, "he"),
+    (0x0600, 0x06FF, "ar"),
+    (0x0900, 0x097F, "hi"),
+    (0x0E00, 0x0E7F, "th"),
+    (0x0370, 0x03FF, "el"),
     (0x0400, 0x04FF, "ru"),
 ]
 _STOPWORDS = {
@@ -29,14 +35,14 @@ _WORD = re.compile(r"[^\W\d_]+")
 # For ASCII text the words are its runs of letters: everything else becomes a space and str.split
 # does the rest, three times faster than the regex.
 _ASCII_NOT_LETTERS = {c: " " for c in range(128) if not chr(c).isalpha()}
-_SCRIPT_CHARS = re.compile("[\u0370-\U0010ffff]")   # what the scripts above can hold
+_SCRIPT_CHARS = re.compile("[\u0370-\U0010ffff]")  # what the scripts above can hold
 SAMPLE = 600  # characters looked at: the language rarely changes within a prompt
 
 
 def detect_language(text: str) -> str:
     sample = text[:SAMPLE]
     counts: dict[str, int] = {}
-    for ch in (() if sample.isascii() else _SCRIPT_CHARS.findall(sample)):
+    for ch in () if sample.isascii() else _SCRIPT_CHARS.findall(sample):
         code = ord(ch)
         for first, last, lang in _SCRIPTS:
             if first <= code <= last:

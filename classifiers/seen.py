@@ -16,7 +16,7 @@ from classifiers.tokens import Counts
 
 class TextFacts(NamedTuple):
     findings: tuple[Finding, ...]
-    counts: Counts                    # for the token estimate
+    counts: Counts  # for the token estimate
 
 
 class SeenTexts:

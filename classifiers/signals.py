@@ -8,9 +8,10 @@ valid signals.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from classifiers.complexity import ComplexityModel
 from classifiers.language import detect_language
@@ -39,8 +40,8 @@ class Signals:
     privacy: tuple[PrivacyFinding, ...]
     prompt_tokens: int
     max_tokens: int | None
-    language: str                           # ISO 639-1, or "und"
-    text_only: bool                         # no image, audio or file parts
+    language: str  # ISO 639-1, or "und"
+    text_only: bool  # no image, audio or file parts
     metadata: dict[str, str] = field(default_factory=dict)
     score_complexity: Callable[[], float] = field(default=lambda: 0.0, repr=False, compare=False)
 
@@ -55,10 +56,15 @@ class Signals:
         return frozenset(f.type for f in self.privacy)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"complexity": round(self.complexity, 4),
-                "privacy": [{**f._asdict(), "confidence": round(f.confidence, 3)} for f in self.privacy],
-                "prompt_tokens": self.prompt_tokens, "max_tokens": self.max_tokens, "language": self.language,
-                "text_only": self.text_only, "metadata": dict(self.metadata)}
+        return {
+            "complexity": round(self.complexity, 4),
+            "privacy": [{**f._asdict(), "confidence": round(f.confidence, 3)} for f in self.privacy],
+            "prompt_tokens": self.prompt_tokens,
+            "max_tokens": self.max_tokens,
+            "language": self.language,
+            "text_only": self.text_only,
+            "metadata": dict(self.metadata),
+        }
 
 
 def message_texts(messages: list[Any]) -> list[tuple[int, int | None, str]]:
@@ -80,9 +86,12 @@ def message_texts(messages: list[Any]) -> list[tuple[int, int | None, str]]:
 
 
 def _text_only(messages: list[Any]) -> bool:
-    return all(not isinstance(m, dict) or not isinstance(m.get("content"), list)
-               or all(isinstance(p, dict) and p.get("type") in ("text", "refusal") for p in m["content"])
-               for m in messages)
+    return all(
+        not isinstance(m, dict)
+        or not isinstance(m.get("content"), list)
+        or all(isinstance(p, dict) and p.get("type") in ("text", "refusal") for p in m["content"])
+        for m in messages
+    )
 
 
 class Scorer:
@@ -100,8 +109,9 @@ class Scorer:
             self.seen.put(text, facts)
         return facts
 
-    def signals(self, messages: list[Any], *, max_tokens: int | None = None,
-                metadata: dict[str, str] | None = None) -> Signals:
+    def signals(
+        self, messages: list[Any], *, max_tokens: int | None = None, metadata: dict[str, str] | None = None
+    ) -> Signals:
         pieces = message_texts(messages)
         findings: list[PrivacyFinding] = []
         counts = []

@@ -15,11 +15,13 @@ from classifiers import _scan
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "token_estimate.json"
 _SYMBOLS = ".,;:!?()[]{}'\"-/*+=<>_#$%&@|\\`~^"
 
-Counts = tuple[int, int, int, int, int, int]   # spaces, newlines, digits, symbols, extra UTF-8 bytes, length
+Counts = tuple[int, int, int, int, int, int]  # spaces, newlines, digits, symbols, extra UTF-8 bytes, length
 
 
 def text_counts(text: str) -> Counts:
-    """Counted in one pass in C (classifiers/scan/windows.c); UTF-8 bytes as `text.encode("utf-8", "surrogatepass")` has them."""
+    """Counted in one pass in C (classifiers/scan/windows.c).
+
+    UTF-8 bytes are counted as `text.encode("utf-8", "surrogatepass")` has them."""
     return _scan.counts(text, _SYMBOLS)
 
 
@@ -28,14 +30,21 @@ def joined_counts(parts: list[Counts]) -> Counts:
     if not parts:
         return (0, 0, 0, 0, 0, 0)
     glue = len(parts) - 1
-    spaces, newlines, digits, symbols, extra, length = (sum(column) for column in zip(*parts))
+    spaces, newlines, digits, symbols, extra, length = (sum(column) for column in zip(*parts, strict=True))
     return spaces, newlines + glue, digits, symbols, extra, length + glue
 
 
 def count_features(counts: Counts) -> list[float]:
     spaces, newlines, digits, symbols, extra, length = counts
-    return [1.0, float(spaces + newlines + 1), float(digits), float(symbols), float(extra), float(newlines),
-            float(length)]
+    return [
+        1.0,
+        float(spaces + newlines + 1),
+        float(digits),
+        float(symbols),
+        float(extra),
+        float(newlines),
+        float(length),
+    ]
 
 
 def token_features(text: str) -> list[float]:
@@ -52,5 +61,5 @@ class TokenEstimator:
     def from_counts(self, counts: Counts) -> int:
         if not counts[5]:
             return 0
-        value = sum(c * f for c, f in zip(self.coefficients, count_features(counts)))
+        value = sum(c * f for c, f in zip(self.coefficients, count_features(counts), strict=True))
         return max(1, round(value))

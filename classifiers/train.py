@@ -16,9 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from classifiers.complexity import MODEL_PATH as COMPLEXITY_PATH, complexity_text
-from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH, SPAN_TYPES, SpanModel
-from classifiers.tokens import MODEL_PATH as TOKENS_PATH, token_features
+from classifiers.complexity import MODEL_PATH as COMPLEXITY_PATH
+from classifiers.complexity import complexity_text
+from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
+from classifiers.privacy.contextual import SPAN_TYPES, SpanModel
+from classifiers.tokens import MODEL_PATH as TOKENS_PATH
+from classifiers.tokens import token_features
 
 DATA = Path(__file__).resolve().parent / "data"
 PRESIDIO_TYPES = {"PERSON": "PERSON", "ORGANIZATION": "ORGANIZATION", "STREET_ADDRESS": "STREET_ADDRESS"}
@@ -38,12 +41,26 @@ def read_jsonl(name: str) -> list[dict]:
 # --- complexity ---------------------------------------------------------------------------
 def complexity_rows() -> list[dict]:
     """Prompt, label (1 = the edge tier is not enough) and the measured outcomes where known."""
-    rows = [{"prompt": r["prompt"], "label": int(not r["weak_correct"]), "source": r["source"],
-             "weak_correct": r["weak_correct"], "strong_correct": r["strong_correct"]}
-            for r in read_jsonl("routellm_train.jsonl")]
-    rows += [{"prompt": r["prompt"], "label": int(r["needs_cloud"]), "source": r["source"],
-              "weak_correct": not r["needs_cloud"], "strong_correct": True}
-             for r in read_jsonl("traffic_labeled.jsonl")]
+    rows = [
+        {
+            "prompt": r["prompt"],
+            "label": int(not r["weak_correct"]),
+            "source": r["source"],
+            "weak_correct": r["weak_correct"],
+            "strong_correct": r["strong_correct"],
+        }
+        for r in read_jsonl("routellm_train.jsonl")
+    ]
+    rows += [
+        {
+            "prompt": r["prompt"],
+            "label": int(r["needs_cloud"]),
+            "source": r["source"],
+            "weak_correct": not r["needs_cloud"],
+            "strong_correct": True,
+        }
+        for r in read_jsonl("traffic_labeled.jsonl")
+    ]
     for row in rows:
         row["split"] = split_of(row["prompt"])
     return rows
@@ -60,14 +77,30 @@ def train_complexity(rows: list[dict]) -> bytes:
     # Lowercasing happens in complexity_text, not in ONNX (its StringNormalizer needs OS locales).
     # Binary term weights: as good as sublinear ones on the held-out split (APGR 0.577 / 0.687
     # against 0.575 / 0.683) and cheaper to score: no logarithm over the 8,000-wide vector.
-    pipeline = Pipeline([
-        ("tfidf", TfidfVectorizer(lowercase=False, token_pattern=r"\b\w\w+\b", ngram_range=(1, 2), min_df=3,
-                                  max_features=8000, binary=True, dtype=np.float32)),
-        ("logreg", LogisticRegression(C=0.5, max_iter=3000)),  # C chosen on a validation split of train
-    ])
+    pipeline = Pipeline(
+        [
+            (
+                "tfidf",
+                TfidfVectorizer(
+                    lowercase=False,
+                    token_pattern=r"\b\w\w+\b",
+                    ngram_range=(1, 2),
+                    min_df=3,
+                    max_features=8000,
+                    binary=True,
+                    dtype=np.float32,
+                ),
+            ),
+            ("logreg", LogisticRegression(C=0.5, max_iter=3000)),  # C chosen on a validation split of train
+        ]
+    )
     pipeline.fit([complexity_text(r["prompt"]) for r in train], [r["label"] for r in train])
-    onnx_model = convert_sklearn(pipeline, initial_types=[("text", StringTensorType([None, 1]))],
-                                 options={id(pipeline.steps[1][1]): {"zipmap": False}}, target_opset=17)
+    onnx_model = convert_sklearn(
+        pipeline,
+        initial_types=[("text", StringTensorType([None, 1]))],
+        options={id(pipeline.steps[1][1]): {"zipmap": False}},
+        target_opset=17,
+    )
     _idf_in_the_vectorizer(onnx_model)
     _check_scores(onnx_model, pipeline, [complexity_text(r["prompt"]) for r in train[:500]])
     onnx_model.producer_version = ""  # keep the bytes independent of the converter's patch release
@@ -163,24 +196,35 @@ def train_spans(rows: list[dict]) -> dict:
     model = LogisticRegression(C=0.5, max_iter=5000)
     model.fit(x, labels)
     assert list(model.classes_) == list(range(len(SPAN_TYPES)))
-    weights = {name: [round(float(w), 4) for w in model.coef_[:, i]]
-               for i, name in enumerate(vectorizer.feature_names_) if np.abs(model.coef_[:, i]).max() >= 0.01}
-    return {"types": list(SPAN_TYPES), "bias": [round(float(b), 4) for b in model.intercept_],
-            "threshold": 0.5, "common": sorted(common), "weights": weights}
+    weights = {
+        name: [round(float(w), 4) for w in model.coef_[:, i]]
+        for i, name in enumerate(vectorizer.feature_names_)
+        if np.abs(model.coef_[:, i]).max() >= 0.01
+    }
+    return {
+        "types": list(SPAN_TYPES),
+        "bias": [round(float(b), 4) for b in model.intercept_],
+        "threshold": 0.5,
+        "common": sorted(common),
+        "weights": weights,
+    }
 
 
 # --- token estimate -----------------------------------------------------------------------
 def train_token_estimate(texts: list[str]) -> dict:
-    from edge_runtime.gguf import resolve_gguf
     from llama_cpp import Llama
+
+    from edge_runtime.gguf import resolve_gguf
 
     vocab = Llama(model_path=str(resolve_gguf("bundled:smollm2-135m")), vocab_only=True, verbose=False)
     x = np.array([token_features(t) for t in texts])
     y = np.array([len(vocab.tokenize(t.encode("utf-8"), add_bos=False, special=False)) for t in texts])
     coefficients, *_ = np.linalg.lstsq(x, y, rcond=None)
-    return {"tokenizer": "SmolLM2-135M-Instruct", "features": ["bias", "words", "digits", "symbols",
-                                                                 "non_ascii_bytes", "newlines", "chars"],
-            "coefficients": [round(float(c), 5) for c in coefficients]}
+    return {
+        "tokenizer": "SmolLM2-135M-Instruct",
+        "features": ["bias", "words", "digits", "symbols", "non_ascii_bytes", "newlines", "chars"],
+        "coefficients": [round(float(c), 5) for c in coefficients],
+    }
 
 
 def token_texts(complexity: list[dict], privacy: list[dict], split: str) -> list[str]:
@@ -195,8 +239,7 @@ def main() -> None:
     COMPLEXITY_PATH.parent.mkdir(parents=True, exist_ok=True)
     COMPLEXITY_PATH.write_bytes(train_complexity(complexity))
     SPANS_PATH.write_text(json.dumps(train_spans(privacy), sort_keys=True, separators=(",", ":")) + "\n")
-    TOKENS_PATH.write_text(json.dumps(train_token_estimate(token_texts(complexity, privacy, "train")),
-                                      indent=1) + "\n")
+    TOKENS_PATH.write_text(json.dumps(train_token_estimate(token_texts(complexity, privacy, "train")), indent=1) + "\n")
     for path in (COMPLEXITY_PATH, SPANS_PATH, TOKENS_PATH):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         print(f"wrote {path.relative_to(DATA.parent.parent)} ({path.stat().st_size:,} bytes, sha256 {digest})")

@@ -16,35 +16,42 @@ import math
 import os
 import queue
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from edge_runtime.textstream import TextStream
 
-SHORT_PROMPT = 64      # a prompt this short is read in one step
-STEP_TARGET_S = 0.05   # the time long prompts may add to one step: what they delay everyone else by
-MIN_CHUNK = 4          # below this, per-step costs dominate and the long prompt crawls
-TOP_K = 40             # llama.cpp's default: the tail past it carries no mass worth a full sort
+SHORT_PROMPT = 64  # a prompt this short is read in one step
+STEP_TARGET_S = 0.05  # the time long prompts may add to one step: what they delay everyone else by
+MIN_CHUNK = 4  # below this, per-step costs dominate and the long prompt crawls
+TOP_K = 40  # llama.cpp's default: the tail past it carries no mass worth a full sort
 
 
 @dataclass
 class Sequence:
-    job: object                                  # the Generation this sequence serves
+    job: object  # the Generation this sequence serves
     seq_id: int
     prompt: list[int]
-    sampler: object | None                       # None: greedy, an argmax here
+    sampler: object | None  # None: greedy, an argmax here
     text: TextStream
-    read: int = 0                                # prompt tokens already decoded
-    last: int = -1                               # the token to feed next, once the prompt is read
+    read: int = 0  # prompt tokens already decoded
+    last: int = -1  # the token to feed next, once the prompt is read
     logit_index: int | None = None
-    cells: int = 0                               # KV cells reserved: prompt + max_tokens
+    cells: int = 0  # KV cells reserved: prompt + max_tokens
 
 
 class BatchScheduler:
-    def __init__(self, llama, n_ctx: int, parallel: int, n_batch: int, n_threads: int | None,
-                 before_decode: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        llama,
+        n_ctx: int,
+        parallel: int,
+        n_batch: int,
+        n_threads: int | None,
+        before_decode: Callable[[], None] = lambda: None,
+    ) -> None:
         import llama_cpp
 
         self.lib = llama_cpp
@@ -58,7 +65,7 @@ class BatchScheduler:
         params.n_batch = n_batch
         params.n_ubatch = n_batch
         params.n_seq_max = parallel
-        params.kv_unified = True             # one pool of cells for all sequences (else n_ctx / parallel each)
+        params.kv_unified = True  # one pool of cells for all sequences (else n_ctx / parallel each)
         # llama.cpp's default of 4 threads oversubscribes small machines (26 tok/s instead of 91 here)
         threads = n_threads or len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         params.n_threads = params.n_threads_batch = max(1, threads or 1)
@@ -75,7 +82,7 @@ class BatchScheduler:
         # request that starts the same way (a system prompt, the turns before) skips that much.
         self.kept: dict[int, list[int]] = {}
         self.reused = 0
-        self.token_s = 0.005   # seconds one token adds to a step; measured as steps run
+        self.token_s = 0.005  # seconds one token adds to a step; measured as steps run
 
     def close(self) -> None:
         for seq in self.active:
@@ -102,8 +109,15 @@ class BatchScheduler:
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(job.seed & 0xFFFFFFFF))
         slot, common = self._slot_for(job.prompt)
         self.free_ids.remove(slot)
-        seq = Sequence(job, slot, job.prompt, chain, TextStream(list(s.stop)),
-                       cells=job.prompt_tokens + job.max_tokens, read=common)
+        seq = Sequence(
+            job,
+            slot,
+            job.prompt,
+            chain,
+            TextStream(list(s.stop)),
+            cells=job.prompt_tokens + job.max_tokens,
+            read=common,
+        )
         self.reserved += seq.cells
         self._make_room()
         self.active.append(seq)
@@ -114,7 +128,7 @@ class BatchScheduler:
         for slot in self.free_ids:
             kept = self.kept.get(slot, ())
             common = 0
-            for a, b in zip(kept, prompt):
+            for a, b in zip(kept, prompt, strict=False):
                 if a != b:
                     break
                 common += 1

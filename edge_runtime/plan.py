@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
 
-KV_BYTES_PER_ELEMENT = 2      # llama.cpp's default KV type is f16
+KV_BYTES_PER_ELEMENT = 2  # llama.cpp's default KV type is f16
 N_BATCH = 512
 
 
@@ -60,8 +60,9 @@ def plan(config: EdgeModelConfig) -> MemoryPlan:
     head_size = embedding // heads
     per_token = layers * kv_heads * head_size * 2 * KV_BYTES_PER_ELEMENT
     compute = N_BATCH * (embedding * 8 + vocab_size) * 4
-    return MemoryPlan(config.name, os.path.getsize(path), per_token, per_token * config.n_ctx, compute, layers,
-                      kv_heads, head_size)
+    return MemoryPlan(
+        config.name, os.path.getsize(path), per_token, per_token * config.n_ctx, compute, layers, kv_heads, head_size
+    )
 
 
 def available_bytes() -> int | None:
@@ -82,19 +83,26 @@ def check_fits(configs: list[EdgeModelConfig]) -> list[MemoryPlan]:
     need = sum(p.total_bytes for p in plans)
     if free is not None and need > free:
         detail = ", ".join(f"{p.model} {p.total_bytes / 2**20:.0f} MiB" for p in plans)
-        raise MemoryError(f"the edge models need {need / 2**20:.0f} MiB ({detail}) but {free / 2**20:.0f} MiB are "
-                          f"available; lower n_ctx or use a smaller model")
+        raise MemoryError(
+            f"the edge models need {need / 2**20:.0f} MiB ({detail}) but {free / 2**20:.0f} MiB are "
+            f"available; lower n_ctx or use a smaller model"
+        )
     return plans
 
 
 def describe(plans: list[MemoryPlan]) -> str:
     lines = [f"{'model':<16} {'weights':>10} {'KV/token':>10} {'KV cache':>10} {'compute':>10} {'total':>10}"]
     for p in plans:
-        lines.append(f"{p.model:<16} {p.weights_bytes / 2**20:>8.1f}Mi {p.kv_bytes_per_token / 1024:>8.1f}Ki "
-                     f"{p.kv_bytes / 2**20:>8.1f}Mi {p.compute_bytes / 2**20:>8.1f}Mi {p.total_bytes / 2**20:>8.1f}Mi"
-                     f"   ({p.layers} layers x {p.kv_heads} KV heads x {p.head_size} x 2 x {KV_BYTES_PER_ELEMENT} B)")
+        lines.append(
+            f"{p.model:<16} {p.weights_bytes / 2**20:>8.1f}Mi {p.kv_bytes_per_token / 1024:>8.1f}Ki "
+            f"{p.kv_bytes / 2**20:>8.1f}Mi {p.compute_bytes / 2**20:>8.1f}Mi {p.total_bytes / 2**20:>8.1f}Mi"
+            f"   ({p.layers} layers x {p.kv_heads} KV heads x {p.head_size} x 2 x {KV_BYTES_PER_ELEMENT} B)"
+        )
     free = available_bytes()
     total = sum(p.total_bytes for p in plans)
-    lines.append(f"needed {total / 2**20:.0f} MiB; available now {free / 2**20:.0f} MiB" if free else
-                 f"needed {total / 2**20:.0f} MiB")
+    lines.append(
+        f"needed {total / 2**20:.0f} MiB; available now {free / 2**20:.0f} MiB"
+        if free
+        else f"needed {total / 2**20:.0f} MiB"
+    )
     return "\n".join(lines)

@@ -28,7 +28,7 @@ class TextStream:
             return out
         keep = self._longest_stop_prefix_suffix()
         out = self._held[: len(self._held) - keep]
-        self._held = self._held[len(out):]
+        self._held = self._held[len(out) :]
         return out
 
     def flush(self) -> str:

@@ -7,9 +7,10 @@ import contextlib
 import gc
 import logging
 import time
-from pathlib import Path
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
-from typing import Any, AsyncIterator
+from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -19,21 +20,21 @@ from starlette.staticfiles import StaticFiles
 
 from classifiers import Scorer
 from edge_runtime import EdgePool
-from policies.policy import Models
-from policies.reload import PolicyFiles
 from gateway import chat, health, metrics, openapi, usage
 from gateway.auth import App, AppKeys
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
+from policies.policy import Models
+from policies.reload import PolicyFiles
 from router import cloud
 from router.answer import Tier
 from router.edge import EdgeModel
 from router.edge_group import EdgeGroup
 from router.errors import EdgewayError, NotFound
-from router.routing import Router
-from router.policy_rules import PolicyRules
 from router.ledger import open_store
+from router.policy_rules import PolicyRules
 from router.pricing import edge_price_of, price_of
+from router.routing import Router
 from router.rules import PlainRules
 
 log = logging.getLogger("edgeway")
@@ -49,7 +50,7 @@ class Gateway:
     keys: AppKeys
     http: cloud.HttpPool
     policies: PolicyFiles
-    metrics: Any = None                  # gateway.metrics.RequestMetrics, set by create_app
+    metrics: Any = None  # gateway.metrics.RequestMetrics, set by create_app
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
     background: set[asyncio.Task] = field(default_factory=set)
@@ -86,11 +87,11 @@ def build_gateway(config: GatewayConfig) -> Gateway:
         if source is None:
             return App(name, PlainRules(router.catalog), reference=lambda: first_cloud)
         rules = PolicyRules(lambda: policies.current(source))
-        return App(name, rules, rules.budget, lambda: policies.current(source).spec.defaults.cloud or first_cloud,
-                   rules.limits)
+        return App(
+            name, rules, rules.budget, lambda: policies.current(source).spec.defaults.cloud or first_cloud, rules.limits
+        )
 
-    apps = [(a.key.get_secret_value(), replace(app_for(a.name), log_prompts=a.log_prompts))
-            for a in config.apps]
+    apps = [(a.key.get_secret_value(), replace(app_for(a.name), log_prompts=a.log_prompts)) for a in config.apps]
     open_app = None if config.apps else app_for("default")
     return Gateway(config, edge, router, AppKeys(apps, open_app), http, policies)
 
@@ -197,6 +198,7 @@ async def _http_error(request: Request, exc: Exception) -> JSON:
 async def _unexpected(request: Request, exc: Exception) -> JSON:
     request_id = getattr(request.state, "request_id", "")
     log.exception("unexpected error in request %s", request_id)
-    return error_response(EdgewayError(f"Internal error in edgeway (request {request_id}); see the gateway log."),
-                          {"x-edgeway-request-id": request_id})
-
+    return error_response(
+        EdgewayError(f"Internal error in edgeway (request {request_id}); see the gateway log."),
+        {"x-edgeway-request-id": request_id},
+    )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass
-
-from typing import Any, Callable
+from typing import Any
 
 from router.decision import Policy
 from router.errors import Unauthorized
@@ -16,10 +16,10 @@ from router.errors import Unauthorized
 class App:
     name: str
     policy: Policy
-    budget: Callable[[], Any] = lambda: None   # -> router.routing.AppBudget | None, read per request
+    budget: Callable[[], Any] = lambda: None  # -> router.routing.AppBudget | None, read per request
     reference: Callable[[], str | None] = lambda: None  # the cloud model of the all-cloud counterfactual
-    limits: Callable[[], Any] = lambda: None   # -> router.limits.Limits | None, read per request
-    log_prompts: bool = False                  # the ledger keeps its prompts (masked) for the dashboard
+    limits: Callable[[], Any] = lambda: None  # -> router.limits.Limits | None, read per request
+    log_prompts: bool = False  # the ledger keeps its prompts (masked) for the dashboard
 
 
 def key_hash(key: str) -> bytes:

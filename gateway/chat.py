@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -25,14 +26,14 @@ from router.routing import Routed, RoutedStream
 
 METADATA_PREFIX = "x-edgeway-"
 CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answer ended
-PROMPT_CHARS = 500   # of an opted-in app's prompt, kept in its ledger row
+PROMPT_CHARS = 500  # of an opted-in app's prompt, kept in its ledger row
 
 
 async def _parse(request: Request, app: App) -> ChatRequest:
     gateway = request.app.state.gateway
     server = gateway.config.server
     body = await read_json(request, server.max_body_bytes, server.body_timeout_s)
-    metadata = {k[len(METADATA_PREFIX):]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
+    metadata = {k[len(METADATA_PREFIX) :]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
     chat = parse_chat_request(body, metadata)
     chat.app = app.name
     return chat
@@ -44,8 +45,12 @@ def _identify(request: Request) -> App:
 
 
 def _headers(request: Request, routed: Routed) -> dict[str, str]:
-    headers = {"x-edgeway-route": routed.route, "x-edgeway-model": routed.model.name,
-               "x-edgeway-rule": routed.decision.rule, "x-edgeway-request-id": request.state.request_id}
+    headers = {
+        "x-edgeway-route": routed.route,
+        "x-edgeway-model": routed.model.name,
+        "x-edgeway-rule": routed.decision.rule,
+        "x-edgeway-request-id": request.state.request_id,
+    }
     if routed.escalated:
         headers["x-edgeway-cascade"] = f"escalated: {routed.escalated}"
     elif routed.decision.cascade is not None:
@@ -96,8 +101,11 @@ def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
     if not users:
         return None
     last = users[-1]
-    texts = [masked(text, [f for f in signals.privacy if f.message == last and f.part == j])
-             for i, j, text in message_texts(chat.messages) if i == last]
+    texts = [
+        masked(text, [f for f in signals.privacy if f.message == last and f.part == j])
+        for i, j, text in message_texts(chat.messages)
+        if i == last
+    ]
     return " ".join(texts)[:PROMPT_CHARS]
 
 
@@ -110,7 +118,8 @@ async def completions(request: Request) -> Response:
         router = request.app.state.gateway.router
         if not chat.stream:
             routed = await unless_client_leaves(
-                request.receive, router.complete(chat, app.name, app.policy, app.budget(), app.limits()))
+                request.receive, router.complete(chat, app.name, app.policy, app.budget(), app.limits())
+            )
             visit.routed(routed, chat)
             visit.first_token()
             visit.end(routed.answer.usage)
@@ -121,11 +130,15 @@ async def completions(request: Request) -> Response:
         raise
     except ClientGone:
         visit.end(status=CLIENT_CLOSED, error="client_closed")
-        return Response(status_code=CLIENT_CLOSED)   # nobody reads it; the row is what counts
+        return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the row is what counts
     visit.routed(routed, chat)
     events = _events(routed, chat, visit)
-    return EventStream(events, _headers(request, routed), lambda: _closed(routed, visit),
-                       request.app.state.gateway.config.server.write_timeout_s)
+    return EventStream(
+        events,
+        _headers(request, routed),
+        lambda: _closed(routed, visit),
+        request.app.state.gateway.config.server.write_timeout_s,
+    )
 
 
 async def _closed(routed: RoutedStream, visit: Visit) -> None:
@@ -162,5 +175,7 @@ async def route(request: Request) -> Response:
     app = _identify(request)
     chat = await _parse(request, app)
     signals, decision = request.app.state.gateway.router.decide(chat, app.name, app.policy, app.budget())
-    return JSON({"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()},
-                headers={"x-edgeway-request-id": request.state.request_id})
+    return JSON(
+        {"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()},
+        headers={"x-edgeway-request-id": request.state.request_id},
+    )

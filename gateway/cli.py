@@ -21,8 +21,11 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", help="listen address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="listen port (default 8080)")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    serve.add_argument("--edge-only", action="store_true",
-                       help="serve only this machine's edge models: an edge node for other gateways")
+    serve.add_argument(
+        "--edge-only",
+        action="store_true",
+        help="serve only this machine's edge models: an edge node for other gateways",
+    )
 
     explain = verbs.add_parser("explain", help="print the signals and decision for a prompt; calls no model")
     explain.add_argument("--config")
@@ -43,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
     bench.add_argument("suite", choices=["startup", "classify", "cascade", "overhead", "load", "edge"])
-    bench.add_argument("--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)")
+    bench.add_argument(
+        "--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)"
+    )
 
     args = parser.parse_args(argv)
     verbs_run = {"serve": _serve, "explain": _explain, "bench": _bench, "policy": _policy_check, "edge": _edge_plan}
@@ -88,8 +93,14 @@ def _policy_check(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from gateway.bench import cascade, classify, edge, load, overhead, startup
 
-    suites = {"startup": startup.run, "classify": classify.run, "cascade": cascade.run, "overhead": overhead.run,
-              "load": load.run, "edge": edge.run}
+    suites = {
+        "startup": startup.run,
+        "classify": classify.run,
+        "cascade": cascade.run,
+        "overhead": overhead.run,
+        "load": load.run,
+        "edge": edge.run,
+    }
     suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0
 
@@ -102,7 +113,7 @@ def _gateway(config):
         return build_gateway(config)
     except FileError as exc:
         print(f"edgeway: invalid policy:\n{exc}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
 
 
 def _load(path: str | None, secrets: bool = True):
@@ -113,10 +124,10 @@ def _load(path: str | None, secrets: bool = True):
         return load_config(path, secrets=secrets)
     except FileError as exc:
         print(f"edgeway: invalid config:\n{exc}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
     except OSError as exc:
         print(f"edgeway: cannot read config: {exc}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -148,10 +159,19 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"edgeway: refusing to start: {exc}", file=sys.stderr)
         return 2
     app = create_app(_gateway(config), started=STARTED)
-    server = uvicorn.Server(uvicorn.Config(
-        app, host=config.server.host, port=config.server.port, loop="uvloop", http="httptools",
-        log_level=args.log_level, access_log=False, timeout_graceful_shutdown=config.server.shutdown_grace_s,
-        timeout_keep_alive=5))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=config.server.host,
+            port=config.server.port,
+            loop="uvloop",
+            http="httptools",
+            log_level=args.log_level,
+            access_log=False,
+            timeout_graceful_shutdown=config.server.shutdown_grace_s,
+            timeout_keep_alive=5,
+        )
+    )
     server.run()
     return 0
 

@@ -28,9 +28,9 @@ class ServerConfig(Strict):
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
     max_body_bytes: int = Field(4 * MiB, ge=1024)
-    body_timeout_s: float = Field(30.0, gt=0)     # a client must send its whole body within this
-    write_timeout_s: float = Field(60.0, gt=0)    # a client that stops reading a stream is dropped after this
-    shutdown_grace_s: float = Field(30.0, ge=0)   # on SIGTERM, in-flight requests get this long to finish
+    body_timeout_s: float = Field(30.0, gt=0)  # a client must send its whole body within this
+    write_timeout_s: float = Field(60.0, gt=0)  # a client that stops reading a stream is dropped after this
+    shutdown_grace_s: float = Field(30.0, ge=0)  # on SIGTERM, in-flight requests get this long to finish
 
 
 class EdgeConfig(Strict):
@@ -45,8 +45,8 @@ class CloudConfig(Strict):
 class AppConfig(Strict):
     name: str = Field(min_length=1)
     key: SecretStr
-    policy: str | None = None       # a policy file, relative to this config file; else default_policy
-    log_prompts: bool = False       # keep each request's last user message (private data masked) in the ledger
+    policy: str | None = None  # a policy file, relative to this config file; else default_policy
+    log_prompts: bool = False  # keep each request's last user message (private data masked) in the ledger
 
     @field_validator("key")
     @classmethod
@@ -61,7 +61,7 @@ class GatewayConfig(Strict):
     edge: EdgeConfig = Field(default_factory=EdgeConfig)
     cloud: CloudConfig = Field(default_factory=CloudConfig)
     apps: list[AppConfig] = Field(default_factory=list)
-    default_policy: str | None = None   # for apps without a policy file; else the plain rules
+    default_policy: str | None = None  # for apps without a policy file; else the plain rules
     store: str = "memory://"
     admin_key: SecretStr | None = None
     _base_dir: Path = PrivateAttr(default_factory=lambda: Path("."))
@@ -84,7 +84,7 @@ class GatewayConfig(Strict):
         return value if value is not None and value.get_secret_value() else None
 
     @model_validator(mode="after")
-    def _consistent(self) -> "GatewayConfig":
+    def _consistent(self) -> GatewayConfig:
         names = [m.name for m in self.edge.models] + [m.name for m in self.cloud.models]
         duplicates = sorted({n for n in names if names.count(n) > 1} | ({"auto"} & set(names)))
         if duplicates:
@@ -97,8 +97,10 @@ class GatewayConfig(Strict):
     def require_auth_or_loopback(self) -> None:
         """Serving without app keys is only safe on this machine."""
         if not self.apps and not is_loopback(self.server.host):
-            raise ValueError(f"no apps are configured, so requests are not authenticated; refusing to listen "
-                             f"on {self.server.host}. Add apps with keys, or listen on 127.0.0.1.")
+            raise ValueError(
+                f"no apps are configured, so requests are not authenticated; refusing to listen "
+                f"on {self.server.host}. Add apps with keys, or listen on 127.0.0.1."
+            )
 
 
 def is_loopback(host: str) -> bool:
@@ -119,8 +121,11 @@ ENV_PROVIDERS = (
 
 def default_config(env: dict[str, str] | None = None) -> GatewayConfig:
     env = dict(os.environ) if env is None else env
-    cloud = [CloudModelConfig(name=name, provider_model=model, api_key=SecretStr(env[var]))
-             for var, name, model in ENV_PROVIDERS if env.get(var)]
+    cloud = [
+        CloudModelConfig(name=name, provider_model=model, api_key=SecretStr(env[var]))
+        for var, name, model in ENV_PROVIDERS
+        if env.get(var)
+    ]
     return GatewayConfig(cloud=CloudConfig(models=cloud))
 
 

@@ -21,13 +21,16 @@ async def readyz(request: Request) -> Response:
     gateway = request.app.state.gateway
     ready = gateway.edge.ready
     store = gateway.router.store.status()
-    body = {"status": ("ready" if store == "ok" else "degraded") if ready else "loading", "store": store,
-            "ready_seconds": None if gateway.ready_seconds is None else round(gateway.ready_seconds, 3),
-            "edge": [dataclasses.asdict(s) for s in gateway.edge.states()],
-            "cloud": [m.name for m in gateway.config.cloud.models],
-            "policies": gateway.policies.status(),
-            "circuits": {name: b.as_dict() for name, b in gateway.router.breakers.items()},
-            "edge_nodes": {g.name: g.status() for g in gateway.edge_groups()}}
+    body = {
+        "status": ("ready" if store == "ok" else "degraded") if ready else "loading",
+        "store": store,
+        "ready_seconds": None if gateway.ready_seconds is None else round(gateway.ready_seconds, 3),
+        "edge": [dataclasses.asdict(s) for s in gateway.edge.states()],
+        "cloud": [m.name for m in gateway.config.cloud.models],
+        "policies": gateway.policies.status(),
+        "circuits": {name: b.as_dict() for name, b in gateway.router.breakers.items()},
+        "edge_nodes": {g.name: g.status() for g in gateway.edge_groups()},
+    }
     return JSON(body, status_code=200 if ready else 503)
 
 
@@ -35,6 +38,8 @@ async def models(request: Request) -> Response:
     gateway = request.app.state.gateway
     gateway.keys.identify(request.headers.get("authorization"))
     data = [{"id": "auto", "object": "model", "created": _CREATED, "owned_by": "edgeway-router"}]
-    data += [{"id": info.name, "object": "model", "created": _CREATED, "owned_by": f"edgeway-{info.tier}"}
-             for info in gateway.router.catalog.models.values()]
+    data += [
+        {"id": info.name, "object": "model", "created": _CREATED, "owned_by": f"edgeway-{info.tier}"}
+        for info in gateway.router.catalog.models.values()
+    ]
     return JSON({"object": "list", "data": data})

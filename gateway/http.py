@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import anyio
 import orjson
@@ -61,16 +62,24 @@ class EventStream:
     which is where a generation that nobody reads any more is stopped.
     """
 
-    def __init__(self, events: AsyncIterator[bytes], headers: dict[str, str],
-                 on_close: Callable[[], Awaitable[None]], write_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        events: AsyncIterator[bytes],
+        headers: dict[str, str],
+        on_close: Callable[[], Awaitable[None]],
+        write_timeout_s: float = 60.0,
+    ) -> None:
         self.events = events
         self.headers = headers
         self.on_close = on_close
         self.write_timeout_s = write_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache"),
-                   (b"x-accel-buffering", b"no")]
+        headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
         headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers.items()]
         try:
             async with anyio.create_task_group() as group:
@@ -106,7 +115,7 @@ class _StalledWrite:
         self.now = self._loop.time
         self._handle: asyncio.TimerHandle | None = None
 
-    def __enter__(self) -> "_StalledWrite":
+    def __enter__(self) -> _StalledWrite:
         self._handle = self._loop.call_later(self.timeout_s / 4, self._check)
         return self
 

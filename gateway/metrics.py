@@ -18,26 +18,34 @@ class GatewayCollector:
 
     def collect(self):
         policies = self.gateway.policies
-        valid = GaugeMetricFamily("edgeway_policy_valid", "1 if the app's policy file loaded on its last change, "
-                                  "0 if the last good policy is in force after a failed reload", labels=["app"])
-        failed = CounterMetricFamily("edgeway_policy_reload_failures", "Policy file changes that failed to load",
-                                     labels=["app"])
-        reloads = CounterMetricFamily("edgeway_policy_reloads", "Policy file changes that took effect",
-                                      labels=["app"])
+        valid = GaugeMetricFamily(
+            "edgeway_policy_valid",
+            "1 if the app's policy file loaded on its last change, "
+            "0 if the last good policy is in force after a failed reload",
+            labels=["app"],
+        )
+        failed = CounterMetricFamily(
+            "edgeway_policy_reload_failures", "Policy file changes that failed to load", labels=["app"]
+        )
+        reloads = CounterMetricFamily("edgeway_policy_reloads", "Policy file changes that took effect", labels=["app"])
         for app, entry in policies.loaded.items():
             valid.add_metric([app], 0.0 if entry.error else 1.0)
             failed.add_metric([app], entry.failed_reloads)
             reloads.add_metric([app], entry.reloads)
         yield from (valid, failed, reloads)
         queue = GaugeMetricFamily("edgeway_edge_queue_depth", "Edge requests waiting", labels=["model"])
-        outstanding = GaugeMetricFamily("edgeway_edge_outstanding_tokens", "Prompt and max tokens of edge work "
-                                        "queued or running", labels=["model"])
+        outstanding = GaugeMetricFamily(
+            "edgeway_edge_outstanding_tokens", "Prompt and max tokens of edge work queued or running", labels=["model"]
+        )
         for state in self.gateway.edge.states():
             queue.add_metric([state.model], state.queued)
             outstanding.add_metric([state.model], state.outstanding_tokens)
         yield from (queue, outstanding)
-        circuit = GaugeMetricFamily("edgeway_upstream_circuit_state", "Circuit breaker per cloud model: "
-                                    "0 closed, 1 half-open, 2 open", labels=["model"])
+        circuit = GaugeMetricFamily(
+            "edgeway_upstream_circuit_state",
+            "Circuit breaker per cloud model: 0 closed, 1 half-open, 2 open",
+            labels=["model"],
+        )
         for name, breaker in self.gateway.router.breakers.items():
             circuit.add_metric([name], {"closed": 0, "half-open": 1, "open": 2}[breaker.state])
         yield circuit
@@ -54,12 +62,21 @@ class RequestMetrics:
         self.requests = Counter("edgeway_requests", "Chat completion requests", _LABELS, registry=registry)
         self.tokens = Counter("edgeway_tokens", "Tokens", _LABELS + ("kind",), registry=registry)
         self.cost = Counter("edgeway_cost_usd", "What the requests cost", _LABELS, registry=registry)
-        self.savings = Counter("edgeway_savings_usd", "All-cloud counterfactual minus cost", _LABELS,
-                               registry=registry)
-        self.ttft = Histogram("edgeway_time_to_first_token_seconds", "Time to first token", ("app", "route"),
-                              buckets=_BUCKETS, registry=registry)
-        self.latency = Histogram("edgeway_request_duration_seconds", "Total request time", ("app", "route"),
-                                 buckets=_BUCKETS, registry=registry)
+        self.savings = Counter("edgeway_savings_usd", "All-cloud counterfactual minus cost", _LABELS, registry=registry)
+        self.ttft = Histogram(
+            "edgeway_time_to_first_token_seconds",
+            "Time to first token",
+            ("app", "route"),
+            buckets=_BUCKETS,
+            registry=registry,
+        )
+        self.latency = Histogram(
+            "edgeway_request_duration_seconds",
+            "Total request time",
+            ("app", "route"),
+            buckets=_BUCKETS,
+            registry=registry,
+        )
 
         self._series: dict[tuple[str, str, str, int], tuple] = {}
 
@@ -70,14 +87,20 @@ class RequestMetrics:
         if series is None:
             labels = (app, route, model, str(status))
             series = self._series[key] = (
-                self.requests.labels(*labels), self.tokens.labels(*labels, "prompt"),
-                self.tokens.labels(*labels, "completion"), self.cost.labels(*labels), self.savings.labels(*labels),
-                self.ttft.labels(app, route), self.latency.labels(app, route))
+                self.requests.labels(*labels),
+                self.tokens.labels(*labels, "prompt"),
+                self.tokens.labels(*labels, "completion"),
+                self.cost.labels(*labels),
+                self.savings.labels(*labels),
+                self.ttft.labels(app, route),
+                self.latency.labels(app, route),
+            )
         return series
 
     def observe(self, row) -> None:
-        requests, prompt, completion, cost, savings, ttft, latency = self._for(row.app, row.route, row.model,
-                                                                               row.status)
+        requests, prompt, completion, cost, savings, ttft, latency = self._for(
+            row.app, row.route, row.model, row.status
+        )
         requests.inc()
         prompt.inc(row.prompt_tokens)
         completion.inc(row.completion_tokens)
@@ -95,5 +118,4 @@ def registry_for(gateway) -> tuple[CollectorRegistry, RequestMetrics]:
 
 
 async def metrics(request: Request) -> Response:
-    return Response(generate_latest(request.app.state.registry),
-                    media_type="text/plain; version=0.0.4; charset=utf-8")
+    return Response(generate_latest(request.app.state.registry), media_type="text/plain; version=0.0.4; charset=utf-8")

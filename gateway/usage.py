@@ -11,7 +11,7 @@ import csv
 import hmac
 import io
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from starlette.requests import Request
@@ -51,9 +51,10 @@ def _time(value: str | None, name: str) -> float | None:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise InvalidRequest(f"'{name}' must be a date (2026-11-30), a date-time or Unix seconds; got {value!r}.",
-                             param=name) from None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).timestamp()
+        raise InvalidRequest(
+            f"'{name}' must be a date (2026-11-30), a date-time or Unix seconds; got {value!r}.", param=name
+        ) from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -68,13 +69,18 @@ def summarize(rows: list[UsageRow]) -> dict:
     counterfactual = sum(r.counterfactual_usd for r in rows)
     latencies = [r.latency_ms for r in rows if r.status == 200]
     return {
-        "requests": len(rows), "errors": sum(r.status >= 400 for r in rows),
-        "edge_requests": sum(r.route == "edge" for r in rows), "cloud_requests": sum(r.route == "cloud" for r in rows),
-        "prompt_tokens": sum(r.prompt_tokens for r in rows), "completion_tokens": sum(r.completion_tokens for r in rows),
-        "cost_usd": round(cost, 6), "counterfactual_usd": round(counterfactual, 6),
+        "requests": len(rows),
+        "errors": sum(r.status >= 400 for r in rows),
+        "edge_requests": sum(r.route == "edge" for r in rows),
+        "cloud_requests": sum(r.route == "cloud" for r in rows),
+        "prompt_tokens": sum(r.prompt_tokens for r in rows),
+        "completion_tokens": sum(r.completion_tokens for r in rows),
+        "cost_usd": round(cost, 6),
+        "counterfactual_usd": round(counterfactual, 6),
         "savings_usd": round(counterfactual - cost, 6),
         "savings_pct": round(100 * (counterfactual - cost) / counterfactual, 1) if counterfactual else None,
-        "latency_p50_ms": _percentile(latencies, 0.5), "latency_p95_ms": _percentile(latencies, 0.95),
+        "latency_p50_ms": _percentile(latencies, 0.5),
+        "latency_p95_ms": _percentile(latencies, 0.95),
         "ttft_p50_ms": _percentile([r.ttft_ms for r in rows if r.ttft_ms is not None], 0.5),
     }
 
@@ -86,9 +92,15 @@ def _budgets(request: Request, only: str | None) -> list[dict]:
         budget = app.budget()
         if budget is None or (only is not None and app.name != only):
             continue
-        out.append({"app": app.name, "daily_usd": budget.caps.daily_usd, "monthly_usd": budget.caps.monthly_usd,
-                    "left_usd": round(gateway.router.store.left(app.name, budget.caps) or 0.0, 6),
-                    "on_exhausted": budget.on_exhausted})
+        out.append(
+            {
+                "app": app.name,
+                "daily_usd": budget.caps.daily_usd,
+                "monthly_usd": budget.caps.monthly_usd,
+                "left_usd": round(gateway.router.store.left(app.name, budget.caps) or 0.0, 6),
+                "on_exhausted": budget.on_exhausted,
+            }
+        )
     return out
 
 
@@ -110,14 +122,22 @@ async def api_usage(request: Request) -> Response:
     groups: dict[str, list[UsageRow]] = {}
     for row in rows:
         groups.setdefault(row.day if group_by == "day" else str(getattr(row, group_by)), []).append(row)
-    return JSON({
-        "app": app, "from": since, "to": until, "group_by": group_by, "generated_at": time.time(),
-        "totals": summarize(rows),
-        "groups": [{"key": key, **summarize(group)} for key, group in sorted(groups.items())],
-        "split": [{"app": name, "route": route, "requests": n} for (name, route), n in sorted(_split(rows).items())],
-        "budgets": _budgets(request, app),
-        "recent": [r.as_dict() for r in rows[-50:][::-1]],
-    })
+    return JSON(
+        {
+            "app": app,
+            "from": since,
+            "to": until,
+            "group_by": group_by,
+            "generated_at": time.time(),
+            "totals": summarize(rows),
+            "groups": [{"key": key, **summarize(group)} for key, group in sorted(groups.items())],
+            "split": [
+                {"app": name, "route": route, "requests": n} for (name, route), n in sorted(_split(rows).items())
+            ],
+            "budgets": _budgets(request, app),
+            "recent": [r.as_dict() for r in rows[-50:][::-1]],
+        }
+    )
 
 
 async def _rows(request: Request, app: str | None, since: float | None, until: float | None) -> list[UsageRow]:
@@ -138,8 +158,11 @@ def _csv(rows: list[UsageRow]) -> Response:
     writer.writerow(UsageRow.columns())
     for row in rows:
         writer.writerow([getattr(row, c) for c in UsageRow.columns()])
-    return Response(out.getvalue(), media_type="text/csv",
-                    headers={"content-disposition": 'attachment; filename="edgeway-usage.csv"'})
+    return Response(
+        out.getvalue(),
+        media_type="text/csv",
+        headers={"content-disposition": 'attachment; filename="edgeway-usage.csv"'},
+    )
 
 
 async def dashboard(request: Request) -> Response:

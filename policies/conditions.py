@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
 from policies.schema import NumberTest, TextTest, When
 
@@ -13,7 +14,7 @@ from policies.schema import NumberTest, TextTest, When
 class Facts:
     """What a condition can test: the request's signals, its metadata and the live state."""
 
-    complexity_of: Callable[[], float] = lambda: 0.0   # read only when a rule tests complexity
+    complexity_of: Callable[[], float] = lambda: 0.0  # read only when a rule tests complexity
     prompt_tokens: int = 0
     max_tokens: int | None = None
     pii: frozenset[str] = frozenset()
@@ -33,9 +34,14 @@ class Facts:
 def _number(test: NumberTest, value: float | None) -> bool:
     if value is None:
         return False  # an absent value (no max_tokens, no budget) passes no comparison
-    return ((test.gt is None or value > test.gt) and (test.gte is None or value >= test.gte)
-            and (test.lt is None or value < test.lt) and (test.lte is None or value <= test.lte)
-            and (test.eq is None or value == test.eq) and (test.in_ is None or value in test.in_))
+    return (
+        (test.gt is None or value > test.gt)
+        and (test.gte is None or value >= test.gte)
+        and (test.lt is None or value < test.lt)
+        and (test.lte is None or value <= test.lte)
+        and (test.eq is None or value == test.eq)
+        and (test.in_ is None or value in test.in_)
+    )
 
 
 def _text(test: TextTest, value: str) -> bool:

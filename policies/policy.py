@@ -39,8 +39,8 @@ class RuleTrace:
 @dataclass(frozen=True)
 class Verdict:
     rule: str
-    targets: tuple[str, ...]          # concrete model names, first to last resort
-    cloud_allowed: bool               # may any part of handling this request reach a cloud model
+    targets: tuple[str, ...]  # concrete model names, first to last resort
+    cloud_allowed: bool  # may any part of handling this request reach a cloud model
     redact: bool = False
     cascade: Cascade | None = None
     deny: str | None = None
@@ -65,8 +65,13 @@ class AppPolicy:
                 chosen = rule
                 break
         if chosen.action == "deny":
-            return Verdict(chosen.name, (), False, deny=chosen.message or f"Denied by policy rule {chosen.name!r}.",
-                           trace=tuple(trace))
+            return Verdict(
+                chosen.name,
+                (),
+                False,
+                deny=chosen.message or f"Denied by policy rule {chosen.name!r}.",
+                trace=tuple(trace),
+            )
         return self._route(chosen, facts.model, tuple(trace))
 
     def _route(self, rule: Rule, requested: str, trace: tuple[RuleTrace, ...]) -> Verdict:
@@ -80,9 +85,18 @@ class AppPolicy:
         cloud_allowed = self.spec.allow_cloud and not (rule.fails_closed and primary_tier == "edge")
         if not cloud_allowed:
             targets = [t for t in targets if self.models.tier_of(t) == "edge"]
-        reasons = (f"rule {rule.name!r}: route {rule.route}" + (f", fallback {rule.fallback}" if rule.fallback else ""),)
-        return Verdict(rule.name, tuple(targets), cloud_allowed, redact=rule.redact,
-                       cascade=rule.cascade if cloud_allowed else None, trace=trace, reasons=reasons)
+        reasons = (
+            f"rule {rule.name!r}: route {rule.route}" + (f", fallback {rule.fallback}" if rule.fallback else ""),
+        )
+        return Verdict(
+            rule.name,
+            tuple(targets),
+            cloud_allowed,
+            redact=rule.redact,
+            cascade=rule.cascade if cloud_allowed else None,
+            trace=trace,
+            reasons=reasons,
+        )
 
     def resolve(self, route: str | None, requested: str) -> str | None:
         """`edge`/`cloud` -> the requested model if it is of that tier, else the app's default."""
@@ -118,12 +132,18 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: Any):
     for tier in TIERS:
         name = getattr(spec.defaults, tier)
         if name is not None and name not in (models.edge if tier == "edge" else models.cloud):
-            yield problem_at(filename, root, ("defaults", tier),
-                             f"unknown {tier} model {name!r}; expected one of "
-                             f"{sorted(models.edge if tier == 'edge' else models.cloud)}")
+            yield problem_at(
+                filename,
+                root,
+                ("defaults", tier),
+                f"unknown {tier} model {name!r}; expected one of "
+                f"{sorted(models.edge if tier == 'edge' else models.cloud)}",
+            )
     for i, rule in enumerate(spec.rules):
-        steps = [("route", rule.route)] + [(("fallback",) if isinstance(rule.fallback, str) else ("fallback", j), s)
-                                           for j, s in enumerate(rule.fallbacks)]
+        steps = [("route", rule.route)] + [
+            (("fallback",) if isinstance(rule.fallback, str) else ("fallback", j), s)
+            for j, s in enumerate(rule.fallbacks)
+        ]
         if rule.cascade:
             steps.append((("cascade", "escalate_to"), rule.cascade.escalate_to))
         for key, name in steps:
@@ -137,8 +157,12 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: Any):
                     loc = ("rules", i) + (key if isinstance(key, tuple) else (key,))
                     yield problem_at(filename, root, loc, f"this app has allow_cloud: false, so it cannot use {name!r}")
         if rule.cascade and (rule.cascade.escalate_to == "edge" or rule.cascade.escalate_to in models.edge):
-            yield problem_at(filename, root, ("rules", i, "cascade", "escalate_to"),
-                             "a cascade escalates from the edge to a cloud model; expected cloud or a cloud model")
+            yield problem_at(
+                filename,
+                root,
+                ("rules", i, "cascade", "escalate_to"),
+                "a cascade escalates from the edge to a cloud model; expected cloud or a cloud model",
+            )
 
 
 def _reachability_problems(spec: PolicyFile, filename: str, root: Any) -> list[Problem]:
@@ -150,7 +174,12 @@ def _reachability_problems(spec: PolicyFile, filename: str, root: Any) -> list[P
     catch_all = next((i for i, r in enumerate(spec.rules) if r.when is None), None)
     if catch_all is not None:
         for i in range(catch_all + 1, len(spec.rules)):
-            problems.append(problem_at(filename, root, ("rules", i),
-                                       f"unreachable: rule {spec.rules[catch_all].name!r} above has no 'when' and "
-                                       f"matches every request"))
+            problems.append(
+                problem_at(
+                    filename,
+                    root,
+                    ("rules", i),
+                    f"unreachable: rule {spec.rules[catch_all].name!r} above has no 'when' and matches every request",
+                )
+            )
     return problems

@@ -84,8 +84,10 @@ class PolicyFiles:
         entry.error = error
 
     def status(self) -> dict[str, dict]:
-        return {app: {"file": str(e.path), "loaded_at": round(e.loaded_at, 3), "reloads": e.reloads,
-                      "error": e.error} for app, e in self.loaded.items()}
+        return {
+            app: {"file": str(e.path), "loaded_at": round(e.loaded_at, 3), "reloads": e.reloads, "error": e.error}
+            for app, e in self.loaded.items()
+        }
 
 
 def _unreadable(path: Path, exc: OSError):

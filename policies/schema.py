@@ -39,7 +39,7 @@ class NumberTest(Strict):
     in_: list[Number] | None = Field(None, alias="in")
 
     @model_validator(mode="after")
-    def _some(self) -> "NumberTest":
+    def _some(self) -> NumberTest:
         if all(v is None for v in (self.gt, self.gte, self.lt, self.lte, self.eq, self.in_)):
             raise ValueError("expected at least one of gt, gte, lt, lte, eq, in")
         return self
@@ -50,7 +50,7 @@ class TextTest(Strict):
     in_: list[str] | None = Field(None, alias="in")
 
     @model_validator(mode="after")
-    def _some(self) -> "TextTest":
+    def _some(self) -> TextTest:
         if self.eq is None and self.in_ is None:
             raise ValueError("expected eq or in")
         return self
@@ -62,16 +62,16 @@ class When(Strict):
     complexity: NumberTest | None = None
     prompt_tokens: NumberTest | None = None
     max_tokens: NumberTest | None = None
-    latency_budget_ms: NumberTest | None = None      # the x-edgeway-latency-budget-ms header
-    edge_queue_wait_ms: NumberTest | None = None     # live: estimated wait before the edge starts
-    budget_left_usd: NumberTest | None = None        # live: what is left of today's budget
-    pii: list[str] | Literal["any"] | None = None    # any of these entity types was found
-    model: TextTest | None = None                    # the model the request named ("auto" included)
+    latency_budget_ms: NumberTest | None = None  # the x-edgeway-latency-budget-ms header
+    edge_queue_wait_ms: NumberTest | None = None  # live: estimated wait before the edge starts
+    budget_left_usd: NumberTest | None = None  # live: what is left of today's budget
+    pii: list[str] | Literal["any"] | None = None  # any of these entity types was found
+    model: TextTest | None = None  # the model the request named ("auto" included)
     language: TextTest | None = None
-    tags: list[str] | None = None                    # any of these in x-edgeway-tags
-    all: list["When"] | None = None
-    any: list["When"] | None = None
-    not_: "When | None" = Field(None, alias="not")
+    tags: list[str] | None = None  # any of these in x-edgeway-tags
+    all: list[When] | None = None
+    any: list[When] | None = None
+    not_: When | None = Field(None, alias="not")
 
     @field_validator("pii")
     @classmethod
@@ -85,32 +85,33 @@ class When(Strict):
         return value
 
     @model_validator(mode="after")
-    def _not_empty(self) -> "When":
+    def _not_empty(self) -> When:
         if not self.model_fields_set:
             raise ValueError("an empty condition: leave 'when' out to match every request")
         return self
 
 
 class Cascade(Strict):
-    escalate_to: str = "cloud"            # cloud, or a cloud model's name
+    escalate_to: str = "cloud"  # cloud, or a cloud model's name
     when_confidence_below: float = Field(ge=0, le=1)
 
 
 class Rule(Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    when: When | None = None              # no condition: matches every request (a catch-all)
-    route: str | None = None              # edge, cloud, or a model name
-    fallback: str | list[str] | None = None   # tried in order if the route fails; 'none' fails closed
+    when: When | None = None  # no condition: matches every request (a catch-all)
+    route: str | None = None  # edge, cloud, or a model name
+    fallback: str | list[str] | None = None  # tried in order if the route fails; 'none' fails closed
     action: Literal["deny"] | None = None
     message: str | None = None
     redact: bool = False
     cascade: Cascade | None = None
 
     @model_validator(mode="after")
-    def _one_outcome(self) -> "Rule":
+    def _one_outcome(self) -> Rule:
         if self.action == "deny":
-            extra = [k for k in ("route", "fallback", "cascade") if getattr(self, k) is not None] + \
-                (["redact"] if self.redact else [])
+            extra = [k for k in ("route", "fallback", "cascade") if getattr(self, k) is not None] + (
+                ["redact"] if self.redact else []
+            )
             if extra:
                 raise ValueError(f"a deny rule takes only 'message'; remove {extra}")
         elif self.route is None:
@@ -141,7 +142,7 @@ class Budget(Strict):
     on_exhausted: Literal["edge", "deny"] = "edge"
 
     @model_validator(mode="after")
-    def _some(self) -> "Budget":
+    def _some(self) -> Budget:
         if self.daily_usd is None and self.monthly_usd is None:
             raise ValueError("expected daily_usd or monthly_usd")
         return self
@@ -149,15 +150,15 @@ class Budget(Strict):
 
 class RateLimits(Strict):
     requests_per_minute: int | None = Field(None, ge=1)
-    tokens_per_minute: int | None = Field(None, ge=1)   # prompt tokens + max_tokens, at admission
-    max_messages: int | None = Field(None, ge=1)        # more messages in one request: 400
-    max_tokens: int | None = Field(None, ge=1)          # a larger max_tokens: 400; none asked: this one
+    tokens_per_minute: int | None = Field(None, ge=1)  # prompt tokens + max_tokens, at admission
+    max_messages: int | None = Field(None, ge=1)  # more messages in one request: 400
+    max_tokens: int | None = Field(None, ge=1)  # a larger max_tokens: 400; none asked: this one
 
 
 class PolicyFile(Strict):
     app: str | None = None
     defaults: Defaults = Field(default_factory=Defaults)
-    allow_cloud: bool = True              # false: nothing of this app ever leaves the machine
+    allow_cloud: bool = True  # false: nothing of this app ever leaves the machine
     budget: Budget | None = None
     limits: RateLimits | None = None
     rules: list[Rule] = Field(min_length=1)

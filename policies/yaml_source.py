@@ -44,20 +44,22 @@ def load_model(path: str | Path, model: type[Model], *, env: dict[str, str] | No
     return parse_model(text, model, filename=str(path), env=env)
 
 
-def parse_model(text: str, model: type[Model], *, filename: str = "<string>",
-                env: dict[str, str] | None = None) -> Model:
+def parse_model(
+    text: str, model: type[Model], *, filename: str = "<string>", env: dict[str, str] | None = None
+) -> Model:
     return parse_with_nodes(text, model, filename=filename, env=env)[0]
 
 
-def parse_with_nodes(text: str, model: type[Model], *, filename: str = "<string>",
-                     env: dict[str, str] | None = None) -> tuple[Model, yaml.Node]:
+def parse_with_nodes(
+    text: str, model: type[Model], *, filename: str = "<string>", env: dict[str, str] | None = None
+) -> tuple[Model, yaml.Node]:
     """The validated model and the YAML node tree, for checks that pydantic cannot make alone."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise FileError([Problem(filename, line, col, "", f"not valid YAML: {getattr(exc, 'problem', exc)}")])
+        raise FileError([Problem(filename, line, col, "", f"not valid YAML: {getattr(exc, 'problem', exc)}")]) from None
     if node is None:
         raise FileError([Problem(filename, 1, 1, "", "the file is empty")])
     environment = os.environ if env is None else env
@@ -83,15 +85,24 @@ def _to_python(node: yaml.Node, path: tuple, env: Any, filename: str, problems: 
         return [_to_python(v, path + (i,), env, filename, problems) for i, v in enumerate(node.value)]
     value = _scalar(node)
     if isinstance(value, str) and "${" in value:
+
         def substitute(match: re.Match) -> str:
             name, default = match.group(1), match.group(2)
             if name in env:
                 return env[name]
             if default is not None:
                 return default
-            problems.append(Problem(filename, node.start_mark.line + 1, node.start_mark.column + 1,
-                                    _dotted(path), f"environment variable {name} is not set"))
+            problems.append(
+                Problem(
+                    filename,
+                    node.start_mark.line + 1,
+                    node.start_mark.column + 1,
+                    _dotted(path),
+                    f"environment variable {name} is not set",
+                )
+            )
             return ""
+
         value = _ENV.sub(substitute, value)
     return value
 

@@ -6,8 +6,9 @@ are; `usage` is what the ledger and the `include_usage` chunk are built from.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Protocol
+from typing import Any, Protocol
 
 
 @dataclass
@@ -16,15 +17,18 @@ class Usage:
     completion_tokens: int = 0
 
     def as_openai(self) -> dict[str, int]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.prompt_tokens + self.completion_tokens}
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+        }
 
 
 @dataclass
 class Answer:
-    body: dict[str, Any]          # a chat.completion object
+    body: dict[str, Any]  # a chat.completion object
     usage: Usage
-    confidence: float | None = None   # edge answers measured for a cascade
+    confidence: float | None = None  # edge answers measured for a cascade
 
 
 class ChunkStream(Protocol):
@@ -41,7 +45,7 @@ class Tier(Protocol):
     """One model that can answer: a local edge model or a cloud model."""
 
     name: str
-    tier: str                      # "edge" | "cloud"
+    tier: str  # "edge" | "cloud"
 
     async def complete(self, request: Any) -> Answer: ...
 

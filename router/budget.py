@@ -65,8 +65,10 @@ class BudgetBook:
         day, month = periods(now)
         with self._lock:
             spent = {"daily": self._spent.get((app, day), 0.0), "monthly": self._spent.get((app, month), 0.0)}
-            if any(cap is not None and spent[name] >= cap
-                   for name, cap in (("daily", caps.daily_usd), ("monthly", caps.monthly_usd))):
+            if any(
+                cap is not None and spent[name] >= cap
+                for name, cap in (("daily", caps.daily_usd), ("monthly", caps.monthly_usd))
+            ):
                 return False
             for key in ((app, day), (app, month)):
                 self._spent[key] = self._spent.get(key, 0.0) + estimate

@@ -23,15 +23,15 @@ class Escalation:
 
 @dataclass(frozen=True)
 class Decision:
-    targets: tuple[str, ...]         # model names: the first is tried first, the rest are fallbacks
-    rule: str                        # the rule that decided; sent as x-edgeway-rule
-    reasons: tuple[str, ...] = ()    # the trail, in words, for explain and logs
-    deny: str | None = None          # a refusal message; targets is then empty
-    cloud_allowed: bool = True       # False: nothing about this request may reach a cloud model
-    redact: bool = False             # mask private data before a cloud model sees the prompt
+    targets: tuple[str, ...]  # model names: the first is tried first, the rest are fallbacks
+    rule: str  # the rule that decided; sent as x-edgeway-rule
+    reasons: tuple[str, ...] = ()  # the trail, in words, for explain and logs
+    deny: str | None = None  # a refusal message; targets is then empty
+    cloud_allowed: bool = True  # False: nothing about this request may reach a cloud model
+    redact: bool = False  # mask private data before a cloud model sees the prompt
     cascade: Escalation | None = None
-    trace: tuple[dict[str, Any], ...] = ()   # every rule looked at: matched or not, on which values
-    reserved_usd: float = 0.0        # budget held for this request until its cost is known
+    trace: tuple[dict[str, Any], ...] = ()  # every rule looked at: matched or not, on which values
+    reserved_usd: float = 0.0  # budget held for this request until its cost is known
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -52,7 +52,7 @@ class Policy(Protocol):
 @dataclass(frozen=True)
 class ModelInfo:
     name: str
-    tier: str                        # "edge" | "cloud"
+    tier: str  # "edge" | "cloud"
     context_window: int | None = None
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
 from router.answer import Answer, Usage
@@ -22,15 +23,25 @@ class EdgeModel:
 
     def _start(self, request: ChatRequest, confidence: bool = False) -> Generation:
         if not request.text_only:
-            raise InvalidRequest(f"The edge model {self.name!r} reads text only; this request has image, audio "
-                                 f"or file parts.", param="messages", code="unsupported_content")
-        sampling = Sampling(max_tokens=request.max_tokens, temperature=request.temperature, top_p=request.top_p,
-                            seed=request.seed, stop=tuple(request.stop), confidence=confidence)
+            raise InvalidRequest(
+                f"The edge model {self.name!r} reads text only; this request has image, audio or file parts.",
+                param="messages",
+                code="unsupported_content",
+            )
+        sampling = Sampling(
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            top_p=request.top_p,
+            seed=request.seed,
+            stop=tuple(request.stop),
+            confidence=confidence,
+        )
         try:
             return self.engine.submit(request.plain_messages(), sampling, owner=request.app)
         except PromptTooLong as exc:
-            raise InvalidRequest(f"This request is too long for the edge model: {exc}.", param="messages",
-                                 code="context_length_exceeded") from None
+            raise InvalidRequest(
+                f"This request is too long for the edge model: {exc}.", param="messages", code="context_length_exceeded"
+            ) from None
         except EdgeError as exc:
             raise NoCapacity(str(exc), retry_after=1) from None
 
@@ -42,27 +53,42 @@ class EdgeModel:
             raise NoCapacity(str(exc), retry_after=1) from None
         usage = Usage(generation.prompt_tokens, generation.completion_tokens)
         body = {
-            "id": _completion_id(), "object": "chat.completion", "created": int(time.time()), "model": self.name,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None},
-                         "logprobs": None, "finish_reason": generation.finish_reason}],
+            "id": _completion_id(),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.name,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": generation.finish_reason,
+                }
+            ],
             "usage": usage.as_openai(),
         }
         return Answer(body, usage, generation.confidence)
 
-    async def stream(self, request: ChatRequest) -> "EdgeStream":
+    async def stream(self, request: ChatRequest) -> EdgeStream:
         return EdgeStream(self.name, self._start(request))
 
 
 class EdgeStream:
     def __init__(self, model: str, generation: Generation) -> None:
         self._generation = generation
-        self._base = {"id": _completion_id(), "object": "chat.completion.chunk", "created": int(time.time()),
-                      "model": model}
+        self._base = {
+            "id": _completion_id(),
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
         self.usage = Usage(generation.prompt_tokens, 0)
 
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        return {**self._base, "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                                           "finish_reason": finish_reason}]}
+        return {
+            **self._base,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+        }
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         generation = self._generation

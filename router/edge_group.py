@@ -46,7 +46,7 @@ class Node:
     client: OpenAICompatible
     headers: dict[str, str]
     healthy: bool = True
-    in_flight: int = 0               # tokens this gateway has sent there and not yet seen answered
+    in_flight: int = 0  # tokens this gateway has sent there and not yet seen answered
     served: int = 0
 
 
@@ -64,9 +64,17 @@ class EdgeGroup:
 
     def _node(self, config: EdgeNodeConfig) -> Node:
         url = config.url.rstrip("/")
-        client = OpenAICompatible(CloudModelConfig(
-            name=f"{self.name}@{url}", provider_model=f"hosted_vllm/{self.name}", api_key=config.api_key,
-            api_base=url, retries=0, timeout_s=300), self._pool)
+        client = OpenAICompatible(
+            CloudModelConfig(
+                name=f"{self.name}@{url}",
+                provider_model=f"hosted_vllm/{self.name}",
+                api_key=config.api_key,
+                api_base=url,
+                retries=0,
+                timeout_s=300,
+            ),
+            self._pool,
+        )
         headers = {"authorization": f"Bearer {config.api_key.get_secret_value()}"} if config.api_key else {}
         return Node(url, client, headers)
 
@@ -132,8 +140,11 @@ class EdgeGroup:
                 status = await self._pool.get(node.url + "/models", node.headers, timeout_s=2)
                 ok = status == 200
                 if status in (401, 403) and node.healthy:
-                    log.warning("edge node %s refuses our key (HTTP %s): set edge.nodes[].api_key to "
-                                "one of its app keys", node.url, status)
+                    log.warning(
+                        "edge node %s refuses our key (HTTP %s): set edge.nodes[].api_key to one of its app keys",
+                        node.url,
+                        status,
+                    )
             except (HTTPError, TimeoutError):
                 ok = False
             if ok and not node.healthy:
@@ -146,10 +157,12 @@ class EdgeGroup:
             await asyncio.sleep(HEALTH_EVERY_S)
 
     def status(self) -> list[dict]:
-        return [{"url": "local", "outstanding_tokens": self.engine.state().outstanding_tokens,
-                 "served": self.local_served}] + \
-               [{"url": n.url, "healthy": n.healthy, "outstanding_tokens": n.in_flight, "served": n.served}
-                for n in self.nodes]
+        return [
+            {"url": "local", "outstanding_tokens": self.engine.state().outstanding_tokens, "served": self.local_served}
+        ] + [
+            {"url": n.url, "healthy": n.healthy, "outstanding_tokens": n.in_flight, "served": n.served}
+            for n in self.nodes
+        ]
 
 
 class _Settling:

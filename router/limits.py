@@ -23,11 +23,17 @@ class Limits:
         from router.errors import InvalidRequest
 
         if self.max_messages is not None and messages > self.max_messages:
-            raise InvalidRequest(f"This app may send at most {self.max_messages} messages in a request; this one "
-                                 f"has {messages}.", param="messages", code="too_many_messages")
+            raise InvalidRequest(
+                f"This app may send at most {self.max_messages} messages in a request; this one has {messages}.",
+                param="messages",
+                code="too_many_messages",
+            )
         if self.max_tokens is not None and max_tokens is not None and max_tokens > self.max_tokens:
-            raise InvalidRequest(f"This app may ask for at most max_tokens={self.max_tokens}; this request asks "
-                                 f"for {max_tokens}.", param="max_tokens", code="max_tokens_too_large")
+            raise InvalidRequest(
+                f"This app may ask for at most max_tokens={self.max_tokens}; this request asks for {max_tokens}.",
+                param="max_tokens",
+                code="max_tokens_too_large",
+            )
         return max_tokens if max_tokens is not None else self.max_tokens
 
 
@@ -44,8 +50,9 @@ class RateWindows:
         window = int(now // 60)
         with self._lock:
             used = self._used.setdefault((app, window), [0, 0])
-            if ((limits.requests_per_minute is not None and used[0] + 1 > limits.requests_per_minute)
-                    or (limits.tokens_per_minute is not None and used[1] + tokens > limits.tokens_per_minute)):
+            if (limits.requests_per_minute is not None and used[0] + 1 > limits.requests_per_minute) or (
+                limits.tokens_per_minute is not None and used[1] + tokens > limits.tokens_per_minute
+            ):
                 return 60 - now % 60
             used[0] += 1
             used[1] += tokens

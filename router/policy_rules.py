@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 from classifiers.signals import Signals
 from policies.conditions import Facts
 from policies.policy import AppPolicy
 from router.budget import Caps
-from router.limits import Limits
 from router.decision import Decision, Escalation, LiveState
+from router.limits import Limits
 from router.request import ChatRequest
 
 
@@ -21,10 +21,18 @@ def facts_of(signals: Signals, request: ChatRequest, live: LiveState) -> Facts:
         latency_budget = float(budget_ms) if budget_ms is not None else None
     except ValueError:
         latency_budget = None
-    return Facts(complexity_of=lambda: signals.complexity, prompt_tokens=signals.prompt_tokens,
-                 max_tokens=signals.max_tokens, pii=signals.pii_types, model=request.model,
-                 language=signals.language, tags=tags, latency_budget_ms=latency_budget, edge_queue_wait_ms=live.edge_queue_wait_ms,
-                 budget_left_usd=live.budget_left_usd)
+    return Facts(
+        complexity_of=lambda: signals.complexity,
+        prompt_tokens=signals.prompt_tokens,
+        max_tokens=signals.max_tokens,
+        pii=signals.pii_types,
+        model=request.model,
+        language=signals.language,
+        tags=tags,
+        latency_budget_ms=latency_budget,
+        edge_queue_wait_ms=live.edge_queue_wait_ms,
+        budget_left_usd=live.budget_left_usd,
+    )
 
 
 class PolicyRules:
@@ -43,8 +51,11 @@ class PolicyRules:
 
     def limits(self) -> Limits | None:
         spec = self.current().spec.limits
-        return None if spec is None else Limits(spec.requests_per_minute, spec.tokens_per_minute, spec.max_messages,
-                                                spec.max_tokens)
+        return (
+            None
+            if spec is None
+            else Limits(spec.requests_per_minute, spec.tokens_per_minute, spec.max_messages, spec.max_tokens)
+        )
 
     def decide(self, signals: Signals, request: ChatRequest, live: LiveState) -> Decision:
         policy = self.current()
@@ -54,6 +65,13 @@ class PolicyRules:
             target = policy.cascade_target(verdict.cascade, request.model)
             if target is not None:
                 escalation = Escalation(target, verdict.cascade.when_confidence_below)
-        return Decision(targets=verdict.targets, rule=verdict.rule, reasons=verdict.reasons, deny=verdict.deny,
-                        cloud_allowed=verdict.cloud_allowed, redact=verdict.redact, cascade=escalation,
-                        trace=tuple(dataclasses.asdict(t) for t in verdict.trace))
+        return Decision(
+            targets=verdict.targets,
+            rule=verdict.rule,
+            reasons=verdict.reasons,
+            deny=verdict.deny,
+            cloud_allowed=verdict.cloud_allowed,
+            redact=verdict.redact,
+            cascade=escalation,
+            trace=tuple(dataclasses.asdict(t) for t in verdict.trace),
+        )

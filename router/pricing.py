@@ -20,11 +20,12 @@ from router.cloud.config import CloudModelConfig
 class Price:
     input_per_token: float
     output_per_token: float
-    per_second: float = 0.0          # hardware time, for local models priced by the hour
+    per_second: float = 0.0  # hardware time, for local models priced by the hour
 
     def cost(self, prompt_tokens: int, completion_tokens: int, seconds: float = 0.0) -> float:
-        return (prompt_tokens * self.input_per_token + completion_tokens * self.output_per_token
-                + seconds * self.per_second)
+        return (
+            prompt_tokens * self.input_per_token + completion_tokens * self.output_per_token + seconds * self.per_second
+        )
 
 
 FREE = Price(0.0, 0.0)

@@ -22,7 +22,7 @@ _LONGEST_PLACEHOLDER = 32
 
 class Redaction:
     def __init__(self, request: ChatRequest, findings: tuple[PrivacyFinding, ...]) -> None:
-        self.originals: dict[str, str] = {}          # placeholder -> original value
+        self.originals: dict[str, str] = {}  # placeholder -> original value
         placeholders: dict[tuple[str, str], str] = {}
         counts: dict[str, int] = {}
         messages = copy.deepcopy(request.messages)
@@ -34,12 +34,12 @@ class Redaction:
             key = "content" if part is None else "text"
             text = holder[key]
             for f in sorted(found, key=lambda f: f.start, reverse=True):
-                value = text[f.start:f.end]
+                value = text[f.start : f.end]
                 if (f.type, value) not in placeholders:
                     counts[f.type] = counts.get(f.type, 0) + 1
                     placeholders[(f.type, value)] = f"[{f.type}_{counts[f.type]}]"
                     self.originals[placeholders[(f.type, value)]] = value
-                text = text[:f.start] + placeholders[(f.type, value)] + text[f.end:]
+                text = text[: f.start] + placeholders[(f.type, value)] + text[f.end :]
             holder[key] = text
         self.request = dataclasses.replace(request, messages=messages, body={**request.body, "messages": messages})
 
@@ -59,7 +59,7 @@ class Redaction:
                     function["arguments"] = self.restore(function["arguments"])
         return body
 
-    def stream_restorer(self) -> "StreamRestorer":
+    def stream_restorer(self) -> StreamRestorer:
         return StreamRestorer(self)
 
 

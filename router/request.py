@@ -30,7 +30,7 @@ class ChatRequest:
     stop: list[str] = field(default_factory=list)
     text_only: bool = True
     metadata: dict[str, str] = field(default_factory=dict)
-    app: str = ""                      # who asks: set by the gateway once the key is known
+    app: str = ""  # who asks: set by the gateway once the key is known
 
     def text_of(self, message: dict[str, Any]) -> str:
         """The text a model reads from one message (text parts joined, other parts dropped)."""
@@ -55,15 +55,22 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         raise InvalidRequest("The request body must be a JSON object.")
     model = body.get("model")
     if not isinstance(model, str) or not model.strip():
-        raise InvalidRequest("You must provide a model parameter (a model name, or 'auto').", param="model",
-                             code="missing_required_parameter" if model is None else "invalid_type")
+        raise InvalidRequest(
+            "You must provide a model parameter (a model name, or 'auto').",
+            param="model",
+            code="missing_required_parameter" if model is None else "invalid_type",
+        )
     messages = body.get("messages")
     if messages is None:
-        raise InvalidRequest("Missing required parameter: 'messages'.", param="messages",
-                             code="missing_required_parameter")
+        raise InvalidRequest(
+            "Missing required parameter: 'messages'.", param="messages", code="missing_required_parameter"
+        )
     if not isinstance(messages, list):
-        raise InvalidRequest(f"Invalid type for 'messages': expected an array, got {_kind(messages)}.",
-                             param="messages", code="invalid_type")
+        raise InvalidRequest(
+            f"Invalid type for 'messages': expected an array, got {_kind(messages)}.",
+            param="messages",
+            code="invalid_type",
+        )
     if not messages:
         raise InvalidRequest("'messages' must contain at least one message.", param="messages", code="empty_array")
     text_only = all(_check_message(i, m) for i, m in enumerate(messages))
@@ -73,31 +80,45 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
     options = body.get("stream_options")
     if options is not None:
         if not isinstance(options, dict):
-            raise InvalidRequest("Invalid type for 'stream_options': expected an object.", param="stream_options",
-                                 code="invalid_type")
+            raise InvalidRequest(
+                "Invalid type for 'stream_options': expected an object.", param="stream_options", code="invalid_type"
+            )
         if not stream:
             raise InvalidRequest("'stream_options' is only allowed when 'stream' is true.", param="stream_options")
         include_usage = bool(_optional(options, "include_usage", bool, "a boolean", prefix="stream_options."))
 
     n = _optional(body, "n", int, "an integer")
     if n is not None and n != 1:
-        raise InvalidRequest("Only n=1 is supported: edgeway routes each completion separately; "
-                             "send several requests instead.", param="n", code="unsupported_value")
+        raise InvalidRequest(
+            "Only n=1 is supported: edgeway routes each completion separately; send several requests instead.",
+            param="n",
+            code="unsupported_value",
+        )
 
     max_tokens = _optional(body, "max_completion_tokens", int, "an integer")
     if max_tokens is None:
         max_tokens = _optional(body, "max_tokens", int, "an integer")
     if max_tokens is not None and max_tokens < 1:
-        raise InvalidRequest(f"'max_tokens' must be at least 1, got {max_tokens}.", param="max_tokens",
-                             code="invalid_value")
+        raise InvalidRequest(
+            f"'max_tokens' must be at least 1, got {max_tokens}.", param="max_tokens", code="invalid_value"
+        )
     temperature = _number_in(body, "temperature", 0.0, 2.0)
     top_p = _number_in(body, "top_p", 0.0, 1.0)
     seed = _optional(body, "seed", int, "an integer")
 
     return ChatRequest(
-        body=body, model=model, messages=messages, stream=stream, include_usage=include_usage,
-        max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed,
-        stop=_stop_list(body.get("stop")), text_only=text_only, metadata=metadata or {},
+        body=body,
+        model=model,
+        messages=messages,
+        stream=stream,
+        include_usage=include_usage,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        top_p=top_p,
+        seed=seed,
+        stop=_stop_list(body.get("stop")),
+        text_only=text_only,
+        metadata=metadata or {},
     )
 
 
@@ -105,38 +126,54 @@ def _check_message(i: int, message: Any) -> bool:
     """Validate one message; return whether it is text only (so a local model can read it)."""
     where = f"messages[{i}]"
     if not isinstance(message, dict):
-        raise InvalidRequest(f"Invalid type for '{where}': expected an object, got {_kind(message)}.",
-                             param=where, code="invalid_type")
+        raise InvalidRequest(
+            f"Invalid type for '{where}': expected an object, got {_kind(message)}.", param=where, code="invalid_type"
+        )
     role = message.get("role")
     if role not in ROLES:
-        raise InvalidRequest(f"Invalid value for '{where}.role': expected one of {sorted(ROLES)}, got {role!r}.",
-                             param=f"{where}.role", code="invalid_value")
+        raise InvalidRequest(
+            f"Invalid value for '{where}.role': expected one of {sorted(ROLES)}, got {role!r}.",
+            param=f"{where}.role",
+            code="invalid_value",
+        )
     content = message.get("content")
     if content is None:
         if role in ("assistant", "function") or "tool_calls" in message:
             return True
-        raise InvalidRequest(f"Missing required parameter: '{where}.content'.", param=f"{where}.content",
-                             code="missing_required_parameter")
+        raise InvalidRequest(
+            f"Missing required parameter: '{where}.content'.",
+            param=f"{where}.content",
+            code="missing_required_parameter",
+        )
     if isinstance(content, str):
         return True
     if not isinstance(content, list):
-        raise InvalidRequest(f"Invalid type for '{where}.content': expected a string or an array of content parts, "
-                             f"got {_kind(content)}.", param=f"{where}.content", code="invalid_type")
+        raise InvalidRequest(
+            f"Invalid type for '{where}.content': expected a string or an array of content parts, "
+            f"got {_kind(content)}.",
+            param=f"{where}.content",
+            code="invalid_type",
+        )
     return all(_check_part(f"{where}.content[{j}]", part) for j, part in enumerate(content))
 
 
 def _check_part(where: str, part: Any) -> bool:
     if not isinstance(part, dict):
-        raise InvalidRequest(f"Invalid type for '{where}': expected an object, got {_kind(part)}.",
-                             param=where, code="invalid_type")
+        raise InvalidRequest(
+            f"Invalid type for '{where}': expected an object, got {_kind(part)}.", param=where, code="invalid_type"
+        )
     kind = part.get("type")
     if kind not in PART_TYPES:
-        raise InvalidRequest(f"Unsupported content part type {kind!r} in '{where}': supported types are "
-                             f"{sorted(PART_TYPES)}.", param=f"{where}.type", code="invalid_value")
+        raise InvalidRequest(
+            f"Unsupported content part type {kind!r} in '{where}': supported types are {sorted(PART_TYPES)}.",
+            param=f"{where}.type",
+            code="invalid_value",
+        )
     if kind in ("text", "refusal"):
         if not isinstance(part.get(kind), str):
-            raise InvalidRequest(f"Invalid type for '{where}.{kind}': expected a string.",
-                                 param=f"{where}.{kind}", code="invalid_type")
+            raise InvalidRequest(
+                f"Invalid type for '{where}.{kind}': expected a string.", param=f"{where}.{kind}", code="invalid_type"
+            )
         return True
     return False
 
@@ -147,8 +184,11 @@ def _optional(obj: dict, key: str, kind: type, expected: str, prefix: str = "") 
         return None
     # bool is an int subclass in Python; JSON keeps them apart and so do we.
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InvalidRequest(f"Invalid type for '{prefix}{key}': expected {expected}, got {_kind(value)}.",
-                             param=prefix + key, code="invalid_type")
+        raise InvalidRequest(
+            f"Invalid type for '{prefix}{key}': expected {expected}, got {_kind(value)}.",
+            param=prefix + key,
+            code="invalid_type",
+        )
     return value
 
 
@@ -157,11 +197,13 @@ def _number_in(body: dict, key: str, low: float, high: float) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidRequest(f"Invalid type for '{key}': expected a number, got {_kind(value)}.",
-                             param=key, code="invalid_type")
+        raise InvalidRequest(
+            f"Invalid type for '{key}': expected a number, got {_kind(value)}.", param=key, code="invalid_type"
+        )
     if not low <= value <= high:
-        raise InvalidRequest(f"Invalid value for '{key}': {value} is outside [{low:g}, {high:g}].",
-                             param=key, code="invalid_value")
+        raise InvalidRequest(
+            f"Invalid value for '{key}': {value} is outside [{low:g}, {high:g}].", param=key, code="invalid_value"
+        )
     return float(value)
 
 
@@ -171,15 +213,24 @@ def _stop_list(stop: Any) -> list[str]:
     if isinstance(stop, str):
         stop = [stop]
     if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
-        raise InvalidRequest("Invalid type for 'stop': expected a string or an array of strings.",
-                             param="stop", code="invalid_type")
+        raise InvalidRequest(
+            "Invalid type for 'stop': expected a string or an array of strings.", param="stop", code="invalid_type"
+        )
     if len(stop) > MAX_STOP_SEQUENCES:
-        raise InvalidRequest(f"'stop' takes at most {MAX_STOP_SEQUENCES} sequences, got {len(stop)}.",
-                             param="stop", code="invalid_value")
+        raise InvalidRequest(
+            f"'stop' takes at most {MAX_STOP_SEQUENCES} sequences, got {len(stop)}.", param="stop", code="invalid_value"
+        )
     return [s for s in stop if s]
 
 
 def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             int: "an integer", float: "a number", type(None): "null"}
+    names = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)

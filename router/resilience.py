@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, TypeVar
 
 from router.errors import EdgewayError, InvalidRequest, UpstreamError
 
@@ -22,13 +23,13 @@ CLOSED, HALF_OPEN, OPEN = "closed", "half-open", "open"
 
 @dataclass
 class RetryPolicy:
-    attempts: int = 2               # retries after the first try
+    attempts: int = 2  # retries after the first try
     base_delay_s: float = 0.1
     max_delay_s: float = 1.0
 
     def delay(self, attempt: int) -> float:
         """Exponential backoff with full jitter."""
-        return random.uniform(0, min(self.max_delay_s, self.base_delay_s * 2 ** attempt))
+        return random.uniform(0, min(self.max_delay_s, self.base_delay_s * 2**attempt))
 
 
 def retryable(exc: EdgewayError) -> bool:
@@ -44,8 +45,13 @@ class CircuitOpen(UpstreamError):
 
 
 class Breaker:
-    def __init__(self, name: str, failures_to_open: int = 5, cooldown_s: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        name: str,
+        failures_to_open: int = 5,
+        cooldown_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.name = name
         self.failures_to_open = failures_to_open
         self.cooldown_s = cooldown_s
@@ -86,8 +92,11 @@ async def guarded(breaker: Breaker, retry: RetryPolicy, call: Callable[[], Await
     """Run `call` through the breaker, retrying retryable failures with backoff and jitter."""
     for attempt in range(retry.attempts + 1):
         if not breaker.allow():
-            raise CircuitOpen(f"{breaker.name}: the circuit is open after {breaker.failures} failures in a row; "
-                              f"not calling the provider for up to {breaker.cooldown_s:g} s", retry_after=breaker.cooldown_s)
+            raise CircuitOpen(
+                f"{breaker.name}: the circuit is open after {breaker.failures} failures in a row; "
+                f"not calling the provider for up to {breaker.cooldown_s:g} s",
+                retry_after=breaker.cooldown_s,
+            )
         try:
             result = await call()
         except EdgewayError as exc:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
+from typing import Any, TypeVar
 
 from classifiers.signals import Scorer, Signals
 from router.answer import Answer, ChunkStream, Tier, Usage
@@ -32,7 +33,7 @@ ESTIMATED_ANSWER_TOKENS = 1024  # reserved for a request that names no max_token
 @dataclass(frozen=True)
 class AppBudget:
     caps: Caps
-    on_exhausted: str = "edge"       # "edge" | "deny"
+    on_exhausted: str = "edge"  # "edge" | "deny"
 
 
 @dataclass
@@ -43,7 +44,7 @@ class Routed:
     decision: Decision
     model: Tier
     failures: list[str] = field(default_factory=list)
-    escalated: str | None = None     # why a cascade went from the edge to the cloud
+    escalated: str | None = None  # why a cascade went from the edge to the cloud
 
     @property
     def route(self) -> str:
@@ -61,8 +62,13 @@ class RoutedStream(Routed):
 
 
 class Router:
-    def __init__(self, models: dict[str, Tier], scorer: Scorer, prices: dict[str, Price] | None = None,
-                 store: Store | None = None) -> None:
+    def __init__(
+        self,
+        models: dict[str, Tier],
+        scorer: Scorer,
+        prices: dict[str, Price] | None = None,
+        store: Store | None = None,
+    ) -> None:
         self.models = models
         self.scorer = scorer
         self.prices = prices or {}
@@ -70,8 +76,7 @@ class Router:
         clouds = {name: m.config for name, m in models.items() if m.tier == "cloud"}
         self.retries = {name: RetryPolicy(attempts=c.retries) for name, c in clouds.items()}
         self.breakers = {name: Breaker(name, c.circuit_failures, c.circuit_cooldown_s) for name, c in clouds.items()}
-        self.catalog = Catalog({name: ModelInfo(name, m.tier, getattr(m, "n_ctx", None))
-                                for name, m in models.items()})
+        self.catalog = Catalog({name: ModelInfo(name, m.tier, getattr(m, "n_ctx", None)) for name, m in models.items()})
 
     # --- deciding -------------------------------------------------------------------------
     def signals(self, request: ChatRequest) -> Signals:
@@ -82,11 +87,20 @@ class Router:
         left = self.store.left(app, budget.caps) if budget else None
         return LiveState(edge_queue_wait_ms=min(waits) if waits else 0.0, budget_left_usd=left)
 
-    def decide(self, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None = None,
-               limits: Limits | None = None) -> tuple[Signals, Decision]:
+    def decide(
+        self,
+        request: ChatRequest,
+        app: str,
+        policy: Policy,
+        budget: AppBudget | None = None,
+        limits: Limits | None = None,
+    ) -> tuple[Signals, Decision]:
         if request.model != "auto" and request.model not in self.models:
-            raise ModelNotFound(f"The model {request.model!r} does not exist on this gateway; GET /v1/models lists "
-                                f"the models you can use.", param="model")
+            raise ModelNotFound(
+                f"The model {request.model!r} does not exist on this gateway; GET /v1/models lists "
+                f"the models you can use.",
+                param="model",
+            )
         if limits is not None:
             capped = limits.check_request(len(request.messages), request.max_tokens)
             if capped != request.max_tokens:
@@ -101,15 +115,18 @@ class Router:
             decision = self._over_budget(decision, budget)
         decision = self._local_only(self._within_latency_budget(decision, signals, live))
         if not decision.targets:
-            raise NoCapacity(f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
-                             retry_after=5)
+            raise NoCapacity(
+                f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).", retry_after=5
+            )
         if limits is not None:
             tokens = signals.prompt_tokens + (signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
             wait = self.store.take(app, tokens, limits)
             if wait is not None:
-                raise RateLimited(f"This app's rate limit ({limits.requests_per_minute or '-'} requests, "
-                                  f"{limits.tokens_per_minute or '-'} tokens per minute) is reached.",
-                                  retry_after=wait)
+                raise RateLimited(
+                    f"This app's rate limit ({limits.requests_per_minute or '-'} requests, "
+                    f"{limits.tokens_per_minute or '-'} tokens per minute) is reached.",
+                    retry_after=wait,
+                )
         if budget is not None:
             estimate = self._estimate(decision, signals)
             if not self.store.admit(app, budget.caps, estimate):  # spent meanwhile, by a request racing this one
@@ -126,22 +143,30 @@ class Router:
         except ValueError:
             return decision
         targets = decision.targets
-        if (not decision.cloud_allowed or not targets or self.models[targets[0]].tier != "edge"
-                or live.edge_queue_wait_ms <= budget_ms):
+        if (
+            not decision.cloud_allowed
+            or not targets
+            or self.models[targets[0]].tier != "edge"
+            or live.edge_queue_wait_ms <= budget_ms
+        ):
             return decision
         clouds = tuple(t for t in targets if self.models[t].tier == "cloud")
         if not clouds:
             return decision
-        return dataclasses.replace(decision, targets=clouds + tuple(t for t in targets if t not in clouds),
-                                   reasons=decision.reasons + (f"edge wait {live.edge_queue_wait_ms:.0f} ms > "
-                                                               f"latency budget {budget_ms:.0f} ms: cloud first",))
+        return dataclasses.replace(
+            decision,
+            targets=clouds + tuple(t for t in targets if t not in clouds),
+            reasons=decision.reasons
+            + (f"edge wait {live.edge_queue_wait_ms:.0f} ms > latency budget {budget_ms:.0f} ms: cloud first",),
+        )
 
     def _local_only(self, decision: Decision) -> Decision:
         if decision.cloud_allowed:
             return decision
         # Whatever a policy said, a request kept local has only local targets.
-        return dataclasses.replace(decision, cascade=None, targets=tuple(
-            t for t in decision.targets if self.models[t].tier == "edge"))
+        return dataclasses.replace(
+            decision, cascade=None, targets=tuple(t for t in decision.targets if self.models[t].tier == "edge")
+        )
 
     def _estimate(self, decision: Decision, signals: Signals) -> float:
         """The most this request may cost: its first cloud target at the requested max_tokens."""
@@ -159,29 +184,47 @@ class Router:
 
     def _over_budget(self, decision: Decision, budget: AppBudget) -> Decision:
         if budget.on_exhausted == "deny":
-            raise RateLimited("This app's budget is exhausted until the next period.",
-                              code="budget_exhausted", retry_after=seconds_to_midnight(time.time()))
-        return dataclasses.replace(decision, cloud_allowed=False,
-                                   reasons=decision.reasons + ("budget exhausted: edge only",))
+            raise RateLimited(
+                "This app's budget is exhausted until the next period.",
+                code="budget_exhausted",
+                retry_after=seconds_to_midnight(time.time()),
+            )
+        return dataclasses.replace(
+            decision, cloud_allowed=False, reasons=decision.reasons + ("budget exhausted: edge only",)
+        )
 
     # --- running --------------------------------------------------------------------------
-    async def complete(self, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None = None,
-                       limits: Limits | None = None) -> RoutedAnswer:
+    async def complete(
+        self,
+        request: ChatRequest,
+        app: str,
+        policy: Policy,
+        budget: AppBudget | None = None,
+        limits: Limits | None = None,
+    ) -> RoutedAnswer:
         return await self._run("complete", request, app, policy, budget, limits)
 
-    async def stream(self, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None = None,
-                     limits: Limits | None = None) -> RoutedStream:
+    async def stream(
+        self,
+        request: ChatRequest,
+        app: str,
+        policy: Policy,
+        budget: AppBudget | None = None,
+        limits: Limits | None = None,
+    ) -> RoutedStream:
         """Open a stream on the first target that accepts; fallbacks apply until then only."""
         return await self._run("stream", request, app, policy, budget, limits)
 
-    async def _run(self, how: str, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None,
-                   limits: Limits | None) -> Any:
+    async def _run(
+        self, how: str, request: ChatRequest, app: str, policy: Policy, budget: AppBudget | None, limits: Limits | None
+    ) -> Any:
         signals, decision = self.decide(request, app, policy, budget, limits)
         try:
             if self._cascades(decision):
                 return await self._cascade(request, signals, decision, how)
             model, result, failures = await self._first_to_accept(
-                decision, lambda m: self._call(m, how, request, signals, decision))
+                decision, lambda m: self._call(m, how, request, signals, decision)
+            )
             if how == "stream":
                 return RoutedStream(signals, decision, model, failures, stream=result)
             return RoutedAnswer(signals, decision, model, failures, answer=result)
@@ -192,8 +235,7 @@ class Router:
     def _cascades(self, decision: Decision) -> bool:
         return decision.cascade is not None and self.models[decision.targets[0]].tier == "edge"
 
-    async def _call(self, model: Tier, how: str, request: ChatRequest, signals: Signals,
-                    decision: Decision) -> Any:
+    async def _call(self, model: Tier, how: str, request: ChatRequest, signals: Signals, decision: Decision) -> Any:
         if model.tier != "cloud":
             return await getattr(model, how)(request)
         if not decision.cloud_allowed:  # unreachable by construction (decide); kept as the last guard
@@ -228,23 +270,33 @@ class Router:
 
         if answer is not None and (answer.confidence is None or answer.confidence >= escalation.below):
             return edge_result([])
-        why = (f"edge confidence {answer.confidence:.3f} < {escalation.below}" if answer is not None
-               else "the edge could not answer")
+        why = (
+            f"edge confidence {answer.confidence:.3f} < {escalation.below}"
+            if answer is not None
+            else "the edge could not answer"
+        )
         cloud = self.models[escalation.target]
         try:
             result = await self._call(cloud, how, request, signals, decision)
         except EdgewayError as exc:
             if answer is None:
                 raise
-            log.warning("cascade %s: escalating to %s failed (%s); the edge answer stands", decision.rule,
-                        cloud.name, exc.message)
+            log.warning(
+                "cascade %s: escalating to %s failed (%s); the edge answer stands",
+                decision.rule,
+                cloud.name,
+                exc.message,
+            )
             return edge_result([f"{cloud.name}: {exc.message}"])
         if how == "stream":
             return routed(signals, decision, cloud, escalated=why, stream=result)
         return routed(signals, decision, cloud, escalated=why, answer=result)
 
-    async def _first_to_accept(self, decision: Decision, start: Callable[[Tier], Awaitable[T]],
-                               ) -> tuple[Tier, T, list[str]]:
+    async def _first_to_accept(
+        self,
+        decision: Decision,
+        start: Callable[[Tier], Awaitable[T]],
+    ) -> tuple[Tier, T, list[str]]:
         failures: list[str] = []
         for position, name in enumerate(decision.targets):
             model = self.models[name]
@@ -300,15 +352,29 @@ class ReplayedAnswer:
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         body = self._answer.body
-        base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"],
-                "model": body["model"]}
+        base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
         choice = body["choices"][0]
-        yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
-                                    "finish_reason": None}]}
-        yield {**base, "choices": [{"index": 0, "delta": {"content": choice["message"]["content"]},
-                                    "logprobs": None, "finish_reason": None}]}
-        yield {**base, "choices": [{"index": 0, "delta": {}, "logprobs": None,
-                                    "finish_reason": choice["finish_reason"]}]}
+        yield {
+            **base,
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}
+            ],
+        }
+        yield {
+            **base,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"content": choice["message"]["content"]},
+                    "logprobs": None,
+                    "finish_reason": None,
+                }
+            ],
+        }
+        yield {
+            **base,
+            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": choice["finish_reason"]}],
+        }
 
     async def aclose(self) -> None:
         return None

@@ -17,15 +17,18 @@ from router.request import ChatRequest
 @dataclass(frozen=True)
 class PlainRules:
     catalog: Catalog
-    prefer: str = "edge"            # the app's default tier
-    edge: str | None = None         # the app's default edge model (else the first one)
-    cloud: str | None = None        # the app's default cloud model (else the first one)
+    prefer: str = "edge"  # the app's default tier
+    edge: str | None = None  # the app's default edge model (else the first one)
+    cloud: str | None = None  # the app's default cloud model (else the first one)
 
     def decide(self, signals: Signals, request: ChatRequest, live: LiveState) -> Decision:
         if request.model != "auto":
             if request.model not in self.catalog.models:
-                raise ModelNotFound(f"The model {request.model!r} does not exist on this gateway; "
-                                    f"GET /v1/models lists the models you can use.", param="model")
+                raise ModelNotFound(
+                    f"The model {request.model!r} does not exist on this gateway; "
+                    f"GET /v1/models lists the models you can use.",
+                    param="model",
+                )
             return Decision((request.model,), "requested-model", (f"the request named {request.model!r}",))
         edge = self.edge or next((m.name for m in self.catalog.of_tier("edge")), None)
         cloud = self.cloud or next((m.name for m in self.catalog.of_tier("cloud")), None)
@@ -38,10 +41,14 @@ class PlainRules:
         window = self.catalog.models[edge].context_window or 0
         needed = signals.prompt_tokens + (signals.max_tokens or 1)
         if needed > window:
-            return Decision(cloud_only or (edge,), "exceeds-edge-context",
-                            (f"prompt {signals.prompt_tokens} + max_tokens {signals.max_tokens or 0} tokens "
-                             f"> edge context {window}",))
+            return Decision(
+                cloud_only or (edge,),
+                "exceeds-edge-context",
+                (
+                    f"prompt {signals.prompt_tokens} + max_tokens {signals.max_tokens or 0} tokens "
+                    f"> edge context {window}",
+                ),
+            )
         if self.prefer == "cloud" and cloud:
             return Decision((cloud, edge), "app-default-cloud", ("the app's default tier is cloud",))
-        return Decision((edge, *cloud_only), "default-edge",
-                        (f"fits the edge context ({needed} <= {window} tokens)",))
+        return Decision((edge, *cloud_only), "default-edge", (f"fits the edge context ({needed} <= {window} tokens)",))

@@ -8,8 +8,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -24,8 +25,9 @@ APP_KEYS = {"alpha": "alpha-key-0123456789", "beta": "beta-key-0123456789"}
 class GatewayProcess:
     """`edgeway serve` in a child process, as a user would run it."""
 
-    def __init__(self, config: dict[str, Any] | None, tmp: Path, env: dict[str, str] | None = None,
-                 args: list[str] | None = None) -> None:
+    def __init__(
+        self, config: dict[str, Any] | None, tmp: Path, env: dict[str, str] | None = None, args: list[str] | None = None
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = tmp / f"gateway-{self.port}.log"
@@ -37,10 +39,9 @@ class GatewayProcess:
         environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         environment.update(env or {})
         self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen(command, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
-                                        env=environment)
+        self.process = subprocess.Popen(command, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=environment)
 
-    def wait_ready(self, timeout: float = 60) -> "GatewayProcess":
+    def wait_ready(self, timeout: float = 60) -> GatewayProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -80,10 +81,26 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> "RedisServer":
+    def start(self) -> RedisServer:
         self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder), "--save", "",
-             "--appendonly", "yes", "--protected-mode", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--protected-mode",
+                "yes",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         import redis
 
@@ -142,12 +159,26 @@ def gateway_config(upstream_url: str, tmp: Path, **overrides: Any) -> dict[str, 
     config: dict[str, Any] = {
         "server": {"max_body_bytes": 65536},
         "edge": {"models": [{"name": "smollm2", "gguf": "bundled:smollm2-135m", "n_ctx": 2048}]},
-        "cloud": {"models": [
-            {"name": "gpt-fake", "provider_model": "openai/gpt-4o-mini", "api_key": "sk-fake",
-             "api_base": upstream_url + "/v1", "timeout_s": 3, "read_timeout_s": 1, "circuit_failures": 1000},
-            {"name": "claude-fake", "provider_model": "anthropic/claude-3-5-haiku-latest", "api_key": "sk-ant-fake",
-             "api_base": upstream_url, "timeout_s": 10},
-        ]},
+        "cloud": {
+            "models": [
+                {
+                    "name": "gpt-fake",
+                    "provider_model": "openai/gpt-4o-mini",
+                    "api_key": "sk-fake",
+                    "api_base": upstream_url + "/v1",
+                    "timeout_s": 3,
+                    "read_timeout_s": 1,
+                    "circuit_failures": 1000,
+                },
+                {
+                    "name": "claude-fake",
+                    "provider_model": "anthropic/claude-3-5-haiku-latest",
+                    "api_key": "sk-ant-fake",
+                    "api_base": upstream_url,
+                    "timeout_s": 10,
+                },
+            ]
+        },
         "apps": [
             {"name": "alpha", "key": APP_KEYS["alpha"]},
             {"name": "beta", "key": APP_KEYS["beta"], "policy": str(tmp / "beta.yaml")},

@@ -19,8 +19,9 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -33,9 +34,9 @@ from starlette.routing import Route
 class Fault:
     """What goes wrong with one request."""
 
-    status: int | None = None          # answer with this HTTP error status
+    status: int | None = None  # answer with this HTTP error status
     message: str = "injected failure"
-    stall_s: float = 0.0               # wait this long before the first byte
+    stall_s: float = 0.0  # wait this long before the first byte
     drop_after_chunks: int | None = None  # stream this many chunks, then break the connection
     stall_after_chunks: int | None = None  # stream this many chunks, then hang for stall_s
 
@@ -51,9 +52,9 @@ class Recorded:
 @dataclass
 class FakeUpstream:
     latency_s: float = 0.0
-    tokens_per_s: float = 0.0          # 0: as fast as possible
-    url: str = ""                      # set once it listens
-    echo: bool = False                 # answer with the last user message, in 4-character chunks
+    tokens_per_s: float = 0.0  # 0: as fast as possible
+    url: str = ""  # set once it listens
+    echo: bool = False  # answer with the last user message, in 4-character chunks
     answer: str = "This is the fake cloud answering your question in a few plain words."
     requests: list[Recorded] = field(default_factory=list)
     _faults: deque = field(default_factory=deque)
@@ -77,11 +78,13 @@ class FakeUpstream:
 
     # --- the ASGI app -------------------------------------------------------------------
     def app(self) -> Starlette:
-        return Starlette(routes=[
-            Route("/v1/chat/completions", self._openai, methods=["POST"]),
-            Route("/v1/messages", self._anthropic, methods=["POST"]),
-            Route("/v1/models", self._models, methods=["GET"]),
-        ])
+        return Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._openai, methods=["POST"]),
+                Route("/v1/messages", self._anthropic, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
 
     async def _receive(self, request: Request) -> tuple[dict, Fault | None]:
         raw = await request.body()
@@ -96,7 +99,7 @@ class FakeUpstream:
     def _words(self, body: dict) -> list[str]:
         if self.echo:
             text = _last_user_text(body)
-            return [text[i:i + 4] for i in range(0, len(text), 4)]
+            return [text[i : i + 4] for i in range(0, len(text), 4)]
         limit = body.get("max_completion_tokens") or body.get("max_tokens") or 10_000
         return [w + " " for w in self.answer.split()][:limit]
 
@@ -116,32 +119,54 @@ class FakeUpstream:
     async def _openai(self, request: Request) -> Response:
         body, fault = await self._receive(request)
         if fault and fault.status:
-            return JSONResponse({"error": {"message": fault.message, "type": "server_error", "param": None,
-                                           "code": None}}, status_code=fault.status)
+            return JSONResponse(
+                {"error": {"message": fault.message, "type": "server_error", "param": None, "code": None}},
+                status_code=fault.status,
+            )
         words = self._words(body)
         model = body.get("model", "fake-model")
         prompt_tokens = _count_prompt(body)
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(words),
-                 "total_tokens": prompt_tokens + len(words)}
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(words),
+            "total_tokens": prompt_tokens + len(words),
+        }
         tool_call = _tool_call(body)
-        finish = "tool_calls" if tool_call else ("length" if not self.echo and len(words) < len(self.answer.split())
-                                                 else "stop")
+        finish = (
+            "tool_calls"
+            if tool_call
+            else ("length" if not self.echo and len(words) < len(self.answer.split()) else "stop")
+        )
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": None if tool_call else "".join(words).strip()}
             if tool_call:
                 message["tool_calls"] = [tool_call]
-            return JSONResponse({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-                                 "model": model, "choices": [{"index": 0, "message": message,
-                                                              "finish_reason": finish, "logprobs": None}],
-                                 "usage": usage})
+            return JSONResponse(
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+                    "usage": usage,
+                }
+            )
 
         include_usage = (body.get("stream_options") or {}).get("include_usage")
 
         async def events() -> AsyncIterator[bytes]:
-            base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
-                    "model": model}
-            yield _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                             "finish_reason": None}]})
+            base = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+            }
+            yield _sse(
+                {
+                    **base,
+                    "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+                }
+            )
             deltas = [{"tool_calls": [{"index": 0, **tool_call}]}] if tool_call else [{"content": w} for w in words]
             async for _, delta in self._paced(deltas, fault):
                 yield _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
@@ -155,32 +180,62 @@ class FakeUpstream:
     async def _anthropic(self, request: Request) -> Response:
         body, fault = await self._receive(request)
         if fault and fault.status:
-            return JSONResponse({"type": "error", "error": {"type": "api_error", "message": fault.message}},
-                                status_code=fault.status)
+            return JSONResponse(
+                {"type": "error", "error": {"type": "api_error", "message": fault.message}}, status_code=fault.status
+            )
         words = self._words(body)
         model = body.get("model", "claude-fake")
         input_tokens = _count_prompt(body)
         stop = "max_tokens" if len(words) < len(self.answer.split()) else "end_turn"
         if not body.get("stream"):
-            return JSONResponse({"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-                                 "content": [{"type": "text", "text": "".join(words).strip()}],
-                                 "stop_reason": stop, "stop_sequence": None,
-                                 "usage": {"input_tokens": input_tokens, "output_tokens": len(words)}})
+            return JSONResponse(
+                {
+                    "id": "msg_fake",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [{"type": "text", "text": "".join(words).strip()}],
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": input_tokens, "output_tokens": len(words)},
+                }
+            )
 
         async def events() -> AsyncIterator[bytes]:
-            yield _event("message_start", {"type": "message_start", "message": {
-                "id": "msg_fake", "type": "message", "role": "assistant", "content": [], "model": model,
-                "stop_reason": None, "stop_sequence": None,
-                "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})
-            yield _event("content_block_start", {"type": "content_block_start", "index": 0,
-                                                 "content_block": {"type": "text", "text": ""}})
+            yield _event(
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_fake",
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [],
+                        "model": model,
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+                    },
+                },
+            )
+            yield _event(
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            )
             async for _, word in self._paced(words, fault):
-                yield _event("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                     "delta": {"type": "text_delta", "text": word}})
+                yield _event(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": word}},
+                )
             yield _event("content_block_stop", {"type": "content_block_stop", "index": 0})
-            yield _event("message_delta", {"type": "message_delta",
-                                           "delta": {"stop_reason": stop, "stop_sequence": None},
-                                           "usage": {"output_tokens": len(words)}})
+            yield _event(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": len(words)},
+                },
+            )
             yield _event("message_stop", {"type": "message_stop"})
 
         return StreamingResponse(events(), media_type="text/event-stream")
@@ -213,7 +268,7 @@ def _tool_call(body: dict) -> dict | None:
     if not tools or body.get("tool_choice") == "none":
         return None
     name = tools[0].get("function", {}).get("name", "tool")
-    return {"id": "call_fake", "type": "function", "function": {"name": name, "arguments": "{\"city\": \"Paris\"}"}}
+    return {"id": "call_fake", "type": "function", "function": {"name": name, "arguments": '{"city": "Paris"}'}}
 
 
 def free_port() -> int:
@@ -229,12 +284,13 @@ class UpstreamServer:
         self.upstream = upstream
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(upstream.app(), host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off", loop="asyncio")
+        config = uvicorn.Config(
+            upstream.app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="off", loop="asyncio"
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
 
-    def __enter__(self) -> "UpstreamServer":
+    def __enter__(self) -> UpstreamServer:
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started:

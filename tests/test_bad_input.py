@@ -13,8 +13,13 @@ OK_MESSAGES = [{"role": "user", "content": "hi"}]
 
 
 def post(gateway, body=None, *, content=None, headers=None) -> httpx.Response:
-    return httpx.post(gateway.url + "/v1/chat/completions", json=body, content=content,
-                      headers={**AUTH, **(headers or {})}, timeout=30)
+    return httpx.post(
+        gateway.url + "/v1/chat/completions",
+        json=body,
+        content=content,
+        headers={**AUTH, **(headers or {})},
+        timeout=30,
+    )
 
 
 def assert_error(response: httpx.Response, status: int, param: str | None = None) -> dict:
@@ -27,30 +32,42 @@ def assert_error(response: httpx.Response, status: int, param: str | None = None
     return error
 
 
-@pytest.mark.parametrize("body, param, words", [
-    ({"model": "auto"}, "messages", "Missing required parameter"),
-    ({"model": "auto", "messages": []}, "messages", "at least one message"),
-    ({"model": "auto", "messages": "hello"}, "messages", "expected an array"),
-    ({"messages": OK_MESSAGES}, "model", "model parameter"),
-    ({"model": 7, "messages": OK_MESSAGES}, "model", "model parameter"),
-    ({"model": "auto", "messages": [{"content": "hi"}]}, "messages[0].role", "expected one of"),
-    ({"model": "auto", "messages": [{"role": "user"}]}, "messages[0].content", "Missing required"),
-    ({"model": "auto", "messages": [{"role": "user", "content": 5}]}, "messages[0].content", "expected a string"),
-    ({"model": "auto", "messages": ["hi"]}, "messages[0]", "expected an object"),
-    ({"model": "auto", "messages": OK_MESSAGES, "max_tokens": "ten"}, "max_tokens", "expected an integer"),
-    ({"model": "auto", "messages": OK_MESSAGES, "max_tokens": 0}, "max_tokens", "at least 1"),
-    ({"model": "auto", "messages": OK_MESSAGES, "temperature": 3}, "temperature", "outside"),
-    ({"model": "auto", "messages": OK_MESSAGES, "temperature": True}, "temperature", "expected a number"),
-    ({"model": "auto", "messages": OK_MESSAGES, "stream": "yes"}, "stream", "expected a boolean"),
-    ({"model": "auto", "messages": OK_MESSAGES, "stop": [1]}, "stop", "array of strings"),
-    ({"model": "auto", "messages": OK_MESSAGES, "n": 2}, "n", "Only n=1"),
-    ({"model": "auto", "messages": OK_MESSAGES, "stream_options": {"include_usage": True}}, "stream_options",
-     "only allowed when 'stream' is true"),
-    ({"model": "auto", "messages": [{"role": "user", "content": [{"type": "video", "video": "x"}]}]},
-     "messages[0].content[0].type", "Unsupported content part type 'video'"),
-    ({"model": "auto", "messages": [{"role": "user", "content": [{"type": "text"}]}]},
-     "messages[0].content[0].text", "expected a string"),
-])
+@pytest.mark.parametrize(
+    "body, param, words",
+    [
+        ({"model": "auto"}, "messages", "Missing required parameter"),
+        ({"model": "auto", "messages": []}, "messages", "at least one message"),
+        ({"model": "auto", "messages": "hello"}, "messages", "expected an array"),
+        ({"messages": OK_MESSAGES}, "model", "model parameter"),
+        ({"model": 7, "messages": OK_MESSAGES}, "model", "model parameter"),
+        ({"model": "auto", "messages": [{"content": "hi"}]}, "messages[0].role", "expected one of"),
+        ({"model": "auto", "messages": [{"role": "user"}]}, "messages[0].content", "Missing required"),
+        ({"model": "auto", "messages": [{"role": "user", "content": 5}]}, "messages[0].content", "expected a string"),
+        ({"model": "auto", "messages": ["hi"]}, "messages[0]", "expected an object"),
+        ({"model": "auto", "messages": OK_MESSAGES, "max_tokens": "ten"}, "max_tokens", "expected an integer"),
+        ({"model": "auto", "messages": OK_MESSAGES, "max_tokens": 0}, "max_tokens", "at least 1"),
+        ({"model": "auto", "messages": OK_MESSAGES, "temperature": 3}, "temperature", "outside"),
+        ({"model": "auto", "messages": OK_MESSAGES, "temperature": True}, "temperature", "expected a number"),
+        ({"model": "auto", "messages": OK_MESSAGES, "stream": "yes"}, "stream", "expected a boolean"),
+        ({"model": "auto", "messages": OK_MESSAGES, "stop": [1]}, "stop", "array of strings"),
+        ({"model": "auto", "messages": OK_MESSAGES, "n": 2}, "n", "Only n=1"),
+        (
+            {"model": "auto", "messages": OK_MESSAGES, "stream_options": {"include_usage": True}},
+            "stream_options",
+            "only allowed when 'stream' is true",
+        ),
+        (
+            {"model": "auto", "messages": [{"role": "user", "content": [{"type": "video", "video": "x"}]}]},
+            "messages[0].content[0].type",
+            "Unsupported content part type 'video'",
+        ),
+        (
+            {"model": "auto", "messages": [{"role": "user", "content": [{"type": "text"}]}]},
+            "messages[0].content[0].text",
+            "expected a string",
+        ),
+    ],
+)
 def test_invalid_bodies_are_400_with_the_offending_param(gateway, body, param, words):
     error = assert_error(post(gateway, body), 400, param)
     assert error["type"] == "invalid_request_error"
@@ -81,18 +98,23 @@ def test_a_body_streamed_without_a_length_is_still_cut_at_the_limit(gateway):
         for _ in range(100):
             yield b"x" * 1000
         yield b'"}]}'
-    response = httpx.post(gateway.url + "/v1/chat/completions", content=chunks(),
-                          headers={**AUTH, "content-type": "application/json"}, timeout=30)
+
+    response = httpx.post(
+        gateway.url + "/v1/chat/completions",
+        content=chunks(),
+        headers={**AUTH, "content-type": "application/json"},
+        timeout=30,
+    )
     assert_error(response, 413)
 
 
 def test_an_unknown_key_is_401_and_a_missing_one_too(gateway):
     with pytest.raises(openai.AuthenticationError) as caught:
         openai.OpenAI(base_url=gateway.url + "/v1", api_key="sk-wrong-key", max_retries=0).chat.completions.create(
-            model="auto", messages=OK_MESSAGES)
+            model="auto", messages=OK_MESSAGES
+        )
     assert caught.value.code == "invalid_api_key"
-    assert_error(httpx.post(gateway.url + "/v1/chat/completions", json={"model": "auto", "messages": OK_MESSAGES}),
-                 401)
+    assert_error(httpx.post(gateway.url + "/v1/chat/completions", json={"model": "auto", "messages": OK_MESSAGES}), 401)
     assert_error(httpx.get(gateway.url + "/v1/models", headers={"authorization": "Bearer nope-nope"}), 401)
 
 
@@ -104,8 +126,12 @@ def test_an_unknown_path_and_a_wrong_method_are_openai_shaped(gateway):
 def test_the_model_list_has_auto_the_edge_and_the_cloud_models(gateway):
     models = client_for(gateway).models.list()
     owners = {m.id: m.owned_by for m in models.data}
-    assert owners == {"auto": "edgeway-router", "smollm2": "edgeway-edge", "gpt-fake": "edgeway-cloud",
-                      "claude-fake": "edgeway-cloud"}
+    assert owners == {
+        "auto": "edgeway-router",
+        "smollm2": "edgeway-edge",
+        "gpt-fake": "edgeway-cloud",
+        "claude-fake": "edgeway-cloud",
+    }
 
 
 def test_health_and_readiness(gateway):
@@ -116,8 +142,9 @@ def test_health_and_readiness(gateway):
 
 
 def test_route_is_a_dry_run_that_shows_signals_and_decision(gateway, upstream):
-    response = httpx.post(gateway.url + "/v1/route", headers=AUTH,
-                          json={"model": "auto", "messages": OK_MESSAGES, "max_tokens": 5})
+    response = httpx.post(
+        gateway.url + "/v1/route", headers=AUTH, json={"model": "auto", "messages": OK_MESSAGES, "max_tokens": 5}
+    )
     body = response.json()
     assert body["decision"]["targets"] == ["smollm2", "gpt-fake"]
     assert body["decision"]["rule"] == "default-edge"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from classifiers import Scorer
 from classifiers.privacy import PrivacyScanner
-from classifiers.signals import TOKENS_PER_MESSAGE
 from classifiers.privacy.structured import find_structured, iban_ok, luhn_ok
+from classifiers.signals import TOKENS_PER_MESSAGE
 
 
 @pytest.fixture(scope="module")
@@ -19,17 +20,19 @@ def scorer() -> Scorer:
 
 
 def found(text: str, scanner: PrivacyScanner) -> list[tuple[str, str]]:
-    return [(f.type, text[f.start:f.end]) for f in scanner.scan(text)]
+    return [(f.type, text[f.start : f.end]) for f in scanner.scan(text)]
 
 
 def test_structured_identifiers_are_kept_only_when_they_validate():
     assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112")
     assert iban_ok("GB82WEST12345698765432") and not iban_ok("GB82WEST12345698765433")
-    text = ("card 4111 1111 1111 1111, not 4111 1111 1111 1112; IBAN GB82 WEST 1234 5698 7654 32, not "
-            "GB82WEST12345698765433; SSN 123-45-6789 but not 666-45-6789; mail ann@example.org; "
-            "server 192.168.1.20 but not 999.1.1.1; call +44 20 7946 0958 or 0033 6 12 34 56 78, not ticket "
-            "#0000123")
-    kinds = {(f.type, text[f.start:f.end]) for f in find_structured(text)}
+    text = (
+        "card 4111 1111 1111 1111, not 4111 1111 1111 1112; IBAN GB82 WEST 1234 5698 7654 32, not "
+        "GB82WEST12345698765433; SSN 123-45-6789 but not 666-45-6789; mail ann@example.org; "
+        "server 192.168.1.20 but not 999.1.1.1; call +44 20 7946 0958 or 0033 6 12 34 56 78, not ticket "
+        "#0000123"
+    )
+    kinds = {(f.type, text[f.start : f.end]) for f in find_structured(text)}
     assert ("CREDIT_CARD", "4111 1111 1111 1111") in kinds
     assert ("IBAN", "GB82 WEST 1234 5698 7654 32") in kinds
     assert ("US_SSN", "123-45-6789") in kinds
@@ -41,20 +44,26 @@ def test_structured_identifiers_are_kept_only_when_they_validate():
         assert invalid not in values
 
 
-@pytest.mark.parametrize("secret", [
-    "sk-proj-" + "a1B2c3D4" * 6, "AKIAIOSFODNN7EXAMPLE", "ghp_" + "x" * 36, "xoxb-123456789012-abcdefABCDEF",
-    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
-])
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "sk-proj-" + "a1B2c3D4" * 6,
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_" + "x" * 36,
+        "xoxb-123456789012-abcdefABCDEF",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+    ],
+)
 def test_secrets_of_the_common_providers_are_found_whole(secret):
     text = f"why does this not work?\n{secret}\nthanks"
-    spans = [(f.type, text[f.start:f.end]) for f in find_structured(text)]
+    spans = [(f.type, text[f.start : f.end]) for f in find_structured(text)]
     assert ("SECRET", secret) in spans
 
 
 def test_passwords_in_assignments_and_urls_are_found_as_the_value_only():
     text = "DB_PASSWORD=Tr0ub4dor&3 and redis://default:s3cr3tP4ss@cache:6379/0"
-    spans = [(f.type, text[f.start:f.end]) for f in find_structured(text)]
+    spans = [(f.type, text[f.start : f.end]) for f in find_structured(text)]
     assert ("SECRET", "Tr0ub4dor&3") in spans and ("SECRET", "s3cr3tP4ss") in spans
     assert not any(t == "EMAIL" for t, _ in spans)
 
@@ -62,8 +71,11 @@ def test_passwords_in_assignments_and_urls_are_found_as_the_value_only():
 def test_contextual_personal_data_is_found_with_exact_spans():
     scanner = PrivacyScanner()
     text = "My colleague Rachel Zheng at H&R Technology says I was diagnosed with type 2 diabetes."
-    assert found(text, scanner) == [("PERSON", "Rachel Zheng"), ("ORGANIZATION", "H&R Technology"),
-                                    ("HEALTH", "type 2 diabetes")]
+    assert found(text, scanner) == [
+        ("PERSON", "Rachel Zheng"),
+        ("ORGANIZATION", "H&R Technology"),
+        ("HEALTH", "type 2 diabetes"),
+    ]
     text = "Send it to 221B Baker Street, London NW1 6XE. I was born on 12 March 1985."
     kinds = dict(found(text, scanner))
     assert kinds["STREET_ADDRESS"].startswith("221B Baker Street")
@@ -81,33 +93,43 @@ def test_a_written_address_is_one_span_down_to_its_postcode_and_no_further():
 
 def test_capitalized_words_that_are_not_personal_are_left_alone():
     scanner = PrivacyScanner()
-    for text in ["What is the capital of France? The Eiffel Tower is in Paris.",
-                 "Compare Python and Kubernetes for a beginner.", "On Monday the Supreme Court ruled.",
-                 "What is the capital of France? Answer briefly."]:   # a country is not a street address
+    for text in [
+        "What is the capital of France? The Eiffel Tower is in Paris.",
+        "Compare Python and Kubernetes for a beginner.",
+        "On Monday the Supreme Court ruled.",
+        "What is the capital of France? Answer briefly.",
+    ]:  # a country is not a street address
         assert [t for t, _ in found(text, scanner) if t in ("PERSON", "STREET_ADDRESS")] == []
 
 
 def test_signals_read_the_whole_conversation_and_content_parts(scorer):
     messages = [
         {"role": "system", "content": "You help Acme support agents."},
-        {"role": "user", "content": [{"type": "text", "text": "Customer email: jane.doe@example.com"},
-                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Customer email: jane.doe@example.com"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            ],
+        },
         {"role": "assistant", "content": "Noted."},
         {"role": "user", "content": "Prove that there are infinitely many primes, step by step."},
     ]
     signals = scorer.signals(messages, max_tokens=64, metadata={"tags": "vip"})
     email = next(f for f in signals.privacy if f.type == "EMAIL")
     assert (email.message, email.part) == (1, 0)
-    assert messages[1]["content"][0]["text"][email.start:email.end] == "jane.doe@example.com"
+    assert messages[1]["content"][0]["text"][email.start : email.end] == "jane.doe@example.com"
     assert signals.text_only is False and signals.max_tokens == 64 and signals.metadata == {"tags": "vip"}
     assert signals.language == "en" and 20 < signals.prompt_tokens < 80
     assert 0.0 <= signals.complexity <= 1.0
 
 
 def test_a_next_turn_reads_only_its_new_message_and_counts_as_if_all_were_read(scorer):
-    history = [{"role": "system", "content": "Tu aides les clients de la boutique. Réponds en français."},
-               {"role": "user", "content": "Bonjour, je suis Marie Dubois et mon numéro est +33 6 12 34 56 78."},
-               {"role": "assistant", "content": "Bonjour Marie, comment puis-je vous aider ?"}]
+    history = [
+        {"role": "system", "content": "Tu aides les clients de la boutique. Réponds en français."},
+        {"role": "user", "content": "Bonjour, je suis Marie Dubois et mon numéro est +33 6 12 34 56 78."},
+        {"role": "assistant", "content": "Bonjour Marie, comment puis-je vous aider ?"},
+    ]
     first = scorer.signals(history)
     turn = {"role": "user", "content": "Where is my order 12345? Answer in English please."}
     scanned = []
@@ -117,7 +139,7 @@ def test_a_next_turn_reads_only_its_new_message_and_counts_as_if_all_were_read(s
         second = scorer.signals(history + [turn])
     finally:
         scorer.privacy.scan = scan
-    assert scanned == [turn["content"]]                      # the history was read on the turn before
+    assert scanned == [turn["content"]]  # the history was read on the turn before
     assert [f.type for f in second.privacy] == [f.type for f in first.privacy] and "PHONE" in second.pii_types
     conversation = "\n".join(m["content"] for m in history + [turn])
     assert second.prompt_tokens == scorer.tokens.estimate(conversation) + TOKENS_PER_MESSAGE * 4
@@ -130,27 +152,42 @@ def test_complexity_is_scored_only_when_something_reads_it(scorer):
     scorer.complexity.score = lambda text: scored.append(text) or score(text)
     try:
         signals = scorer.signals([{"role": "user", "content": "Prove Fermat's little theorem."}])
-        assert scored == [] and signals.pii_types == frozenset()    # routing on privacy alone: no model run
+        assert scored == [] and signals.pii_types == frozenset()  # routing on privacy alone: no model run
         assert 0.0 <= signals.complexity <= 1.0
         signals.as_dict()
-        assert len(scored) == 1                                      # scored once, then kept
+        assert len(scored) == 1  # scored once, then kept
     finally:
         scorer.complexity.score = score
 
 
 def test_complexity_ranks_hard_requests_above_small_talk(scorer):
     easy = scorer.signals([{"role": "user", "content": "Hi! How are you today?"}]).complexity
-    hard = scorer.signals([{"role": "user", "content": "Implement a lock-free multi-producer multi-consumer queue "
-                                                        "in Rust, with tests for the edge cases and an explanation "
-                                                        "of its complexity."}]).complexity
+    hard = scorer.signals(
+        [
+            {
+                "role": "user",
+                "content": "Implement a lock-free multi-producer multi-consumer queue "
+                "in Rust, with tests for the edge cases and an explanation "
+                "of its complexity.",
+            }
+        ]
+    ).complexity
     assert easy < 0.3 < 0.6 < hard
 
 
-@pytest.mark.parametrize("messages", [
-    [], [{"role": "user", "content": ""}], [{"role": "user", "content": None}], [{"role": "user"}], ["not a dict"],
-    [{"role": "user", "content": "x" * 1_000_000}], [{"role": "user", "content": "\x00\xff\ud800 \u202e\ufeff"}],
-    [{"role": "user", "content": [{"type": "text"}, {"type": "image_url"}, 5]}],
-])
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [],
+        [{"role": "user", "content": ""}],
+        [{"role": "user", "content": None}],
+        [{"role": "user"}],
+        ["not a dict"],
+        [{"role": "user", "content": "x" * 1_000_000}],
+        [{"role": "user", "content": "\x00\xff\ud800 \u202e\ufeff"}],
+        [{"role": "user", "content": [{"type": "text"}, {"type": "image_url"}, 5]}],
+    ],
+)
 def test_odd_conversations_give_valid_signals(scorer, messages):
     signals = scorer.signals(messages)
     assert 0.0 <= signals.complexity <= 1.0 and signals.prompt_tokens >= 0
@@ -193,7 +230,9 @@ def test_training_rebuilds_the_committed_artifacts_bit_for_bit():
     from classifiers.privacy.contextual import MODEL_PATH as spans_path
     from classifiers.train import complexity_rows, privacy_rows, train_complexity, train_spans
 
-    assert hashlib.sha256(train_complexity(complexity_rows())).digest() == \
-        hashlib.sha256(complexity_path.read_bytes()).digest()
+    assert (
+        hashlib.sha256(train_complexity(complexity_rows())).digest()
+        == hashlib.sha256(complexity_path.read_bytes()).digest()
+    )
     spans = json.dumps(train_spans(privacy_rows()), sort_keys=True, separators=(",", ":")) + "\n"
     assert spans == spans_path.read_text()

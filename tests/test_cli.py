@@ -14,15 +14,15 @@ from tests.conftest import ROOT
 
 
 def edgeway(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_with_no_config_it_serves_the_bundled_model_without_keys_on_loopback(open_gateway):
     client = openai.OpenAI(base_url=open_gateway.url + "/v1", api_key="anything", max_retries=0)
     assert [m.id for m in client.models.list().data] == ["auto", "smollm2"]
-    answer = client.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}],
-                                            max_tokens=4)
+    answer = client.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], max_tokens=4)
     assert answer.choices[0].message.content
     log = open_gateway.log()
     assert "serving WITHOUT authentication, on 127.0.0.1 only" in log

@@ -13,15 +13,28 @@ from tests.conftest import client_for
 from tests.fake_upstream import Fault
 
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
-WEATHER_TOOL = {"type": "function", "function": {
-    "name": "get_weather", "description": "Weather in a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
 
 
 def test_a_named_openai_compatible_model_is_forwarded_with_its_fields_untouched(gateway, upstream):
     raw = client_for(gateway).chat.completions.with_raw_response.create(
-        model="gpt-fake", messages=QUESTION, max_tokens=50, temperature=0.3, tools=[WEATHER_TOOL],
-        tool_choice="auto", response_format={"type": "text"}, user="u-42", logit_bias={"50256": -100})
+        model="gpt-fake",
+        messages=QUESTION,
+        max_tokens=50,
+        temperature=0.3,
+        tools=[WEATHER_TOOL],
+        tool_choice="auto",
+        response_format={"type": "text"},
+        user="u-42",
+        logit_bias={"50256": -100},
+    )
     answer = raw.parse()
     assert raw.headers["x-edgeway-route"] == "cloud"
     assert raw.headers["x-edgeway-model"] == "gpt-fake"
@@ -43,8 +56,11 @@ def test_a_streamed_cloud_answer_carries_usage_only_when_asked(gateway, upstream
     plain = list(client.chat.completions.create(model="gpt-fake", messages=QUESTION, stream=True))
     assert all(c.usage is None for c in plain)
     assert "".join(c.choices[0].delta.content or "" for c in plain).startswith("This is the fake cloud")
-    with_usage = list(client.chat.completions.create(model="gpt-fake", messages=QUESTION, stream=True,
-                                                     stream_options={"include_usage": True}))
+    with_usage = list(
+        client.chat.completions.create(
+            model="gpt-fake", messages=QUESTION, stream=True, stream_options={"include_usage": True}
+        )
+    )
     assert with_usage[-1].choices == [] and with_usage[-1].usage.completion_tokens == 13
     assert with_usage[-2].choices[0].finish_reason == "stop"
 
@@ -59,13 +75,14 @@ def test_an_app_whose_default_is_the_cloud_gets_the_cloud_for_auto(gateway, upst
 def test_an_anthropic_model_is_reached_through_litellm_translation(gateway, upstream):
     client = client_for(gateway, timeout=60)
     raw = client.chat.completions.with_raw_response.create(
-        model="claude-fake", messages=[{"role": "system", "content": "Be brief."}, *QUESTION], max_tokens=64)
+        model="claude-fake", messages=[{"role": "system", "content": "Be brief."}, *QUESTION], max_tokens=64
+    )
     answer = raw.parse()
     assert raw.headers["x-edgeway-model"] == "claude-fake"
     assert answer.choices[0].message.content.startswith("This is the fake cloud")
     assert answer.usage.completion_tokens == 13
     sent = upstream.requests[-1]
-    assert sent.path == "/v1/messages"                    # Anthropic's wire format, not OpenAI's
+    assert sent.path == "/v1/messages"  # Anthropic's wire format, not OpenAI's
     assert sent.headers["x-api-key"] == "sk-ant-fake"
     assert sent.body["model"] == "claude-3-5-haiku-latest"
     assert sent.body["max_tokens"] == 64
@@ -73,8 +90,11 @@ def test_an_anthropic_model_is_reached_through_litellm_translation(gateway, upst
 
 
 def test_a_streamed_anthropic_answer_is_translated_into_openai_chunks(gateway, upstream):
-    chunks = list(client_for(gateway, timeout=60).chat.completions.create(
-        model="claude-fake", messages=QUESTION, max_tokens=64, stream=True, stream_options={"include_usage": True}))
+    chunks = list(
+        client_for(gateway, timeout=60).chat.completions.create(
+            model="claude-fake", messages=QUESTION, max_tokens=64, stream=True, stream_options={"include_usage": True}
+        )
+    )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text.startswith("This is the fake cloud")
     assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 13
@@ -117,8 +137,9 @@ def test_a_stream_that_stalls_after_its_first_chunk_ends_with_an_error_not_a_han
     upstream.fail_next(Fault(stall_after_chunks=2, stall_s=4))
     started = time.monotonic()
     with pytest.raises(openai.APIError):
-        for _ in client_for(gateway, timeout=20).chat.completions.create(model="gpt-fake", messages=QUESTION,
-                                                                        stream=True):
+        for _ in client_for(gateway, timeout=20).chat.completions.create(
+            model="gpt-fake", messages=QUESTION, stream=True
+        ):
             pass
     assert time.monotonic() - started < 4  # ended by the 1 s read timeout, well before the stall ends
 
@@ -126,7 +147,8 @@ def test_a_stream_that_stalls_after_its_first_chunk_ends_with_an_error_not_a_han
 def test_a_failing_cloud_falls_back_to_the_edge_for_auto(gateway, upstream):
     upstream.fail_next(Fault(status=503, message="overloaded"), times=3)
     raw = client_for(gateway, "beta").chat.completions.with_raw_response.create(
-        model="auto", messages=QUESTION, max_tokens=5)
+        model="auto", messages=QUESTION, max_tokens=5
+    )
     assert raw.headers["x-edgeway-route"] == "edge"
     assert raw.headers["x-edgeway-rule"] == "app-default-cloud"
     assert raw.parse().choices[0].message.content
@@ -146,17 +168,21 @@ def test_a_stream_that_breaks_after_the_first_token_ends_with_an_error_the_sdk_r
 def test_a_prompt_too_long_for_the_edge_context_goes_to_the_cloud(gateway, upstream):
     long_text = "Summarize this. " + "The quick brown fox jumps over the lazy dog. " * 400
     raw = client_for(gateway).chat.completions.with_raw_response.create(
-        model="auto", messages=[{"role": "user", "content": long_text}], max_tokens=20)
+        model="auto", messages=[{"role": "user", "content": long_text}], max_tokens=20
+    )
     assert raw.headers["x-edgeway-route"] == "cloud"
     assert raw.headers["x-edgeway-rule"] == "exceeds-edge-context"
     assert upstream.saw_text("quick brown fox")
 
 
 def test_an_image_goes_to_the_cloud_since_the_edge_model_reads_text_only(gateway, upstream):
-    content = [{"type": "text", "text": "What is in this picture?"},
-               {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
+    content = [
+        {"type": "text", "text": "What is in this picture?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+    ]
     raw = client_for(gateway).chat.completions.with_raw_response.create(
-        model="auto", messages=[{"role": "user", "content": content}])
+        model="auto", messages=[{"role": "user", "content": content}]
+    )
     assert raw.headers["x-edgeway-route"] == "cloud"
     assert upstream.requests[-1].body["messages"][0]["content"] == content
 
@@ -177,10 +203,11 @@ def test_a_circuit_opens_after_repeated_failures_fails_fast_and_probes_after_its
         assert 'edgeway_upstream_circuit_state{model="gpt-fake"} 2.0' in httpx.get(gateway.url + "/metrics").text
         with pytest.raises(openai.InternalServerError) as caught:
             client.chat.completions.create(model="gpt-fake", messages=QUESTION)
-        assert caught.value.code == "circuit_open" and len(upstream.requests) == 3   # not even tried
+        assert caught.value.code == "circuit_open" and len(upstream.requests) == 3  # not even tried
         # auto falls back to the edge at once instead of waiting on the dead provider
         raw = client_for(gateway, "beta").chat.completions.with_raw_response.create(
-            model="auto", messages=QUESTION, max_tokens=3)
+            model="auto", messages=QUESTION, max_tokens=3
+        )
         assert raw.headers["x-edgeway-route"] == "edge"
         time.sleep(1.1)  # the cooldown: one probe goes through, succeeds, and closes the circuit
         assert client.chat.completions.create(model="gpt-fake", messages=QUESTION).choices[0].message.content
@@ -193,14 +220,19 @@ def test_a_latency_budget_the_edge_queue_would_miss_sends_the_request_to_the_clo
     import threading
 
     client = client_for(gateway, timeout=60)
-    busy = threading.Thread(target=lambda: client.chat.completions.create(
-        model="smollm2", messages=[{"role": "user", "content": "Write a long essay."}], max_tokens=300))
+    busy = threading.Thread(
+        target=lambda: client.chat.completions.create(
+            model="smollm2", messages=[{"role": "user", "content": "Write a long essay."}], max_tokens=300
+        )
+    )
     busy.start()
     time.sleep(0.3)  # the edge now has ~300 tokens of work queued: seconds of waiting
     raw = client.chat.completions.with_raw_response.create(
-        model="auto", messages=QUESTION, max_tokens=5, extra_headers={"x-edgeway-latency-budget-ms": "50"})
+        model="auto", messages=QUESTION, max_tokens=5, extra_headers={"x-edgeway-latency-budget-ms": "50"}
+    )
     assert raw.headers["x-edgeway-route"] == "cloud"
     busy.join()
     relaxed = client.chat.completions.with_raw_response.create(
-        model="auto", messages=QUESTION, max_tokens=3, extra_headers={"x-edgeway-latency-budget-ms": "600000"})
+        model="auto", messages=QUESTION, max_tokens=3, extra_headers={"x-edgeway-latency-budget-ms": "600000"}
+    )
     assert relaxed.headers["x-edgeway-route"] == "edge"

@@ -74,8 +74,12 @@ def test_the_example_config_in_configs_is_valid(monkeypatch):
     from gateway.config import load_config
     from tests.conftest import ROOT
 
-    for name, value in {"OPENAI_API_KEY": "sk-1", "ANTHROPIC_API_KEY": "sk-2", "SUPPORT_BOT_KEY": "support-key-1",
-                        "CODE_ASSISTANT_KEY": "code-key-123"}.items():
+    for name, value in {
+        "OPENAI_API_KEY": "sk-1",
+        "ANTHROPIC_API_KEY": "sk-2",
+        "SUPPORT_BOT_KEY": "support-key-1",
+        "CODE_ASSISTANT_KEY": "code-key-123",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("EDGEWAY_ADMIN_KEY", raising=False)
     config = load_config(ROOT / "configs" / "edgeway.yaml")
@@ -84,7 +88,10 @@ def test_the_example_config_in_configs_is_valid(monkeypatch):
 
 
 def test_edge_nodes_are_urls_or_urls_with_the_nodes_key():
-    text = "edge:\n  nodes:\n    - http://10.0.0.7:8081/v1\n    - {url: 'http://10.0.0.8:8081/v1', api_key: '${NODE_KEY}'}\n"
+    text = (
+        "edge:\n  nodes:\n    - http://10.0.0.7:8081/v1\n"
+        "    - {url: 'http://10.0.0.8:8081/v1', api_key: '${NODE_KEY}'}\n"
+    )
     config = parse_model(text, GatewayConfig, env={"NODE_KEY": "node-secret"})
     assert [n.url for n in config.edge.nodes] == ["http://10.0.0.7:8081/v1", "http://10.0.0.8:8081/v1"]
     assert config.edge.nodes[1].api_key.get_secret_value() == "node-secret"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -31,9 +30,17 @@ def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors
         alpha.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hello"}], max_tokens=2)
         beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hello"}])
     with _browser() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1100})
             problems: list[str] = []
@@ -42,12 +49,12 @@ def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors
             page.on("requestfailed", lambda r: problems.append(f"{r.url} failed"))
             page.goto(f"{ledger_gateway.url}/dashboard?key={ADMIN}")
             page.wait_for_selector("body[data-ready=true]", timeout=15000)
-            assert page.locator("#c-spend rect.bar").count() >= 2          # spend and all-cloud bars
-            assert page.locator("#c-split rect.bar").count() >= 2          # edge and cloud shares
+            assert page.locator("#c-spend rect.bar").count() >= 2  # spend and all-cloud bars
+            assert page.locator("#c-split rect.bar").count() >= 2  # edge and cloud shares
             assert page.locator("#c-latency rect.bar").count() >= 2
             assert page.locator("#c-rules rect.bar").count() >= 2
             assert page.locator("#t-recent tbody tr").count() >= 6
-            assert page.locator("#k-savings").inner_text().endswith(")")   # "NN% ($X)"
+            assert page.locator("#k-savings").inner_text().endswith(")")  # "NN% ($X)"
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
             assert problems == []

@@ -14,7 +14,8 @@ HELLO = [{"role": "user", "content": "Say hello in one short sentence."}]
 
 def test_a_plain_answer_from_the_edge_model_with_usage_and_routing_headers(gateway):
     raw = client_for(gateway).chat.completions.with_raw_response.create(
-        model="auto", messages=HELLO, max_tokens=12, seed=1)
+        model="auto", messages=HELLO, max_tokens=12, seed=1
+    )
     answer = raw.parse()
     assert raw.headers["x-edgeway-route"] == "edge"
     assert raw.headers["x-edgeway-model"] == "smollm2"
@@ -31,8 +32,11 @@ def test_a_plain_answer_from_the_edge_model_with_usage_and_routing_headers(gatew
 
 def test_max_tokens_cuts_the_answer_with_finish_reason_length(gateway):
     answer = client_for(gateway).chat.completions.create(
-        model="smollm2", messages=[{"role": "user", "content": "Write a long story about a dragon."}],
-        max_tokens=3, temperature=0)
+        model="smollm2",
+        messages=[{"role": "user", "content": "Write a long story about a dragon."}],
+        max_tokens=3,
+        temperature=0,
+    )
     assert answer.usage.completion_tokens == 3
     assert answer.choices[0].finish_reason == "length"
 
@@ -40,28 +44,43 @@ def test_max_tokens_cuts_the_answer_with_finish_reason_length(gateway):
 def test_the_same_seed_gives_the_same_answer_and_temperature_zero_is_deterministic(gateway):
     client = client_for(gateway)
     story = [{"role": "user", "content": "Invent a name for a cat."}]
-    first, second = (client.chat.completions.create(model="smollm2", messages=story, max_tokens=16,
-                                                    temperature=1.0, seed=1234).choices[0].message.content
-                     for _ in range(2))
+    first, second = (
+        client.chat.completions.create(model="smollm2", messages=story, max_tokens=16, temperature=1.0, seed=1234)
+        .choices[0]
+        .message.content
+        for _ in range(2)
+    )
     assert first == second
-    greedy = {client.chat.completions.create(model="smollm2", messages=story, max_tokens=16,
-                                             temperature=0).choices[0].message.content for _ in range(2)}
+    greedy = {
+        client.chat.completions.create(model="smollm2", messages=story, max_tokens=16, temperature=0)
+        .choices[0]
+        .message.content
+        for _ in range(2)
+    }
     assert len(greedy) == 1
-    seeds = {client.chat.completions.create(model="smollm2", messages=story, max_tokens=16, temperature=1.5,
-                                            top_p=1.0, seed=s).choices[0].message.content for s in range(4)}
+    seeds = {
+        client.chat.completions.create(
+            model="smollm2", messages=story, max_tokens=16, temperature=1.5, top_p=1.0, seed=s
+        )
+        .choices[0]
+        .message.content
+        for s in range(4)
+    }
     assert len(seeds) > 1, "different seeds at a high temperature should not all agree"
 
 
 def test_a_stop_sequence_ends_the_answer_before_it(gateway):
     client = client_for(gateway)
     messages = [{"role": "user", "content": "Count from 1 to 20, separated by commas."}]
-    full = client.chat.completions.create(model="smollm2", messages=messages, max_tokens=40,
-                                          temperature=0).choices[0].message.content
+    full = (
+        client.chat.completions.create(model="smollm2", messages=messages, max_tokens=40, temperature=0)
+        .choices[0]
+        .message.content
+    )
     words = [w for w in full.split() if len(w) >= 2]
     assert len(words) >= 3, full
     stop = words[2]
-    cut = client.chat.completions.create(model="smollm2", messages=messages, max_tokens=40, temperature=0,
-                                         stop=[stop])
+    cut = client.chat.completions.create(model="smollm2", messages=messages, max_tokens=40, temperature=0, stop=[stop])
     assert cut.choices[0].finish_reason == "stop"
     assert stop not in cut.choices[0].message.content
     assert full.startswith(cut.choices[0].message.content)
@@ -69,7 +88,8 @@ def test_a_stop_sequence_ends_the_answer_before_it(gateway):
 
 def test_a_streamed_answer_ends_with_a_usage_chunk_when_asked(gateway):
     stream = client_for(gateway).chat.completions.create(
-        model="auto", messages=HELLO, max_tokens=10, stream=True, stream_options={"include_usage": True})
+        model="auto", messages=HELLO, max_tokens=10, stream=True, stream_options={"include_usage": True}
+    )
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
@@ -86,8 +106,9 @@ def test_the_streamed_text_equals_the_unstreamed_text_for_the_same_seed(gateway)
     client = client_for(gateway)
     args = dict(model="smollm2", messages=HELLO, max_tokens=20, temperature=0.8, seed=7)
     whole = client.chat.completions.create(**args).choices[0].message.content
-    streamed = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(**args, stream=True)
-                       if c.choices)
+    streamed = "".join(
+        c.choices[0].delta.content or "" for c in client.chat.completions.create(**args, stream=True) if c.choices
+    )
     assert streamed == whole
 
 
@@ -95,8 +116,9 @@ async def test_the_async_client_streams_and_answers(gateway):
     client = async_client_for(gateway)
     answer = await client.chat.completions.create(model="auto", messages=HELLO, max_tokens=5)
     assert answer.choices[0].message.content
-    pieces = [c async for c in await client.chat.completions.create(model="auto", messages=HELLO, max_tokens=5,
-                                                                    stream=True)]
+    pieces = [
+        c async for c in await client.chat.completions.create(model="auto", messages=HELLO, max_tokens=5, stream=True)
+    ]
     assert pieces[-1].choices[0].finish_reason in ("stop", "length")
     await client.close()
 
@@ -118,10 +140,13 @@ def wait_until_cancelled(gateway, before: dict, seconds: float) -> dict:
 
 def test_a_client_that_gives_up_on_a_whole_answer_stops_its_generation(gateway):
     before = _edge_state(gateway)
-    body = {"model": "smollm2", "max_tokens": 1500,
-            "messages": [{"role": "user", "content": "Write a very long essay about the history of Carthage."}]}
+    body = {
+        "model": "smollm2",
+        "max_tokens": 1500,
+        "messages": [{"role": "user", "content": "Write a very long essay about the history of Carthage."}],
+    }
     headers = {"authorization": f"Bearer {APP_KEYS['alpha']}"}
-    with pytest.raises(httpx.ReadTimeout):   # the client waits one second for the whole answer, then leaves
+    with pytest.raises(httpx.ReadTimeout):  # the client waits one second for the whole answer, then leaves
         httpx.post(gateway.url + "/v1/chat/completions", json=body, headers=headers, timeout=1)
     state = wait_until_cancelled(gateway, before, seconds=10)
     assert state["completed"] == before["completed"]
@@ -129,8 +154,12 @@ def test_a_client_that_gives_up_on_a_whole_answer_stops_its_generation(gateway):
 
 def test_a_client_that_leaves_mid_stream_stops_its_generation(gateway):
     before = _edge_state(gateway)
-    body = {"model": "smollm2", "max_tokens": 1500, "stream": True,
-            "messages": [{"role": "user", "content": "Write a very long essay about the history of Rome."}]}
+    body = {
+        "model": "smollm2",
+        "max_tokens": 1500,
+        "stream": True,
+        "messages": [{"role": "user", "content": "Write a very long essay about the history of Rome."}],
+    }
     headers = {"authorization": f"Bearer {APP_KEYS['alpha']}"}
     with httpx.Client(timeout=30) as http:
         with http.stream("POST", gateway.url + "/v1/chat/completions", json=body, headers=headers) as response:

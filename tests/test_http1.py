@@ -6,7 +6,7 @@ import asyncio
 import base64
 import ssl
 import subprocess
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -28,6 +28,7 @@ async def read_request(reader: asyncio.StreamReader) -> bytes:
 
 def keep_alive(connections: list, answer: Callable[[asyncio.StreamWriter], Awaitable[None]]):
     """A handler that answers every request on a connection, counting the connections."""
+
     async def handle(reader, writer):
         connections.append(writer)
         while True:
@@ -36,6 +37,7 @@ def keep_alive(connections: list, answer: Callable[[asyncio.StreamWriter], Await
             except asyncio.IncompleteReadError:
                 return
             await answer(writer)
+
     return handle
 
 
@@ -65,7 +67,7 @@ async def test_a_connection_the_upstream_closed_while_idle_is_replaced_without_a
         served.append(1)
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
         await writer.drain()
-        writer.close()   # keep-alive promised, then the connection is dropped, as idle upstreams do
+        writer.close()  # keep-alive promised, then the connection is dropped, as idle upstreams do
 
     server, port = await serve(handle)
     client = Client()
@@ -135,20 +137,27 @@ async def test_a_streamed_answer_read_to_done_leaves_its_connection_for_the_next
     from router.request import parse_chat_request
 
     connections = []
-    events = (b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
-              b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\ndata: [DONE]\n\n')
+    events = (
+        b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+        b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\ndata: [DONE]\n\n'
+    )
 
     async def answer(writer):
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-                     + b"%x\r\n" % len(events) + events + b"\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            + b"%x\r\n" % len(events)
+            + events
+            + b"\r\n"
+        )
         await writer.drain()
-        await asyncio.sleep(0.02)       # the closing chunk comes a moment after [DONE]
+        await asyncio.sleep(0.02)  # the closing chunk comes a moment after [DONE]
         writer.write(b"0\r\n\r\n")
 
     server, port = await serve(keep_alive(connections, answer))
     pool = HttpPool()
-    model = OpenAICompatible(CloudModelConfig(name="m", provider_model="openai/m", api_base=f"http://127.0.0.1:{port}/v1"),
-                             pool)
+    model = OpenAICompatible(
+        CloudModelConfig(name="m", provider_model="openai/m", api_base=f"http://127.0.0.1:{port}/v1"), pool
+    )
     request = parse_chat_request({"model": "m", "messages": [{"role": "user", "content": "Hi"}]})
     for _ in range(3):
         stream = await model.stream(request)
@@ -181,17 +190,36 @@ async def test_plain_http_goes_through_the_environment_proxy_with_the_whole_url(
     request_line, *headers = seen[0]
     assert request_line == b"POST http://api.example:8000/v1/chat/completions HTTP/1.1"
     assert b"proxy-authorization: Basic " + base64.b64encode(b"user:s@cret") in headers
-    assert client.origin("http://internal.example/v1")[0].proxy is None   # NO_PROXY
-    assert client.origin("http://127.0.0.1:8000/v1")[0].proxy is None     # loopback, always
+    assert client.origin("http://internal.example/v1")[0].proxy is None  # NO_PROXY
+    assert client.origin("http://127.0.0.1:8000/v1")[0].proxy is None  # loopback, always
     client.close()
     proxy.close()
 
 
 async def test_https_is_tunnelled_through_the_proxy_and_verified_end_to_end(monkeypatch, tmp_path):
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=api.test",
-                    "-addext", "subjectAltName=DNS:api.test", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=api.test",
+            "-addext",
+            "subjectAltName=DNS:api.test",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     tls.load_cert_chain(cert, key)
 
@@ -219,7 +247,7 @@ async def test_https_is_tunnelled_through_the_proxy_and_verified_end_to_end(monk
 
     proxy, proxy_port = await serve(proxy_handle)
     monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy_port}")
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))        # trust the test's own certificate
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trust the test's own certificate
     client = Client()
     # api.test resolves nowhere: only the proxy connects, and TLS is checked against that name.
     origin, target = client.origin(f"https://api.test:{upstream_port}/v1/chat/completions")

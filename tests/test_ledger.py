@@ -6,7 +6,7 @@ import csv
 import io
 import sqlite3
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import openai
@@ -62,8 +62,8 @@ def test_a_store_counts_spend_against_daily_and_monthly_caps(store):
 def test_admission_reserves_the_estimate_until_the_row_settles_it(store):
     caps = Caps(daily_usd=1.0)
     assert store.admit("a", caps, 0.6)
-    assert store.admit("a", caps, 0.6)          # 0.6 reserved < 1.0: one more may start
-    assert not store.admit("a", caps, 0.6)      # 1.2 reserved: at the cap, refused
+    assert store.admit("a", caps, 0.6)  # 0.6 reserved < 1.0: one more may start
+    assert not store.admit("a", caps, 0.6)  # 1.2 reserved: at the cap, refused
     store.append(row("a", time.time(), 0.1), reserved=0.6)
     store.append(row("a", time.time(), 0.1), reserved=0.6)
     assert store.left("a", caps) == pytest.approx(0.8)
@@ -96,11 +96,13 @@ def test_sqlite_keeps_history_and_spend_across_restarts(tmp_path):
 
 def test_a_ledger_from_an_older_edgeway_gains_the_new_columns(tmp_path):
     path = tmp_path / "old.db"
-    with sqlite3.connect(path) as db:   # the schema before rows could carry a prompt
-        db.execute("CREATE TABLE usage (request_id TEXT PRIMARY KEY, app TEXT NOT NULL, ts REAL NOT NULL, route TEXT, "
-                   "model TEXT, rule TEXT, status INTEGER, stream INTEGER, prompt_tokens INTEGER, "
-                   "completion_tokens INTEGER, ttft_ms REAL, latency_ms REAL, cost_usd REAL, "
-                   "counterfactual_usd REAL, error TEXT)")
+    with sqlite3.connect(path) as db:  # the schema before rows could carry a prompt
+        db.execute(
+            "CREATE TABLE usage (request_id TEXT PRIMARY KEY, app TEXT NOT NULL, ts REAL NOT NULL, route TEXT, "
+            "model TEXT, rule TEXT, status INTEGER, stream INTEGER, prompt_tokens INTEGER, "
+            "completion_tokens INTEGER, ttft_ms REAL, latency_ms REAL, cost_usd REAL, "
+            "counterfactual_usd REAL, error TEXT)"
+        )
         db.execute("INSERT INTO usage (request_id, app, ts, cost_usd) VALUES ('old', 'a', ?, 1.0)", (time.time(),))
     store = SqliteStore(path)
     store.append(UsageRow(request_id="new", app="a", prompt="Where is [PERSON]?"))
@@ -129,8 +131,7 @@ def usage(gateway, key: str, **params) -> httpx.Response:
 def test_every_request_leaves_one_priced_row(ledger_gateway, upstream):
     alpha, beta = client_for(ledger_gateway, "alpha"), client_for(ledger_gateway, "beta")
     alpha.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], max_tokens=3)
-    chunks = list(beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}],
-                                               stream=True))
+    chunks = list(beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], stream=True))
     assert chunks
     with pytest.raises(openai.BadRequestError):
         alpha.chat.completions.create(model="auto", messages=[], max_tokens=3)
@@ -141,7 +142,8 @@ def test_every_request_leaves_one_priced_row(ledger_gateway, upstream):
     assert (cloud["route"], cloud["stream"]) == ("cloud", True)
     # a streamed answer is priced from its real usage: 13 completion tokens at $2 / 1M
     assert cloud["completion_tokens"] == 13 and cloud["cost_usd"] == pytest.approx(
-        cloud["prompt_tokens"] * 1e-6 + 13 * 2e-6)
+        cloud["prompt_tokens"] * 1e-6 + 13 * 2e-6
+    )
     assert cloud["ttft_ms"] is not None and cloud["latency_ms"] >= cloud["ttft_ms"]
     errors = [r for r in usage(ledger_gateway, ADMIN).json()["recent"] if r["status"] == 400]
     assert errors and errors[0]["error"] == "empty_array" and errors[0]["route"] == "none"
@@ -155,7 +157,8 @@ def test_usage_groups_and_the_savings_against_all_cloud(ledger_gateway, upstream
     totals = body["totals"]
     assert totals["requests"] == sum(g["requests"] for g in body["groups"])
     assert totals["savings_pct"] == pytest.approx(
-        100 * (totals["counterfactual_usd"] - totals["cost_usd"]) / totals["counterfactual_usd"], abs=0.1)
+        100 * (totals["counterfactual_usd"] - totals["cost_usd"]) / totals["counterfactual_usd"], abs=0.1
+    )
     assert {g["key"] for g in usage(ledger_gateway, ADMIN, group_by="app").json()["groups"]} >= {"alpha", "beta"}
     assert usage(ledger_gateway, ADMIN, group_by="colour").status_code == 400
     assert usage(ledger_gateway, ADMIN, **{"from": "2999-01-01"}).json()["totals"]["requests"] == 0
@@ -179,8 +182,9 @@ def test_usage_exports_as_csv(ledger_gateway, upstream):
 
 
 def test_metrics_count_requests_tokens_cost_and_latency(ledger_gateway, upstream):
-    client_for(ledger_gateway, "beta").chat.completions.create(model="auto",
-                                                              messages=[{"role": "user", "content": "Hi"}])
+    client_for(ledger_gateway, "beta").chat.completions.create(
+        model="auto", messages=[{"role": "user", "content": "Hi"}]
+    )
     text = httpx.get(ledger_gateway.url + "/metrics").text
     assert 'edgeway_requests_total{app="beta",model="gpt-fake",route="cloud",status="200"}' in text
     assert 'edgeway_tokens_total{app="beta",kind="completion",model="gpt-fake",route="cloud",status="200"}' in text
@@ -191,9 +195,15 @@ def test_metrics_count_requests_tokens_cost_and_latency(ledger_gateway, upstream
 
 def test_an_app_that_opted_in_keeps_its_prompts_masked_and_others_keep_none(ledger_gateway, upstream):
     gamma = openai.OpenAI(base_url=ledger_gateway.url + "/v1", api_key=GAMMA_KEY, max_retries=0)
-    gamma.chat.completions.create(model="smollm2", max_tokens=2, messages=[
-        {"role": "user", "content": "An earlier question."}, {"role": "assistant", "content": "An answer."},
-        {"role": "user", "content": "Please write to jane.doe@example.com about invoice 7."}])
+    gamma.chat.completions.create(
+        model="smollm2",
+        max_tokens=2,
+        messages=[
+            {"role": "user", "content": "An earlier question."},
+            {"role": "assistant", "content": "An answer."},
+            {"role": "user", "content": "Please write to jane.doe@example.com about invoice 7."},
+        ],
+    )
     recent = usage(ledger_gateway, ADMIN).json()["recent"]
     kept = [r["prompt"] for r in recent if r["app"] == "gamma"]
     assert kept == ["Please write to [EMAIL] about invoice 7."]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import openai
@@ -14,8 +14,9 @@ import pytest
 
 from tests.conftest import ROOT, GatewayProcess, gateway_config
 
-KEYS = {name: f"{name}-key-0123456789" for name in
-        ("private", "cascade", "capped", "denied", "local", "reload", "limited")}
+KEYS = {
+    name: f"{name}-key-0123456789" for name in ("private", "cascade", "capped", "denied", "local", "reload", "limited")
+}
 
 POLICIES = {
     "private": """
@@ -108,14 +109,16 @@ def policy_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
 
 
 def client(gateway: GatewayProcess, app: str, **headers: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEYS[app], max_retries=0,
-                         default_headers=headers or None)
+    return openai.OpenAI(
+        base_url=gateway.url + "/v1", api_key=KEYS[app], max_retries=0, default_headers=headers or None
+    )
 
 
 def ask(gateway, app, text, **kwargs):
     headers = kwargs.pop("headers", {})
     return client(gateway, app, **headers).chat.completions.with_raw_response.create(
-        model=kwargs.pop("model", "auto"), messages=[{"role": "user", "content": text}], max_tokens=4, **kwargs)
+        model=kwargs.pop("model", "auto"), messages=[{"role": "user", "content": text}], max_tokens=4, **kwargs
+    )
 
 
 def test_a_prompt_with_an_ssn_stays_on_the_edge(policy_gateway, upstream):
@@ -146,8 +149,9 @@ def test_a_secret_is_refused_with_403_and_the_policys_message(policy_gateway, up
 def test_redaction_masks_private_data_for_the_cloud_and_restores_it_in_the_answer(policy_gateway, upstream):
     upstream.echo = True
     text = "Please write to jane.doe@example.com and ring +44 20 7946 0958 today"
-    raw = ask(policy_gateway, "private", text.replace(" and ring +44 20 7946 0958", ""),
-              headers={"x-edgeway-tags": "share"})
+    raw = ask(
+        policy_gateway, "private", text.replace(" and ring +44 20 7946 0958", ""), headers={"x-edgeway-tags": "share"}
+    )
     assert raw.headers["x-edgeway-route"] == "cloud" and raw.headers["x-edgeway-redacted"] == "1"
     sent = upstream.requests[-1].body["messages"][0]["content"]
     assert sent == "Please write to [EMAIL_1] today"
@@ -158,18 +162,19 @@ def test_redaction_restores_placeholders_split_across_stream_chunks(policy_gatew
     upstream.echo = True
     text = "Mail jane.doe@example.com or j.smith@example.org, then jane.doe@example.com again."
     stream = client(policy_gateway, "private", **{"x-edgeway-tags": "share"}).chat.completions.create(
-        model="auto", messages=[{"role": "user", "content": text}], stream=True)
+        model="auto", messages=[{"role": "user", "content": text}], stream=True
+    )
     pieces = [c.choices[0].delta.content or "" for c in stream if c.choices]
     assert "".join(pieces) == text
-    assert upstream.requests[-1].body["messages"][0]["content"] == \
-        "Mail [EMAIL_1] or [EMAIL_2], then [EMAIL_1] again."
+    assert upstream.requests[-1].body["messages"][0]["content"] == "Mail [EMAIL_1] or [EMAIL_2], then [EMAIL_1] again."
     # The echoing upstream streams 4-character chunks, so every 9-character placeholder was split.
 
 
 def test_route_explains_each_rule_and_the_values_it_looked_at(policy_gateway, upstream):
     body = {"model": "auto", "messages": [{"role": "user", "content": "Call me on +1 (415) 555-0132"}]}
-    decision = httpx.post(policy_gateway.url + "/v1/route", json=body,
-                          headers={"authorization": f"Bearer {KEYS['private']}"}).json()["decision"]
+    decision = httpx.post(
+        policy_gateway.url + "/v1/route", json=body, headers={"authorization": f"Bearer {KEYS['private']}"}
+    ).json()["decision"]
     assert decision["rule"] == "pii-stays-local" and decision["targets"] == ["smollm2"]
     assert decision["cloud_allowed"] is False
     assert [(t["rule"], t["matched"]) for t in decision["trace"]] == [("secrets", False), ("pii-stays-local", True)]
@@ -189,9 +194,11 @@ def test_a_cascade_escalates_when_the_edge_is_not_confident_and_keeps_it_otherwi
 
 def test_a_streamed_cascade_holds_the_edge_answer_back_then_streams_the_winner(policy_gateway, upstream):
     for tags, route in (("", "edge"), ("demanding", "cloud")):
-        response = client(policy_gateway, "cascade", **{"x-edgeway-tags": tags}).chat.completions \
-            .with_raw_response.create(model="auto", messages=[{"role": "user", "content": "Say hi."}],
-                                      max_tokens=4, stream=True)
+        response = client(
+            policy_gateway, "cascade", **{"x-edgeway-tags": tags}
+        ).chat.completions.with_raw_response.create(
+            model="auto", messages=[{"role": "user", "content": "Say hi."}], max_tokens=4, stream=True
+        )
         assert response.headers["x-edgeway-route"] == route
         chunks = list(response.parse())
         assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices).strip()
@@ -240,13 +247,15 @@ def test_a_rate_limit_answers_429_with_retry_after(policy_gateway, upstream):
     assert 0 < int(caught.value.response.headers["retry-after"]) <= 60
 
 
-def test_a_changed_policy_applies_within_two_seconds_and_a_broken_one_keeps_the_last_good(policy_gateway, upstream,
-                                                                                          tmp_path):
+def test_a_changed_policy_applies_within_two_seconds_and_a_broken_one_keeps_the_last_good(
+    policy_gateway, upstream, tmp_path
+):
     path = Path(policy_gateway.log_path).parent / "reload.yaml"
     assert ask(policy_gateway, "reload", "Hi").headers["x-edgeway-route"] == "edge"
     # a long edge answer is in flight while the file changes; it must finish
     inflight = client(policy_gateway, "reload").chat.completions.create(
-        model="auto", messages=[{"role": "user", "content": "Tell me a story."}], max_tokens=60, stream=True)
+        model="auto", messages=[{"role": "user", "content": "Tell me a story."}], max_tokens=60, stream=True
+    )
     first = next(iter(inflight))
     path.write_text(POLICIES["reload"].replace("route: edge\n    fallback: none", "route: cloud"))
     deadline = time.monotonic() + 2.5
@@ -268,8 +277,9 @@ def test_a_changed_policy_applies_within_two_seconds_and_a_broken_one_keeps_the_
 
 
 def edgeway(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_policy_check_passes_the_examples_and_names_file_line_and_key_of_each_error(tmp_path):

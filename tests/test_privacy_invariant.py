@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from classifiers import Scorer
 from edge_runtime import EdgeEngine, EdgeModelConfig
@@ -24,8 +25,8 @@ from router.cloud.config import CloudModelConfig
 from router.cloud.openai_compat import HttpPool, OpenAICompatible
 from router.edge import EdgeModel
 from router.errors import EdgewayError
-from router.policy_rules import PolicyRules
 from router.ledger import MemoryStore
+from router.policy_rules import PolicyRules
 from router.pricing import Price
 from router.request import parse_chat_request
 from router.routing import AppBudget, Router
@@ -33,9 +34,13 @@ from tests.fake_upstream import Fault
 
 EDGES = ("edge-ok", "edge-down", "edge-small")
 CLOUDS = ("cloud-a",)
-PII_TEXT = {"US_SSN": "my SSN is 123-45-6789", "EMAIL": "write to jane.doe@example.com",
-            "PHONE": "call +44 20 7946 0958", "PERSON": "my colleague Rachel Zheng at H&R Technology said so",
-            "SECRET": "the key is sk-proj-" + "Zx9" * 16}
+PII_TEXT = {
+    "US_SSN": "my SSN is 123-45-6789",
+    "EMAIL": "write to jane.doe@example.com",
+    "PHONE": "call +44 20 7946 0958",
+    "PERSON": "my colleague Rachel Zheng at H&R Technology said so",
+    "SECRET": "the key is sk-proj-" + "Zx9" * 16,
+}
 TAGS = ("vip", "share", "draft")
 
 
@@ -59,15 +64,19 @@ def scorer():
 # --- what hypothesis generates -----------------------------------------------------------
 targets = st.sampled_from(("edge", "cloud") + EDGES + CLOUDS)
 conditions = st.one_of(
-    st.builds(lambda types: {"pii": types}, st.lists(st.sampled_from(sorted(PII_TEXT)), min_size=1, max_size=3,
-                                                       unique=True)),
+    st.builds(
+        lambda types: {"pii": types}, st.lists(st.sampled_from(sorted(PII_TEXT)), min_size=1, max_size=3, unique=True)
+    ),
     st.just({"pii": "any"}),
     st.builds(lambda tags: {"tags": tags}, st.lists(st.sampled_from(TAGS), min_size=1, max_size=2, unique=True)),
     st.builds(lambda x: {"complexity": {"gte": x}}, st.floats(0, 1)),
     st.builds(lambda x: {"prompt_tokens": {"gt": x}}, st.integers(0, 400)),
 )
-whens = st.one_of(conditions, st.builds(lambda a, b: {"any": [a, b]}, conditions, conditions),
-                  st.builds(lambda a: {"not": a}, conditions))
+whens = st.one_of(
+    conditions,
+    st.builds(lambda a, b: {"any": [a, b]}, conditions, conditions),
+    st.builds(lambda a: {"not": a}, conditions),
+)
 
 
 @st.composite
@@ -80,13 +89,18 @@ def rules(draw, index: int, allow_cloud: bool):
         return rule
     pool = ("edge",) + EDGES if not allow_cloud else None
     rule["route"] = draw(st.sampled_from(pool) if pool else targets)
-    fallback = draw(st.one_of(st.just("none"), st.none(), st.lists(st.sampled_from(pool) if pool else targets,
-                                                                   min_size=1, max_size=3)))
+    fallback = draw(
+        st.one_of(
+            st.just("none"), st.none(), st.lists(st.sampled_from(pool) if pool else targets, min_size=1, max_size=3)
+        )
+    )
     if fallback is not None:
         rule["fallback"] = fallback
     if allow_cloud and draw(st.booleans()):
-        rule["cascade"] = {"escalate_to": draw(st.sampled_from(("cloud",) + CLOUDS)),
-                           "when_confidence_below": draw(st.sampled_from((0.0, 0.5, 0.999)))}
+        rule["cascade"] = {
+            "escalate_to": draw(st.sampled_from(("cloud",) + CLOUDS)),
+            "when_confidence_below": draw(st.sampled_from((0.0, 0.5, 0.999))),
+        }
     rule["redact"] = allow_cloud and draw(st.booleans())
     return rule
 
@@ -99,8 +113,12 @@ def policies(draw):
     # only the last rule may be a catch-all (the loader refuses unreachable rules)
     for rule in body[:-1]:
         rule.setdefault("when", {"tags": ["draft"]})
-    spec = {"app": "generated", "allow_cloud": allow_cloud, "rules": body,
-            "defaults": {"edge": draw(st.sampled_from(EDGES)), "cloud": "cloud-a"}}
+    spec = {
+        "app": "generated",
+        "allow_cloud": allow_cloud,
+        "rules": body,
+        "defaults": {"edge": draw(st.sampled_from(EDGES)), "cloud": "cloud-a"},
+    }
     if draw(st.booleans()):
         spec["budget"] = {"daily_usd": 1.0, "on_exhausted": draw(st.sampled_from(("edge", "deny")))}
     return PolicyFile.model_validate(spec)
@@ -109,15 +127,20 @@ def policies(draw):
 @st.composite
 def requests(draw):
     private = draw(st.lists(st.sampled_from(sorted(PII_TEXT)), max_size=2, unique=True))
-    parts = [PII_TEXT[p] for p in private] + [draw(st.sampled_from(
-        ["What is 2+2?", "Prove that there are infinitely many primes, step by step.", "Say hi."]))]
+    parts = [PII_TEXT[p] for p in private] + [
+        draw(st.sampled_from(["What is 2+2?", "Prove that there are infinitely many primes, step by step.", "Say hi."]))
+    ]
     if draw(st.booleans()):
         parts.append("Here is a long log to consider. " * 60)  # too long for edge-small
-    return {"text": ", ".join(parts), "stream": draw(st.booleans()),
-            "model": draw(st.sampled_from(("auto",) + EDGES + CLOUDS)),
-            "tags": draw(st.lists(st.sampled_from(TAGS), max_size=2, unique=True)),
-            "latency_budget_ms": draw(st.sampled_from((None, "0", "100000"))),
-            "spent": draw(st.sampled_from((0.0, 0.0, 5.0))), "cloud_fails": draw(st.booleans())}
+    return {
+        "text": ", ".join(parts),
+        "stream": draw(st.booleans()),
+        "model": draw(st.sampled_from(("auto",) + EDGES + CLOUDS)),
+        "tags": draw(st.lists(st.sampled_from(TAGS), max_size=2, unique=True)),
+        "latency_budget_ms": draw(st.sampled_from((None, "0", "100000"))),
+        "spent": draw(st.sampled_from((0.0, 0.0, 5.0))),
+        "cloud_fails": draw(st.booleans()),
+    }
 
 
 # --- the oracle: which requests must stay local, computed from the generated data ----------
@@ -159,8 +182,13 @@ def must_stay_local(policy: PolicyFile, rule, request: dict) -> bool:
 async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
     http = HttpPool()
     try:
-        cloud = CloudModelConfig(name="cloud-a", provider_model="openai/gpt-4o-mini", api_key="sk-fake",
-                                 api_base=upstream.url + "/v1", timeout_s=2)
+        cloud = CloudModelConfig(
+            name="cloud-a",
+            provider_model="openai/gpt-4o-mini",
+            api_key="sk-fake",
+            api_base=upstream.url + "/v1",
+            timeout_s=2,
+        )
         models = {name: EdgeModel(engine) for name, engine in engines.items()}
         models["cloud-a"] = OpenAICompatible(cloud, http)
         budgets = MemoryStore()
@@ -171,11 +199,18 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
         budget = None
         if policy_spec.budget:
             budget = AppBudget(Caps(policy_spec.budget.daily_usd), policy_spec.budget.on_exhausted)
-        chat = parse_chat_request({"model": request["model"], "max_tokens": 2, "stream": request["stream"],
-                                   "messages": [{"role": "user", "content": request["text"]}]},
-                                  {"tags": ",".join(request["tags"]),
-                                   **({"latency-budget-ms": request["latency_budget_ms"]}
-                                      if request["latency_budget_ms"] else {})})
+        chat = parse_chat_request(
+            {
+                "model": request["model"],
+                "max_tokens": 2,
+                "stream": request["stream"],
+                "messages": [{"role": "user", "content": request["text"]}],
+            },
+            {
+                "tags": ",".join(request["tags"]),
+                **({"latency-budget-ms": request["latency_budget_ms"]} if request["latency_budget_ms"] else {}),
+            },
+        )
         if request["cloud_fails"]:
             upstream.fail_next(Fault(status=503), times=5)
         try:
@@ -196,8 +231,7 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
 def test_a_request_kept_local_never_reaches_the_cloud(policy, request, engines, scorer, upstream):
     upstream.reset()
     signals = scorer.signals([{"role": "user", "content": request["text"]}], max_tokens=2)
-    rule = first_rule(policy, set(signals.pii_types), set(request["tags"]), signals.complexity,
-                      signals.prompt_tokens)
+    rule = first_rule(policy, set(signals.pii_types), set(request["tags"]), signals.complexity, signals.prompt_tokens)
     asyncio.run(run_one(policy, request, engines, scorer, upstream))
     if must_stay_local(policy, rule, request):
         assert upstream.requests == [], (rule, policy.allow_cloud, request)

@@ -5,12 +5,10 @@ from __future__ import annotations
 import signal
 import socket
 import sqlite3
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-import openai
 import pytest
 
 from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config
@@ -38,8 +36,10 @@ def rows(db) -> list[tuple]:
 
 def test_a_slow_loris_body_is_cut_off_with_408(own_gateway):
     with socket.create_connection(("127.0.0.1", own_gateway.port)) as sock:
-        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                     b"authorization: Bearer " + APP_KEYS["alpha"].encode() + b"\r\ncontent-length: 500\r\n\r\n{")
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            b"authorization: Bearer " + APP_KEYS["alpha"].encode() + b"\r\ncontent-length: 500\r\n\r\n{"
+        )
         sock.settimeout(15)
         started = time.monotonic()
         answer = b""
@@ -54,23 +54,27 @@ def test_a_slow_loris_body_is_cut_off_with_408(own_gateway):
 
 
 def test_a_reader_that_never_reads_is_dropped_after_the_write_timeout(own_gateway, upstream):
-    upstream.answer = "endless " * 200_000          # megabytes of stream, far past every socket buffer
-    body = ('{"model": "gpt-fake", "stream": true, "max_tokens": 200000, '
-            '"messages": [{"role": "user", "content": "Talk."}]}').encode()
+    upstream.answer = "endless " * 200_000  # megabytes of stream, far past every socket buffer
+    body = (
+        b'{"model": "gpt-fake", "stream": true, "max_tokens": 200000, '
+        b'"messages": [{"role": "user", "content": "Talk."}]}'
+    )
     try:
         with socket.socket() as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.connect(("127.0.0.1", own_gateway.port))
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                         b"authorization: Bearer " + APP_KEYS["alpha"].encode() + b"\r\n"
-                         b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                b"authorization: Bearer " + APP_KEYS["alpha"].encode() + b"\r\n"
+                b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+            )
             assert sock.recv(64).startswith(b"HTTP/1.1 200")
-            time.sleep(4)                              # read nothing: the gateway's writes back up
+            time.sleep(4)  # read nothing: the gateway's writes back up
             sock.settimeout(10)
             received = 0
-            while piece := sock.recv(65536):           # what was buffered, then the end: it hung up
+            while piece := sock.recv(65536):  # what was buffered, then the end: it hung up
                 received += len(piece)
-        assert received < 10_000_000                   # far from the whole answer (30 MB)
+        assert received < 10_000_000  # far from the whole answer (30 MB)
         deadline = time.monotonic() + 10
         while ("alpha", "cloud", 499) not in rows(own_gateway.db):
             assert time.monotonic() < deadline, rows(own_gateway.db)
@@ -102,7 +106,7 @@ def test_sigterm_finishes_the_request_in_flight_then_flushes_the_ledger_and_exit
     first = next(chunks)
     own_gateway.process.send_signal(signal.SIGTERM)
     time.sleep(0.3)
-    with pytest.raises(httpx.ConnectError):     # no new connections once shutting down
+    with pytest.raises(httpx.ConnectError):  # no new connections once shutting down
         httpx.get(own_gateway.url + "/healthz", timeout=2)
     rest = list(chunks)
     assert first.choices and rest[-1].choices[0].finish_reason in ("stop", "length")

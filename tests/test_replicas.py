@@ -21,7 +21,7 @@ rules:
   - name: cloud
     route: cloud
 """
-PRICE = {"input_per_1m": 1000.0, "output_per_1m": 1000.0}   # $0.001 a token
+PRICE = {"input_per_1m": 1000.0, "output_per_1m": 1000.0}  # $0.001 a token
 MAX_TOKENS = 20
 
 
@@ -36,8 +36,9 @@ def shared_config(upstream, tmp, store: str) -> dict:
 def ask(gateway: GatewayProcess) -> int:
     client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEY, max_retries=0)
     try:
-        client.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}],
-                                       max_tokens=MAX_TOKENS)
+        client.chat.completions.create(
+            model="auto", messages=[{"role": "user", "content": "Hi"}], max_tokens=MAX_TOKENS
+        )
         return 200
     except openai.APIStatusError as exc:
         return exc.status_code
@@ -57,7 +58,7 @@ def test_two_replicas_on_one_redis_hold_one_daily_budget(upstream, redis_server,
             statuses = list(pool.map(lambda i: ask(first if i % 2 else second), range(24)))
         time.sleep(1)  # the replicas settle their reservations in the background
         assert statuses.count(200) >= 2 and statuses.count(429) >= 10, statuses
-        one_request = (MAX_TOKENS + 50) * 0.001   # the most a request may cost here
+        one_request = (MAX_TOKENS + 50) * 0.001  # the most a request may cost here
         assert 0.1 <= spend(redis_server) <= 0.1 + one_request
         assert set(statuses) <= {200, 429}
         rows = redis.Redis(port=redis_server.port).zcard("edgeway:usage")
@@ -67,10 +68,11 @@ def test_two_replicas_on_one_redis_hold_one_daily_budget(upstream, redis_server,
         second.stop()
 
 
-def test_redis_down_the_gateway_serves_reports_degraded_and_writes_the_missed_rows_later(upstream, redis_server,
-                                                                                          tmp_path):
+def test_redis_down_the_gateway_serves_reports_degraded_and_writes_the_missed_rows_later(
+    upstream, redis_server, tmp_path
+):
     config = shared_config(upstream, tmp_path, redis_server.url)
-    config["apps"][0]["policy"] = None   # no budget here: the plain rules, edge first
+    config["apps"][0]["policy"] = None  # no budget here: the plain rules, edge first
     gateway = GatewayProcess(config, tmp_path)
     client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEY, max_retries=0)
     try:
@@ -78,8 +80,9 @@ def test_redis_down_the_gateway_serves_reports_degraded_and_writes_the_missed_ro
         client.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], max_tokens=2)
         redis_server.stop()
         for _ in range(4):
-            answer = client.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}],
-                                                    max_tokens=2)
+            answer = client.chat.completions.create(
+                model="auto", messages=[{"role": "user", "content": "Hi"}], max_tokens=2
+            )
             assert answer.choices[0].message.content is not None
         deadline = time.monotonic() + 5
         while httpx.get(gateway.url + "/readyz").json()["status"] != "degraded":

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from classifiers import _scan
 from classifiers.privacy import PrivacyScanner
@@ -27,8 +28,33 @@ def texts(pieces: list[str], size: int = 30) -> st.SearchStrategy[str]:
 
 
 # --- anchors: every occurrence of every literal, folded as IGNORECASE folds ---------------------
-LITERAL_TEXT = ["pass", "PASS", "Pass", "word", "secret", "SeCrEt", "token", "toKen", "api", "sk-", "AKIA", "eyJ", "://",
-                "born", "né", "née", "nato", "oma", "diagnosed with", "hiv", "x", " ", "a", "s", "k"]
+LITERAL_TEXT = [
+    "pass",
+    "PASS",
+    "Pass",
+    "word",
+    "secret",
+    "SeCrEt",
+    "token",
+    "toKen",
+    "api",
+    "sk-",
+    "AKIA",
+    "eyJ",
+    "://",
+    "born",
+    "né",
+    "née",
+    "nato",
+    "oma",
+    "diagnosed with",
+    "hiv",
+    "x",
+    " ",
+    "a",
+    "s",
+    "k",
+]
 
 
 @settings(max_examples=300, deadline=None)
@@ -46,22 +72,58 @@ def test_anchors_find_what_re_finds_in_any_case(text):
 
 def test_assignments_are_found_in_any_case_the_pattern_allows():
     text = "Secret: hunter22pw, toKen = abcdef123 and paſſword: opensesame"
-    spans = [(f.type, text[f.start:f.end]) for f in find_structured(text)]
+    spans = [(f.type, text[f.start : f.end]) for f in find_structured(text)]
     assert ("SECRET", "hunter22pw") in spans and ("SECRET", "abcdef123") in spans
     assert ("SECRET", "opensesame") in spans
 
 
 # --- windows: the number patterns see every match they would see in the whole text ------------
-NUMBER_TEXT = ["1", "2", "5", "0", "9", "4111", " ", "-", ".", "(", ")", "+", "/", "\t", "x", "ext.", "00", "+44",
-               "(0)", "call ", "SSN ", "DE89", "GB82", "WEST", "a", "Z", ":", "\n", "555", "1234", "078-05-1120",
-               "4111 1111 1111 1111", "+1 (555) 123-4567 x89", "192.168.", "fe80", "::", "ff"]
+NUMBER_TEXT = [
+    "1",
+    "2",
+    "5",
+    "0",
+    "9",
+    "4111",
+    " ",
+    "-",
+    ".",
+    "(",
+    ")",
+    "+",
+    "/",
+    "\t",
+    "x",
+    "ext.",
+    "00",
+    "+44",
+    "(0)",
+    "call ",
+    "SSN ",
+    "DE89",
+    "GB82",
+    "WEST",
+    "a",
+    "Z",
+    ":",
+    "\n",
+    "555",
+    "1234",
+    "078-05-1120",
+    "4111 1111 1111 1111",
+    "+1 (555) 123-4567 x89",
+    "192.168.",
+    "fe80",
+    "::",
+    "ff",
+]
 
 
 @settings(max_examples=400, deadline=None)
 @given(texts(NUMBER_TEXT, size=40))
 def test_number_patterns_in_windows_find_what_they_find_in_the_whole_text(text):
     whole = tuple([(0, len(text))] for _ in WINDOW_SPECS)
-    assert sorted(find_structured(text)) == sorted(find_structured(text, found_windows=whole))   # order: by window
+    assert sorted(find_structured(text)) == sorted(find_structured(text, found_windows=whole))  # order: by window
 
 
 @settings(max_examples=200, deadline=None)
@@ -71,14 +133,18 @@ def test_anchored_patterns_match_what_finditer_matches(text):
 
     hits = (ANCHORS + CUES).find(text)
     pairs = [(pattern, literals) for literals, pattern in structured._KEYS]
-    pairs += [(structured._ASSIGNED, structured._ASSIGNED_STARTS), (contextual._BIRTH, contextual._BIRTH_CUES),
-              (contextual._HEALTH, contextual._HEALTH_CUES)]
+    pairs += [
+        (structured._ASSIGNED, structured._ASSIGNED_STARTS),
+        (contextual._BIRTH, contextual._BIRTH_CUES),
+        (contextual._HEALTH, contextual._HEALTH_CUES),
+    ]
     for pattern, literals in pairs:
         starts = [at for literal in literals for at in hits.get(literal, ())]
         assert [m.span() for m in anchored(pattern, text, starts)] == [m.span() for m in pattern.finditer(text)]
     starts = contextual._condition_starts(text, hits)
-    assert [m.span() for m in anchored(contextual._CONDITION, text, starts)] == \
-        [m.span() for m in contextual._CONDITION.finditer(text)]
+    assert [m.span() for m in anchored(contextual._CONDITION, text, starts)] == [
+        m.span() for m in contextual._CONDITION.finditer(text)
+    ]
 
 
 def test_an_iban_shaped_run_with_odd_capitals_is_no_iban_and_no_error():
@@ -88,8 +154,10 @@ def test_an_iban_shaped_run_with_odd_capitals_is_no_iban_and_no_error():
 
 # --- street addresses: the rules as they were written as regular expressions --------------------
 ADDRESS_GAP = re.compile(r"[\s,>?–-]*(?:[\w.'’()]+[\s,>?–-]*){0,4}")
-ADDRESS_PIECE = re.compile(rf"[ \t]*(?:,[ \t]*\n{{0,2}}|\n{{1,2}})[ \t>]*(?:,[ \t]*)?"
-                           rf"[{_UP}\d][\w'’.()-]*(?:[ \t]+(?:[{_UP}\d][\w'’.()-]*|(?:d[eiu]|la|del|am|an|upon)\b))*")
+ADDRESS_PIECE = re.compile(
+    rf"[ \t]*(?:,[ \t]*\n{{0,2}}|\n{{1,2}})[ \t>]*(?:,[ \t]*)?"
+    rf"[{_UP}\d][\w'’.()-]*(?:[ \t]+(?:[{_UP}\d][\w'’.()-]*|(?:d[eiu]|la|del|am|an|upon)\b))*"
+)
 POSTCODE = re.compile(r"\b\d{4,6}\b")
 HOUSE_NUMBER = re.compile(r"(?:[ \t]+(?:u|ul|st|str)\.)?[ \t]+\d{1,5}[A-Za-z]?\b(?![.,:/-]?\d)", re.IGNORECASE)
 TRAILING_POSTCODE = re.compile(r"[ \t,]*\n?[ \t]*(?:[\w'’.()]+[ \t]+){0,3}\d{4,6}\b")
@@ -120,17 +188,61 @@ def street_like(span: str) -> bool:
     return bool(words) and words[-1] in STREET_WORDS
 
 
-ADDRESS_TEXT = ["12 Main Street", "Via Tasso", " 129", " 12345", " 12345a", " 123456", "1.5", " ul. 5", " Str. 12a", " ST. 3", "\n", "\n\n", ", ", ",\n", "> ",
-                " ", "\t", "Berlin", "10115", "Germany", "Rue de la Paix", " de ", " upon ", " am ", "Apt. 4", "Suite 501",
-                "NY 10001", "53650", "+44 20 7946 0958", "12 34 56", "Straße", "Gata", "1234567", "12-34", "12.5", "3/4",
-                "(", ")", "'", "-", "?", "x", "7", "Hauptstraße 5", "İSTANBUL", "ıst"]
+ADDRESS_TEXT = [
+    "12 Main Street",
+    "Via Tasso",
+    " 129",
+    " 12345",
+    " 12345a",
+    " 123456",
+    "1.5",
+    " ul. 5",
+    " Str. 12a",
+    " ST. 3",
+    "\n",
+    "\n\n",
+    ", ",
+    ",\n",
+    "> ",
+    " ",
+    "\t",
+    "Berlin",
+    "10115",
+    "Germany",
+    "Rue de la Paix",
+    " de ",
+    " upon ",
+    " am ",
+    "Apt. 4",
+    "Suite 501",
+    "NY 10001",
+    "53650",
+    "+44 20 7946 0958",
+    "12 34 56",
+    "Straße",
+    "Gata",
+    "1234567",
+    "12-34",
+    "12.5",
+    "3/4",
+    "(",
+    ")",
+    "'",
+    "-",
+    "?",
+    "x",
+    "7",
+    "Hauptstraße 5",
+    "İSTANBUL",
+    "ıst",
+]
 
 
 @settings(max_examples=400, deadline=None)
 @given(texts(ADDRESS_TEXT), st.data())
 def test_addresses_end_where_the_regular_expressions_say(text, data):
     model = _shared_spans().native
-    word_ends = [i for i in range(1, len(text) + 1) if text[i - 1].isalnum()]   # where a candidate ends
+    word_ends = [i for i in range(1, len(text) + 1) if text[i - 1].isalnum()]  # where a candidate ends
     end = data.draw(st.sampled_from(word_ends) if word_ends else st.integers(0, len(text)))
     assert model.address_end(text, end) == address_end(text, end)
     start = data.draw(st.integers(0, end))
@@ -138,14 +250,28 @@ def test_addresses_end_where_the_regular_expressions_say(text, data):
     assert model.address_gap(text, start, end) == bool(ADDRESS_GAP.fullmatch(text, start, end))
 
 
-@pytest.mark.parametrize("text", [
-    "Via Tasso 12345a, Napoli", "Hauptstraße 5\n10115 Berlin\nGermany", "ul. Długa 44/50, 00-241 Warszawa",
-    "Piotrkowska str. 12a, Łódź", "12 High St.\n> Stratford upon Avon\n> CV37 6AB", "5 Rue de la Paix, 75002 Paris",
-    "Flat 2, 7 King St 12345\n+44 20 7946 0958\n", "Av. da Liberdade 110, 1250-096 Lisboa, Portugal",
-    "9554 62 Rue Gafsa Apt. 981\nToronto\n, ON\n 82269", "Calle Mayor 1,\n\n28013 Madrid", "Gata 3 am Main ST. 7",
-    "Box 12 1234567 555 12 34", "Grove 4 12.5 3/4 İSTANBUL ıst", "Lane 9\tWalk 10 ? – road",
-    "12 High St, Stratford upon Avon now", "Via Roma 5, 555 12 34 Milano", "Via Roma 5, 55 12 Milano",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Via Tasso 12345a, Napoli",
+        "Hauptstraße 5\n10115 Berlin\nGermany",
+        "ul. Długa 44/50, 00-241 Warszawa",
+        "Piotrkowska str. 12a, Łódź",
+        "12 High St.\n> Stratford upon Avon\n> CV37 6AB",
+        "5 Rue de la Paix, 75002 Paris",
+        "Flat 2, 7 King St 12345\n+44 20 7946 0958\n",
+        "Av. da Liberdade 110, 1250-096 Lisboa, Portugal",
+        "9554 62 Rue Gafsa Apt. 981\nToronto\n, ON\n 82269",
+        "Calle Mayor 1,\n\n28013 Madrid",
+        "Gata 3 am Main ST. 7",
+        "Box 12 1234567 555 12 34",
+        "Grove 4 12.5 3/4 İSTANBUL ıst",
+        "Lane 9\tWalk 10 ? – road",
+        "12 High St, Stratford upon Avon now",
+        "Via Roma 5, 555 12 34 Milano",
+        "Via Roma 5, 55 12 Milano",
+    ],
+)
 def test_each_address_rule_at_every_position_of_a_written_address(text):
     model = _shared_spans().native
     for end in range(len(text) + 1):
@@ -171,6 +297,6 @@ def test_the_compiled_scan_rejects_what_it_cannot_read():
     with pytest.raises(ValueError):
         model.address_end("short", 10)
     with pytest.raises(ValueError):
-        _scan.Anchors(["x"], [])            # a literal of one character cannot be filtered
+        _scan.Anchors(["x"], [])  # a literal of one character cannot be filtered
     with pytest.raises(ValueError):
         _scan.windows("12", ("é", "", 1, 1, 0, 0))

@@ -20,30 +20,185 @@ from classifiers.data import write_rows
 
 OUT = Path(__file__).with_name("privacy_prompts.jsonl")
 
-FIRST = ["Rachel", "Omar", "Mei", "Lukas", "Priya", "Tomasz", "Aisha", "Diego", "Hannah", "Kenji", "Fatima", "Jonas",
-         "Chloe", "Mateo", "Ingrid", "Kwame", "Sofia", "Arjun", "Elena", "Noah", "Yara", "Pierre", "Zanele", "Ravi",
-         "Leonie", "Tariq", "Camila", "Bjorn", "Amara", "Hiroshi", "Nadia", "Emeka", "Greta", "Santiago", "Linh",
-         "Oskar", "Layla", "Dmitri", "Beatriz", "Tobias"]
-LAST = ["Zheng", "Haddad", "Kowalski", "Okafor", "Lindqvist", "Fernandes", "Nakamura", "Schreiber", "Mensah",
-        "Varga", "Castillo", "Iyer", "Rossi", "Novak", "Abernathy", "Sato", "Dubois", "Moreau", "Petrov", "Adeyemi",
-        "Keller", "Horvath", "Brennan", "Quispe", "Takahashi", "Olsen", "Demir", "Mbeki", "Laurent", "Gallagher"]
-COMPANIES = ["H&R Technology", "Northwind Logistics", "Bluefin Analytics", "Kestrel Health", "Orbital Foods",
-             "Maple Ridge Bank", "Quantix Labs", "Silverline Insurance", "Harbor & Finch", "Tundra Software",
-             "Lumen Dynamics", "Cobalt Retail Group", "Redwood Capital", "Vireo Pharma", "Atlas Freight"]
-STREETS = ["Maple Street", "Oak Avenue", "Harbor Road", "Elm Lane", "Birchwood Drive", "Kingsley Court",
-           "Riverside Boulevard", "Hauptstrasse", "Rue des Lilas", "Calle Mayor", "Via Roma", "Vesterbrogade"]
-CITIES = ["Springfield, IL 62704", "Austin, TX 78701", "Portland, OR 97205", "10115 Berlin", "75011 Paris",
-          "28013 Madrid", "00184 Roma", "1620 Copenhagen"]
-RELATIONS = ["colleague", "sister", "brother", "manager", "neighbor", "friend", "wife", "husband", "son", "daughter",
-             "landlord", "doctor", "client"]
-CONDITIONS = ["type 2 diabetes", "depression", "an anxiety disorder", "asthma", "HIV", "breast cancer",
-              "hypertension", "epilepsy", "ADHD", "rheumatoid arthritis", "Crohn's disease", "bipolar disorder"]
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
+FIRST = [
+    "Rachel",
+    "Omar",
+    "Mei",
+    "Lukas",
+    "Priya",
+    "Tomasz",
+    "Aisha",
+    "Diego",
+    "Hannah",
+    "Kenji",
+    "Fatima",
+    "Jonas",
+    "Chloe",
+    "Mateo",
+    "Ingrid",
+    "Kwame",
+    "Sofia",
+    "Arjun",
+    "Elena",
+    "Noah",
+    "Yara",
+    "Pierre",
+    "Zanele",
+    "Ravi",
+    "Leonie",
+    "Tariq",
+    "Camila",
+    "Bjorn",
+    "Amara",
+    "Hiroshi",
+    "Nadia",
+    "Emeka",
+    "Greta",
+    "Santiago",
+    "Linh",
+    "Oskar",
+    "Layla",
+    "Dmitri",
+    "Beatriz",
+    "Tobias",
+]
+LAST = [
+    "Zheng",
+    "Haddad",
+    "Kowalski",
+    "Okafor",
+    "Lindqvist",
+    "Fernandes",
+    "Nakamura",
+    "Schreiber",
+    "Mensah",
+    "Varga",
+    "Castillo",
+    "Iyer",
+    "Rossi",
+    "Novak",
+    "Abernathy",
+    "Sato",
+    "Dubois",
+    "Moreau",
+    "Petrov",
+    "Adeyemi",
+    "Keller",
+    "Horvath",
+    "Brennan",
+    "Quispe",
+    "Takahashi",
+    "Olsen",
+    "Demir",
+    "Mbeki",
+    "Laurent",
+    "Gallagher",
+]
+COMPANIES = [
+    "H&R Technology",
+    "Northwind Logistics",
+    "Bluefin Analytics",
+    "Kestrel Health",
+    "Orbital Foods",
+    "Maple Ridge Bank",
+    "Quantix Labs",
+    "Silverline Insurance",
+    "Harbor & Finch",
+    "Tundra Software",
+    "Lumen Dynamics",
+    "Cobalt Retail Group",
+    "Redwood Capital",
+    "Vireo Pharma",
+    "Atlas Freight",
+]
+STREETS = [
+    "Maple Street",
+    "Oak Avenue",
+    "Harbor Road",
+    "Elm Lane",
+    "Birchwood Drive",
+    "Kingsley Court",
+    "Riverside Boulevard",
+    "Hauptstrasse",
+    "Rue des Lilas",
+    "Calle Mayor",
+    "Via Roma",
+    "Vesterbrogade",
+]
+CITIES = [
+    "Springfield, IL 62704",
+    "Austin, TX 78701",
+    "Portland, OR 97205",
+    "10115 Berlin",
+    "75011 Paris",
+    "28013 Madrid",
+    "00184 Roma",
+    "1620 Copenhagen",
+]
+RELATIONS = [
+    "colleague",
+    "sister",
+    "brother",
+    "manager",
+    "neighbor",
+    "friend",
+    "wife",
+    "husband",
+    "son",
+    "daughter",
+    "landlord",
+    "doctor",
+    "client",
+]
+CONDITIONS = [
+    "type 2 diabetes",
+    "depression",
+    "an anxiety disorder",
+    "asthma",
+    "HIV",
+    "breast cancer",
+    "hypertension",
+    "epilepsy",
+    "ADHD",
+    "rheumatoid arthritis",
+    "Crohn's disease",
+    "bipolar disorder",
+]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 # Capitalized words that are not personal data: the model must leave these alone.
-NOT_PII = ["Python", "Kubernetes", "Monday", "Christmas", "the Eiffel Tower", "Excel", "the Pacific Ocean",
-           "Shakespeare's Hamlet", "PostgreSQL", "the French Revolution", "GitHub Actions", "January", "Mars",
-           "the Supreme Court", "Tokyo", "Linux", "World War II", "Amazon Web Services"]
+NOT_PII = [
+    "Python",
+    "Kubernetes",
+    "Monday",
+    "Christmas",
+    "the Eiffel Tower",
+    "Excel",
+    "the Pacific Ocean",
+    "Shakespeare's Hamlet",
+    "PostgreSQL",
+    "the French Revolution",
+    "GitHub Actions",
+    "January",
+    "Mars",
+    "the Supreme Court",
+    "Tokyo",
+    "Linux",
+    "World War II",
+    "Amazon Web Services",
+]
 
 
 class Builder:
@@ -53,10 +208,11 @@ class Builder:
         self.text = ""
         self.spans: list[dict] = []
 
-    def add(self, piece: str, kind: str | None = None) -> "Builder":
+    def add(self, piece: str, kind: str | None = None) -> Builder:
         if kind:
-            self.spans.append({"type": kind, "start": len(self.text), "end": len(self.text) + len(piece),
-                               "value": piece})
+            self.spans.append(
+                {"type": kind, "start": len(self.text), "end": len(self.text) + len(piece), "value": piece}
+            )
         self.text += piece
         return self
 
@@ -68,8 +224,9 @@ def _luhn_complete(prefix: str, length: int, rng: random.Random) -> str:
     body = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1))
     for check in string.digits:
         digits = body + check
-        total = sum((d * 2 - 9 if d * 2 > 9 else d * 2) if i % 2 else d
-                    for i, d in enumerate(int(c) for c in reversed(digits)))
+        total = sum(
+            (d * 2 - 9 if d * 2 > 9 else d * 2) if i % 2 else d for i, d in enumerate(int(c) for c in reversed(digits))
+        )
         if total % 10 == 0:
             return digits
     raise AssertionError
@@ -83,7 +240,7 @@ def _iban(country: str, length: int, rng: random.Random) -> str:
 
 def _card(rng: random.Random) -> str:
     digits = _luhn_complete(rng.choice(["4", "51", "37", "6011"]), 15 if rng.random() < 0.2 else 16, rng)
-    return " ".join(digits[i:i + 4] for i in range(0, len(digits), 4)) if rng.random() < 0.5 else digits
+    return " ".join(digits[i : i + 4] for i in range(0, len(digits), 4)) if rng.random() < 0.5 else digits
 
 
 def _secret(rng: random.Random, one_line: bool = False) -> str:
@@ -102,7 +259,9 @@ def _secret(rng: random.Random, one_line: bool = False) -> str:
         header = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
         claims = base64.urlsafe_b64encode(json.dumps({"sub": pick(8)}).encode()).decode().rstrip("=")
         return f"{header}.{claims}.{pick(43)}"
-    return "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(pick(64) for _ in range(4)) + "\n-----END RSA PRIVATE KEY-----"
+    return (
+        "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(pick(64) for _ in range(4)) + "\n-----END RSA PRIVATE KEY-----"
+    )
 
 
 def _date(rng: random.Random) -> str:
@@ -132,50 +291,71 @@ def make_one(rng: random.Random, names: dict, split: str) -> dict:
         b.add("Patient ").add(person, "PERSON").add(", born ").add(_date(rng), "DATE_OF_BIRTH")
         b.add(", reports chest pain. Summarize the triage steps.")
     elif template == 5:
-        b.add("Why does this fail? client = Client(api_key=\"").add(_secret(rng, one_line=True), "SECRET").add("\")")
+        b.add('Why does this fail? client = Client(api_key="').add(_secret(rng, one_line=True), "SECRET").add('")')
     elif template == 6:
         b.add("Here is my key, can you check the format?\n").add(_secret(rng), "SECRET")
     elif template == 7:
-        b.add("Connect with postgres://admin:").add("".join(rng.choice(string.ascii_letters + "!#$%") for _ in
-                                                            range(12)), "SECRET").add("@db.internal:5432/prod fails.")
+        b.add("Connect with postgres://admin:").add(
+            "".join(rng.choice(string.ascii_letters + "!#$%") for _ in range(12)), "SECRET"
+        ).add("@db.internal:5432/prod fails.")
     elif template == 8:
         b.add("Charge card ").add(_card(rng), "CREDIT_CARD").add(" for the order of ").add(person, "PERSON").add(".")
     elif template == 9:
         country, length = rng.choice([("DE", 22), ("GB", 22), ("FR", 27), ("NL", 18), ("ES", 24)])
         b.add("Wire the deposit to IBAN ").add(_iban(country, length, rng), "IBAN").add(" by Friday.")
     elif template == 10:
-        phone = rng.choice([f"+44 20 {rng.randint(1000, 9999)} {rng.randint(1000, 9999)}",
-                            f"+1 ({rng.randint(201, 989)}) {rng.randint(200, 999)}-{rng.randint(1000, 9999)}",
-                            f"+49 30 {rng.randint(1000000, 9999999)}", f"06 {rng.randint(10, 99)} {rng.randint(10, 99)}"
-                            f" {rng.randint(10, 99)} {rng.randint(10, 99)}"])
+        phone = rng.choice(
+            [
+                f"+44 20 {rng.randint(1000, 9999)} {rng.randint(1000, 9999)}",
+                f"+1 ({rng.randint(201, 989)}) {rng.randint(200, 999)}-{rng.randint(1000, 9999)}",
+                f"+49 30 {rng.randint(1000000, 9999999)}",
+                f"06 {rng.randint(10, 99)} {rng.randint(10, 99)} {rng.randint(10, 99)} {rng.randint(10, 99)}",
+            ]
+        )
         b.add("Call ").add(person, "PERSON").add(" on ").add(phone, "PHONE").add(" about the contract.")
     elif template == 11:
-        b.add("My SSN is ").add(f"{rng.randint(100, 665):03d}-{rng.randint(10, 99)}-{rng.randint(1000, 9999)}", "US_SSN")
+        b.add("My SSN is ").add(
+            f"{rng.randint(100, 665):03d}-{rng.randint(10, 99)}-{rng.randint(1000, 9999)}", "US_SSN"
+        )
         b.add("; which tax form do I need?")
     elif template == 12:
-        b.add("The server at ").add(f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
-                                    "IP_ADDRESS").add(" rejects SSH logins since the update.")
+        b.add("The server at ").add(
+            f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}", "IP_ADDRESS"
+        ).add(" rejects SSH logins since the update.")
     elif template == 13:
         lang = rng.randrange(3)
         b.add(["Mi compañera ", "Meine Kollegin ", "Ma collègue "][lang]).add(person, "PERSON")
         b.add([" trabaja en ", " arbeitet bei ", " travaille chez "][lang]).add(company, "ORGANIZATION")
-        b.add([". ¿Cómo le escribo un correo formal?", ". Wie schreibe ich ihr eine formelle E-Mail?",
-               ". Comment lui écrire un e-mail formel ?"][lang])
+        b.add(
+            [
+                ". ¿Cómo le escribo un correo formal?",
+                ". Wie schreibe ich ihr eine formelle E-Mail?",
+                ". Comment lui écrire un e-mail formel ?",
+            ][lang]
+        )
     elif template == 14:
         b.add(f"Compare {rng.choice(NOT_PII)} and {rng.choice(NOT_PII)} for a beginner, in three bullet points.")
     else:
         b.add(f"On {rng.choice(['Monday', 'Tuesday', 'Friday'])} I met ").add(person, "PERSON")
         b.add(f" and {rng.choice(names['first'])}", None)
-        b.spans.append({"type": "PERSON", "start": len(b.text) - len(b.text.split(" and ")[-1]), "end": len(b.text),
-                        "value": b.text.split(" and ")[-1]})
+        b.spans.append(
+            {
+                "type": "PERSON",
+                "start": len(b.text) - len(b.text.split(" and ")[-1]),
+                "end": len(b.text),
+                "value": b.text.split(" and ")[-1],
+            }
+        )
         b.add(" from ").add(company, "ORGANIZATION").add(" to plan the launch. Write a short recap.")
     return b.row(split, f"t{template}")
 
 
 def build(seed: int = 7, per_split: int = 700) -> list[dict]:
     rng = random.Random(seed)
-    halves = {key: (values[::2], values[1::2]) for key, values in
-              {"first": FIRST, "last": LAST, "companies": COMPANIES, "streets": STREETS}.items()}
+    halves = {
+        key: (values[::2], values[1::2])
+        for key, values in {"first": FIRST, "last": LAST, "companies": COMPANIES, "streets": STREETS}.items()
+    }
     rows = []
     for split, half in (("train", 0), ("test", 1)):
         names = {key: pair[half] for key, pair in halves.items()}

@@ -10,11 +10,11 @@ would.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from classifiers import _scan
 
-Hits = dict[str, list[int]]   # literal -> where it occurs, in order
+Hits = dict[str, list[int]]  # literal -> where it occurs, in order
 
 
 class Anchors:
@@ -31,7 +31,7 @@ class Anchors:
     def find(self, text: str) -> Hits:
         return self.native.find(text)
 
-    def __add__(self, other: "Anchors") -> "Anchors":
+    def __add__(self, other: Anchors) -> Anchors:
         return Anchors(self.exact + other.exact, self.folded + other.folded)
 
 

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from classifiers import _scan
 from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
@@ -42,26 +42,34 @@ MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "pii_spans.json
 SPAN_TYPES = ("O", "PERSON", "ORGANIZATION", "STREET_ADDRESS")
 
 _UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽА-ЯΑ-Ω"
-_UP_TABLE = bytes(1 if re.fullmatch(f"[{_UP}]", chr(c)) else 0 for c in range(0x500))   # the C scan's capitals
+_UP_TABLE = bytes(1 if re.fullmatch(f"[{_UP}]", chr(c)) else 0 for c in range(0x500))  # the C scan's capitals
 
 
 class SpanModel:
     """The learned labeler; its weights are `classifiers/models/pii_spans.json`."""
 
-    def __init__(self, weights: dict[str, list[float]], bias: list[float], common: Iterable[str],
-                 threshold: float = 0.5) -> None:
+    def __init__(
+        self, weights: dict[str, list[float]], bias: list[float], common: Iterable[str], threshold: float = 0.5
+    ) -> None:
         self.common = frozenset(common)
         self.threshold = threshold
-        self.native = _scan.Model(_UP_TABLE, sorted(self.common), list(weights), list(weights.values()),
-                                   list(bias), threshold, sorted(STREET_WORDS))
+        self.native = _scan.Model(
+            _UP_TABLE,
+            sorted(self.common),
+            list(weights),
+            list(weights.values()),
+            list(bias),
+            threshold,
+            sorted(STREET_WORDS),
+        )
 
     @classmethod
-    def load(cls, path: Path = MODEL_PATH) -> "SpanModel":
+    def load(cls, path: Path = MODEL_PATH) -> SpanModel:
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls(data["weights"], data["bias"], data["common"], data.get("threshold", 0.5))
 
     @classmethod
-    def untrained(cls, common: Iterable[str]) -> "SpanModel":
+    def untrained(cls, common: Iterable[str]) -> SpanModel:
         """A model that labels nothing, for training: its candidates and features are the ones scored."""
         return cls({}, [1.0, 0.0, 0.0, 0.0], common)
 
@@ -79,8 +87,10 @@ class SpanModel:
     @staticmethod
     def findings(labeled: list[tuple[int, int, int, float]]) -> list[Finding]:
         """Findings from `native.find(text)`: (type index, start, end, confidence) in text order."""
-        return [Finding(SPAN_TYPES[label], start, end, confidence, "span-model")
-                for label, start, end, confidence in labeled]
+        return [
+            Finding(SPAN_TYPES[label], start, end, confidence, "span-model")
+            for label, start, end, confidence in labeled
+        ]
 
 
 # A street address has a number (house, unit, postcode) or ends in a street word: 755 of the 764
@@ -89,34 +99,86 @@ STREET_WORDS = frozenset(
     "street st road rd avenue ave lane ln drive dr way boulevard blvd place pl court ct square sq terrace "
     "crescent close gardens garden hill hills park parkway fort gateway isle loop mall flats dale lodge row "
     "alley highway hwy plaza quay wharf walk grove mews circle cir strasse straße weg gasse platz allee rue "
-    "calle avenida rua via viale piazza vej gade gata katu utca ulica".split())
+    "calle avenida rua via viale piazza vej gade gata katu utca ulica".split()
+)
 
 
 # --- cue-led findings ---------------------------------------------------------------------
 # Each pattern is tried only where its cue occurs (`anchors.anchored`).
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
-         r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-_DATE = rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:19|20)?\d{{2}}|(?:19|20)\d{{2}}-\d{{2}}-\d{{2}}|\d{{1,2}}(?:st|nd|rd|th)?" \
-        rf" {_MONTH},? (?:19|20)\d{{2}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}})"
-_BIRTH = re.compile(rf"(?i)\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa])"
-                    rf"\b[^\n\d]{{0,20}}?({_DATE})")
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_DATE = (
+    rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:19|20)?\d{{2}}|(?:19|20)\d{{2}}-\d{{2}}-\d{{2}}|\d{{1,2}}(?:st|nd|rd|th)?"
+    rf" {_MONTH},? (?:19|20)\d{{2}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}})"
+)
+_BIRTH = re.compile(
+    rf"(?i)\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa])"
+    rf"\b[^\n\d]{{0,20}}?({_DATE})"
+)
 _BIRTH_CUES = ("born", "birth", "dob", "d.o", "do.b", "date of birth", "geboren", "né", "nacid", "nato", "nata")
 _HEALTH = re.compile(
     r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
     r"medication for|history of|tested positive for|diagnosticad[oa] con|diagnostiziert mit)\s+"
-    r"((?:an? |the )?[\w'’-]+(?: [\w'’-]+){0,3}?)(?=\s+(?:last|in|since|two|three|a|and|but|so|for|when|after)\b|[.,;:!?)\n]|$)")
-_HEALTH_CUES = ("diagnosed with", "suffer", "treated for", "treatment for", "living with", "recovering from",
-                "medication for", "history of", "tested positive for", "diagnosticad", "diagnostiziert mit")
-_CONDITION = re.compile(r"(?i)\b(?:[a-z]+(?:itis|osis|emia|oma|pathy|algia|phobia)|diabetes|cancer|HIV|AIDS|"
-                        r"depression|bipolar|schizophrenia|asthma|epilepsy|ADHD|autism|dementia|alzheimer'?s|"
-                        r"parkinson'?s|hepatitis|pregnan(?:t|cy)|miscarriage|chlamydia|herpes|hypertension|"
-                        r"anxiety disorder|eating disorder|anorexia|bulimia|PTSD|OCD)\b")
+    r"((?:an? |the )?[\w'’-]+(?: [\w'’-]+){0,3}?)"
+    r"(?=\s+(?:last|in|since|two|three|a|and|but|so|for|when|after)\b|[.,;:!?)\n]|$)"
+)
+_HEALTH_CUES = (
+    "diagnosed with",
+    "suffer",
+    "treated for",
+    "treatment for",
+    "living with",
+    "recovering from",
+    "medication for",
+    "history of",
+    "tested positive for",
+    "diagnosticad",
+    "diagnostiziert mit",
+)
+_CONDITION = re.compile(
+    r"(?i)\b(?:[a-z]+(?:itis|osis|emia|oma|pathy|algia|phobia)|diabetes|cancer|HIV|AIDS|"
+    r"depression|bipolar|schizophrenia|asthma|epilepsy|ADHD|autism|dementia|alzheimer'?s|"
+    r"parkinson'?s|hepatitis|pregnan(?:t|cy)|miscarriage|chlamydia|herpes|hypertension|"
+    r"anxiety disorder|eating disorder|anorexia|bulimia|PTSD|OCD)\b"
+)
 # Every condition above holds one of these; it begins where the word holding it does ("disorder":
 # a word earlier).
-_CONDITION_HINTS = ("itis", "osis", "emia", "oma", "pathy", "algia", "phobia", "diabet", "cancer", "hiv", "aids",
-                    "depress", "bipolar", "schizo", "asthma", "epilep", "adhd", "autis", "dementia", "alzheimer",
-                    "parkinson", "hepatitis", "pregnan", "miscarriage", "chlamydia", "herpes", "hypertension",
-                    "disorder", "anorexia", "bulimia", "ptsd", "ocd")
+_CONDITION_HINTS = (
+    "itis",
+    "osis",
+    "emia",
+    "oma",
+    "pathy",
+    "algia",
+    "phobia",
+    "diabet",
+    "cancer",
+    "hiv",
+    "aids",
+    "depress",
+    "bipolar",
+    "schizo",
+    "asthma",
+    "epilep",
+    "adhd",
+    "autis",
+    "dementia",
+    "alzheimer",
+    "parkinson",
+    "hepatitis",
+    "pregnan",
+    "miscarriage",
+    "chlamydia",
+    "herpes",
+    "hypertension",
+    "disorder",
+    "anorexia",
+    "bulimia",
+    "ptsd",
+    "ocd",
+)
 _FIRST_PERSON = re.compile(r"(?i)(?=[imshpc])\b(?:i|i'm|i am|my|me|she|he|her|his|patient|client)\b")
 # What (?i)[a-z] matches: ASCII letters, and four others that re's IGNORECASE folds to them.
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\u0130\u0131\u017f\u212a")
@@ -137,7 +199,7 @@ def _condition_starts(text: str, hits: Hits) -> list[int]:
         for at in hits[hint]:
             start = _word_start(text, at)
             starts.append(start)
-            if hint == "disorder" and start > 1 and text[start - 1] == " ":   # "anxiety disorder"
+            if hint == "disorder" and start > 1 and text[start - 1] == " ":  # "anxiety disorder"
                 starts.append(_word_start(text, start - 1))
     return starts
 
@@ -147,16 +209,21 @@ def cued(text: str, hits: Hits | None = None) -> list[Finding]:
     hits = hits if hits is not None else CUES.find(text)
     if _CUE_SET.isdisjoint(hits):
         return []
-    found = [Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
-             for m in anchored(_BIRTH, text, starts_of(hits, _BIRTH_SET))]
+    found = [
+        Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
+        for m in anchored(_BIRTH, text, starts_of(hits, _BIRTH_SET))
+    ]
     health_spans = []
     for m in anchored(_HEALTH, text, starts_of(hits, _HEALTH_SET)):
         health_spans.append((m.start(1), m.end(1)))
         found.append(Finding("HEALTH", m.start(1), m.end(1), 0.85, "health-cue"))
     # A condition named in passing, in a short personal message.
     if len(text) < 2000 and not _HINT_SET.isdisjoint(hits):
-        named = [m for m in anchored(_CONDITION, text, _condition_starts(text, hits))
-                 if not any(s <= m.start() < e for s, e in health_spans)]
+        named = [
+            m
+            for m in anchored(_CONDITION, text, _condition_starts(text, hits))
+            if not any(s <= m.start() < e for s, e in health_spans)
+        ]
         if named and _FIRST_PERSON.search(text):
             found += [Finding("HEALTH", m.start(), m.end(), 0.6, "condition-term") for m in named]
     return found

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from operator import attrgetter
-from typing import Iterable, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 # The entity types a policy may name in `when: {pii: [...]}`.
 STRUCTURED_TYPES = ("EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS", "SECRET")
@@ -11,16 +12,21 @@ CONTEXTUAL_TYPES = ("PERSON", "STREET_ADDRESS", "ORGANIZATION", "DATE_OF_BIRTH",
 ENTITY_TYPES = STRUCTURED_TYPES + CONTEXTUAL_TYPES
 
 
-class Finding(NamedTuple):   # a tuple: a scan makes many, and a frozen dataclass costs twice as much to make
+class Finding(NamedTuple):  # a tuple: a scan makes many, and a frozen dataclass costs twice as much to make
     type: str
-    start: int          # character offsets into the text that was scanned: text[start:end]
+    start: int  # character offsets into the text that was scanned: text[start:end]
     end: int
     confidence: float
     detector: str
 
     def as_dict(self) -> dict:
-        return {"type": self.type, "start": self.start, "end": self.end, "confidence": round(self.confidence, 3),
-                "detector": self.detector}
+        return {
+            "type": self.type,
+            "start": self.start,
+            "end": self.end,
+            "confidence": round(self.confidence, 3),
+            "detector": self.detector,
+        }
 
 
 class Span(Protocol):
@@ -34,7 +40,7 @@ def masked(text: str, findings: Iterable[Span]) -> str:
     out, at = [], 0
     for f in sorted(findings, key=lambda f: f.start):
         if f.start >= at:
-            out += [text[at:f.start], f"[{f.type}]"]
+            out += [text[at : f.start], f"[{f.type}]"]
             at = f.end
     return "".join(out) + text[at:]
 
@@ -47,8 +53,8 @@ def drop_overlaps(findings: list[Finding]) -> list[Finding]:
     if len(findings) < 2:
         return list(findings)
     in_order = sorted(findings, key=_START)
-    if all(a.end <= b.start for a, b in zip(in_order, in_order[1:])):
-        return in_order   # nothing overlaps (the usual case): no choice to make
+    if all(a.end <= b.start for a, b in zip(in_order, in_order[1:], strict=False)):
+        return in_order  # nothing overlaps (the usual case): no choice to make
     kept: list[Finding] = []
     for f in sorted(findings, key=lambda f: (-f.confidence, f.start - f.end)):
         if all(f.end <= k.start or f.start >= k.end for k in kept):

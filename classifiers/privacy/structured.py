@@ -10,15 +10,17 @@ import base64
 import ipaddress
 import json
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from classifiers._scan import windows
 from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
 
 # --- email --------------------------------------------------------------------------------
-_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
-                    r"[A-Za-z]{2,24}\b")
+_EMAIL = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+    r"[A-Za-z]{2,24}\b"
+)
 
 
 def emails(text: str) -> Iterator[Finding]:
@@ -27,7 +29,7 @@ def emails(text: str) -> Iterator[Finding]:
     for m in _EMAIL.finditer(text):
         token_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
         # user:password@host in a URL is a credential, not an address
-        if ".." not in m.group() and "://" not in text[token_start:m.start()]:
+        if ".." not in m.group() and "://" not in text[token_start : m.start()]:
             yield Finding("EMAIL", m.start(), m.end(), 0.99, "email")
 
 
@@ -57,14 +59,80 @@ def cards(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding
 
 # --- IBAN (mod 97) ------------------------------------------------------------------------
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b", re.IGNORECASE)
-_IBAN_LENGTH = {"AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29,
-                "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24,
-                "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21,
-                "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28,
-                "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31,
-                "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22,
-                "SA": 24, "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TN": 24, "TR": 26, "UA": 29, "VA": 22,
-                "VG": 24, "XK": 20}
+_IBAN_LENGTH = {
+    "AD": 24,
+    "AE": 23,
+    "AL": 28,
+    "AT": 20,
+    "AZ": 28,
+    "BA": 20,
+    "BE": 16,
+    "BG": 22,
+    "BH": 22,
+    "BR": 29,
+    "CH": 21,
+    "CR": 22,
+    "CY": 28,
+    "CZ": 24,
+    "DE": 22,
+    "DK": 18,
+    "DO": 28,
+    "EE": 20,
+    "EG": 29,
+    "ES": 24,
+    "FI": 18,
+    "FO": 18,
+    "FR": 27,
+    "GB": 22,
+    "GE": 22,
+    "GI": 23,
+    "GL": 18,
+    "GR": 27,
+    "GT": 28,
+    "HR": 21,
+    "HU": 28,
+    "IE": 22,
+    "IL": 23,
+    "IQ": 23,
+    "IS": 26,
+    "IT": 27,
+    "JO": 30,
+    "KW": 30,
+    "KZ": 20,
+    "LB": 28,
+    "LI": 21,
+    "LT": 20,
+    "LU": 20,
+    "LV": 21,
+    "MC": 27,
+    "MD": 24,
+    "ME": 22,
+    "MK": 19,
+    "MR": 27,
+    "MT": 31,
+    "MU": 30,
+    "NL": 18,
+    "NO": 15,
+    "PK": 24,
+    "PL": 28,
+    "PS": 29,
+    "PT": 25,
+    "QA": 29,
+    "RO": 24,
+    "RS": 22,
+    "SA": 24,
+    "SC": 31,
+    "SE": 24,
+    "SI": 19,
+    "SK": 24,
+    "SM": 27,
+    "TN": 24,
+    "TR": 26,
+    "UA": 29,
+    "VA": 22,
+    "VG": 24,
+    "XK": 20,
+}
 
 
 def iban_ok(compact: str) -> bool:
@@ -111,10 +179,14 @@ def ssns(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]
 
 
 # --- phone numbers ------------------------------------------------------------------------
-_PHONE = re.compile(r"(?=[+(\d])(?<![\w+])(?:(?:\+|00)\d{1,3}[ \t.-]?)?(?:\(0?\d{1,4}\)[ \t.-]?|\(0\)[ \t]?)?\d{1,8}"
-                    r"(?:[ \t.-]\d{2,8}){0,4}(?:[ \t]?(?:x|ext\.?)[ \t]?\d{1,5})?(?![\w:]|-\d)")
-_PHONE_CUE = re.compile(r"(?i)\b(?:phone|tel|telephone|fax|call|mobile|cell|whatsapp|sms|text|number|registered|"
-                        r"contact|ring|dial|office|home)\b")
+_PHONE = re.compile(
+    r"(?=[+(\d])(?<![\w+])(?:(?:\+|00)\d{1,3}[ \t.-]?)?(?:\(0?\d{1,4}\)[ \t.-]?|\(0\)[ \t]?)?\d{1,8}"
+    r"(?:[ \t.-]\d{2,8}){0,4}(?:[ \t]?(?:x|ext\.?)[ \t]?\d{1,5})?(?![\w:]|-\d)"
+)
+_PHONE_CUE = re.compile(
+    r"(?i)\b(?:phone|tel|telephone|fax|call|mobile|cell|whatsapp|sms|text|number|registered|"
+    r"contact|ring|dial|office|home)\b"
+)
 _DATE_LIKE = re.compile(r"^\d{1,4}[-./]\d{1,2}[-./]\d{1,4}$")
 
 
@@ -128,8 +200,10 @@ def phones(text: str, start: int = 0, end: int | None = None) -> Iterator[Findin
         # "#0000123" or "order 0012345" is not a call abroad.
         international = raw.startswith("+") or (raw.startswith("00") and raw[2:3] != "0" and digits >= 10)
         grouped = "(" in raw or raw.count(" ") + raw.count("-") + raw.count(".") >= 2
-        cued = _PHONE_CUE.search(text, max(0, m.start() - 40), m.start()) is not None or \
-            _PHONE_CUE.search(text, m.end(), m.end() + 15) is not None
+        cued = (
+            _PHONE_CUE.search(text, max(0, m.start() - 40), m.start()) is not None
+            or _PHONE_CUE.search(text, m.end(), m.end() + 15) is not None
+        )
         if international or cued or (grouped and digits >= 9):
             yield Finding("PHONE", m.start(), m.end(), 0.9 if international or cued else 0.75, "phone")
 
@@ -146,8 +220,9 @@ DOTTED_WINDOWS = ("", ".", 1, 4, 3, 2)
 COLON_WINDOWS = (":", "0123456789abcdefABCDEF", 4, 2, 0, 6)
 
 
-def ips(text: str, dotted: list[tuple[int, int]] | None = None,
-        colons: list[tuple[int, int]] | None = None) -> list[Finding]:
+def ips(
+    text: str, dotted: list[tuple[int, int]] | None = None, colons: list[tuple[int, int]] | None = None
+) -> list[Finding]:
     """`dotted`, `colons`: the text's windows, when the caller has them."""
     found = []
     for start, end in windows(text, DOTTED_WINDOWS) if dotted is None else dotted:
@@ -172,30 +247,35 @@ def ips(text: str, dotted: list[tuple[int, int]] | None = None,
 # --- secrets ------------------------------------------------------------------------------
 # (the literals a key begins with, its pattern)
 _KEY_PATTERNS = [
-    (("sk-",), r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,}"),    # OpenAI, Anthropic
-    (("AKIA", "ASIA", "ABIA"), r"\b(?:AKIA|ASIA|ABIA)[0-9A-Z]{16}\b"),                       # AWS access key id
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),           # GitHub tokens
+    (("sk-",), r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,}"),  # OpenAI, Anthropic
+    (("AKIA", "ASIA", "ABIA"), r"\b(?:AKIA|ASIA|ABIA)[0-9A-Z]{16}\b"),  # AWS access key id
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),  # GitHub tokens
     (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
-    (("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}\b"),                                            # GitLab
-    (("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),                                          # Slack
-    (("AIza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),                                                 # Google API key
-    (("sk_live_", "rk_live_", "pk_live_"), r"\b(?:sk|rk|pk)_live_[0-9A-Za-z]{20,}\b"),          # Stripe
+    (("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}\b"),  # GitLab
+    (("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),  # Slack
+    (("AIza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),  # Google API key
+    (("sk_live_", "rk_live_", "pk_live_"), r"\b(?:sk|rk|pk)_live_[0-9A-Za-z]{20,}\b"),  # Stripe
     (("sk_test_", "rk_test_"), r"\b(?:sk|rk)_test_[0-9A-Za-z]{20,}\b"),
-    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}\b"),                                                    # Hugging Face
-    (("SG.",), r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),                               # SendGrid
-    (("-----BEGIN",), r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
-                      r"(?: BLOCK)?-----"),
+    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}\b"),  # Hugging Face
+    (("SG.",), r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),  # SendGrid
+    (
+        ("-----BEGIN",),
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
+        r"(?: BLOCK)?-----",
+    ),
 ]
 _KEYS = [(frozenset(literals), re.compile(pattern)) for literals, pattern in _KEY_PATTERNS]
 _KEY_OF = {literal: key for key in _KEYS for literal in key[0]}
 _URL = frozenset(("://",))
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
-_ASSIGNED = re.compile(r"(?i)(?=[pscat])(?<![a-z0-9])(?:password|passwd|passphrase|pwd|pass|secret|"
-                       r"client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|token|aws_secret_access_key)\b[\"']?\s*(?:[:=]|\bis\b)\s*"
-                       r"[\"']?([^\s\"',;]{6,})")
+_ASSIGNED = re.compile(
+    r"(?i)(?=[pscat])(?<![a-z0-9])(?:password|passwd|passphrase|pwd|pass|secret|"
+    r"client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|token|aws_secret_access_key)\b[\"']?\s*(?:[:=]|\bis\b)\s*"
+    r"[\"']?([^\s\"',;]{6,})"
+)
 _ASSIGNED_STARTS = ("pass", "pwd", "secret", "client", "api", "access", "auth", "token", "aws_secret")
 _URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:([^\s@/]{3,128})@")
-_SCHEME = 21   # the longest scheme the pattern reads before "://"
+_SCHEME = 21  # the longest scheme the pattern reads before "://"
 _ASSIGNED_SET = frozenset(_ASSIGNED_STARTS)
 _NOT_SECRETS = frozenset(("none", "null", "true", "false", "required", "optional", "********"))
 
@@ -216,18 +296,27 @@ def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
     found = []
     for literals, pattern in dict.fromkeys(_KEY_OF[literal] for literal in hits if literal in _KEY_OF):
         detector = "private-key" if "-----BEGIN" in literals else "api-key"
-        found += [Finding("SECRET", m.start(), m.end(), 0.99, detector)
-                  for m in anchored(pattern, text, starts_of(hits, literals))]
+        found += [
+            Finding("SECRET", m.start(), m.end(), 0.99, detector)
+            for m in anchored(pattern, text, starts_of(hits, literals))
+        ]
     if "eyJ" in hits:
-        found += [Finding("SECRET", m.start(), m.end(), 0.98, "jwt")
-                  for m in anchored(_JWT, text, hits["eyJ"]) if _jwt_ok(m.group())]
+        found += [
+            Finding("SECRET", m.start(), m.end(), 0.98, "jwt")
+            for m in anchored(_JWT, text, hits["eyJ"])
+            if _jwt_ok(m.group())
+        ]
     if "://" in hits:
-        found += [Finding("SECRET", m.start(1), m.end(1), 0.95, "url-password")
-                  for m in anchored(_URL_CREDENTIALS, text, starts_of(hits, _URL, back=range(2, _SCHEME + 1)))]
+        found += [
+            Finding("SECRET", m.start(1), m.end(1), 0.95, "url-password")
+            for m in anchored(_URL_CREDENTIALS, text, starts_of(hits, _URL, back=range(2, _SCHEME + 1)))
+        ]
     if not _ASSIGNED_SET.isdisjoint(hits):
-        found += [Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
-                  for m in anchored(_ASSIGNED, text, starts_of(hits, _ASSIGNED_SET))
-                  if m.group(1).lower() not in _NOT_SECRETS]
+        found += [
+            Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
+            for m in anchored(_ASSIGNED, text, starts_of(hits, _ASSIGNED_SET))
+            if m.group(1).lower() not in _NOT_SECRETS
+        ]
     return found
 
 
@@ -244,7 +333,7 @@ _SECRET_LITERALS = frozenset(EXACT_LITERALS + FOLDED_LITERALS)
 NUMBER_WINDOWS = ("", " \t().+/-", 3, 7, 0, 16)
 IBAN_WINDOWS = ("", " \t().+/-", 3, 7, 0, 70)
 WINDOW_SPECS = (NUMBER_WINDOWS, IBAN_WINDOWS, DOTTED_WINDOWS, COLON_WINDOWS)
-Windows = tuple[list[tuple[int, int]], ...]   # one list of (start, end) per spec
+Windows = tuple[list[tuple[int, int]], ...]  # one list of (start, end) per spec
 
 
 def find_structured(text: str, hits: Hits | None = None, found_windows: Windows | None = None) -> list[Finding]:

@@ -36,8 +36,13 @@ def auc(scores: list[float], labels: list[int]) -> float:
 async def _measure(edge: EdgeModel, prompts: list[str], max_tokens: int) -> tuple[list[float], list[float]]:
     plain, held = [], []
     for prompt in prompts:
-        body = {"model": "auto", "max_tokens": max_tokens, "temperature": 0, "stream": True,
-                "messages": [{"role": "user", "content": prompt}]}
+        body = {
+            "model": "auto",
+            "max_tokens": max_tokens,
+            "temperature": 0,
+            "stream": True,
+            "messages": [{"role": "user", "content": prompt}],
+        }
         started = time.perf_counter()
         stream = await edge.stream(parse_chat_request(body))
         async for chunk in stream:
@@ -55,8 +60,12 @@ async def _measure(edge: EdgeModel, prompts: list[str], max_tokens: int) -> tupl
 async def _confidences(edge: EdgeModel, rows: list[dict]) -> list[float]:
     out = []
     for row in rows:
-        body = {"model": "auto", "max_tokens": 16, "temperature": 0,
-                "messages": [{"role": "user", "content": row["prompt"][-3000:]}]}
+        body = {
+            "model": "auto",
+            "max_tokens": 16,
+            "temperature": 0,
+            "messages": [{"role": "user", "content": row["prompt"][-3000:]}],
+        }
         answer = await edge.complete(parse_chat_request(body), confidence=True)
         out.append(answer.confidence if answer.confidence is not None else 1.0)
     return out
@@ -70,17 +79,21 @@ def run(repeat: int = 3) -> None:
         prompts = ["Say hello.", "What is the capital of France?", "Give me three tips for sleeping well."] * repeat
         for max_tokens in (16, 64):
             plain, held = asyncio.run(_measure(edge, prompts, max_tokens))
-            print(f"streamed edge answer, max_tokens {max_tokens}: time to first token plain "
-                  f"{statistics.median(plain) * 1e3:.0f} ms, cascaded (held back) {statistics.median(held) * 1e3:.0f} "
-                  f"ms: {statistics.median(held) / statistics.median(plain):.1f}x")
+            print(
+                f"streamed edge answer, max_tokens {max_tokens}: time to first token plain "
+                f"{statistics.median(plain) * 1e3:.0f} ms, cascaded (held back) {statistics.median(held) * 1e3:.0f} "
+                f"ms: {statistics.median(held) / statistics.median(plain):.1f}x"
+            )
         rows = [r for r in complexity_rows() if r["split"] == "test"]
         rng = np.random.default_rng(0)
         sample = [rows[i] for i in rng.choice(len(rows), size=min(len(rows), 40 * repeat), replace=False)]
         confidence = asyncio.run(_confidences(edge, sample))
         labels = [r["label"] for r in sample]
         complexity = Scorer().complexity
-        print(f"on {len(sample)} held-out prompts ({sum(labels)} labeled 'edge is not enough'): ROC AUC of "
-              f"1 - edge confidence {auc([1 - c for c in confidence], labels):.3f}; of the complexity classifier "
-              f"{auc([complexity.score(r['prompt']) for r in sample], labels):.3f} (0.5 = no information)")
+        print(
+            f"on {len(sample)} held-out prompts ({sum(labels)} labeled 'edge is not enough'): ROC AUC of "
+            f"1 - edge confidence {auc([1 - c for c in confidence], labels):.3f}; of the complexity classifier "
+            f"{auc([complexity.score(r['prompt']) for r in sample], labels):.3f} (0.5 = no information)"
+        )
     finally:
         engine.close()

@@ -53,12 +53,13 @@ def run(repeat: int = 3) -> None:
     from classifiers import Scorer
 
     scorer = Scorer()
-    scorer.signals([{"role": "user", "content": "warm up"}]).complexity
+    _ = scorer.signals([{"role": "user", "content": "warm up"}]).complexity
     added = rss_mb() - before
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         from litellm.router_strategy.complexity_router.complexity_router import ComplexityRouter
+
         litellm = ComplexityRouter("bench", ctx=None)
     except ImportError:
         litellm = None
@@ -66,8 +67,10 @@ def run(repeat: int = 3) -> None:
     print("all signals per request (complexity, privacy, token estimate, language), one core;")
     print("cold: no message seen before; next turn: the history was scanned on the previous turn and one new")
     print("user message (a chat client resends the history every turn)")
-    print(f"{'tokens':>7} {'cold p50':>9} {'cold p99':>9} {'ms/1k tok':>10} {'next-turn p50':>14} {'p99':>7} "
-          f"{'LiteLLM p50':>12} {'LiteLLM/cold':>13}")
+    print(
+        f"{'tokens':>7} {'cold p50':>9} {'cold p99':>9} {'ms/1k tok':>10} {'next-turn p50':>14} {'p99':>7} "
+        f"{'LiteLLM p50':>12} {'LiteLLM/cold':>13}"
+    )
     new_turn = {"role": "user", "content": "Thanks! One more question: can you summarize that in two lines?"}
     for size in SIZES:
         samples = conversations(size, 60 if size < 10_000 else 20, scorer.tokens.estimate)
@@ -76,10 +79,10 @@ def run(repeat: int = 3) -> None:
             for messages in samples:
                 scorer.seen.clear()
                 started = time.perf_counter()
-                scorer.signals(messages, max_tokens=256).complexity   # all signals: complexity is lazy
+                _ = scorer.signals(messages, max_tokens=256).complexity  # all signals: complexity is lazy
                 timings.append(time.perf_counter() - started)
                 started = time.perf_counter()
-                scorer.signals(messages + [new_turn], max_tokens=256).complexity
+                _ = scorer.signals(messages + [new_turn], max_tokens=256).complexity
                 warm.append(time.perf_counter() - started)
         if litellm is not None:
             for messages in samples:
@@ -88,9 +91,14 @@ def run(repeat: int = 3) -> None:
                 litellm.classify(user, messages[0]["content"])
                 theirs.append(time.perf_counter() - started)
         p50, p99 = statistics.median(timings) * 1e3, percentile(timings, 0.99) * 1e3
-        their = f"{statistics.median(theirs) * 1e3:>12.3f} {statistics.median(theirs) * 1e3 / p50:>12.2f}x" \
-            if theirs else f"{'(not installed)':>12}"
-        print(f"{size:>7} {p50:>9.3f} {p99:>9.3f} {p50 / size * 1e3:>10.3f} {statistics.median(warm) * 1e3:>14.3f} "
-              f"{percentile(warm, 0.99) * 1e3:>7.3f} {their}")
+        their = (
+            f"{statistics.median(theirs) * 1e3:>12.3f} {statistics.median(theirs) * 1e3 / p50:>12.2f}x"
+            if theirs
+            else f"{'(not installed)':>12}"
+        )
+        print(
+            f"{size:>7} {p50:>9.3f} {p99:>9.3f} {p50 / size * 1e3:>10.3f} {statistics.median(warm) * 1e3:>14.3f} "
+            f"{percentile(warm, 0.99) * 1e3:>7.3f} {their}"
+        )
     print(f"resident memory added by the classifiers: {added:.1f} MB (target <= 50)")
     print("targets at 1,000 tokens: p50 <= 0.3 ms, p99 <= 1 ms")

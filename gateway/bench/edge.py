@@ -49,8 +49,9 @@ class RawLlama:
         self.ctx = llama_cpp.llama_init_from_model(self.llama._model.model, params)
         self.batch = llama_cpp.llama_batch_init(512, 0, 1)
         self.memory = llama_cpp.llama_get_memory(self.ctx)
-        formatted = Jinja2ChatFormatter(template=self.llama.metadata["tokenizer.chat_template"], eos_token="",
-                                        bos_token="")(messages=[{"role": "user", "content": PROMPT}])
+        formatted = Jinja2ChatFormatter(
+            template=self.llama.metadata["tokenizer.chat_template"], eos_token="", bos_token=""
+        )(messages=[{"role": "user", "content": PROMPT}])
         # what edgeway feeds the model for the same request
         self.prompt = self.llama.tokenize(formatted.prompt.encode(), add_bos=False, special=True)
 
@@ -79,11 +80,13 @@ class RawLlama:
         started = time.perf_counter()
         lib.llama_decode(self.ctx, self.batch)
         decoding = time.perf_counter()
-        rows = {seq: len(prompt) * (seq + 1) - 1 for seq in range(n)}   # sequence -> its logits row
+        rows = {seq: len(prompt) * (seq + 1) - 1 for seq in range(n)}  # sequence -> its logits row
         made = 0
         for step in range(steps):
-            nexts = {seq: int(np.ctypeslib.as_array(lib.llama_get_logits_ith(self.ctx, row), shape=(vocab,)).argmax())
-                     for seq, row in rows.items()}
+            nexts = {
+                seq: int(np.ctypeslib.as_array(lib.llama_get_logits_ith(self.ctx, row), shape=(vocab,)).argmax())
+                for seq, row in rows.items()
+            }
             nexts = {seq: token for seq, token in nexts.items() if not eog(token)}
             made += len(nexts)
             if not nexts or step == steps - 1:
@@ -110,8 +113,14 @@ class RawLlama:
 
 async def _stream(client: httpx.AsyncClient, url: str, content: str, max_tokens: int) -> tuple[float, float, int]:
     """(time to first token, decode seconds after it, completion tokens) of one streamed request."""
-    body = {"model": "smollm2", "stream": True, "temperature": 0, "max_tokens": max_tokens,
-            "stream_options": {"include_usage": True}, "messages": [{"role": "user", "content": content}]}
+    body = {
+        "model": "smollm2",
+        "stream": True,
+        "temperature": 0,
+        "max_tokens": max_tokens,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": content}],
+    }
     started = time.perf_counter()
     first = last = None
     tokens = 0
@@ -140,15 +149,22 @@ async def _gateway(url: str) -> dict:
             results[("serial", n)] = sum(t for _, _, t in serial) / (time.perf_counter() - started)
         results["hol_without"], _ = await _short_requests(client, url, None)
         results["hol_with"], results["long_ttft"] = await _short_requests(
-            client, url, "Summarize this log. " + "The harbor light turned on at dusk and the ships came home. " * 200)
+            client, url, "Summarize this log. " + "The harbor light turned on at dusk and the ships came home. " * 200
+        )
     return results
 
 
 async def _single_decode(port: int) -> float:
     """Tokens/s after the first, read by a client lean enough not to slow the model it waits on
     (httpx parsing every chunk took 0.4 ms of CPU per token here: 4% of these two cores)."""
-    body = {"model": "smollm2", "stream": True, "temperature": 0, "max_tokens": TOKENS,
-            "stream_options": {"include_usage": True}, "messages": [{"role": "user", "content": PROMPT}]}
+    body = {
+        "model": "smollm2",
+        "stream": True,
+        "temperature": 0,
+        "max_tokens": TOKENS,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": PROMPT}],
+    }
     times = await stream_times(port, "/v1/chat/completions", json.dumps(body).encode())
     tokens = times.usage["completion_tokens"] if times.usage else times.deltas
     return (tokens - 1) / (times.last - times.first) if times.first and times.last > times.first else float("nan")
@@ -187,11 +203,28 @@ def run(repeat: int = 3) -> None:
         config.write_text("edge:\n  models:\n    - {name: smollm2, n_ctx: 4096, parallel: 8}\n")
         port = _port()
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
-        gateway = Server("edgeway", port, "/v1/chat/completions", {}, {"model": "smollm2", "max_tokens": 1,
-                                                                      "messages": [{"role": "user", "content": "Hi"}]})
+        gateway = Server(
+            "edgeway",
+            port,
+            "/v1/chat/completions",
+            {},
+            {"model": "smollm2", "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]},
+        )
         try:
-            gateway.start([sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), "--port", str(port),
-                           "--log-level", "warning"])
+            gateway.start(
+                [
+                    sys.executable,
+                    "-m",
+                    "gateway.cli",
+                    "serve",
+                    "--config",
+                    str(config),
+                    "--port",
+                    str(port),
+                    "--log-level",
+                    "warning",
+                ]
+            )
             raw_llama = RawLlama()
             try:
                 # This machine is shared and noisy: raw and edgeway take turns, and the medians count.
@@ -207,25 +240,38 @@ def run(repeat: int = 3) -> None:
     ours_single = statistics.median(o for _, o in singles)
     ratio = statistics.median(o / r for r, o in singles)
     print(f"raw llama.cpp: single stream decode {raw_single:.1f} tokens/s; prefill {prefill:.0f} tokens/s")
-    print(f"single stream decode through edgeway (HTTP, streaming): {ours_single:.1f} tokens/s = "
-          f"{ratio:.2f} of raw (target >= 0.95; median of {repeat} alternating runs: "
-          f"{', '.join(f'{o / r:.2f}' for r, o in singles)})")
+    print(
+        f"single stream decode through edgeway (HTTP, streaming): {ours_single:.1f} tokens/s = "
+        f"{ratio:.2f} of raw (target >= 0.95; median of {repeat} alternating runs: "
+        f"{', '.join(f'{o / r:.2f}' for r, o in singles)})"
+    )
     print("aggregate tokens/s, prompt reading included, answers ending at end-of-sequence:")
-    print(f"{'streams':>7} {'raw tok/s':>10} {'edgeway':>9} {'serialized':>11} {'edgeway/raw':>12} {'vs serialized':>14}")
+    print(
+        f"{'streams':>7} {'raw tok/s':>10} {'edgeway':>9} {'serialized':>11} {'edgeway/raw':>12} {'vs serialized':>14}"
+    )
     for n in LEVELS:
         ours_n, serial_n = ours[("concurrent", n)], ours[("serial", n)]
-        print(f"{n:>7} {raw[n]:>10.1f} {ours_n:>9.1f} {serial_n:>11.1f} {ours_n / raw[n]:>12.2f} "
-              f"{ours_n / serial_n:>13.2f}x")
+        print(
+            f"{n:>7} {raw[n]:>10.1f} {ours_n:>9.1f} {serial_n:>11.1f} {ours_n / raw[n]:>12.2f} "
+            f"{ours_n / serial_n:>13.2f}x"
+        )
     p99 = lambda xs: sorted(xs)[min(len(xs) - 1, int(0.99 * len(xs)))] * 1e3  # noqa: E731
     without, with_long = p99(ours["hol_without"]), p99(ours["hol_with"])
-    print(f"head-of-line: p99 time to first token of short requests {without:.0f} ms alone, {with_long:.0f} ms with a "
-          f"3,000-token prompt arriving mid-run: {with_long / without:.2f}x (target <= 2x); the long prompt's own "
-          f"first token after {ours['long_ttft']:.1f} s (reading 3,000 tokens alone at the raw prefill rate: "
-          f"{3000 / prefill:.1f} s)")
+    print(
+        f"head-of-line: p99 time to first token of short requests {without:.0f} ms alone, {with_long:.0f} ms with a "
+        f"3,000-token prompt arriving mid-run: {with_long / without:.2f}x (target <= 2x); the long prompt's own "
+        f"first token after {ours['long_ttft']:.1f} s (reading 3,000 tokens alone at the raw prefill rate: "
+        f"{3000 / prefill:.1f} s)"
+    )
     weights = resolve_gguf("bundled:smollm2-135m").stat().st_size
     needed = weights * raw_single / 1e9
-    print(f"ceilings: memory bandwidth {bandwidth:.1f} GB/s (numpy copy); one decode step reads the {weights / 2**20:.0f} "
-          f"MiB of weights, so {raw_single:.0f} tokens/s moves {needed:.1f} GB/s: "
-          f"{'memory-bound' if needed > 0.6 * bandwidth else 'compute-bound (batching helps less than on a GPU)'}")
-    print(f"median raw gain from batching 8 streams: {raw[8] / raw[1]:.2f}x; "
-          f"p50 short TTFT {statistics.median(ours['hol_without']) * 1e3:.0f} ms")
+    print(
+        f"ceilings: memory bandwidth {bandwidth:.1f} GB/s (numpy copy); "
+        f"one decode step reads the {weights / 2**20:.0f} MiB of weights, "
+        f"so {raw_single:.0f} tokens/s moves {needed:.1f} GB/s: "
+        f"{'memory-bound' if needed > 0.6 * bandwidth else 'compute-bound (batching helps less than on a GPU)'}"
+    )
+    print(
+        f"median raw gain from batching 8 streams: {raw[8] / raw[1]:.2f}x; "
+        f"p50 short TTFT {statistics.median(ours['hol_without']) * 1e3:.0f} ms"
+    )

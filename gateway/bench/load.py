@@ -21,12 +21,24 @@ from gateway.bench.overhead import APP_KEY, Server, _port, _rss_mb, _write_confi
 from gateway.bench.wire import _read_response
 
 KINDS = {  # name: (body, expected status), mixed in this proportion
-    "cloud": ({"model": "auto", "max_tokens": 16, "messages": [{"role": "user", "content": "Capital of France?"}]}, 200),
-    "cloud-stream": ({"model": "auto", "stream": True, "max_tokens": 16,
-                      "messages": [{"role": "user", "content": "Capital of France?"}]}, 200),
+    "cloud": (
+        {"model": "auto", "max_tokens": 16, "messages": [{"role": "user", "content": "Capital of France?"}]},
+        200,
+    ),
+    "cloud-stream": (
+        {
+            "model": "auto",
+            "stream": True,
+            "max_tokens": 16,
+            "messages": [{"role": "user", "content": "Capital of France?"}],
+        },
+        200,
+    ),
     "edge": ({"model": "smollm2", "max_tokens": 4, "messages": [{"role": "user", "content": "Say hi."}]}, 200),
-    "edge-stream": ({"model": "smollm2", "stream": True, "max_tokens": 4,
-                     "messages": [{"role": "user", "content": "Say hi."}]}, 200),
+    "edge-stream": (
+        {"model": "smollm2", "stream": True, "max_tokens": 4, "messages": [{"role": "user", "content": "Say hi."}]},
+        200,
+    ),
     "invalid": ({"model": "auto", "messages": []}, 400),
 }
 MIX = ["cloud"] * 5 + ["cloud-stream"] * 3 + ["edge"] + ["edge-stream"] + ["invalid"]
@@ -35,8 +47,10 @@ MIX = ["cloud"] * 5 + ["cloud-stream"] * 3 + ["edge"] + ["edge-stream"] + ["inva
 async def _one(port: int, kind: str, results: dict, connections: asyncio.Queue) -> None:
     body, expected = KINDS[kind]
     payload = json.dumps(body).encode()
-    request = (f"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-               f"authorization: Bearer {APP_KEY}\r\ncontent-length: {len(payload)}\r\n\r\n").encode() + payload
+    request = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        f"authorization: Bearer {APP_KEY}\r\ncontent-length: {len(payload)}\r\n\r\n"
+    ).encode() + payload
     reader, writer = await connections.get()
     started = time.perf_counter()
     try:
@@ -46,7 +60,7 @@ async def _one(port: int, kind: str, results: dict, connections: asyncio.Queue) 
         if status != expected:
             results["unexpected"].append(f"{kind}: HTTP {status}")
         await connections.put((reader, writer))
-    except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
+    except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError) as exc:
         results["unexpected"].append(f"{kind}: {type(exc).__name__}")
         writer.close()
         await connections.put(await asyncio.open_connection("127.0.0.1", port))
@@ -84,27 +98,49 @@ def run(repeat: int = 2, rate: float = 40.0) -> None:
         upstream_port = _port()
         edgeway_config, _ = _write_configs(tmp, upstream_port)
         upstream = Server("direct", upstream_port, "/v1/chat/completions", {}, {"model": "bench", "messages": []})
-        edgeway = Server("edgeway", _port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"},
-                         KINDS["cloud"][0])
+        edgeway = Server(
+            "edgeway", _port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, KINDS["cloud"][0]
+        )
         try:
-            upstream.start([sys.executable, "-c", f"from gateway.bench.wire import serve_upstream; "
-                                                  f"serve_upstream({upstream_port})"])
-            edgeway.start([sys.executable, "-m", "gateway.cli", "serve", "--config", str(edgeway_config),
-                           "--port", str(edgeway.port), "--log-level", "warning"])
+            upstream.start(
+                [
+                    sys.executable,
+                    "-c",
+                    f"from gateway.bench.wire import serve_upstream; serve_upstream({upstream_port})",
+                ]
+            )
+            edgeway.start(
+                [
+                    sys.executable,
+                    "-m",
+                    "gateway.cli",
+                    "serve",
+                    "--config",
+                    str(edgeway_config),
+                    "--port",
+                    str(edgeway.port),
+                    "--log-level",
+                    "warning",
+                ]
+            )
             samples: list[tuple[float, float]] = []
             results = asyncio.run(_drive(edgeway.port, rate, repeat * 60, edgeway.process.pid, samples))
         finally:
             edgeway.stop()
             upstream.stop()
     total = sum(len(results[k]) for k in KINDS)
-    print(f"{repeat} min at {rate:g} requests/s: {total} requests in {results['seconds']:.0f} s, "
-          f"{total / results['seconds']:.1f} requests/s, {len(results['unexpected'])} unexpected")
+    print(
+        f"{repeat} min at {rate:g} requests/s: {total} requests in {results['seconds']:.0f} s, "
+        f"{total / results['seconds']:.1f} requests/s, {len(results['unexpected'])} unexpected"
+    )
     print(f"{'kind':<14} {'count':>6} {'p50 ms':>8} {'p99 ms':>8}")
     for kind in KINDS:
         times = sorted(results[kind])
         if times:
-            print(f"{kind:<14} {len(times):>6} {statistics.median(times) * 1e3:>8.1f} "
-                  f"{times[min(len(times) - 1, int(0.99 * len(times)))] * 1e3:>8.1f}")
+            print(
+                f"{kind:<14} {len(times):>6} {statistics.median(times) * 1e3:>8.1f} "
+                f"{times[min(len(times) - 1, int(0.99 * len(times)))] * 1e3:>8.1f}"
+            )
     for problem in sorted(set(results["unexpected"]))[:10]:
         print(f"  unexpected: {problem} (x{results['unexpected'].count(problem)})")
     warm = [rss for t, rss in samples if t >= 30] or [rss for _, rss in samples]

@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,9 +27,14 @@ from gateway.bench.wire import LoadResult, load
 
 APP_KEY = "bench-app-key-7c1e9a"
 LITELLM_KEY = "sk-edgeway-bench-9f3c2a7d41b8e6"
-BODY = {"model": "auto", "messages": [{"role": "system", "content": "You are a concise assistant."},
-                                      {"role": "user", "content": "What is the capital of France? Answer briefly. #0000000"}],
-        "max_tokens": 32}
+BODY = {
+    "model": "auto",
+    "messages": [
+        {"role": "system", "content": "You are a concise assistant."},
+        {"role": "user", "content": "What is the capital of France? Answer briefly. #0000000"},
+    ],
+    "max_tokens": 32,
+}
 LEVELS = ((1, 200), (16, 600), (64, 800))
 
 
@@ -70,10 +74,15 @@ class Server:
     ready_s: float = 0.0
     rss_mb: float = 0.0
 
-    def start(self, command: list[str], env: dict[str, str] | None = None) -> "Server":
+    def start(self, command: list[str], env: dict[str, str] | None = None) -> Server:
         started = time.perf_counter()
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        env={**os.environ, **(env or {})}, start_new_session=True)
+        self.process = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
         deadline = started + 120
         while time.perf_counter() < deadline:
             if self.process.poll() is not None:
@@ -116,26 +125,70 @@ def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
         "  - name: edge-by-name\n    when: {model: {eq: smollm2}}\n    route: edge\n"
         # a complexity test, so that the complexity model runs on every request, as it would in production
         "  - name: hard-to-the-cloud\n    when: {complexity: {gt: 0.9}}\n    route: cloud\n"
-        "  - name: to-the-cloud\n    route: cloud\n    fallback: edge\n")
+        "  - name: to-the-cloud\n    route: cloud\n    fallback: edge\n"
+    )
     edgeway = tmp / "edgeway.yaml"
-    edgeway.write_text(json.dumps({
-        "cloud": {"models": [{"name": "bench", "provider_model": "openai/bench", "api_key": "sk-bench",
-                              "api_base": f"http://127.0.0.1:{upstream}/v1"}]},
-        "apps": [{"name": "bench", "key": APP_KEY, "policy": "bench-policy.yaml"}]}))
+    edgeway.write_text(
+        json.dumps(
+            {
+                "cloud": {
+                    "models": [
+                        {
+                            "name": "bench",
+                            "provider_model": "openai/bench",
+                            "api_key": "sk-bench",
+                            "api_base": f"http://127.0.0.1:{upstream}/v1",
+                        }
+                    ]
+                },
+                "apps": [{"name": "bench", "key": APP_KEY, "policy": "bench-policy.yaml"}],
+            }
+        )
+    )
     litellm = tmp / "litellm.yaml"
-    litellm.write_text(json.dumps({
-        "model_list": [{"model_name": "bench", "litellm_params": {
-            "model": "openai/bench", "api_base": f"http://127.0.0.1:{upstream}/v1", "api_key": "sk-bench"}}],
-        "litellm_settings": {"drop_params": True}, "general_settings": {"master_key": LITELLM_KEY}}))
+    litellm.write_text(
+        json.dumps(
+            {
+                "model_list": [
+                    {
+                        "model_name": "bench",
+                        "litellm_params": {
+                            "model": "openai/bench",
+                            "api_base": f"http://127.0.0.1:{upstream}/v1",
+                            "api_key": "sk-bench",
+                        },
+                    }
+                ],
+                "litellm_settings": {"drop_params": True},
+                "general_settings": {"master_key": LITELLM_KEY},
+            }
+        )
+    )
     return edgeway, litellm
 
 
 def _profile(pid: int, seconds: int, out: Path) -> subprocess.Popen | None:
     if shutil.which("py-spy") is None:
         return None
-    return subprocess.Popen(["py-spy", "record", "--nonblocking", "--format", "raw", "-d", str(seconds), "-r", "200",
-                             "-p", str(pid),
-                             "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [
+            "py-spy",
+            "record",
+            "--nonblocking",
+            "--format",
+            "raw",
+            "-d",
+            str(seconds),
+            "-r",
+            "200",
+            "-p",
+            str(pid),
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _top_frames(raw: Path, count: int = 12) -> list[tuple[str, float]]:
@@ -157,18 +210,42 @@ def run(repeat: int = 1) -> None:
         edgeway_config, litellm_config = _write_configs(tmp, upstream_port)
         upstream = Server("direct", upstream_port, "/v1/chat/completions", {}, {**BODY, "model": "bench"})
         edgeway = Server("edgeway", _port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, BODY)
-        litellm = Server("LiteLLM proxy", _port(), "/v1/chat/completions",
-                         {"authorization": f"Bearer {LITELLM_KEY}"}, {**BODY, "model": "bench"})
+        litellm = Server(
+            "LiteLLM proxy",
+            _port(),
+            "/v1/chat/completions",
+            {"authorization": f"Bearer {LITELLM_KEY}"},
+            {**BODY, "model": "bench"},
+        )
         servers = [upstream, edgeway, litellm]
         try:
-            upstream.start([sys.executable, "-c", f"from gateway.bench.wire import serve_upstream; "
-                                                  f"serve_upstream({upstream_port})"])
-            edgeway.start([sys.executable, "-m", "gateway.cli", "serve", "--config", str(edgeway_config),
-                           "--port", str(edgeway.port), "--log-level", "warning"])
+            upstream.start(
+                [
+                    sys.executable,
+                    "-c",
+                    f"from gateway.bench.wire import serve_upstream; serve_upstream({upstream_port})",
+                ]
+            )
+            edgeway.start(
+                [
+                    sys.executable,
+                    "-m",
+                    "gateway.cli",
+                    "serve",
+                    "--config",
+                    str(edgeway_config),
+                    "--port",
+                    str(edgeway.port),
+                    "--log-level",
+                    "warning",
+                ]
+            )
             litellm_cli = shutil.which("litellm")
             if litellm_cli:
-                litellm.start([litellm_cli, "--config", str(litellm_config), "--host", "127.0.0.1", "--port",
-                               str(litellm.port)], env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"})
+                litellm.start(
+                    [litellm_cli, "--config", str(litellm_config), "--host", "127.0.0.1", "--port", str(litellm.port)],
+                    env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"},
+                )
             else:
                 servers.remove(litellm)
             _report(servers, tmp, repeat)
@@ -188,37 +265,56 @@ def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
                     spy = _profile(server.process.pid, 6, profile_out)
                 started = time.perf_counter()
                 results[(server.name, concurrency, stream)] = r = server.run(concurrency, requests * repeat, stream)
-                print(f"  ran {server.name}, stream={stream}, concurrency {concurrency}: {len(r.latencies)} ok, "
-                      f"{r.errors} errors in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+                print(
+                    f"  ran {server.name}, stream={stream}, concurrency {concurrency}: {len(r.latencies)} ok, "
+                    f"{r.errors} errors in {time.perf_counter() - started:.1f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 if spy is not None:
                     spy.wait(timeout=60)
-    print(f"{'path':<14} {'stream':<6} {'conc':>4} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'+p99 ms':>8} "
-          f"{'req/s':>8} {'errors':>6}")
+    print(
+        f"{'path':<14} {'stream':<6} {'conc':>4} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'+p99 ms':>8} "
+        f"{'req/s':>8} {'errors':>6}"
+    )
     for stream in (False, True):
         for concurrency, _ in LEVELS:
             direct = results[("direct", concurrency, stream)]
             for server in servers:
                 r = results[(server.name, concurrency, stream)]
-                added = "" if server.name == "direct" else \
-                    f"{_pct(r.latencies, .5) - _pct(direct.latencies, .5):>8.2f} " \
-                    f"{_pct(r.latencies, .99) - _pct(direct.latencies, .99):>8.2f}"
-                print(f"{server.name:<14} {str(stream).lower():<6} {concurrency:>4} {_pct(r.latencies, .5):>8.2f} "
-                      f"{_pct(r.latencies, .99):>8.2f} {added or ' ' * 17:>17} {r.rps:>8.0f} {r.errors:>6}")
+                added = (
+                    ""
+                    if server.name == "direct"
+                    else f"{_pct(r.latencies, 0.5) - _pct(direct.latencies, 0.5):>8.2f} "
+                    f"{_pct(r.latencies, 0.99) - _pct(direct.latencies, 0.99):>8.2f}"
+                )
+                print(
+                    f"{server.name:<14} {str(stream).lower():<6} {concurrency:>4} {_pct(r.latencies, 0.5):>8.2f} "
+                    f"{_pct(r.latencies, 0.99):>8.2f} {added or ' ' * 17:>17} {r.rps:>8.0f} {r.errors:>6}"
+                )
     names = {s.name for s in servers}
     if "LiteLLM proxy" in names:
         print("\nedgeway / LiteLLM proxy:")
         for stream in (False, True):
             for concurrency, _ in LEVELS:
-                ours, theirs = results[("edgeway", concurrency, stream)], results[("LiteLLM proxy", concurrency, stream)]
+                ours, theirs = (
+                    results[("edgeway", concurrency, stream)],
+                    results[("LiteLLM proxy", concurrency, stream)],
+                )
                 direct = results[("direct", concurrency, stream)]
-                added = [_pct(x.latencies, q) - _pct(direct.latencies, q) for x in (ours, theirs) for q in (.5, .99)]
-                print(f"  stream={str(stream).lower():<5} concurrency {concurrency:>2}: req/s {ours.rps / theirs.rps:5.1f}x, "
-                      f"added p50 {added[0] / added[2] if added[2] > 0 else float('nan'):5.2f}x, "
-                      f"added p99 {added[1] / added[3] if added[3] > 0 else float('nan'):5.2f}x")
+                added = [_pct(x.latencies, q) - _pct(direct.latencies, q) for x in (ours, theirs) for q in (0.5, 0.99)]
+                print(
+                    f"  stream={str(stream).lower():<5} concurrency {concurrency:>2}: "
+                    f"req/s {ours.rps / theirs.rps:5.1f}x, "
+                    f"added p50 {added[0] / added[2] if added[2] > 0 else float('nan'):5.2f}x, "
+                    f"added p99 {added[1] / added[3] if added[3] > 0 else float('nan'):5.2f}x"
+                )
     print("\nstart-up and memory:")
     for server in servers[1:]:
-        print(f"  {server.name:<14} ready (first answer) in {server.ready_s:5.2f} s, resident memory after start "
-              f"{server.rss_mb:6.0f} MB")
+        print(
+            f"  {server.name:<14} ready (first answer) in {server.ready_s:5.2f} s, resident memory after start "
+            f"{server.rss_mb:6.0f} MB"
+        )
     if profile_out.exists():
         print("\nwhere edgeway's time goes (py-spy, self time, non-streamed, concurrency 64):")
         for frame, share in _top_frames(profile_out):

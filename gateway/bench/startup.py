@@ -57,16 +57,22 @@ def time_import_litellm() -> float:
 def run(repeat: int = 3) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "with-anthropic.yaml"
-        config.write_text("cloud:\n  models:\n    - {name: claude, provider_model: anthropic/claude-3-5-haiku-latest,"
-                          " api_key: sk-unused, api_base: 'http://127.0.0.1:9'}\n")
+        config.write_text(
+            "cloud:\n  models:\n    - {name: claude, provider_model: anthropic/claude-3-5-haiku-latest,"
+            " api_key: sk-unused, api_base: 'http://127.0.0.1:9'}\n"
+        )
         bare = [time_to_first_answer(None) for _ in range(repeat)]
         with_litellm = [time_to_first_answer(config) for _ in range(repeat)]
     litellm_import = time_import_litellm()
     print(f"{'measure':<52} {'median s':>9} {'max s':>7}")
     print(f"{'launch -> first edge answer, no config':<52} {statistics.median(bare):>9.2f} {max(bare):>7.2f}")
-    print(f"{'launch -> first edge answer, LiteLLM model configured':<52} "
-          f"{statistics.median(with_litellm):>9.2f} {max(with_litellm):>7.2f}")
+    print(
+        f"{'launch -> first edge answer, LiteLLM model configured':<52} "
+        f"{statistics.median(with_litellm):>9.2f} {max(with_litellm):>7.2f}"
+    )
     label = 'python -c "import litellm" alone'
     print(f"{label:<52} {litellm_import:>9.2f}")
-    print(f"target: first edge answer within 3.00 s -> {'met' if max(bare + with_litellm) <= 3 else 'MISSED'}; "
-          f"edgeway start / litellm import = {statistics.median(with_litellm) / litellm_import:.2f}")
+    print(
+        f"target: first edge answer within 3.00 s -> {'met' if max(bare + with_litellm) <= 3 else 'MISSED'}; "
+        f"edgeway start / litellm import = {statistics.median(with_litellm) / litellm_import:.2f}"
+    )

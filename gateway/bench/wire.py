@@ -11,21 +11,34 @@ import json
 import time
 from dataclasses import dataclass, field
 
-ANSWER = json.dumps({
-    "id": "chatcmpl-bench", "object": "chat.completion", "created": 1700000000, "model": "bench",
-    "choices": [{"index": 0, "message": {"role": "assistant", "content": "A short fixed answer."},
-                 "finish_reason": "stop", "logprobs": None}],
-    "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}).encode()
+ANSWER = json.dumps(
+    {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "bench",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "A short fixed answer."},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
+    }
+).encode()
 
 
 def _stream_answer() -> bytes:
     base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1700000000, "model": "bench"}
     events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
-    events += [{**base, "choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]}
-               for w in ("A ", "short ", "fixed ", "answer.")]
+    events += [
+        {**base, "choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]}
+        for w in ("A ", "short ", "fixed ", "answer.")
+    ]
     events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    events.append({**base, "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5,
-                                                    "total_tokens": 17}})
+    events.append({**base, "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}})
     return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
 
 
@@ -45,23 +58,32 @@ class _Upstream(asyncio.Protocol):
                 return
             head = self.buffer[:head_end].lower() + b"\r\n"
             at = head.find(b"\r\ncontent-length:")
-            length = int(head[at + 17:head.find(b"\r\n", at + 2)]) if at >= 0 else 0
+            length = int(head[at + 17 : head.find(b"\r\n", at + 2)]) if at >= 0 else 0
             if len(self.buffer) < head_end + 4 + length:
                 return
-            body = self.buffer[head_end + 4:head_end + 4 + length]
-            self.buffer = self.buffer[head_end + 4 + length:]
+            body = self.buffer[head_end + 4 : head_end + 4 + length]
+            self.buffer = self.buffer[head_end + 4 + length :]
             if b'"stream":true' in body.replace(b" ", b""):
-                self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: "
-                                     + str(len(STREAM)).encode() + b"\r\n\r\n" + STREAM)
+                self.transport.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: "
+                    + str(len(STREAM)).encode()
+                    + b"\r\n\r\n"
+                    + STREAM
+                )
             else:
-                self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-                                     + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER)
+                self.transport.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                    + str(len(ANSWER)).encode()
+                    + b"\r\n\r\n"
+                    + ANSWER
+                )
 
 
 def serve_upstream(port: int) -> None:
     """Run the fixed-answer upstream until killed (meant for a subprocess)."""
     try:
         import uvloop
+
         uvloop.install()
     except ImportError:
         pass
@@ -92,7 +114,7 @@ async def _read_response(reader: asyncio.StreamReader) -> int:
     lower = head.lower()
     at = lower.find(b"\r\ncontent-length:")  # at a line start: not x-...-content-length
     if at >= 0:
-        await reader.readexactly(int(lower[at + 17:lower.find(b"\r\n", at + 2)]))
+        await reader.readexactly(int(lower[at + 17 : lower.find(b"\r\n", at + 2)]))
     elif b"\r\ntransfer-encoding: chunked" in lower:
         while True:
             size = int((await reader.readuntil(b"\r\n")).strip(), 16)
@@ -102,18 +124,20 @@ async def _read_response(reader: asyncio.StreamReader) -> int:
     return status
 
 
-SERIAL = b"#0000000"   # in a body, replaced by the request's number: no two requests are alike
+SERIAL = b"#0000000"  # in a body, replaced by the request's number: no two requests are alike
 
 
-async def load(port: int, path: str, body: bytes, headers: dict[str, str], requests: int,
-               concurrency: int) -> LoadResult:
+async def load(
+    port: int, path: str, body: bytes, headers: dict[str, str], requests: int, concurrency: int
+) -> LoadResult:
     """`requests` POSTs over `concurrency` keep-alive connections; latency of each, and errors.
 
     Where the body holds SERIAL, each request carries its own number there (same length, so the
     head is reused): a gateway cannot answer from what it learned of an identical request."""
-    head = (f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
-            f"content-length: {len(body)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-            + "\r\n").encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    ).encode()
     message = head + body
     serial_at = message.find(SERIAL)
     result = LoadResult()
@@ -127,7 +151,7 @@ async def load(port: int, path: str, body: bytes, headers: dict[str, str], reque
                 payload = message
                 if serial_at >= 0:
                     number = b"#%07d" % (remaining[0] % 10_000_000)
-                    payload = message[:serial_at] + number + message[serial_at + len(SERIAL):]
+                    payload = message[:serial_at] + number + message[serial_at + len(SERIAL) :]
                 started = time.perf_counter()
                 writer.write(payload)
                 try:
@@ -155,7 +179,7 @@ async def load(port: int, path: str, body: bytes, headers: dict[str, str], reque
 @dataclass
 class StreamTimes:
     started: float
-    first: float | None = None    # when the first content delta arrived
+    first: float | None = None  # when the first content delta arrived
     last: float | None = None
     deltas: int = 0
     usage: dict | None = None
@@ -169,8 +193,13 @@ async def stream_times(port: int, path: str, body: bytes) -> StreamTimes:
     """
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     times = StreamTimes(time.perf_counter())
-    writer.write((f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
-                  f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body)
+    writer.write(
+        (
+            f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        ).encode()
+        + body
+    )
     seen = b""
     try:
         while b"data: [DONE]" not in seen[-64:]:
@@ -188,5 +217,5 @@ async def stream_times(port: int, path: str, body: bytes) -> StreamTimes:
         writer.close()
     at = seen.rfind(b'"usage":{')
     if at >= 0:
-        times.usage = json.loads(seen[at + 8:seen.index(b"}", at) + 1])
+        times.usage = json.loads(seen[at + 8 : seen.index(b"}", at) + 1])
     return times

@@ -15,4 +15,13 @@ def needs_litellm(configs: list[CloudModelConfig]) -> bool:
     return any(not is_direct(c) for c in configs)
 
 
-__all__ = ["CloudModelConfig", "HttpPool", "LiteLLMModel", "OpenAICompatible", "Price", "connect", "needs_litellm", "warm_up"]
+__all__ = [
+    "CloudModelConfig",
+    "HttpPool",
+    "LiteLLMModel",
+    "OpenAICompatible",
+    "Price",
+    "connect",
+    "needs_litellm",
+    "warm_up",
+]

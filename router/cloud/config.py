@@ -16,15 +16,15 @@ class CloudModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    provider_model: str                 # a LiteLLM model string: provider/model
+    provider_model: str  # a LiteLLM model string: provider/model
     api_key: SecretStr | None = None
     api_base: str | None = None
     price: Price | None = None
-    timeout_s: float = Field(60.0, gt=0)           # the whole non-streamed answer
+    timeout_s: float = Field(60.0, gt=0)  # the whole non-streamed answer
     connect_timeout_s: float = Field(5.0, gt=0)
-    read_timeout_s: float = Field(30.0, gt=0)      # the longest silence: before the first byte, between chunks
-    retries: int = Field(2, ge=0, le=10)           # on 429, 5xx, timeouts and broken connections only
-    circuit_failures: int = Field(5, ge=1)         # failures in a row that open the circuit
+    read_timeout_s: float = Field(30.0, gt=0)  # the longest silence: before the first byte, between chunks
+    retries: int = Field(2, ge=0, le=10)  # on 429, 5xx, timeouts and broken connections only
+    circuit_failures: int = Field(5, ge=1)  # failures in a row that open the circuit
     circuit_cooldown_s: float = Field(10.0, gt=0)  # how long it stays open before one probe
 
     @field_validator("provider_model")

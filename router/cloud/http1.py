@@ -18,13 +18,13 @@ import ssl
 import time
 import urllib.request
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import AsyncIterator
 from urllib.parse import unquote, urlsplit
 
 import httptools
 
-IDLE_S = 50.0          # a pooled connection idle this long is closed rather than reused
+IDLE_S = 50.0  # a pooled connection idle this long is closed rather than reused
 
 
 class HTTPError(Exception):
@@ -35,15 +35,15 @@ class HTTPError(Exception):
 class Proxy:
     host: str
     port: int
-    authorization: bytes = b""      # a ready "proxy-authorization: ..." header line, or nothing
+    authorization: bytes = b""  # a ready "proxy-authorization: ..." header line, or nothing
 
     @classmethod
-    def for_url(cls, scheme: str, host: str) -> "Proxy | None":
+    def for_url(cls, scheme: str, host: str) -> Proxy | None:
         """The proxy the environment names for this scheme and host, if any."""
         proxies = urllib.request.getproxies_environment()
         url = proxies.get(scheme)
         if not url or _loopback(host) or urllib.request.proxy_bypass_environment(host, proxies):
-            return None   # a proxy cannot reach this machine's loopback for us
+            return None  # a proxy cannot reach this machine's loopback for us
         parts = urlsplit(url if "://" in url else f"http://{url}")
         authorization = b""
         if parts.username:
@@ -62,8 +62,8 @@ def _loopback(host: str) -> bool:
 @dataclass(frozen=True)
 class Timeouts:
     connect: float
-    read: float                     # the longest silence: before the first byte, between chunks
-    total: float | None = None      # the whole exchange; None for streams
+    read: float  # the longest silence: before the first byte, between chunks
+    total: float | None = None  # the whole exchange; None for streams
 
 
 class _Parser:
@@ -82,7 +82,7 @@ class _Parser:
 
     def on_headers_complete(self) -> None:
         self.headers_done = True
-        self.keep_alive = self.parser.should_keep_alive()   # read now: the parser forgets it after the message
+        self.keep_alive = self.parser.should_keep_alive()  # read now: the parser forgets it after the message
 
     def on_body(self, body: bytes) -> None:
         self.body.append(body)
@@ -98,8 +98,7 @@ class Connection:
         self.idle_since = time.monotonic()
 
     def usable(self) -> bool:
-        return (not self.reader.at_eof() and not self.writer.is_closing()
-                and time.monotonic() - self.idle_since < IDLE_S)
+        return not self.reader.at_eof() and not self.writer.is_closing() and time.monotonic() - self.idle_since < IDLE_S
 
     def close(self) -> None:
         self.writer.close()
@@ -108,8 +107,9 @@ class Connection:
 class Response:
     """Status and headers as soon as they arrive; the body read whole or as it comes."""
 
-    def __init__(self, origin: "Origin", connection: Connection, parsed: _Parser, timeouts: Timeouts,
-                 deadline: float | None) -> None:
+    def __init__(
+        self, origin: Origin, connection: Connection, parsed: _Parser, timeouts: Timeouts, deadline: float | None
+    ) -> None:
         self._origin = origin
         self._connection: Connection | None = connection
         self._parsed = parsed
@@ -148,8 +148,8 @@ class Response:
                 end = pending.find(b"\n")
                 if end < 0:
                     break
-                yield pending[:end + 1]
-                pending = pending[end + 1:]
+                yield pending[: end + 1]
+                pending = pending[end + 1 :]
         if pending:
             yield pending
 
@@ -186,7 +186,7 @@ class Origin:
     def __init__(self, scheme: str, host: str, port: int) -> None:
         self.host, self.port = host, port
         self._ssl = ssl.create_default_context() if scheme == "https" else None
-        name = f"[{host}]" if ":" in host else host   # an IPv6 literal keeps its brackets
+        name = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
         self._host_header = name if port == (443 if scheme == "https" else 80) else f"{name}:{port}"
         self._idle: deque[Connection] = deque()
         self.proxy = Proxy.for_url(scheme, host)
@@ -203,9 +203,14 @@ class Origin:
         fails on a new one)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeouts.total if timeouts.total is not None else None
-        message = (f"{method} {self._target_prefix}{target} HTTP/1.1\r\nhost: {self._host_header}\r\n"
-                   f"content-length: {len(body)}\r\n".encode("latin-1") + self._proxy_headers + headers + b"\r\n"
-                   + body)
+        message = (
+            f"{method} {self._target_prefix}{target} HTTP/1.1\r\nhost: {self._host_header}\r\n"
+            f"content-length: {len(body)}\r\n".encode("latin-1")
+            + self._proxy_headers
+            + headers
+            + b"\r\n"
+            + body
+        )
         while True:
             connection, reused = self._take(), True
             if connection is None:
@@ -254,7 +259,8 @@ class Origin:
             async with asyncio.timeout(timeout_s):
                 if proxy is None:
                     reader, writer = await asyncio.open_connection(
-                        self.host, self.port, ssl=self._ssl, server_hostname=self.host if self._ssl else None)
+                        self.host, self.port, ssl=self._ssl, server_hostname=self.host if self._ssl else None
+                    )
                 else:
                     reader, writer = await asyncio.open_connection(proxy.host, proxy.port)
                     if self._ssl is not None:
@@ -269,8 +275,11 @@ class Origin:
 
     async def _tunnel(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proxy: Proxy) -> None:
         """Ask the proxy for a tunnel to the upstream (CONNECT), over which TLS then runs."""
-        writer.write(f"CONNECT {self._host_header} HTTP/1.1\r\nhost: {self._host_header}\r\n".encode("latin-1")
-                     + proxy.authorization + b"\r\n")
+        writer.write(
+            f"CONNECT {self._host_header} HTTP/1.1\r\nhost: {self._host_header}\r\n".encode("latin-1")
+            + proxy.authorization
+            + b"\r\n"
+        )
         head = await reader.readuntil(b"\r\n\r\n")
         status = head.split(b" ", 2)[1] if head.count(b" ") >= 1 else b""
         if not status.startswith(b"2"):
@@ -280,7 +289,7 @@ class Origin:
 
     def _take(self) -> Connection | None:
         while self._idle:
-            connection = self._idle.pop()   # the most recent: the likeliest to be alive
+            connection = self._idle.pop()  # the most recent: the likeliest to be alive
             if connection.usable():
                 return connection
             connection.close()

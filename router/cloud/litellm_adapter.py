@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from router.answer import Answer, Usage
 from router.cloud.config import CloudModelConfig
@@ -54,8 +55,13 @@ class LiteLLMModel:
 
     def _arguments(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
         args = {k: v for k, v in request.body.items() if k not in _OWN_KEYS}
-        args.update(model=self.config.provider_model, messages=request.messages, stream=stream,
-                    timeout=self.config.timeout_s, num_retries=0)
+        args.update(
+            model=self.config.provider_model,
+            messages=request.messages,
+            stream=stream,
+            timeout=self.config.timeout_s,
+            num_retries=0,
+        )
         if stream:
             args["stream_options"] = {"include_usage": True}
         if self.config.api_key is not None:
@@ -74,7 +80,7 @@ class LiteLLMModel:
         usage = body.get("usage") or {}
         return Answer(body, Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0))
 
-    async def stream(self, request: ChatRequest) -> "LiteLLMStream":
+    async def stream(self, request: ChatRequest) -> LiteLLMStream:
         litellm = await asyncio.to_thread(load_litellm)
         try:
             wrapper = await litellm.acompletion(**self._arguments(request, True))

@@ -7,7 +7,8 @@ be priced), and a whole answer is parsed once, with orjson.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import orjson
 
@@ -93,7 +94,7 @@ class OpenAICompatible:
         usage = body.get("usage") or {}
         return Answer(body, Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)))
 
-    async def stream(self, request: ChatRequest) -> "SSEStream":
+    async def stream(self, request: ChatRequest) -> SSEStream:
         response = await self._send(self._body(request, True), self._stream_timeouts)
         if response.status >= 400:
             try:
@@ -140,11 +141,13 @@ class SSEStream:
                     return
                 chunk = orjson.loads(data)
                 if "error" in chunk:
-                    raise UpstreamError(f"{self._model.name}: the provider ended the stream with an error: "
-                                        f"{_error_message(data)}")
+                    raise UpstreamError(
+                        f"{self._model.name}: the provider ended the stream with an error: {_error_message(data)}"
+                    )
                 if chunk.get("usage"):
-                    self.usage = Usage(chunk["usage"].get("prompt_tokens", 0),
-                                       chunk["usage"].get("completion_tokens", 0))
+                    self.usage = Usage(
+                        chunk["usage"].get("prompt_tokens", 0), chunk["usage"].get("completion_tokens", 0)
+                    )
                 if chunk.get("choices"):
                     yield chunk
         except (HTTPError, TimeoutError) as exc:

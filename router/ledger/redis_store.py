@@ -61,8 +61,8 @@ class RedisStore:
         self._redis = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
         self._admit = self._redis.register_script(_ADMIT)
         self._take = self._redis.register_script(_TAKE)
-        self._windows = RateWindows()       # the fallback while Redis is away
-        self._local = BudgetBook()          # spend as last seen in Redis, plus this replica's since
+        self._windows = RateWindows()  # the fallback while Redis is away
+        self._local = BudgetBook()  # spend as last seen in Redis, plus this replica's since
         self._backlog: queue.Queue = queue.Queue()
         self._error: str | None = None
         self._closing = threading.Event()
@@ -74,9 +74,14 @@ class RedisStore:
     def admit(self, app: str, caps: Caps, estimate: float) -> bool:
         now = time.time()
         try:
-            allowed, day, month = self._admit(keys=list(_keys(app, now)), args=[
-                -1 if caps.daily_usd is None else caps.daily_usd,
-                -1 if caps.monthly_usd is None else caps.monthly_usd, estimate])
+            allowed, day, month = self._admit(
+                keys=list(_keys(app, now)),
+                args=[
+                    -1 if caps.daily_usd is None else caps.daily_usd,
+                    -1 if caps.monthly_usd is None else caps.monthly_usd,
+                    estimate,
+                ],
+            )
         except redis.RedisError as exc:
             self._degraded(exc)
             return self._local.admit(app, caps, estimate, now)
@@ -86,9 +91,14 @@ class RedisStore:
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         now = time.time()
         try:
-            allowed = self._take(keys=[f"edgeway:rate:{app}:{int(now // 60)}"], args=[
-                -1 if limits.requests_per_minute is None else limits.requests_per_minute,
-                -1 if limits.tokens_per_minute is None else limits.tokens_per_minute, tokens])
+            allowed = self._take(
+                keys=[f"edgeway:rate:{app}:{int(now // 60)}"],
+                args=[
+                    -1 if limits.requests_per_minute is None else limits.requests_per_minute,
+                    -1 if limits.tokens_per_minute is None else limits.tokens_per_minute,
+                    tokens,
+                ],
+            )
         except redis.RedisError as exc:
             self._degraded(exc)
             return self._windows.take(app, tokens, limits, now)
@@ -100,7 +110,6 @@ class RedisStore:
     def charge(self, app: str, usd: float, now: float | None = None) -> None:
         self._local.charge(app, usd, now)
         self._backlog.put(("charge", app, usd, time.time() if now is None else now))
-
 
     # --- rows -----------------------------------------------------------------------------
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
@@ -168,12 +177,17 @@ class RedisStore:
         self._backlog.put(done)
         return done.wait(timeout)
 
-    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
-             ) -> list[UsageRow]:
+    def rows(
+        self,
+        app: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[UsageRow]:
         self.flush(timeout=2)
         try:
-            raw = self._redis.zrangebyscore(ROWS, "-inf" if since is None else since,
-                                            "+inf" if until is None else f"({until}")
+            raw = self._redis.zrangebyscore(
+                ROWS, "-inf" if since is None else since, "+inf" if until is None else f"({until}"
+            )
         except redis.RedisError as exc:
             self._degraded(exc)
             return []
@@ -187,8 +201,10 @@ class RedisStore:
     def status(self) -> str:
         if self._error is None:
             return "ok"
-        return f"degraded: redis unreachable ({self._error}); budgets from local counters, " \
-               f"{self._backlog.qsize()} queued writes"
+        return (
+            f"degraded: redis unreachable ({self._error}); budgets from local counters, "
+            f"{self._backlog.qsize()} queued writes"
+        )
 
     def close(self) -> None:
         self._give_up_at = time.monotonic() + 5  # on shutdown, wait a little for Redis, then stop

@@ -12,8 +12,8 @@ from typing import Any
 class UsageRow:
     request_id: str
     app: str
-    ts: float = field(default_factory=time.time)   # when the request arrived (Unix seconds)
-    route: str = "none"                            # edge | cloud | none (refused before any model)
+    ts: float = field(default_factory=time.time)  # when the request arrived (Unix seconds)
+    route: str = "none"  # edge | cloud | none (refused before any model)
     model: str = ""
     rule: str = ""
     status: int = 200
@@ -23,9 +23,9 @@ class UsageRow:
     ttft_ms: float | None = None
     latency_ms: float = 0.0
     cost_usd: float = 0.0
-    counterfactual_usd: float = 0.0                # the same tokens on the app's default cloud model
-    error: str | None = None                       # the error code, for failed requests
-    prompt: str | None = None                      # opted-in apps only: the last user message, private data masked
+    counterfactual_usd: float = 0.0  # the same tokens on the app's default cloud model
+    error: str | None = None  # the error code, for failed requests
+    prompt: str | None = None  # opted-in apps only: the last user message, private data masked
 
     @property
     def day(self) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import operator
 import queue
 import sqlite3
-from collections import deque
 import threading
+from collections import deque
 from pathlib import Path
 from typing import Protocol
 
@@ -28,14 +28,18 @@ class Store(Protocol):
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         """Count a request against the app's rate limits; None, or the seconds to wait."""
 
-    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
-             ) -> list[UsageRow]: ...
+    def rows(
+        self,
+        app: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[UsageRow]: ...
 
     def left(self, app: str, caps: Caps, now: float | None = None) -> float | None: ...
 
     def charge(self, app: str, usd: float, now: float | None = None) -> None: ...
 
-    def status(self) -> str: ...          # "ok", or "degraded" with a reason
+    def status(self) -> str: ...  # "ok", or "degraded" with a reason
 
     def flush(self) -> None: ...
 
@@ -70,12 +74,21 @@ class MemoryStore:
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         return self.windows.take(app, tokens, limits)
 
-    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
-             ) -> list[UsageRow]:
+    def rows(
+        self,
+        app: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[UsageRow]:
         with self._lock:
             snapshot = list(self._rows)
-        return [UsageRow(*r) for r in snapshot if (app is None or r[_APP] == app)
-                and (since is None or r[_TS] >= since) and (until is None or r[_TS] < until)]
+        return [
+            UsageRow(*r)
+            for r in snapshot
+            if (app is None or r[_APP] == app)
+            and (since is None or r[_TS] >= since)
+            and (until is None or r[_TS] < until)
+        ]
 
     def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
         return self.budgets.left(app, caps, now)
@@ -94,7 +107,7 @@ class MemoryStore:
 
 
 _COLUMNS = UsageRow.columns()
-_SCHEMA = f"""
+_SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage (
   request_id TEXT PRIMARY KEY, app TEXT NOT NULL, ts REAL NOT NULL, route TEXT, model TEXT, rule TEXT,
   status INTEGER, stream INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER, ttft_ms REAL,
@@ -170,8 +183,12 @@ class SqliteStore:
         self._queue.put(done)
         done.wait(timeout=30)
 
-    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None,
-             ) -> list[UsageRow]:
+    def rows(
+        self,
+        app: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[UsageRow]:
         self.flush()
         clauses, args = [], []
         for clause, value in (("app = ?", app), ("ts >= ?", since), ("ts < ?", until)):
@@ -184,8 +201,10 @@ class SqliteStore:
             found = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM usage{where} ORDER BY ts", args).fetchall()
         finally:
             db.close()
-        return [UsageRow(**{**dict(zip(_COLUMNS, values)), "stream": bool(values[_COLUMNS.index("stream")])})
-                for values in found]
+        return [
+            UsageRow(**{**dict(zip(_COLUMNS, values, strict=True)), "stream": bool(values[_COLUMNS.index("stream")])})
+            for values in found
+        ]
 
     def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
         return self.budgets.left(app, caps, now)
