@@ -210,11 +210,11 @@ def privacy_scores(scanner: PrivacyScanner | None = None) -> dict[str, dict[str,
         for r in privacy_rows():
             if r["split"] != "test" or r["source"] != source:
                 continue
-            gold = [
+            labeled = [
                 (PRESIDIO_EVALUATED.get(s["type"]) if source == "presidio" else s["type"], s["start"], s["end"])
                 for s in r["spans"]
             ]
-            gold = [g for g in gold if g[0] is not None]
+            gold: list[tuple[str, int, int]] = [(t, s, e) for t, s, e in labeled if isinstance(t, str)]
             found = [
                 f for f in scanner.scan(r["text"]) if source != "presidio" or f.type in PRESIDIO_EVALUATED.values()
             ]

@@ -69,7 +69,7 @@ class Signals:
 
 def message_texts(messages: list[Any]) -> list[tuple[int, int | None, str]]:
     """(message index, part index or None, text) for every piece of text in the conversation."""
-    texts = []
+    texts: list[tuple[int, int | None, str]] = []
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             continue

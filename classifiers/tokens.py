@@ -53,7 +53,7 @@ def token_features(text: str) -> list[float]:
 
 class TokenEstimator:
     def __init__(self, path: Path = MODEL_PATH) -> None:
-        self.coefficients = json.loads(path.read_text())["coefficients"]
+        self.coefficients: list[float] = json.loads(path.read_text())["coefficients"]
 
     def estimate(self, text: str) -> int:
         return self.from_counts(text_counts(text)) if text else 0
@@ -61,5 +61,5 @@ class TokenEstimator:
     def from_counts(self, counts: Counts) -> int:
         if not counts[5]:
             return 0
-        value = sum(c * f for c, f in zip(self.coefficients, count_features(counts), strict=True))
+        value = float(sum(c * f for c, f in zip(self.coefficients, count_features(counts), strict=True)))
         return max(1, round(value))

@@ -18,10 +18,16 @@ import queue
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from edge_runtime.textstream import TextStream
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+    from edge_runtime.engine import Sampling
 
 SHORT_PROMPT = 64  # a prompt this short is read in one step
 STEP_TARGET_S = 0.05  # the time long prompts may add to one step: what they delay everyone else by
@@ -29,9 +35,44 @@ MIN_CHUNK = 4  # below this, per-step costs dominate and the long prompt crawls
 TOP_K = 40  # llama.cpp's default: the tail past it carries no mass worth a full sort
 
 
+def thread_count(configured: int | None) -> int:
+    """The configured count, else the cores this process may run on.
+
+    llama.cpp's own default of 4 threads oversubscribes small machines (26 tokens/s instead of 91
+    on 2 cores). macOS has no sched_getaffinity; there every core counts."""
+    if configured:
+        return configured
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+class Job(Protocol):
+    """What the scheduler reads and writes of a request (edge_runtime.engine.Generation)."""
+
+    prompt: list[int]
+    prompt_tokens: int
+    max_tokens: int
+    completion_tokens: int
+    temperature: float
+    top_p: float
+    seed: int
+    logprob_sum: float
+
+    @property
+    def sampling(self) -> Sampling: ...
+
+    @property
+    def cancelled(self) -> bool: ...
+
+
+J = TypeVar("J", bound=Job)
+
+
 @dataclass
-class Sequence:
-    job: object  # the Generation this sequence serves
+class Sequence(Generic[J]):
+    job: J  # the request this sequence serves
     seq_id: int
     prompt: list[int]
     sampler: object | None  # None: greedy, an argmax here
@@ -42,10 +83,10 @@ class Sequence:
     cells: int = 0  # KV cells reserved: prompt + max_tokens
 
 
-class BatchScheduler:
+class BatchScheduler(Generic[J]):
     def __init__(
         self,
-        llama,
+        llama: Llama,
         n_ctx: int,
         parallel: int,
         n_batch: int,
@@ -66,9 +107,7 @@ class BatchScheduler:
         params.n_ubatch = n_batch
         params.n_seq_max = parallel
         params.kv_unified = True  # one pool of cells for all sequences (else n_ctx / parallel each)
-        # llama.cpp's default of 4 threads oversubscribes small machines (26 tok/s instead of 91 here)
-        threads = n_threads or len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        params.n_threads = params.n_threads_batch = max(1, threads or 1)
+        params.n_threads = params.n_threads_batch = thread_count(n_threads)
         self.ctx = llama_cpp.llama_init_from_model(llama._model.model, params)
         if not self.ctx:
             raise RuntimeError("llama.cpp could not create the batched context")
@@ -76,7 +115,7 @@ class BatchScheduler:
         self.batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self.n_vocab = llama.n_vocab()
         self.free_ids = list(range(parallel))
-        self.active: list[Sequence] = []
+        self.active: list[Sequence[J]] = []
         self.reserved = 0
         # The prompt a free slot last read stays in the cache until its cells are needed: the next
         # request that starts the same way (a system prompt, the turns before) skips that much.
@@ -92,10 +131,10 @@ class BatchScheduler:
         self.lib.llama_free(self.ctx)
 
     # --- admission ------------------------------------------------------------------------
-    def fits(self, job) -> bool:
+    def fits(self, job: Job) -> bool:
         return bool(self.free_ids) and self.reserved + job.prompt_tokens + job.max_tokens <= self.n_ctx
 
-    def admit(self, job) -> None:
+    def admit(self, job: J) -> None:
         s = job.sampling
         lib = self.lib
         chain = None
@@ -147,7 +186,7 @@ class BatchScheduler:
             del self.kept[slot]
             self.lib.llama_memory_seq_rm(self.memory, slot, -1, -1)
 
-    def release(self, seq: Sequence, keep: bool = True) -> None:
+    def release(self, seq: Sequence[J], keep: bool = True) -> None:
         if keep and seq.read == len(seq.prompt):
             self.lib.llama_memory_seq_rm(self.memory, seq.seq_id, len(seq.prompt), -1)
             self.kept[seq.seq_id] = seq.prompt
@@ -161,7 +200,7 @@ class BatchScheduler:
         self._make_room()
 
     # --- one step -------------------------------------------------------------------------
-    def step(self) -> list[tuple[Sequence, int]]:
+    def step(self) -> list[tuple[Sequence[J], int]]:
         """Decode one batch; return the (sequence, token) pairs sampled in it."""
         batch, n = self.batch, 0
         for seq in self.active:
@@ -227,12 +266,13 @@ class BatchScheduler:
         batch.seq_id[i][0] = seq_id
         batch.logits[i] = 1 if logits else 0
 
-    def _sample(self, seq: Sequence) -> int:
+    def _sample(self, seq: Sequence[J]) -> int:
+        assert seq.logit_index is not None  # step() samples only the sequences it asked logits of
         if seq.sampler is not None:
-            return self.lib.llama_sampler_sample(seq.sampler, self.ctx, seq.logit_index)
+            return int(self.lib.llama_sampler_sample(seq.sampler, self.ctx, seq.logit_index))
         return int(self._logits(seq.logit_index).argmax())  # 10 us; llama.cpp's greedy sampler takes 50
 
-    def _logits(self, index: int) -> np.ndarray:
+    def _logits(self, index: int) -> np.ndarray[Any, np.dtype[np.float32]]:
         pointer = self.lib.llama_get_logits_ith(self.ctx, index)
         return np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,))
 
@@ -242,7 +282,7 @@ class BatchScheduler:
         return float(logits[token]) - top - math.log(float(np.exp(logits - top).sum()))
 
 
-def drain(jobs: queue.Queue, into: list) -> bool:
+def drain(jobs: queue.Queue[J | None], into: list[J]) -> bool:
     """Move every queued job into `into`; False once the engine is closing (None was queued)."""
     while True:
         try:

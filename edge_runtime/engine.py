@@ -16,10 +16,15 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from edge_runtime.batch import BatchScheduler, drain
+from edge_runtime.batch import BatchScheduler, Sequence, drain
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 DEFAULT_MAX_TOKENS = 512
 N_BATCH = 512
@@ -81,7 +86,7 @@ class Generation:
     ) -> None:
         self._loop = loop
         self._outbox = outbox
-        self._queue: asyncio.Queue = asyncio.Queue()
+        self._queue: asyncio.Queue[object] = asyncio.Queue()  # text pieces, an EdgeError, then _DONE
         self._cancel = threading.Event()
         self.prompt = prompt
         self.sampling = sampling
@@ -122,6 +127,7 @@ class Generation:
                     return
                 if isinstance(item, BaseException):
                     raise item
+                assert isinstance(item, str)
                 yield item
         finally:
             if self.finish_reason is None:
@@ -161,7 +167,7 @@ class Outbox:
                 _deliver(loop, batch)
 
 
-class _TokenTable(dict):
+class _TokenTable(dict[int, tuple[bool, bytes]]):
     """Each token's (end of generation?, bytes), asked of llama.cpp once per token id.
 
     Every call into llama.cpp lets go of the GIL, and between two decode steps the event loop is
@@ -183,8 +189,8 @@ class EdgeEngine:
         self.config = config
         self.name = config.name
         self.n_ctx = config.n_ctx
-        self._llama = None
-        self._formatter = None
+        self._llama: Llama | None = None
+        self._formatter: Jinja2ChatFormatter | None = None
         self._jobs: queue.Queue[Generation | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._running = 0
@@ -194,7 +200,7 @@ class EdgeEngine:
         self._cancelled = 0
         self._tokens_per_s = 0.0
         self._waiting = 0
-        self._scheduler: BatchScheduler | None = None
+        self._scheduler: BatchScheduler[Generation] | None = None
         self._served: Counter[str] = Counter()  # admissions per app, for fairness
         self._outbox = Outbox()
 
@@ -257,7 +263,9 @@ class EdgeEngine:
     # --- the event loop's side ------------------------------------------------------------
     def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
         """The prompt tokens the model reads for these messages, chat template applied."""
-        formatted = self._formatter(messages=messages)
+        if self._formatter is None or self._llama is None:
+            raise EdgeError(f"edge model {self.name!r} is not loaded")
+        formatted = self._formatter(messages=messages)  # type: ignore[arg-type]  # plain role/content dicts
         return self._llama.tokenize(
             formatted.prompt.encode("utf-8", "replace"), add_bos=not formatted.added_special, special=True
         )
@@ -276,6 +284,11 @@ class EdgeEngine:
             self._outstanding += len(prompt) + max_tokens
         self._jobs.put(generation)
         return generation
+
+    @property
+    def outstanding_tokens(self) -> int:
+        """Prompt + max_tokens of every request admitted and not yet done."""
+        return self._outstanding
 
     def wait_ms(self) -> float:
         """A rough wait before new work starts: the outstanding tokens at the measured speed."""
@@ -299,6 +312,7 @@ class EdgeEngine:
     # --- the worker thread ----------------------------------------------------------------
     def _work(self) -> None:
         scheduler = self._scheduler
+        assert scheduler is not None  # load() made it before starting this thread
         waiting: list[Generation] = []
         while True:
             if not scheduler.active and not waiting:
@@ -348,7 +362,7 @@ class EdgeEngine:
             self._finish(seq.job, "cancelled")
         self._outbox.send()
 
-    def _advance(self, seq, token: int) -> None:
+    def _advance(self, seq: Sequence[Generation], token: int) -> None:
         job = seq.job
         eog, text = self._pieces[token]
         if eog:
@@ -364,10 +378,11 @@ class EdgeEngine:
         elif job.completion_tokens >= job.max_tokens:
             self._end(seq, "length")
 
-    def _end(self, seq, reason: str) -> None:
+    def _end(self, seq: Sequence[Generation], reason: str) -> None:
         tail = seq.text.flush()
         if tail:
             seq.job._emit(tail)
+        assert self._scheduler is not None  # only the worker ends sequences, while it runs
         self._scheduler.release(seq)
         self._finish(seq.job, reason)
 

@@ -35,7 +35,7 @@ class MemoryPlan:
         return self.weights_bytes + self.kv_bytes + self.compute_bytes
 
 
-def _field(metadata: dict, suffix: str) -> int:
+def _field(metadata: dict[str, str], suffix: str) -> int:
     arch = metadata.get("general.architecture", "llama")
     value = metadata.get(f"{arch}.{suffix}")
     if value is None:

@@ -27,7 +27,6 @@ from gateway.http import JSON, error_response
 from policies.policy import Models
 from policies.reload import PolicyFiles
 from router import cloud
-from router.answer import Tier
 from router.edge import EdgeModel
 from router.edge_group import EdgeGroup
 from router.errors import EdgewayError, NotFound
@@ -36,6 +35,7 @@ from router.policy_rules import PolicyRules
 from router.pricing import edge_price_of, price_of
 from router.routing import Router
 from router.rules import PlainRules
+from router.tier import Tier
 
 log = logging.getLogger("edgeway")
 DEFAULT_POLICY = "(default policy)"
@@ -63,11 +63,12 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     """Everything a running gateway holds. Raises FileError if a policy file is invalid."""
     edge = EdgePool(config.edge.models)
     http = cloud.HttpPool()
-    models: dict[str, Tier] = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
+    locals_ = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
+    models: dict[str, Tier] = dict(locals_)
     if config.edge.nodes and config.edge.models:
         # Remote edge nodes serve the first edge model too; requests balance by outstanding tokens.
         first = config.edge.models[0].name
-        models[first] = EdgeGroup(models[first], config.edge.nodes, http)
+        models[first] = EdgeGroup(locals_[first], config.edge.nodes, http)
     models.update({m.name: cloud.connect(m, http) for m in config.cloud.models})
     prices = {m.name: price_of(m) for m in config.cloud.models}
     prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.models})

@@ -6,20 +6,26 @@ import hashlib
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from router.budget import AppBudget
 from router.decision import Policy
 from router.errors import Unauthorized
+from router.limits import Limits
+from router.routing import Caller
 
 
 @dataclass(frozen=True)
 class App:
     name: str
     policy: Policy
-    budget: Callable[[], Any] = lambda: None  # -> router.routing.AppBudget | None, read per request
+    budget: Callable[[], AppBudget | None] = lambda: None  # read per request: a reload applies at once
     reference: Callable[[], str | None] = lambda: None  # the cloud model of the all-cloud counterfactual
-    limits: Callable[[], Any] = lambda: None  # -> router.limits.Limits | None, read per request
+    limits: Callable[[], Limits | None] = lambda: None  # read per request
     log_prompts: bool = False  # the ledger keeps its prompts (masked) for the dashboard
+
+    def caller(self) -> Caller:
+        """This app as the router sees it now."""
+        return Caller(self.name, self.policy, self.budget(), self.limits())
 
 
 def key_hash(key: str) -> bytes:

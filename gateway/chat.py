@@ -18,11 +18,11 @@ from classifiers.privacy.findings import masked
 from classifiers.signals import Signals, message_texts
 from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
-from router.answer import Usage
+from router.answer import ChunkStream, Usage
 from router.errors import EdgewayError
 from router.ledger import UsageRow
 from router.request import ChatRequest, parse_chat_request
-from router.routing import Routed, RoutedStream
+from router.routing import Routed
 
 METADATA_PREFIX = "x-edgeway-"
 CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answer ended
@@ -109,7 +109,7 @@ def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
     return " ".join(texts)[:PROMPT_CHARS]
 
 
-async def completions(request: Request) -> Response:
+async def completions(request: Request) -> Response | EventStream:
     app = _identify(request)
     visit = Visit(request, app)
     try:
@@ -117,38 +117,36 @@ async def completions(request: Request) -> Response:
         visit.row.stream = chat.stream
         router = request.app.state.gateway.router
         if not chat.stream:
-            routed = await unless_client_leaves(
-                request.receive, router.complete(chat, app.name, app.policy, app.budget(), app.limits())
-            )
+            routed = await unless_client_leaves(request.receive, router.complete(chat, app.caller()))
             visit.routed(routed, chat)
             visit.first_token()
-            visit.end(routed.answer.usage)
-            return JSON(routed.answer.body, headers=_headers(request, routed))
-        routed = await router.stream(chat, app.name, app.policy, app.budget(), app.limits())
+            visit.end(routed.result.usage)
+            return JSON(routed.result.body, headers=_headers(request, routed))
+        streamed = await router.stream(chat, app.caller())
     except EdgewayError as exc:
         visit.end(status=exc.status, error=exc.code)
         raise
     except ClientGone:
         visit.end(status=CLIENT_CLOSED, error="client_closed")
         return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the row is what counts
-    visit.routed(routed, chat)
-    events = _events(routed, chat, visit)
+    visit.routed(streamed, chat)
+    events = _events(streamed, chat, visit)
     return EventStream(
         events,
-        _headers(request, routed),
-        lambda: _closed(routed, visit),
+        _headers(request, streamed),
+        lambda: _closed(streamed, visit),
         request.app.state.gateway.config.server.write_timeout_s,
     )
 
 
-async def _closed(routed: RoutedStream, visit: Visit) -> None:
-    await routed.stream.aclose()
+async def _closed(routed: Routed[ChunkStream], visit: Visit) -> None:
+    await routed.result.aclose()
     if not visit.row.latency_ms:  # the stream did not reach its end: the client left
-        visit.end(routed.stream.usage, status=CLIENT_CLOSED, error="client_closed")
+        visit.end(routed.result.usage, status=CLIENT_CLOSED, error="client_closed")
 
 
-async def _events(routed: RoutedStream, chat: ChatRequest, visit: Visit) -> AsyncIterator[bytes]:
-    stream = routed.stream
+async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) -> AsyncIterator[bytes]:
+    stream = routed.result
     last: dict[str, Any] | None = None
     try:
         async for chunk in stream:
@@ -174,7 +172,7 @@ async def route(request: Request) -> Response:
     """The decision for this body, with the signals it was made on; no model is called."""
     app = _identify(request)
     chat = await _parse(request, app)
-    signals, decision = request.app.state.gateway.router.decide(chat, app.name, app.policy, app.budget())
+    signals, decision = request.app.state.gateway.router.decide(chat, app.caller())
     return JSON(
         {"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()},
         headers={"x-edgeway-request-id": request.state.request_id},

@@ -153,6 +153,7 @@ async def unless_client_leaves(receive: Receive, work: Awaitable[T]) -> T:
     """Await `work`, cancelling it if the client disconnects first (then raise ClientGone): an
     answer nobody will read should not keep an edge sequence busy or a provider billing."""
     task = asyncio.current_task()
+    assert task is not None  # called from a request's task
     gone = False
 
     async def watch() -> None:

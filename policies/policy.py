@@ -6,9 +6,12 @@ it matched and on which values, which is what `edgeway explain` and `POST /v1/ro
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from policies.conditions import Facts, matches
 from policies.schema import Cascade, PolicyFile, Rule
@@ -126,7 +129,7 @@ def parse_policy(text: str, models: Models, filename: str = "<policy>") -> AppPo
     return AppPolicy(spec, models, filename)
 
 
-def _model_problems(spec: PolicyFile, models: Models, filename: str, root: Any):
+def _model_problems(spec: PolicyFile, models: Models, filename: str, root: yaml.Node) -> Iterator[Problem]:
     known = set(models.edge) | set(models.cloud)
     expected = f"expected edge, cloud or one of {sorted(known)}"
     for tier in TIERS:
@@ -140,7 +143,7 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: Any):
                 f"{sorted(models.edge if tier == 'edge' else models.cloud)}",
             )
     for i, rule in enumerate(spec.rules):
-        steps = [("route", rule.route)] + [
+        steps: list[tuple[str | tuple[str | int, ...], str | None]] = [("route", rule.route)] + [
             (("fallback",) if isinstance(rule.fallback, str) else ("fallback", j), s)
             for j, s in enumerate(rule.fallbacks)
         ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from policies.policy import AppPolicy, Models, load_policy
-from policies.yaml_source import FileError
+from policies.yaml_source import FileError, Problem
 
 log = logging.getLogger("edgeway.policies")
 
@@ -83,14 +83,12 @@ class PolicyFiles:
             entry.failed_reloads += 1
         entry.error = error
 
-    def status(self) -> dict[str, dict]:
+    def status(self) -> dict[str, dict[str, object]]:
         return {
             app: {"file": str(e.path), "loaded_at": round(e.loaded_at, 3), "reloads": e.reloads, "error": e.error}
             for app, e in self.loaded.items()
         }
 
 
-def _unreadable(path: Path, exc: OSError):
-    from policies.yaml_source import Problem
-
+def _unreadable(path: Path, exc: OSError) -> Problem:
     return Problem(str(path), 1, 1, "", f"cannot read the policy file: {exc.strerror or exc}")

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 Model = TypeVar("Model", bound=BaseModel)
+Loc = tuple[str | int, ...]  # a path into a document: keys and list positions
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -73,25 +76,26 @@ def parse_with_nodes(
         raise FileError([_problem(filename, node, err) for err in exc.errors()]) from None
 
 
-def problem_at(filename: str, root: yaml.Node, loc: tuple, message: str) -> Problem:
+def problem_at(filename: str, root: yaml.Node, loc: Loc, message: str) -> Problem:
     node = _locate(root, loc)
     return Problem(filename, node.start_mark.line + 1, node.start_mark.column + 1, _dotted(loc), message)
 
 
-def _to_python(node: yaml.Node, path: tuple, env: Any, filename: str, problems: list[Problem]) -> Any:
+def _to_python(node: yaml.Node, path: Loc, env: Mapping[str, str], filename: str, problems: list[Problem]) -> Any:
     if isinstance(node, yaml.MappingNode):
         return {k.value: _to_python(v, path + (k.value,), env, filename, problems) for k, v in node.value}
     if isinstance(node, yaml.SequenceNode):
         return [_to_python(v, path + (i,), env, filename, problems) for i, v in enumerate(node.value)]
+    assert isinstance(node, yaml.ScalarNode)  # the only other kind of node
     value = _scalar(node)
     if isinstance(value, str) and "${" in value:
 
-        def substitute(match: re.Match) -> str:
+        def substitute(match: re.Match[str]) -> str:
             name, default = match.group(1), match.group(2)
             if name in env:
-                return env[name]
+                return str(env[name])
             if default is not None:
-                return default
+                return str(default)
             problems.append(
                 Problem(
                     filename,
@@ -115,7 +119,7 @@ def _scalar(node: yaml.ScalarNode) -> Any:
         loader.dispose()
 
 
-def _problem(filename: str, root: yaml.Node, err: dict) -> Problem:
+def _problem(filename: str, root: yaml.Node, err: ErrorDetails) -> Problem:
     loc = tuple(err["loc"])
     node = _locate(root, loc)
     found = err.get("input")
@@ -127,7 +131,7 @@ def _problem(filename: str, root: yaml.Node, err: dict) -> Problem:
     return Problem(filename, node.start_mark.line + 1, node.start_mark.column + 1, _dotted(loc), message)
 
 
-def _locate(node: yaml.Node, loc: tuple) -> yaml.Node:
+def _locate(node: yaml.Node, loc: Loc) -> yaml.Node:
     """The deepest YAML node on `loc` (the parent mapping, for a key that is missing)."""
     for part in loc:
         if isinstance(node, yaml.MappingNode):
@@ -144,7 +148,7 @@ def _locate(node: yaml.Node, loc: tuple) -> yaml.Node:
     return node
 
 
-def _dotted(loc: tuple) -> str:
+def _dotted(loc: Loc) -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))

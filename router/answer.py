@@ -34,19 +34,10 @@ class Answer:
 class ChunkStream(Protocol):
     """chat.completion.chunk objects, without the usage-only chunk (the gateway adds that one)."""
 
-    usage: Usage
+    @property
+    def usage(self) -> Usage:
+        """What was generated so far; complete once the stream has ended."""
 
     def __aiter__(self) -> AsyncIterator[dict[str, Any]]: ...
 
     async def aclose(self) -> None: ...
-
-
-class Tier(Protocol):
-    """One model that can answer: a local edge model or a cloud model."""
-
-    name: str
-    tier: str  # "edge" | "cloud"
-
-    async def complete(self, request: Any) -> Answer: ...
-
-    async def stream(self, request: Any) -> ChunkStream: ...

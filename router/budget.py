@@ -8,12 +8,21 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
 class Caps:
     daily_usd: float | None = None
     monthly_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class AppBudget:
+    """An app's caps, and what happens once they are spent: edge only, or 429."""
+
+    caps: Caps
+    on_exhausted: Literal["edge", "deny"] = "edge"
 
 
 def periods(now: float) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from classifiers.signals import Signals
 from router.request import ChatRequest
+from router.tier import TierKind
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Policy(Protocol):
 @dataclass(frozen=True)
 class ModelInfo:
     name: str
-    tier: str  # "edge" | "cloud"
+    tier: TierKind
     context_window: int | None = None
 
 
@@ -62,5 +63,5 @@ class Catalog:
 
     models: dict[str, ModelInfo] = field(default_factory=dict)
 
-    def of_tier(self, tier: str) -> list[ModelInfo]:
+    def of_tier(self, tier: TierKind) -> list[ModelInfo]:
         return [m for m in self.models.values() if m.tier == tier]

@@ -11,15 +11,20 @@ from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampl
 from router.answer import Answer, Usage
 from router.errors import InvalidRequest, NoCapacity
 from router.request import ChatRequest
+from router.tier import Capacity, Resilience, TierKind
 
 
 class EdgeModel:
-    tier = "edge"
+    tier: TierKind = "edge"
+    resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
 
     def __init__(self, engine: EdgeEngine) -> None:
         self.engine = engine
         self.name = engine.name
-        self.n_ctx = engine.n_ctx
+        self.context_window: int | None = engine.n_ctx
+
+    def capacity(self) -> Capacity:
+        return Capacity(self.engine.wait_ms(), self.engine.outstanding_tokens)
 
     def _start(self, request: ChatRequest, confidence: bool = False) -> Generation:
         if not request.text_only:
@@ -45,7 +50,7 @@ class EdgeModel:
         except EdgeError as exc:
             raise NoCapacity(str(exc), retry_after=1) from None
 
-    async def complete(self, request: ChatRequest, confidence: bool = False) -> Answer:
+    async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
         generation = self._start(request, confidence)
         try:
             text = "".join([piece async for piece in generation.text()])

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from router.answer import Answer
+from router.answer import Answer, ChunkStream, Usage
 from router.cloud.config import CloudModelConfig
 from router.cloud.http1 import HTTPError
 from router.cloud.openai_compat import HttpPool, OpenAICompatible
 from router.edge import EdgeModel
 from router.errors import EdgewayError
 from router.request import ChatRequest
+from router.tier import Capacity, Resilience, TierKind
 
 log = logging.getLogger("edgeway.edge")
 HEALTH_EVERY_S = 2.0
@@ -51,13 +53,13 @@ class Node:
 
 
 class EdgeGroup:
-    tier = "edge"
+    tier: TierKind = "edge"
+    resilience: Resilience | None = None  # a failing node is left out; the request is served here
 
     def __init__(self, local: EdgeModel, nodes: list[EdgeNodeConfig], pool: HttpPool) -> None:
         self.local = local
         self.name = local.name
-        self.n_ctx = local.n_ctx
-        self.engine = local.engine
+        self.context_window = local.context_window
         self._pool = pool
         self.nodes = [self._node(node) for node in nodes]
         self.local_served = 0
@@ -84,7 +86,7 @@ class EdgeGroup:
 
     def _pick(self, request: ChatRequest) -> Node | None:
         """None means this machine."""
-        local_load = self.engine.state().outstanding_tokens
+        local_load = self.local.capacity().outstanding_tokens
         best: Node | None = None
         best_load = local_load
         for node in self.nodes:
@@ -92,7 +94,11 @@ class EdgeGroup:
                 best, best_load = node, node.in_flight
         return best
 
-    async def complete(self, request: ChatRequest, confidence: bool = False) -> Answer:
+    def capacity(self) -> Capacity:
+        """This machine's: a node's queue is its own, and a request goes where the load is least."""
+        return self.local.capacity()
+
+    async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
         node = None if confidence else self._pick(request)
         if node is None:
             self.local_served += 1
@@ -111,7 +117,7 @@ class EdgeGroup:
         answer.body["model"] = self.name
         return answer
 
-    async def stream(self, request: ChatRequest) -> Any:
+    async def stream(self, request: ChatRequest) -> ChunkStream:
         node = self._pick(request)
         if node is None:
             self.local_served += 1
@@ -156,10 +162,9 @@ class EdgeGroup:
             await self.check()
             await asyncio.sleep(HEALTH_EVERY_S)
 
-    def status(self) -> list[dict]:
-        return [
-            {"url": "local", "outstanding_tokens": self.engine.state().outstanding_tokens, "served": self.local_served}
-        ] + [
+    def status(self) -> list[dict[str, object]]:
+        here = {"url": "local", "outstanding_tokens": self.local.capacity().outstanding_tokens}
+        return [{**here, "served": self.local_served}] + [
             {"url": n.url, "healthy": n.healthy, "outstanding_tokens": n.in_flight, "served": n.served}
             for n in self.nodes
         ]
@@ -168,12 +173,12 @@ class EdgeGroup:
 class _Settling:
     """A node's stream that gives its tokens back to the balance when it ends."""
 
-    def __init__(self, inner: Any, node: Node, cost: int) -> None:
+    def __init__(self, inner: ChunkStream, node: Node, cost: int) -> None:
         self._inner, self._node, self._cost = inner, node, cost
         self._settled = False
 
     @property
-    def usage(self):
+    def usage(self) -> Usage:
         return self._inner.usage
 
     def _settle(self) -> None:
@@ -181,7 +186,7 @@ class _Settling:
             self._settled = True
             self._node.in_flight -= self._cost
 
-    async def __aiter__(self):
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         try:
             async for chunk in self._inner:
                 yield chunk

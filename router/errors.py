@@ -27,7 +27,10 @@ class EdgewayError(Exception):
             self.code = code
         self.retry_after = retry_after
 
-    def body(self) -> dict:
+    def __str__(self) -> str:
+        return self.message  # which a fallback chain may have extended since the error was raised
+
+    def body(self) -> dict[str, dict[str, str | None]]:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
     def headers(self) -> dict[str, str]:
@@ -88,8 +91,16 @@ class UpstreamError(EdgewayError):
     type = "upstream_error"
     code = "upstream_error"
 
-    def __init__(self, message: str, *, provider_status: int | None = None, **kw) -> None:
-        super().__init__(message, **kw)
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider_status: int | None = None,
+        param: str | None = None,
+        code: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, param=param, code=code, retry_after=retry_after)
         self.provider_status = provider_status
 
 

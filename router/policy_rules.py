@@ -8,7 +8,7 @@ from collections.abc import Callable
 from classifiers.signals import Signals
 from policies.conditions import Facts
 from policies.policy import AppPolicy
-from router.budget import Caps
+from router.budget import AppBudget, Caps
 from router.decision import Decision, Escalation, LiveState
 from router.limits import Limits
 from router.request import ChatRequest
@@ -41,9 +41,7 @@ class PolicyRules:
     def __init__(self, current: Callable[[], AppPolicy]) -> None:
         self.current = current
 
-    def budget(self):
-        from router.routing import AppBudget
-
+    def budget(self) -> AppBudget | None:
         spec = self.current().spec.budget
         if spec is None:
             return None

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from router.cloud.config import CloudModelConfig
 
@@ -32,7 +33,7 @@ FREE = Price(0.0, 0.0)
 
 
 @lru_cache(maxsize=1)
-def litellm_price_map() -> dict:
+def litellm_price_map() -> dict[str, dict[str, Any]]:
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return {}

@@ -178,7 +178,7 @@ def _check_part(where: str, part: Any) -> bool:
     return False
 
 
-def _optional(obj: dict, key: str, kind: type, expected: str, prefix: str = "") -> Any:
+def _optional(obj: dict[str, Any], key: str, kind: type, expected: str, prefix: str = "") -> Any:
     value = obj.get(key)
     if value is None:
         return None
@@ -192,7 +192,7 @@ def _optional(obj: dict, key: str, kind: type, expected: str, prefix: str = "") 
     return value
 
 
-def _number_in(body: dict, key: str, low: float, high: float) -> float | None:
+def _number_in(body: dict[str, Any], key: str, low: float, high: float) -> float | None:
     value = body.get(key)
     if value is None:
         return None

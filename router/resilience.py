@@ -36,7 +36,7 @@ def retryable(exc: EdgewayError) -> bool:
     """Worth trying the same upstream again: transport errors, timeouts, 429 and 5xx, never a 4xx."""
     if isinstance(exc, InvalidRequest):
         return False
-    status = getattr(exc, "provider_status", None)
+    status = exc.provider_status if isinstance(exc, UpstreamError) else None
     return status is None or status == 429 or status >= 500
 
 

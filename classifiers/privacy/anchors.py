@@ -22,8 +22,8 @@ class Anchors:
     in any case, as re's IGNORECASE matches them."""
 
     def __init__(self, exact: Iterable[str], folded: Iterable[str]) -> None:
-        self.exact = tuple(dict.fromkeys(exact))
-        self.folded = tuple(dict.fromkeys(folded))
+        self.exact: tuple[str, ...] = tuple(dict.fromkeys(exact))
+        self.folded: tuple[str, ...] = tuple(dict.fromkeys(folded))
         if set(self.exact) & set(self.folded) or any(f != f.lower() for f in self.folded):
             raise ValueError("a literal is either exact or folded, and folded ones are lower case")
         self.native = _scan.Anchors(list(self.exact), list(self.folded))

@@ -19,7 +19,7 @@ class Finding(NamedTuple):  # a tuple: a scan makes many, and a frozen dataclass
     confidence: float
     detector: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {
             "type": self.type,
             "start": self.start,
@@ -30,9 +30,14 @@ class Finding(NamedTuple):  # a tuple: a scan makes many, and a frozen dataclass
 
 
 class Span(Protocol):
-    type: str
-    start: int
-    end: int
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
 
 
 def masked(text: str, findings: Iterable[Span]) -> str:

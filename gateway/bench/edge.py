@@ -167,7 +167,9 @@ async def _single_decode(port: int) -> float:
     }
     times = await stream_times(port, "/v1/chat/completions", json.dumps(body).encode())
     tokens = times.usage["completion_tokens"] if times.usage else times.deltas
-    return (tokens - 1) / (times.last - times.first) if times.first and times.last > times.first else float("nan")
+    if times.first is None or times.last is None or times.last <= times.first:
+        return float("nan")
+    return float(tokens - 1) / (times.last - times.first)
 
 
 async def _short_requests(client: httpx.AsyncClient, url: str, long_prompt: str | None) -> tuple[list[float], float]:

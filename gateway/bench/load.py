@@ -16,11 +16,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from gateway.bench.overhead import APP_KEY, Server, _port, _rss_mb, _write_configs
 from gateway.bench.wire import _read_response
 
-KINDS = {  # name: (body, expected status), mixed in this proportion
+KINDS: dict[str, tuple[dict[str, Any], int]] = {  # name: (body, expected status), mixed in this proportion
     "cloud": (
         {"model": "auto", "max_tokens": 16, "messages": [{"role": "user", "content": "Capital of France?"}]},
         200,
@@ -124,6 +125,7 @@ def run(repeat: int = 2, rate: float = 40.0) -> None:
                 ]
             )
             samples: list[tuple[float, float]] = []
+            assert edgeway.process is not None  # started above
             results = asyncio.run(_drive(edgeway.port, rate, repeat * 60, edgeway.process.pid, samples))
         finally:
             edgeway.stop()

@@ -262,6 +262,7 @@ def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
             for server in servers:
                 spy = None
                 if server.name == "edgeway" and concurrency == 64 and not stream:
+                    assert server.process is not None  # started above
                     spy = _profile(server.process.pid, 6, profile_out)
                 started = time.perf_counter()
                 results[(server.name, concurrency, stream)] = r = server.run(concurrency, requests * repeat, stream)
@@ -302,12 +303,12 @@ def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
                     results[("LiteLLM proxy", concurrency, stream)],
                 )
                 direct = results[("direct", concurrency, stream)]
-                added = [_pct(x.latencies, q) - _pct(direct.latencies, q) for x in (ours, theirs) for q in (0.5, 0.99)]
+                extra = [_pct(x.latencies, q) - _pct(direct.latencies, q) for x in (ours, theirs) for q in (0.5, 0.99)]
                 print(
                     f"  stream={str(stream).lower():<5} concurrency {concurrency:>2}: "
                     f"req/s {ours.rps / theirs.rps:5.1f}x, "
-                    f"added p50 {added[0] / added[2] if added[2] > 0 else float('nan'):5.2f}x, "
-                    f"added p99 {added[1] / added[3] if added[3] > 0 else float('nan'):5.2f}x"
+                    f"added p50 {extra[0] / extra[2] if extra[2] > 0 else float('nan'):5.2f}x, "
+                    f"added p99 {extra[1] / extra[3] if extra[3] > 0 else float('nan'):5.2f}x"
                 )
     print("\nstart-up and memory:")
     for server in servers[1:]:

@@ -46,7 +46,8 @@ STREAM = _stream_answer()
 
 
 class _Upstream(asyncio.Protocol):
-    def connection_made(self, transport: asyncio.Transport) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.buffer = b""
 

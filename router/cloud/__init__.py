@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from router.cloud.config import CloudModelConfig, Price
+from router.cloud.config import CloudModelConfig
 from router.cloud.litellm_adapter import LiteLLMModel, warm_up
 from router.cloud.openai_compat import HttpPool, OpenAICompatible, is_direct
 
@@ -20,7 +20,6 @@ __all__ = [
     "HttpPool",
     "LiteLLMModel",
     "OpenAICompatible",
-    "Price",
     "connect",
     "needs_litellm",
     "warm_up",

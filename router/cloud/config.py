@@ -5,7 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 
-class Price(BaseModel):
+class PriceConfig(BaseModel):
+    """`cloud.models[].price`: USD per 1M tokens, as providers publish them."""
+
     model_config = ConfigDict(extra="forbid")
 
     input_per_1m: float = Field(ge=0)
@@ -19,7 +21,7 @@ class CloudModelConfig(BaseModel):
     provider_model: str  # a LiteLLM model string: provider/model
     api_key: SecretStr | None = None
     api_base: str | None = None
-    price: Price | None = None
+    price: PriceConfig | None = None
     timeout_s: float = Field(60.0, gt=0)  # the whole non-streamed answer
     connect_timeout_s: float = Field(5.0, gt=0)
     read_timeout_s: float = Field(30.0, gt=0)  # the longest silence: before the first byte, between chunks

@@ -42,7 +42,8 @@ class Proxy:
         """The proxy the environment names for this scheme and host, if any."""
         proxies = urllib.request.getproxies_environment()
         url = proxies.get(scheme)
-        if not url or _loopback(host) or urllib.request.proxy_bypass_environment(host, proxies):
+        bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # public, not in typeshed
+        if not url or _loopback(host) or bypass(host, proxies):
             return None  # a proxy cannot reach this machine's loopback for us
         parts = urlsplit(url if "://" in url else f"http://{url}")
         authorization = b""
@@ -127,7 +128,7 @@ class Response:
                     pieces, parsed.body = parsed.body, []
                     for piece in pieces:
                         yield piece
-                if parsed.done:
+                if parsed.done or self._connection is None:
                     break
                 if not await self._origin._fill(self._connection, parsed, self._timeouts.read, self._deadline):
                     if _close_delimited(parsed.headers):

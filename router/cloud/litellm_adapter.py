@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from router.answer import Answer, Usage
-from router.cloud.config import CloudModelConfig
+from router.cloud.base import CloudModel
 from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
 from router.request import ChatRequest
 
@@ -46,13 +46,7 @@ async def warm_up() -> None:
     await asyncio.to_thread(load_litellm)
 
 
-class LiteLLMModel:
-    tier = "cloud"
-
-    def __init__(self, config: CloudModelConfig) -> None:
-        self.name = config.name
-        self.config = config
-
+class LiteLLMModel(CloudModel):
     def _arguments(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
         args = {k: v for k, v in request.body.items() if k not in _OWN_KEYS}
         args.update(
@@ -70,7 +64,7 @@ class LiteLLMModel:
             args["api_base"] = self.config.api_base
         return args
 
-    async def complete(self, request: ChatRequest) -> Answer:
+    async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
         litellm = await asyncio.to_thread(load_litellm)
         try:
             response = await litellm.acompletion(**self._arguments(request, False))

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from router.answer import Answer, Usage
+from router.cloud.base import CloudModel
 from router.cloud.config import CloudModelConfig
 from router.cloud.http1 import Client, HTTPError, Response, Timeouts
 from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
@@ -50,12 +51,9 @@ class HttpPool:
         self.client.close()
 
 
-class OpenAICompatible:
-    tier = "cloud"
-
+class OpenAICompatible(CloudModel):
     def __init__(self, config: CloudModelConfig, pool: HttpPool) -> None:
-        self.name = config.name
-        self.config = config
+        super().__init__(config)
         base = (config.api_base or DIRECT_PROVIDERS[config.provider] or "").rstrip("/")
         self._origin, self._target = pool.client.origin(f"{base}/chat/completions")
         headers = "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
@@ -79,7 +77,7 @@ class OpenAICompatible:
         except (HTTPError, TimeoutError) as exc:
             raise self._transport_error(exc) from None
 
-    async def complete(self, request: ChatRequest) -> Answer:
+    async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
         response = await self._send(self._body(request, False), self._timeouts)
         try:
             content = await response.read()

@@ -15,8 +15,10 @@ import json
 import queue
 import threading
 import time
+from dataclasses import dataclass
 
 import redis
+from redis.client import Pipeline
 
 from router.budget import BudgetBook, Caps, periods
 from router.ledger.rows import UsageRow
@@ -50,6 +52,19 @@ return 1
 RETRY_SECONDS = 0.5
 
 
+@dataclass(frozen=True)
+class Charge:
+    """A write waiting for Redis: spend, and the usage row it comes from (none for a reservation)."""
+
+    app: str
+    usd: float
+    ts: float
+    row: UsageRow | None = None
+
+
+Pending = Charge | threading.Event  # an event is set once everything queued before it is written
+
+
 def _keys(app: str, now: float) -> tuple[str, str]:
     day, month = periods(now)
     return f"edgeway:spend:{app}:{day}", f"edgeway:spend:{app}:{month}"
@@ -63,7 +78,7 @@ class RedisStore:
         self._take = self._redis.register_script(_TAKE)
         self._windows = RateWindows()  # the fallback while Redis is away
         self._local = BudgetBook()  # spend as last seen in Redis, plus this replica's since
-        self._backlog: queue.Queue = queue.Queue()
+        self._backlog: queue.Queue[Pending] = queue.Queue()
         self._error: str | None = None
         self._closing = threading.Event()
         self._give_up_at = float("inf")
@@ -109,15 +124,15 @@ class RedisStore:
 
     def charge(self, app: str, usd: float, now: float | None = None) -> None:
         self._local.charge(app, usd, now)
-        self._backlog.put(("charge", app, usd, time.time() if now is None else now))
+        self._backlog.put(Charge(app, usd, time.time() if now is None else now))
 
     # --- rows -----------------------------------------------------------------------------
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
         self._local.charge(row.app, row.cost_usd - reserved, row.ts)
-        self._backlog.put(("row", row, row.cost_usd - reserved))
+        self._backlog.put(Charge(row.app, row.cost_usd - reserved, row.ts, row))
 
     def _write(self) -> None:
-        pending: list = []
+        pending: list[Pending] = []
         while not (self._closing.is_set() and not pending and self._backlog.empty()):
             try:
                 pending.append(self._backlog.get(timeout=0.2))
@@ -145,26 +160,21 @@ class RedisStore:
         except redis.RedisError as exc:
             self._degraded(exc)
 
-    def _flush(self, items: list) -> None:
+    def _flush(self, items: list[Pending]) -> None:
         pipe = self._redis.pipeline(transaction=True)
         for item in items:
             if isinstance(item, threading.Event):
                 continue
-            kind, *rest = item
-            if kind == "row":
-                row, charge = rest
-                pipe.zadd(ROWS, {json.dumps(row.as_dict(), sort_keys=True): row.ts})
-                self._charge_in(pipe, row.app, charge, row.ts)
-            else:
-                app, usd, ts = rest
-                self._charge_in(pipe, app, usd, ts)
+            if item.row is not None:
+                pipe.zadd(ROWS, {json.dumps(item.row.as_dict(), sort_keys=True): item.row.ts})
+            self._charge_in(pipe, item.app, item.usd, item.ts)
         pipe.execute()
         for item in items:
             if isinstance(item, threading.Event):
                 item.set()
 
     @staticmethod
-    def _charge_in(pipe, app: str, usd: float, ts: float) -> None:
+    def _charge_in(pipe: Pipeline, app: str, usd: float, ts: float) -> None:
         if usd:
             day_key, month_key = _keys(app, ts)
             pipe.incrbyfloat(day_key, usd)
@@ -191,7 +201,7 @@ class RedisStore:
         except redis.RedisError as exc:
             self._degraded(exc)
             return []
-        rows = [UsageRow(**json.loads(item)) for item in raw]
+        rows = [UsageRow(**json.loads(item)) for item in raw]  # type: ignore[arg-type]  # zrangebyscore: members
         return [r for r in rows if app is None or r.app == app]
 
     # --- health ---------------------------------------------------------------------------

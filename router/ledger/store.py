@@ -12,7 +12,7 @@ import sqlite3
 import threading
 from collections import deque
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from router.budget import BudgetBook, Caps
 from router.ledger.rows import UsageRow
@@ -20,10 +20,13 @@ from router.limits import Limits, RateWindows
 
 
 class Store(Protocol):
+    """The ledger's rows, the budgets' spend and the rate windows, in one place per deployment."""
+
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
         """Keep the row and charge its cost, less what was reserved for it at admission."""
 
-    def admit(self, app: str, caps: Caps, estimate: float) -> bool: ...
+    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
+        """Reserve `estimate` if every cap has room for it, atomically; False if one has not."""
 
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         """Count a request against the app's rate limits; None, or the seconds to wait."""
@@ -35,22 +38,45 @@ class Store(Protocol):
         until: float | None = None,
     ) -> list[UsageRow]: ...
 
-    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None: ...
+    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
+        """What is left under the app's tighter cap; None without caps."""
 
     def charge(self, app: str, usd: float, now: float | None = None) -> None: ...
 
-    def status(self) -> str: ...  # "ok", or "degraded" with a reason
+    def status(self) -> str:
+        """ "ok", or "degraded: " and the reason."""
 
-    def flush(self) -> None: ...
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every row appended so far is written; False if that took over `timeout`."""
 
     def close(self) -> None: ...
+
+
+class LocalCounters:
+    """Budgets and rate windows in this process's memory: a dict lookup per check."""
+
+    def __init__(self) -> None:
+        self.budgets = BudgetBook()
+        self.windows = RateWindows()
+
+    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
+        return self.budgets.admit(app, caps, estimate)
+
+    def take(self, app: str, tokens: int, limits: Limits) -> float | None:
+        return self.windows.take(app, tokens, limits)
+
+    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
+        return self.budgets.left(app, caps, now)
+
+    def charge(self, app: str, usd: float, now: float | None = None) -> None:
+        self.budgets.charge(app, usd, now)
 
 
 _VALUES = operator.attrgetter(*UsageRow.columns())
 _APP, _TS = UsageRow.columns().index("app"), UsageRow.columns().index("ts")
 
 
-class MemoryStore:
+class MemoryStore(LocalCounters):
     """Rows in a ring of the latest `keep` requests (budgets count everything, in separate counters).
 
     The ring holds plain tuples, not UsageRow objects: tuples of strings and numbers leave the
@@ -58,21 +84,14 @@ class MemoryStore:
     against 3 ms as tuples (a pause every request in flight would wait out)."""
 
     def __init__(self, keep: int = 100_000) -> None:
-        self._rows: deque[tuple] = deque(maxlen=keep)
+        super().__init__()
+        self._rows: deque[tuple[Any, ...]] = deque(maxlen=keep)
         self._lock = threading.Lock()
-        self.budgets = BudgetBook()
-        self.windows = RateWindows()
 
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
         with self._lock:
             self._rows.append(_VALUES(row))
         self.budgets.charge(row.app, row.cost_usd - reserved, row.ts)
-
-    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
-        return self.budgets.admit(app, caps, estimate)
-
-    def take(self, app: str, tokens: int, limits: Limits) -> float | None:
-        return self.windows.take(app, tokens, limits)
 
     def rows(
         self,
@@ -90,17 +109,11 @@ class MemoryStore:
             and (until is None or r[_TS] < until)
         ]
 
-    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
-        return self.budgets.left(app, caps, now)
-
-    def charge(self, app: str, usd: float, now: float | None = None) -> None:
-        self.budgets.charge(app, usd, now)
-
     def status(self) -> str:
         return "ok"
 
-    def flush(self) -> None:
-        return None
+    def flush(self, timeout: float = 10.0) -> bool:
+        return True
 
     def close(self) -> None:
         return None
@@ -126,11 +139,10 @@ def _add_missing_columns(db: sqlite3.Connection) -> None:
     db.commit()
 
 
-class SqliteStore:
+class SqliteStore(LocalCounters):
     def __init__(self, path: str | Path) -> None:
+        super().__init__()
         self.path = str(path)
-        self.budgets = BudgetBook()
-        self.windows = RateWindows()
         self._queue: queue.Queue[UsageRow | None | threading.Event] = queue.Queue()
         db = sqlite3.connect(self.path)
         db.executescript(_SCHEMA)
@@ -145,12 +157,6 @@ class SqliteStore:
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
         self.budgets.charge(row.app, row.cost_usd - reserved, row.ts)
         self._queue.put(row)
-
-    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
-        return self.budgets.admit(app, caps, estimate)
-
-    def take(self, app: str, tokens: int, limits: Limits) -> float | None:
-        return self.windows.take(app, tokens, limits)
 
     def _write(self) -> None:
         db = sqlite3.connect(self.path)
@@ -177,11 +183,11 @@ class SqliteStore:
                 self._error = str(exc)
         db.close()
 
-    def flush(self) -> None:
+    def flush(self, timeout: float = 30.0) -> bool:
         """Wait until every row appended so far is on disk."""
         done = threading.Event()
         self._queue.put(done)
-        done.wait(timeout=30)
+        return done.wait(timeout)
 
     def rows(
         self,
@@ -205,12 +211,6 @@ class SqliteStore:
             UsageRow(**{**dict(zip(_COLUMNS, values, strict=True)), "stream": bool(values[_COLUMNS.index("stream")])})
             for values in found
         ]
-
-    def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
-        return self.budgets.left(app, caps, now)
-
-    def charge(self, app: str, usd: float, now: float | None = None) -> None:
-        self.budgets.charge(app, usd, now)
 
     def status(self) -> str:
         if not self._writer.is_alive():

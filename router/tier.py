@@ -1,0 +1,60 @@
+"""A model the router can send a request to: the one interface of edge and cloud models.
+
+Everything the router reads of a model is here; it never looks behind it (no engine, no config).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from router.answer import Answer, ChunkStream
+from router.request import ChatRequest
+
+TierKind = Literal["edge", "cloud"]
+
+
+@dataclass(frozen=True)
+class Resilience:
+    """How calls to a model that fails remotely are guarded: retries, then a circuit breaker."""
+
+    retries: int = 2  # after the first try, on retryable errors only
+    circuit_failures: int = 5  # failures in a row that open the circuit
+    circuit_cooldown_s: float = 10.0  # how long it stays open before one probe
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What a model has in hand right now."""
+
+    wait_ms: float = 0.0  # estimated wait before a new request starts
+    outstanding_tokens: int = 0  # prompt + max_tokens admitted and not yet done
+
+
+IDLE = Capacity()
+
+
+class Tier(Protocol):
+    """One model that can answer: a local edge model, an edge group, or a cloud model."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def tier(self) -> TierKind: ...
+
+    @property
+    def context_window(self) -> int | None:
+        """Prompt plus answer tokens it can hold; None where only the provider knows."""
+
+    @property
+    def resilience(self) -> Resilience | None:
+        """None for a local model: its failures are not retried and open no circuit."""
+
+    def capacity(self) -> Capacity: ...
+
+    async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
+        """A whole answer; with `confidence`, one that carries the model's confidence in it
+        (models that cannot measure it leave `Answer.confidence` None)."""
+
+    async def stream(self, request: ChatRequest) -> ChunkStream: ...

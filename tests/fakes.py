@@ -1,0 +1,104 @@
+"""Fakes for fast tests of the router: tiers that answer, fail or stall as told, and record
+every request they were sent (so a test can count what reached the cloud)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from classifiers import Scorer
+from classifiers.signals import Signals
+from router.answer import Answer, ChunkStream, Usage
+from router.errors import EdgewayError
+from router.request import ChatRequest
+from router.tier import Capacity, Resilience, TierKind
+
+
+class FakeTier:
+    """A model that answers `text` (or raises `fails`), with the confidence it is given."""
+
+    def __init__(
+        self,
+        name: str,
+        tier: TierKind,
+        *,
+        text: str = "ok",
+        fails: EdgewayError | None = None,
+        confidence: float | None = None,
+        context_window: int | None = 4096,
+        wait_ms: float = 0.0,
+        resilience: Resilience | None = None,
+    ) -> None:
+        self.name, self.tier, self.text, self.fails = name, tier, text, fails
+        self.confidence, self.context_window, self.wait_ms = confidence, context_window, wait_ms
+        self.resilience = resilience if resilience is not None or tier == "edge" else Resilience(retries=0)
+        self.requests: list[ChatRequest] = []
+
+    def capacity(self) -> Capacity:
+        return Capacity(self.wait_ms, 0)
+
+    def _answer(self, request: ChatRequest) -> str:
+        self.requests.append(request)
+        if self.fails is not None:
+            raise self.fails
+        return self.text
+
+    async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
+        text = self._answer(request)
+        body = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.name,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        }
+        return Answer(body, Usage(10, 2), self.confidence if confidence else None)
+
+    async def stream(self, request: ChatRequest) -> ChunkStream:
+        return FakeStream(self.name, self._answer(request))
+
+    def texts_seen(self) -> list[str]:
+        return [m["content"] for r in self.requests for m in r.messages if isinstance(m.get("content"), str)]
+
+
+class FakeStream:
+    """The answer in pieces of three characters."""
+
+    def __init__(self, model: str, text: str) -> None:
+        self._model, self._text = model, text
+        self._usage = Usage(10, 0)
+        self.closed = False
+
+    @property
+    def usage(self) -> Usage:
+        return self._usage
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        for i in range(0, len(self._text), 3):
+            self._usage.completion_tokens += 1
+            yield {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": self._model,
+                "choices": [{"index": 0, "delta": {"content": self._text[i : i + 3]}, "finish_reason": None}],
+            }
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class FixedComplexity(Scorer):
+    """The real signals, with the complexity a test needs."""
+
+    def __init__(self, complexity: float) -> None:
+        super().__init__()
+        self.fixed = complexity
+
+    def signals(
+        self, messages: list[Any], *, max_tokens: int | None = None, metadata: dict[str, str] | None = None
+    ) -> Signals:
+        real = super().signals(messages, max_tokens=max_tokens, metadata=metadata)
+        return dataclasses.replace(real, score_complexity=lambda: self.fixed)

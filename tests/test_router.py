@@ -1,0 +1,311 @@
+"""The router's decision paths, with fake tiers and an in-memory store: fallback chains, fail-closed
+rules, cascades, redaction, budgets, rate limits, latency budgets, breakers and dry runs.
+
+These run in about a second; what only a real server shows is in the end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from classifiers import Scorer
+from policies.policy import Models, parse_policy
+from router.budget import AppBudget, Caps
+from router.decision import Policy
+from router.errors import Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited, UpstreamError
+from router.ledger import MemoryStore
+from router.limits import Limits
+from router.policy_rules import PolicyRules
+from router.pricing import Price
+from router.request import ChatRequest, parse_chat_request
+from router.resilience import CircuitOpen
+from router.routing import Caller, Router
+from router.rules import PlainRules
+from router.tier import Resilience, Tier
+from tests.fakes import FakeTier, FixedComplexity
+
+SSN = "my SSN is 123-45-6789, please help"
+EMAIL = "write to jane.doe@example.com about the invoice"
+PRICE = Price(input_per_token=1e-6, output_per_token=2e-6)
+SCORER = Scorer()
+
+
+def policy(text: str) -> Policy:
+    app_policy = parse_policy(text, Models(("edge",), ("cloud", "cloud-b")))
+    return PolicyRules(lambda: app_policy)
+
+
+def router(*models: FakeTier, scorer: Scorer = SCORER, store: MemoryStore | None = None) -> Router:
+    tiers: dict[str, Tier] = {m.name: m for m in models}
+    return Router(tiers, scorer, {m.name: PRICE for m in models if m.tier == "cloud"}, store or MemoryStore())
+
+
+def ask(text: str = "What is the capital of France?", model: str = "auto", **body: object) -> ChatRequest:
+    return parse_chat_request({"model": model, "messages": [{"role": "user", "content": text}], **body})
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+FAIL_CLOSED = """
+app: t
+defaults: {edge: edge, cloud: cloud}
+rules:
+  - name: pii-stays-local
+    when: {pii: [US_SSN]}
+    route: edge
+    fallback: none
+  - name: default
+    route: edge
+    fallback: cloud
+"""
+
+
+# --- fallback chains ------------------------------------------------------------------------
+def test_the_first_target_that_answers_serves_and_the_failures_before_it_are_kept():
+    edge = FakeTier("edge", "edge", fails=NoCapacity("edge down"))
+    cloud = FakeTier("cloud", "cloud", text="from the cloud")
+    routed = run(router(edge, cloud).complete(ask(), Caller("t", policy(FAIL_CLOSED))))
+    assert routed.model is cloud and routed.route == "cloud"
+    assert routed.result.body["choices"][0]["message"]["content"] == "from the cloud"
+    assert routed.failures == ["edge: edge down"]
+
+
+def test_when_every_target_fails_the_error_names_each_failure():
+    edge = FakeTier("edge", "edge", fails=NoCapacity("edge down"))
+    cloud = FakeTier("cloud", "cloud", fails=UpstreamError("503 from the provider", provider_status=503))
+    with pytest.raises(UpstreamError, match=r"failed: edge: edge down \| cloud: 503 from the provider$"):
+        run(router(edge, cloud).complete(ask(), Caller("t", policy(FAIL_CLOSED))))
+
+
+def test_a_request_the_client_must_fix_does_not_fall_back():
+    edge = FakeTier("edge", "edge", fails=InvalidRequest("bad stop", param="stop"))
+    cloud = FakeTier("cloud", "cloud")
+    with pytest.raises(InvalidRequest):
+        run(router(edge, cloud).complete(ask(), Caller("t", policy(FAIL_CLOSED))))
+    assert cloud.requests == []
+
+
+def test_a_prompt_too_long_for_the_edge_falls_back_to_the_cloud():
+    edge = FakeTier("edge", "edge", fails=InvalidRequest("too long", code="context_length_exceeded"))
+    cloud = FakeTier("cloud", "cloud")
+    routed = run(router(edge, cloud).complete(ask(), Caller("t", policy(FAIL_CLOSED))))
+    assert routed.model is cloud
+
+
+# --- fail-closed ----------------------------------------------------------------------------
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_fail_closed_rule_never_reaches_the_cloud_even_when_the_edge_fails(stream):
+    edge = FakeTier("edge", "edge", fails=NoCapacity("edge down"))
+    cloud = FakeTier("cloud", "cloud")
+    r = router(edge, cloud)
+    with pytest.raises(NoCapacity):
+        run((r.stream if stream else r.complete)(ask(SSN), Caller("t", policy(FAIL_CLOSED))))
+    assert cloud.requests == [] and len(edge.requests) == 1
+
+
+def test_an_edge_only_app_has_no_cloud_target_even_when_it_names_a_cloud_model():
+    edge_only = policy("app: t\nallow_cloud: false\ndefaults: {edge: edge}\nrules:\n  - {name: all, route: edge}\n")
+    edge, cloud = FakeTier("edge", "edge"), FakeTier("cloud", "cloud")
+    routed = run(router(edge, cloud).complete(ask(model="cloud"), Caller("t", edge_only)))
+    assert routed.model is edge and cloud.requests == []
+
+
+# --- cascades -------------------------------------------------------------------------------
+CASCADE = """
+app: t
+defaults: {edge: edge, cloud: cloud}
+rules:
+  - name: default
+    route: edge
+    cascade: {escalate_to: cloud, when_confidence_below: 0.5}
+"""
+
+
+@pytest.mark.parametrize(("confidence", "served"), [(0.9, "edge"), (0.1, "cloud")])
+def test_a_cascade_keeps_a_confident_edge_answer_and_escalates_an_unsure_one(confidence, served):
+    edge, cloud = FakeTier("edge", "edge", text="edge says", confidence=confidence), FakeTier("cloud", "cloud")
+    routed = run(router(edge, cloud).complete(ask(), Caller("t", policy(CASCADE))))
+    assert routed.model.name == served
+    assert (routed.escalated is not None) == (served == "cloud")
+    assert len(cloud.requests) == (served == "cloud")
+
+
+def test_a_streamed_cascade_replays_the_kept_edge_answer_as_chunks():
+    edge, cloud = FakeTier("edge", "edge", text="the edge answer", confidence=0.9), FakeTier("cloud", "cloud")
+    routed = run(router(edge, cloud).stream(ask(), Caller("t", policy(CASCADE))))
+
+    async def text() -> str:
+        return "".join([c["choices"][0]["delta"].get("content", "") async for c in routed.result])
+
+    assert run(text()) == "the edge answer" and routed.result.usage.completion_tokens == 2
+
+
+def test_a_cascade_whose_edge_fails_escalates_and_whose_escalation_fails_keeps_the_edge():
+    failing_edge = FakeTier("edge", "edge", fails=NoCapacity("down"))
+    routed = run(router(failing_edge, FakeTier("cloud", "cloud")).complete(ask(), Caller("t", policy(CASCADE))))
+    assert routed.model.name == "cloud" and routed.escalated == "the edge could not answer"
+
+    unsure = FakeTier("edge", "edge", confidence=0.1)
+    failing_cloud = FakeTier("cloud", "cloud", fails=UpstreamError("cloud: 500", provider_status=500))
+    routed = run(router(unsure, failing_cloud).complete(ask(), Caller("t", policy(CASCADE))))
+    assert routed.model is unsure and routed.failures == ["cloud: cloud: 500"]
+
+
+# --- redaction ------------------------------------------------------------------------------
+REDACT = """
+app: t
+defaults: {edge: edge, cloud: cloud}
+rules:
+  - name: mask
+    when: {pii: [EMAIL]}
+    route: cloud
+    redact: true
+"""
+
+
+def test_redaction_sends_placeholders_and_puts_the_values_back_in_the_answer():
+    cloud = FakeTier("cloud", "cloud", text="I wrote to [EMAIL_1].")
+    routed = run(router(FakeTier("edge", "edge"), cloud).complete(ask(EMAIL), Caller("t", policy(REDACT))))
+    assert cloud.texts_seen() == ["write to [EMAIL_1] about the invoice"]
+    assert routed.result.body["choices"][0]["message"]["content"] == "I wrote to jane.doe@example.com."
+
+
+def test_a_redacted_stream_restores_placeholders_split_across_chunks():
+    cloud = FakeTier("cloud", "cloud", text="Sent to [EMAIL_1] now")  # chunks of 3 split the placeholder
+    routed = run(router(FakeTier("edge", "edge"), cloud).stream(ask(EMAIL), Caller("t", policy(REDACT))))
+
+    async def text() -> str:
+        return "".join([c["choices"][0]["delta"].get("content", "") async for c in routed.result])
+
+    assert run(text()) == "Sent to jane.doe@example.com now"
+    assert "jane.doe" not in " ".join(cloud.texts_seen())
+
+
+# --- budgets --------------------------------------------------------------------------------
+ALWAYS_CLOUD = "app: t\ndefaults: {edge: edge, cloud: cloud}\nrules:\n  - {name: all, route: cloud, fallback: edge}\n"
+
+
+def spent_store(usd: float) -> MemoryStore:
+    store = MemoryStore()
+    store.charge("t", usd)
+    return store
+
+
+def test_over_budget_with_on_exhausted_edge_the_edge_answers_and_the_cloud_is_never_called():
+    edge, cloud = FakeTier("edge", "edge"), FakeTier("cloud", "cloud")
+    r = router(edge, cloud, store=spent_store(1.0))
+    routed = run(r.complete(ask(), Caller("t", policy(ALWAYS_CLOUD), AppBudget(Caps(daily_usd=1.0), "edge"))))
+    assert routed.model is edge and cloud.requests == [] and not routed.decision.cloud_allowed
+
+
+def test_over_budget_with_on_exhausted_deny_is_429():
+    r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"), store=spent_store(1.0))
+    with pytest.raises(RateLimited) as refused:
+        run(r.complete(ask(), Caller("t", policy(ALWAYS_CLOUD), AppBudget(Caps(daily_usd=1.0), "deny"))))
+    assert refused.value.code == "budget_exhausted" and refused.value.retry_after
+
+
+def test_admission_reserves_the_worst_case_and_a_failed_request_gives_it_back():
+    store = MemoryStore()
+    cloud = FakeTier("cloud", "cloud", fails=UpstreamError("down", provider_status=500))
+    r = router(FakeTier("edge", "edge", fails=NoCapacity("down")), cloud, store=store)
+    caller = Caller("t", policy(ALWAYS_CLOUD), AppBudget(Caps(daily_usd=1.0)))
+    signals, decision = r.decide(ask(max_tokens=1000), caller)
+    admitted = r.admit(caller, signals, decision)
+    assert admitted.reserved_usd == pytest.approx(PRICE.cost(signals.prompt_tokens, 1000))
+    assert store.left("t", caller.budget.caps) == pytest.approx(1.0 - admitted.reserved_usd)
+    with pytest.raises(NoCapacity):  # the cloud failed, then its fallback, the edge
+        run(r.complete(ask(max_tokens=1000), caller))
+    assert store.left("t", caller.budget.caps) == pytest.approx(1.0 - admitted.reserved_usd)  # only the first
+
+
+def test_a_request_that_loses_the_race_for_the_last_budget_is_kept_local():
+    store = MemoryStore()
+    caller = Caller("t", policy(ALWAYS_CLOUD), AppBudget(Caps(daily_usd=1e-4)))
+    r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"), store=store)
+    signals, decision = r.decide(ask(max_tokens=1000), caller)
+    assert decision.cloud_allowed
+    store.charge("t", 1e-4)  # a racing request spent it meanwhile
+    admitted = r.admit(caller, signals, decision)
+    assert not admitted.cloud_allowed and admitted.targets == ("edge",)
+
+
+# --- dry runs are pure ----------------------------------------------------------------------
+def test_a_thousand_dry_runs_leave_the_budget_the_rate_limit_and_the_ledger_untouched():
+    store = MemoryStore()
+    limits = Limits(requests_per_minute=5, tokens_per_minute=100_000)
+    caller = Caller("t", policy(ALWAYS_CLOUD), AppBudget(Caps(daily_usd=0.05)), limits)
+    r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"), store=store)
+    for _ in range(1000):
+        r.decide(ask(max_tokens=4000), caller)
+    assert store.left("t", caller.budget.caps) == 0.05
+    assert store.rows() == []
+    for _ in range(5):  # the whole rate limit is still there
+        run(r.complete(ask(), caller))
+    with pytest.raises(RateLimited):
+        run(r.complete(ask(), caller))
+
+
+# --- limits ---------------------------------------------------------------------------------
+def test_limits_refuse_too_many_messages_and_fill_in_the_default_max_tokens():
+    caller = Caller("t", policy(FAIL_CLOSED), limits=Limits(max_messages=1, max_tokens=64))
+    r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"))
+    two = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": "a"}] * 2})
+    with pytest.raises(InvalidRequest, match="at most 1 messages"):
+        r.decide(two, caller)
+    request = ask()
+    signals, _ = r.decide(request, caller)
+    assert request.max_tokens == 64 and request.body["max_tokens"] == 64 and signals.max_tokens == 64
+
+
+# --- refusals -------------------------------------------------------------------------------
+def test_an_unknown_model_is_404_and_a_denying_rule_is_403():
+    r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"))
+    with pytest.raises(ModelNotFound):
+        r.decide(ask(model="gpt-9"), Caller("t", PlainRules(r.catalog)))
+    deny = policy("app: t\nrules:\n  - {name: refuse, when: {pii: [US_SSN]}, action: deny, message: 'No SSNs.'}\n")
+    with pytest.raises(Forbidden, match="No SSNs."):
+        r.decide(ask(SSN), Caller("t", deny))
+
+
+# --- live state -----------------------------------------------------------------------------
+LATENCY = "app: t\ndefaults: {edge: edge, cloud: cloud}\nrules:\n  - {name: all, route: edge, fallback: cloud}\n"
+
+
+def test_a_latency_budget_the_edge_queue_would_miss_sends_the_request_to_the_cloud_first():
+    r = router(FakeTier("edge", "edge", wait_ms=5000), FakeTier("cloud", "cloud"))
+    request = parse_chat_request(
+        {"model": "auto", "messages": [{"role": "user", "content": "hi"}]}, {"latency-budget-ms": "2000"}
+    )
+    _, decision = r.decide(request, Caller("t", policy(LATENCY)))
+    assert decision.targets == ("cloud", "edge")
+    _, private = r.decide(
+        parse_chat_request(ask(SSN).body, {"latency-budget-ms": "0"}),
+        Caller("t", policy(FAIL_CLOSED)),
+    )
+    assert private.targets == ("edge",)  # never the cloud to save time
+
+
+def test_complexity_conditions_read_the_scorer():
+    hard = "app: t\nrules:\n  - {name: hard, when: {complexity: {gte: 0.6}}, route: cloud}\n"
+    for complexity, first in ((0.9, "cloud"), (0.1, "edge")):
+        r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"), scorer=FixedComplexity(complexity))
+        _, decision = r.decide(ask(), Caller("t", policy(hard)))
+        assert decision.targets[0] == first
+
+
+# --- breakers -------------------------------------------------------------------------------
+def test_a_failing_cloud_opens_its_circuit_and_the_router_moves_on_without_calling_it():
+    cloud = FakeTier("cloud", "cloud", fails=UpstreamError("503", provider_status=503), resilience=Resilience(0, 2, 60))
+    backup = FakeTier("cloud-b", "cloud")
+    chain = "app: t\ndefaults: {edge: edge, cloud: cloud}\nrules:\n  - {name: all, route: cloud, fallback: cloud-b}\n"
+    r = router(FakeTier("edge", "edge"), cloud, backup)
+    for _ in range(4):
+        run(r.complete(ask(), Caller("t", policy(chain))))
+    assert len(cloud.requests) == 2 and len(backup.requests) == 4
+    assert r.breakers["cloud"].state == "open"
+    with pytest.raises(CircuitOpen):
+        run(r.complete(ask(), Caller("t", policy("app: t\nrules:\n  - {name: all, route: cloud}\n"))))
