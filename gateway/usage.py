@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from gateway.http import JSON
+from gateway.percentiles import percentile
 from router.errors import InvalidRequest, Unauthorized
 from router.ledger import UsageRow
 
@@ -58,10 +59,7 @@ def _time(value: str | None, name: str) -> float | None:
 
 
 def _percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+    return round(percentile(values, q), 2) if values else None
 
 
 def summarize(rows: list[UsageRow]) -> dict:

@@ -125,10 +125,7 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
 def _check_message(i: int, message: Any) -> bool:
     """Validate one message; return whether it is text only (so a local model can read it)."""
     where = f"messages[{i}]"
-    if not isinstance(message, dict):
-        raise InvalidRequest(
-            f"Invalid type for '{where}': expected an object, got {_kind(message)}.", param=where, code="invalid_type"
-        )
+    _require_object(where, message)
     role = message.get("role")
     if role not in ROLES:
         raise InvalidRequest(
@@ -157,11 +154,15 @@ def _check_message(i: int, message: Any) -> bool:
     return all(_check_part(f"{where}.content[{j}]", part) for j, part in enumerate(content))
 
 
-def _check_part(where: str, part: Any) -> bool:
-    if not isinstance(part, dict):
+def _require_object(where: str, value: Any) -> None:
+    if not isinstance(value, dict):
         raise InvalidRequest(
-            f"Invalid type for '{where}': expected an object, got {_kind(part)}.", param=where, code="invalid_type"
+            f"Invalid type for '{where}': expected an object, got {_kind(value)}.", param=where, code="invalid_type"
         )
+
+
+def _check_part(where: str, part: Any) -> bool:
+    _require_object(where, part)
     kind = part.get("type")
     if kind not in PART_TYPES:
         raise InvalidRequest(

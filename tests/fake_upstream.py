@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import threading
 import time
 from collections import deque
@@ -28,6 +27,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from gateway.bench.ports import free_port
 
 
 @dataclass
@@ -269,12 +270,6 @@ def _tool_call(body: dict) -> dict | None:
         return None
     name = tools[0].get("function", {}).get("name", "tool")
     return {"id": "call_fake", "type": "function", "function": {"name": name, "arguments": '{"city": "Paris"}'}}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class UpstreamServer:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
 from edge_runtime import EdgeEngine, EdgeModelConfig, Sampling
+from edge_runtime.batch import thread_count
 
 STORY = [{"role": "user", "content": "Tell me a short story about a lighthouse keeper."}]
 
@@ -121,3 +123,19 @@ async def test_a_prompt_that_starts_like_an_earlier_one_reuses_its_cache(engine)
     second = engine.submit([system, {"role": "user", "content": "Is the pier open?"}], Sampling(max_tokens=2))
     await collect(second)
     assert engine._scheduler.reused - before > 150  # the long system prompt was not read again
+
+
+def test_the_configured_thread_count_wins_on_every_platform(monkeypatch):
+    assert thread_count(3) == 3
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # as on macOS
+    assert thread_count(3) == 3
+
+
+def test_without_a_configured_count_the_cores_this_process_may_use_are_taken(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 5}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert thread_count(None) == 4  # the affinity mask, not every core of the machine
+    monkeypatch.delattr(os, "sched_getaffinity")  # as on macOS
+    assert thread_count(None) == 16
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert thread_count(None) == 1

@@ -15,7 +15,8 @@ import pytest
 from tests.conftest import ROOT, GatewayProcess, gateway_config
 
 KEYS = {
-    name: f"{name}-key-0123456789" for name in ("private", "cascade", "capped", "denied", "local", "reload", "limited")
+    name: f"{name}-key-0123456789"
+    for name in ("private", "cascade", "capped", "denied", "local", "reload", "limited", "dry")
 }
 
 POLICIES = {
@@ -82,6 +83,15 @@ limits: {requests_per_minute: 2, max_messages: 3, max_tokens: 5}
 rules:
   - name: edge
     route: edge
+""",
+    "dry": """
+app: dry
+defaults: {cloud: gpt-fake}
+budget: {daily_usd: 1000, on_exhausted: deny}
+limits: {requests_per_minute: 2}
+rules:
+  - name: cloud-first
+    route: cloud
 """,
     "reload": """
 app: reload
@@ -234,6 +244,29 @@ def test_per_app_caps_on_messages_and_max_tokens(policy_gateway, upstream):
     with pytest.raises(openai.BadRequestError) as caught:
         limited.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], max_tokens=50)
     assert caught.value.code == "max_tokens_too_large"
+
+
+def test_a_thousand_dry_runs_leave_the_budget_the_rate_limit_and_the_ledger_untouched(policy_gateway, upstream):
+    if time.time() % 60 > 50:  # the rate limit counts in one-minute windows: start in a fresh one
+        time.sleep(60 - time.time() % 60 + 0.1)
+    body = {"model": "auto", "max_tokens": 1000, "messages": [{"role": "user", "content": "What is 2+2?"}]}
+    headers = {"authorization": f"Bearer {KEYS['dry']}"}
+    with httpx.Client(base_url=policy_gateway.url, headers=headers, timeout=10) as http:
+        for _ in range(1000):  # each would reserve over $100 (1,000 tokens at $0.1) if a dry run admitted
+            route = http.post("/v1/route", json=body)
+            assert route.status_code == 200 and route.json()["decision"]["targets"] == ["gpt-fake"]
+        usage = http.get("/api/usage").json()
+        assert usage["totals"]["requests"] == 0
+        assert usage["budgets"] == [
+            {"app": "dry", "daily_usd": 1000, "monthly_usd": None, "left_usd": 1000, "on_exhausted": "deny"}
+        ]
+    assert upstream.requests == []
+    # The whole rate limit is still there: two requests a minute, then 429.
+    ask(policy_gateway, "dry", "Hi")
+    ask(policy_gateway, "dry", "Hi")
+    with pytest.raises(openai.RateLimitError) as caught:
+        ask(policy_gateway, "dry", "Hi")
+    assert caught.value.code == "rate_limit_exceeded"
 
 
 def test_a_rate_limit_answers_429_with_retry_after(policy_gateway, upstream):

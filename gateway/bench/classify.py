@@ -12,6 +12,8 @@ import statistics
 import time
 from pathlib import Path
 
+from gateway.percentiles import percentile
+
 DATA = Path(__file__).resolve().parents[2] / "classifiers" / "data"
 SIZES = (100, 1_000, 10_000)
 
@@ -38,11 +40,6 @@ def conversations(tokens: int, count: int, estimate) -> list[list[dict]]:
             messages.append({"role": role, "content": rng.choice(pool)})
         out.append(messages)
     return out
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def run(repeat: int = 3) -> None:

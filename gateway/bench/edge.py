@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,7 +22,8 @@ import httpx
 import numpy as np
 
 from edge_runtime.gguf import resolve_gguf
-from gateway.bench.overhead import Server, _port
+from gateway.bench.overhead import Server, edgeway_command
+from gateway.bench.ports import free_port
 from gateway.bench.wire import stream_times
 
 PROMPT = "Write a long story about a lighthouse keeper and the ships she guides."
@@ -111,9 +111,8 @@ class RawLlama:
         return len(long) / (time.perf_counter() - started)
 
 
-async def _stream(client: httpx.AsyncClient, url: str, content: str, max_tokens: int) -> tuple[float, float, int]:
-    """(time to first token, decode seconds after it, completion tokens) of one streamed request."""
-    body = {
+def _greedy_stream(content: str, max_tokens: int) -> dict[str, object]:
+    return {
         "model": "smollm2",
         "stream": True,
         "temperature": 0,
@@ -121,6 +120,11 @@ async def _stream(client: httpx.AsyncClient, url: str, content: str, max_tokens:
         "stream_options": {"include_usage": True},
         "messages": [{"role": "user", "content": content}],
     }
+
+
+async def _stream(client: httpx.AsyncClient, url: str, content: str, max_tokens: int) -> tuple[float, float, int]:
+    """(time to first token, decode seconds after it, completion tokens) of one streamed request."""
+    body = _greedy_stream(content, max_tokens)
     started = time.perf_counter()
     first = last = None
     tokens = 0
@@ -157,14 +161,7 @@ async def _gateway(url: str) -> dict:
 async def _single_decode(port: int) -> float:
     """Tokens/s after the first, read by a client lean enough not to slow the model it waits on
     (httpx parsing every chunk took 0.4 ms of CPU per token here: 4% of these two cores)."""
-    body = {
-        "model": "smollm2",
-        "stream": True,
-        "temperature": 0,
-        "max_tokens": TOKENS,
-        "stream_options": {"include_usage": True},
-        "messages": [{"role": "user", "content": PROMPT}],
-    }
+    body = _greedy_stream(PROMPT, TOKENS)
     times = await stream_times(port, "/v1/chat/completions", json.dumps(body).encode())
     tokens = times.usage["completion_tokens"] if times.usage else times.deltas
     if times.first is None or times.last is None or times.last <= times.first:
@@ -203,7 +200,7 @@ def run(repeat: int = 3) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         config = Path(tmp_name) / "edge.yaml"
         config.write_text("edge:\n  models:\n    - {name: smollm2, n_ctx: 4096, parallel: 8}\n")
-        port = _port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
         gateway = Server(
             "edgeway",
@@ -213,20 +210,7 @@ def run(repeat: int = 3) -> None:
             {"model": "smollm2", "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]},
         )
         try:
-            gateway.start(
-                [
-                    sys.executable,
-                    "-m",
-                    "gateway.cli",
-                    "serve",
-                    "--config",
-                    str(config),
-                    "--port",
-                    str(port),
-                    "--log-level",
-                    "warning",
-                ]
-            )
+            gateway.start(edgeway_command(config, port))
             raw_llama = RawLlama()
             try:
                 # This machine is shared and noisy: raw and edgeway take turns, and the medians count.

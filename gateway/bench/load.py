@@ -12,13 +12,13 @@ import asyncio
 import itertools
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.overhead import APP_KEY, Server, _port, _rss_mb, _write_configs
+from gateway.bench.overhead import APP_KEY, Server, _rss_mb, _write_configs, edgeway_command, upstream_command
+from gateway.bench.ports import free_port
 from gateway.bench.wire import _read_response
 
 KINDS: dict[str, tuple[dict[str, Any], int]] = {  # name: (body, expected status), mixed in this proportion
@@ -96,34 +96,15 @@ def run(repeat: int = 2, rate: float = 40.0) -> None:
     """`repeat` minutes at `rate` requests/s."""
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        upstream_port = _port()
+        upstream_port = free_port()
         edgeway_config, _ = _write_configs(tmp, upstream_port)
         upstream = Server("direct", upstream_port, "/v1/chat/completions", {}, {"model": "bench", "messages": []})
         edgeway = Server(
-            "edgeway", _port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, KINDS["cloud"][0]
+            "edgeway", free_port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, KINDS["cloud"][0]
         )
         try:
-            upstream.start(
-                [
-                    sys.executable,
-                    "-c",
-                    f"from gateway.bench.wire import serve_upstream; serve_upstream({upstream_port})",
-                ]
-            )
-            edgeway.start(
-                [
-                    sys.executable,
-                    "-m",
-                    "gateway.cli",
-                    "serve",
-                    "--config",
-                    str(edgeway_config),
-                    "--port",
-                    str(edgeway.port),
-                    "--log-level",
-                    "warning",
-                ]
-            )
+            upstream.start(upstream_command(upstream_port))
+            edgeway.start(edgeway_command(edgeway_config, edgeway.port))
             samples: list[tuple[float, float]] = []
             assert edgeway.process is not None  # started above
             results = asyncio.run(_drive(edgeway.port, rate, repeat * 60, edgeway.process.pid, samples))

@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,7 +22,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.bench.ports import free_port
 from gateway.bench.wire import LoadResult, load
+from gateway.percentiles import percentile
 
 APP_KEY = "bench-app-key-7c1e9a"
 LITELLM_KEY = "sk-edgeway-bench-9f3c2a7d41b8e6"
@@ -36,12 +37,6 @@ BODY = {
     "max_tokens": 32,
 }
 LEVELS = ((1, 200), (16, 600), (64, 800))
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rss_mb(pid: int) -> float:
@@ -112,9 +107,28 @@ class Server:
         return asyncio.run(load(self.port, self.path, body, self.headers, requests, concurrency))
 
 
+def upstream_command(port: int) -> list[str]:
+    """The fixed-answer upstream every overhead figure is measured against."""
+    return [sys.executable, "-c", f"from gateway.bench.wire import serve_upstream; serve_upstream({port})"]
+
+
+def edgeway_command(config: Path, port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "gateway.cli",
+        "serve",
+        "--config",
+        str(config),
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+    ]
+
+
 def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3
+    return percentile(values, q) * 1e3
 
 
 def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
@@ -206,40 +220,21 @@ def _top_frames(raw: Path, count: int = 12) -> list[tuple[str, float]]:
 def run(repeat: int = 1) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        upstream_port = _port()
+        upstream_port = free_port()
         edgeway_config, litellm_config = _write_configs(tmp, upstream_port)
         upstream = Server("direct", upstream_port, "/v1/chat/completions", {}, {**BODY, "model": "bench"})
-        edgeway = Server("edgeway", _port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, BODY)
+        edgeway = Server("edgeway", free_port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, BODY)
         litellm = Server(
             "LiteLLM proxy",
-            _port(),
+            free_port(),
             "/v1/chat/completions",
             {"authorization": f"Bearer {LITELLM_KEY}"},
             {**BODY, "model": "bench"},
         )
         servers = [upstream, edgeway, litellm]
         try:
-            upstream.start(
-                [
-                    sys.executable,
-                    "-c",
-                    f"from gateway.bench.wire import serve_upstream; serve_upstream({upstream_port})",
-                ]
-            )
-            edgeway.start(
-                [
-                    sys.executable,
-                    "-m",
-                    "gateway.cli",
-                    "serve",
-                    "--config",
-                    str(edgeway_config),
-                    "--port",
-                    str(edgeway.port),
-                    "--log-level",
-                    "warning",
-                ]
-            )
+            upstream.start(upstream_command(upstream_port))
+            edgeway.start(edgeway_command(edgeway_config, edgeway.port))
             litellm_cli = shutil.which("litellm")
             if litellm_cli:
                 litellm.start(

@@ -7,7 +7,6 @@ LiteLLM is needed), next to the cost of `import litellm` alone, which must not b
 from __future__ import annotations
 
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -17,17 +16,13 @@ from pathlib import Path
 
 import httpx
 
+from gateway.bench.ports import free_port
+
 BODY = {"model": "auto", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def time_to_first_answer(config: Path | None) -> float:
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port), "--log-level", "warning"]
     if config is not None:
         command += ["--config", str(config)]

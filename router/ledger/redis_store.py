@@ -65,6 +65,11 @@ class Charge:
 Pending = Charge | threading.Event  # an event is set once everything queued before it is written
 
 
+def _cap(limit: float | None) -> float:
+    """A cap as the Lua scripts take it: -1 for none."""
+    return -1 if limit is None else limit
+
+
 def _keys(app: str, now: float) -> tuple[str, str]:
     day, month = periods(now)
     return f"edgeway:spend:{app}:{day}", f"edgeway:spend:{app}:{month}"
@@ -91,11 +96,7 @@ class RedisStore:
         try:
             allowed, day, month = self._admit(
                 keys=list(_keys(app, now)),
-                args=[
-                    -1 if caps.daily_usd is None else caps.daily_usd,
-                    -1 if caps.monthly_usd is None else caps.monthly_usd,
-                    estimate,
-                ],
+                args=[_cap(caps.daily_usd), _cap(caps.monthly_usd), estimate],
             )
         except redis.RedisError as exc:
             self._degraded(exc)
@@ -108,11 +109,7 @@ class RedisStore:
         try:
             allowed = self._take(
                 keys=[f"edgeway:rate:{app}:{int(now // 60)}"],
-                args=[
-                    -1 if limits.requests_per_minute is None else limits.requests_per_minute,
-                    -1 if limits.tokens_per_minute is None else limits.tokens_per_minute,
-                    tokens,
-                ],
+                args=[_cap(limits.requests_per_minute), _cap(limits.tokens_per_minute), tokens],
             )
         except redis.RedisError as exc:
             self._degraded(exc)
@@ -187,12 +184,7 @@ class RedisStore:
         self._backlog.put(done)
         return done.wait(timeout)
 
-    def rows(
-        self,
-        app: str | None = None,
-        since: float | None = None,
-        until: float | None = None,
-    ) -> list[UsageRow]:
+    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None) -> list[UsageRow]:
         self.flush(timeout=2)
         try:
             raw = self._redis.zrangebyscore(

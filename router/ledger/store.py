@@ -32,10 +32,7 @@ class Store(Protocol):
         """Count a request against the app's rate limits; None, or the seconds to wait."""
 
     def rows(
-        self,
-        app: str | None = None,
-        since: float | None = None,
-        until: float | None = None,
+        self, app: str | None = None, since: float | None = None, until: float | None = None
     ) -> list[UsageRow]: ...
 
     def left(self, app: str, caps: Caps, now: float | None = None) -> float | None:
@@ -93,12 +90,7 @@ class MemoryStore(LocalCounters):
             self._rows.append(_VALUES(row))
         self.budgets.charge(row.app, row.cost_usd - reserved, row.ts)
 
-    def rows(
-        self,
-        app: str | None = None,
-        since: float | None = None,
-        until: float | None = None,
-    ) -> list[UsageRow]:
+    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None) -> list[UsageRow]:
         with self._lock:
             snapshot = list(self._rows)
         return [
@@ -189,12 +181,7 @@ class SqliteStore(LocalCounters):
         self._queue.put(done)
         return done.wait(timeout)
 
-    def rows(
-        self,
-        app: str | None = None,
-        since: float | None = None,
-        until: float | None = None,
-    ) -> list[UsageRow]:
+    def rows(self, app: str | None = None, since: float | None = None, until: float | None = None) -> list[UsageRow]:
         self.flush()
         clauses, args = [], []
         for clause, value in (("app = ?", app), ("ts >= ?", since), ("ts < ?", until)):

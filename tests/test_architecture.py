@@ -1,0 +1,52 @@
+"""Dependencies point one way, as docs/architecture.md draws them: this fails on an import between
+edgeway's packages that the picture does not have."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("gateway", "router", "policies", "classifiers", "edge_runtime")
+ALLOWED = {
+    "gateway": {"router", "policies", "classifiers", "edge_runtime"},
+    "router": {"policies", "classifiers", "edge_runtime"},
+    "policies": {"classifiers"},
+    "classifiers": {"edge_runtime"},
+    "edge_runtime": set(),
+}
+# Where an allowed edge may be used, when only some modules of a package may use it.
+ONLY_IN = {("classifiers", "edge_runtime"): {"classifiers.train", "classifiers.evaluate"}}
+
+
+def imports() -> list[tuple[str, str, str]]:
+    """(importing module, its package, imported package) for every import between packages."""
+    found = []
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    names = [node.module]
+                elif isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                else:
+                    continue
+                found += [(module, package, n.split(".")[0]) for n in names if n.split(".")[0] in PACKAGES]
+    return found
+
+
+def test_every_import_between_packages_is_an_edge_of_the_picture():
+    wrong = [
+        f"{module} imports {target}"
+        for module, package, target in imports()
+        if target != package
+        and (target not in ALLOWED[package] or module not in ONLY_IN.get((package, target), {module}))
+    ]
+    assert wrong == []
+
+
+def test_every_edge_of_the_picture_is_in_the_code():
+    present = {(package, target) for _, package, target in imports() if target != package}
+    drawn = {(package, target) for package, targets in ALLOWED.items() for target in targets}
+    assert drawn == present
