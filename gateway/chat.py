@@ -6,6 +6,7 @@ or broken off: the row is written when the answer (or the stream) ends.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -19,11 +20,13 @@ from classifiers.signals import Signals, message_texts
 from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
 from router.answer import ChunkStream, Usage
+from router.cloud.validate import delivered_text, delta_text
 from router.errors import EdgewayError
 from router.ledger import UsageRow
 from router.request import ChatRequest, parse_chat_request
 from router.routing import Routed
 
+log = logging.getLogger("edgeway")
 METADATA_PREFIX = "x-edgeway-"
 CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answer ended
 PROMPT_CHARS = 500  # of an opted-in app's prompt, kept in its ledger row
@@ -69,10 +72,14 @@ class Visit:
         self.started = time.perf_counter()
         self.row = UsageRow(request_id=request.state.request_id, app=app.name, stream=stream)
         self.reserved = 0.0
+        self.signals: Signals | None = None
+        self.delivered: list[str] = []  # what a stream gave the client, for usage a provider did not count
+        self._estimate: Usage | None = None
 
-    def routed(self, routed: Routed, chat: ChatRequest) -> None:
+    def routed(self, routed: Routed[Any], chat: ChatRequest) -> None:
         self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
         self.reserved = routed.decision.reserved_usd
+        self.signals = routed.signals
         if self.app.log_prompts:
             self.row.prompt = _prompt_for_ledger(chat, routed.signals)
 
@@ -80,11 +87,22 @@ class Visit:
         if self.row.ttft_ms is None:
             self.row.ttft_ms = (time.perf_counter() - self.started) * 1e3
 
+    def settled(self, usage: Usage, delivered: str | None = None) -> Usage:
+        """The usage to charge and report: the model's count, or one made once from what was
+        delivered (`delivered`, else the stream's pieces) when the model gave none that holds."""
+        if usage.measured or self.signals is None:
+            return usage
+        if self._estimate is None:
+            text = "".join(self.delivered) if delivered is None else delivered
+            self._estimate = self.gateway.router.estimated_usage(self.signals, text)
+        return self._estimate
+
     def end(self, usage: Usage | None = None, status: int = 200, error: str | None = None) -> None:
         row, router = self.row, self.gateway.router
         seconds = time.perf_counter() - self.started
         row.latency_ms, row.status, row.error = seconds * 1e3, status, error
         if usage is not None:
+            usage = self.settled(usage)
             row.prompt_tokens, row.completion_tokens = usage.prompt_tokens, usage.completion_tokens
             busy = seconds if row.route == "edge" else 0.0
             row.cost_usd = router.cost(row.model, usage, busy)
@@ -120,8 +138,12 @@ async def completions(request: Request) -> Response | EventStream:
             routed = await unless_client_leaves(request.receive, router.complete(chat, app.caller()))
             visit.routed(routed, chat)
             visit.first_token()
-            visit.end(routed.result.usage)
-            return JSON(routed.result.body, headers=_headers(request, routed))
+            answer = routed.result
+            if not answer.usage.measured:
+                answer.usage = visit.settled(answer.usage, delivered_text(answer.body))
+                answer.body["usage"] = answer.usage.as_openai()
+            visit.end(answer.usage)
+            return JSON(answer.body, headers=_headers(request, routed))
         streamed = await router.stream(chat, app.caller())
     except EdgewayError as exc:
         visit.end(status=exc.status, error=exc.code)
@@ -129,6 +151,9 @@ async def completions(request: Request) -> Response | EventStream:
     except ClientGone:
         visit.end(status=CLIENT_CLOSED, error="client_closed")
         return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the row is what counts
+    except Exception:
+        visit.end(status=500, error="internal_error")  # the row is kept; the app renders the 500
+        raise
     visit.routed(streamed, chat)
     events = _events(streamed, chat, visit)
     return EventStream(
@@ -151,8 +176,10 @@ async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) 
     try:
         async for chunk in stream:
             last = chunk
-            if chunk["choices"] and chunk["choices"][0].get("delta", {}).get("content"):
+            text = delta_text(chunk)
+            if text:
                 visit.first_token()
+                visit.delivered.append(text)
             yield sse(chunk)
     except EdgewayError as exc:
         # After the first byte there is no failing over: end the stream with an error event,
@@ -160,11 +187,18 @@ async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) 
         visit.end(stream.usage, status=exc.status, error=exc.code)
         yield sse(exc.body())
         return
+    except Exception:
+        log.exception("stream of request %s broke", visit.row.request_id)
+        failure = EdgewayError(f"Internal error in edgeway (request {visit.row.request_id}); see the gateway log.")
+        visit.end(stream.usage, status=failure.status, error="internal_error")
+        yield sse(failure.body())
+        return
+    usage = visit.settled(stream.usage)
     if chat.include_usage:
         base = {k: last[k] for k in ("id", "object", "created", "model") if last and k in last}
         base.setdefault("created", int(time.time()))
-        yield sse({**base, "object": "chat.completion.chunk", "choices": [], "usage": stream.usage.as_openai()})
-    visit.end(stream.usage)
+        yield sse({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage.as_openai()})
+    visit.end(usage)
     yield SSE_DONE
 
 

@@ -15,6 +15,9 @@ from typing import Any, Protocol
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # False when the provider's counts were missing or invalid: the ledger then counts the tokens
+    # from what was delivered (router.Router.settled_usage).
+    measured: bool = True
 
     def as_openai(self) -> dict[str, int]:
         return {

@@ -84,6 +84,11 @@ class Breaker:
             self.opened_at = self._clock()
         self._probing = False
 
+    def abandoned(self) -> None:
+        """A call that ended without an answer either way (its client left, its task was
+        cancelled): a probe gives its slot back, so the next request probes instead."""
+        self._probing = False
+
     def as_dict(self) -> dict[str, Any]:
         return {"state": self.state, "consecutive_failures": self.failures}
 
@@ -108,6 +113,12 @@ async def guarded(breaker: Breaker, retry: RetryPolicy, call: Callable[[], Await
                 raise
             await asyncio.sleep(retry.delay(attempt))
             continue
+        except Exception:
+            breaker.failed()  # an error nobody expected is a failure of the provider's path too
+            raise
+        except BaseException:
+            breaker.abandoned()  # cancelled: no verdict on the provider
+            raise
         breaker.succeeded()
         return result
     raise AssertionError("unreachable")

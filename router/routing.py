@@ -291,6 +291,11 @@ class Router:
                     raise
         raise AssertionError("a decision always has targets")  # decide() refuses an empty one
 
+    def estimated_usage(self, signals: Signals, delivered: str) -> Usage:
+        """Usage for an answer whose provider did not count it (or counted nonsense): the prompt's
+        estimate, and the tokens of what the client was given."""
+        return Usage(signals.prompt_tokens, self.scorer.tokens.estimate(delivered), measured=False)
+
     def cost(self, model: str, usage: Usage, seconds: float = 0.0) -> float:
         """What this usage of `model` cost, in USD (the ledger's one source of prices)."""
         return self.prices.get(model, FREE).cost(usage.prompt_tokens, usage.completion_tokens, seconds)

@@ -40,6 +40,11 @@ class Fault:
     stall_s: float = 0.0  # wait this long before the first byte
     drop_after_chunks: int | None = None  # stream this many chunks, then break the connection
     stall_after_chunks: int | None = None  # stream this many chunks, then hang for stall_s
+    # Garbage, as a broken provider sends it:
+    body: bytes | None = None  # answer 200 with exactly these bytes, whole or to a stream request
+    content_type: str = "application/json"  # of `body`
+    usage: Any = "as counted"  # anything else replaces the usage object, whole and streamed
+    event_after_chunks: tuple[int, bytes] | None = None  # in a stream: after N chunks, `data: <bytes>`
 
 
 @dataclass
@@ -124,14 +129,18 @@ class FakeUpstream:
                 {"error": {"message": fault.message, "type": "server_error", "param": None, "code": None}},
                 status_code=fault.status,
             )
+        if fault and fault.body is not None:
+            return Response(fault.body, media_type=fault.content_type)
         words = self._words(body)
         model = body.get("model", "fake-model")
         prompt_tokens = _count_prompt(body)
-        usage = {
+        usage: Any = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": len(words),
             "total_tokens": prompt_tokens + len(words),
         }
+        if fault and fault.usage != "as counted":
+            usage = fault.usage
         tool_call = _tool_call(body)
         finish = (
             "tool_calls"
@@ -169,7 +178,9 @@ class FakeUpstream:
                 }
             )
             deltas = [{"tool_calls": [{"index": 0, **tool_call}]}] if tool_call else [{"content": w} for w in words]
-            async for _, delta in self._paced(deltas, fault):
+            async for i, delta in self._paced(deltas, fault):
+                if fault and fault.event_after_chunks is not None and i == fault.event_after_chunks[0]:
+                    yield b"data: " + fault.event_after_chunks[1] + b"\n\n"
                 yield _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
             yield _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
             if include_usage:

@@ -14,7 +14,8 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
-from router.answer import Answer, Usage
+from router.answer import Answer
+from router.cloud import validate
 from router.cloud.base import CloudModel
 from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
 from router.request import ChatRequest
@@ -70,9 +71,8 @@ class LiteLLMModel(CloudModel):
             response = await litellm.acompletion(**self._arguments(request, False))
         except Exception as exc:  # LiteLLM raises its own hierarchy; all of it maps to one of ours
             raise self._error(litellm, exc) from None
-        body = response.model_dump(exclude_none=False)
-        usage = body.get("usage") or {}
-        return Answer(body, Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0))
+        body, usage = validate.chat_completion(response.model_dump(exclude_none=False), self.name)
+        return Answer(body, usage)
 
     async def stream(self, request: ChatRequest) -> LiteLLMStream:
         litellm = await asyncio.to_thread(load_litellm)
@@ -102,15 +102,15 @@ class LiteLLMStream:
         self._litellm = litellm
         self._first = first
         self._iterator = iterator
-        self.usage = Usage()
+        self.usage = validate.unmeasured()  # until the provider's usage arrives
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         chunk = self._first
         while True:
-            body = chunk.model_dump(exclude_none=True)
+            body = validate.chunk(chunk.model_dump(exclude_none=True), self._model.name)
             usage = body.pop("usage", None)
             if usage:
-                self.usage = Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+                self.usage = validate.usage_of(usage) or validate.unmeasured()
             if body.get("choices"):
                 yield body
             try:

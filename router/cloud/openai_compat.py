@@ -12,7 +12,8 @@ from typing import Any
 
 import orjson
 
-from router.answer import Answer, Usage
+from router.answer import Answer
+from router.cloud import validate
 from router.cloud.base import CloudModel
 from router.cloud.config import CloudModelConfig
 from router.cloud.http1 import Client, HTTPError, Response, Timeouts
@@ -86,11 +87,11 @@ class OpenAICompatible(CloudModel):
         if response.status >= 400:
             raise self._status_error(response.status, content)
         try:
-            body = orjson.loads(content)
+            parsed = orjson.loads(content)
         except orjson.JSONDecodeError:
             raise UpstreamError(f"{self.name}: the provider answered with a body that is not JSON") from None
-        usage = body.get("usage") or {}
-        return Answer(body, Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)))
+        body, usage = validate.chat_completion(parsed, self.name)
+        return Answer(body, usage)
 
     async def stream(self, request: ChatRequest) -> SSEStream:
         response = await self._send(self._body(request, True), self._stream_timeouts)
@@ -100,6 +101,13 @@ class OpenAICompatible(CloudModel):
             except (HTTPError, TimeoutError) as exc:
                 raise self._transport_error(exc) from None
             raise self._status_error(response.status, content)
+        kind = response.headers.get(b"content-type", b"").decode("latin-1")
+        if not kind.startswith("text/event-stream"):
+            response.release()
+            raise UpstreamError(
+                f"{self.name}: the provider answered a stream request with {kind or 'no content type'}, "
+                f"not text/event-stream"
+            )
         return SSEStream(self, response)
 
     def _transport_error(self, exc: BaseException) -> UpstreamError:
@@ -124,9 +132,11 @@ class SSEStream:
     def __init__(self, model: OpenAICompatible, response: Response) -> None:
         self._model = model
         self._response = response
-        self.usage = Usage()
+        self.usage = validate.unmeasured()  # until the provider's usage chunk arrives
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        name = self._model.name
+        finished = False
         try:
             async for line in self._response.lines():
                 if not line.startswith(b"data:"):
@@ -137,17 +147,14 @@ class SSEStream:
                     # back to the pool instead of being closed half-read.
                     await self._response.finish()
                     return
-                chunk = orjson.loads(data)
-                if "error" in chunk:
-                    raise UpstreamError(
-                        f"{self._model.name}: the provider ended the stream with an error: {_error_message(data)}"
-                    )
-                if chunk.get("usage"):
-                    self.usage = Usage(
-                        chunk["usage"].get("prompt_tokens", 0), chunk["usage"].get("completion_tokens", 0)
-                    )
+                chunk = validate.chunk(orjson.loads(data), name)
+                if "usage" in chunk and chunk["usage"] is not None:
+                    self.usage = validate.usage_of(chunk["usage"]) or validate.unmeasured()
                 if chunk.get("choices"):
+                    finished = finished or any(c.get("finish_reason") for c in chunk["choices"])
                     yield chunk
+            if not finished:
+                raise UpstreamError(f"{name}: the provider's stream ended before the answer did")
         except (HTTPError, TimeoutError) as exc:
             raise self._model._transport_error(exc) from None
         except orjson.JSONDecodeError:
