@@ -21,7 +21,7 @@ from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
 from router.answer import ChunkStream, Usage
 from router.cloud.validate import delivered_text, delta_text
-from router.errors import EdgewayError
+from router.errors import EdgewayError, InvalidRequest
 from router.ledger import UsageRow
 from router.request import ChatRequest, parse_chat_request
 from router.routing import Routed
@@ -35,9 +35,16 @@ PROMPT_CHARS = 500  # of an opted-in app's prompt, kept in its ledger row
 async def _parse(request: Request, app: App) -> ChatRequest:
     gateway = request.app.state.gateway
     server = gateway.config.server
-    body = await read_json(request, server.max_body_bytes, server.body_timeout_s)
+    body = await read_json(request, server.max_body_bytes, server.body_timeout_s, server.max_json_depth)
     metadata = {k[len(METADATA_PREFIX) :]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
     chat = parse_chat_request(body, metadata)
+    if len(chat.messages) > server.max_messages:
+        raise InvalidRequest(
+            f"This gateway accepts at most {server.max_messages} messages in a request; this one has "
+            f"{len(chat.messages)}.",
+            param="messages",
+            code="too_many_messages",
+        )
     chat.app = app.name
     return chat
 

@@ -158,6 +158,8 @@ def _serve(args: argparse.Namespace) -> int:
     except MemoryError as exc:
         print(f"edgeway: refusing to start: {exc}", file=sys.stderr)
         return 2
+    from gateway.protocol import GatewayProtocol
+
     app = create_app(_gateway(config), started=STARTED)
     server = uvicorn.Server(
         uvicorn.Config(
@@ -165,7 +167,7 @@ def _serve(args: argparse.Namespace) -> int:
             host=config.server.host,
             port=config.server.port,
             loop="uvloop",
-            http="httptools",
+            http=GatewayProtocol.configured(config.server.header_timeout_s, config.server.max_connections),
             log_level=args.log_level,
             access_log=False,
             timeout_graceful_shutdown=config.server.shutdown_grace_s,

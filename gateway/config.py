@@ -31,6 +31,12 @@ class ServerConfig(Strict):
     body_timeout_s: float = Field(30.0, gt=0)  # a client must send its whole body within this
     write_timeout_s: float = Field(60.0, gt=0)  # a client that stops reading a stream is dropped after this
     shutdown_grace_s: float = Field(30.0, ge=0)  # on SIGTERM, in-flight requests get this long to finish
+    max_json_depth: int = Field(64, ge=8, le=250)  # nesting of objects and arrays in a body
+    max_messages: int = Field(1024, ge=1)  # per request, for every app (a policy's limits may say fewer)
+    header_timeout_s: float = Field(
+        10.0, gt=0
+    )  # a request's headers must arrive within this (also idle new connections)
+    max_connections: int = Field(2048, ge=1)  # open at once; more are answered 503 and closed
 
 
 class EdgeConfig(Strict):

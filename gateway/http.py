@@ -30,7 +30,28 @@ def error_response(exc: EdgewayError, headers: dict[str, str] | None = None) -> 
     return JSON(exc.body(), status_code=exc.status, headers={**exc.headers(), **(headers or {})})
 
 
-async def read_json(request: Request, limit: int, timeout_s: float = 30.0) -> Any:
+def too_deep(value: Any, limit: int) -> str | None:
+    """The path where `value` nests deeper than `limit` objects and arrays, or None.
+
+    Bounded here, at the door: deeper bodies cost recursion in every layer that reads or
+    re-encodes them (orjson itself refuses to encode past 254 levels)."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > limit:
+            return path or "(body)"
+        if isinstance(node, dict):
+            stack += [
+                (v, depth + 1, f"{path}.{k}" if path else str(k))
+                for k, v in node.items()
+                if isinstance(v, (dict, list))
+            ]
+        elif isinstance(node, list):
+            stack += [(v, depth + 1, f"{path}[{i}]") for i, v in enumerate(node) if isinstance(v, (dict, list))]
+    return None
+
+
+async def read_json(request: Request, limit: int, timeout_s: float = 30.0, max_depth: int = 64) -> Any:
     """The request body as JSON, refusing more than `limit` bytes before reading them all, and a
     body that takes longer than `timeout_s` to arrive (a slow-loris client holds nothing for long)."""
     declared = request.headers.get("content-length")
@@ -50,9 +71,23 @@ async def read_json(request: Request, limit: int, timeout_s: float = 30.0) -> An
     if not body:
         raise InvalidRequest("The request body is empty; send a JSON object.")
     try:
-        return orjson.loads(body)
+        parsed = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc) or "recursion" in str(exc).lower():  # orjson stops at 1,024
+            raise InvalidRequest(
+                f"The request body nests deeper than {max_depth} levels.", param="(body)", code="too_deep"
+            ) from None
         raise InvalidRequest(f"The request body is not valid JSON ({exc}).", code="invalid_json") from None
+    # Only a body with more brackets than the limit can nest past it: most are never walked.
+    if body.count(b"{") + body.count(b"[") > max_depth:
+        where = too_deep(parsed, max_depth)
+        if where is not None:
+            raise InvalidRequest(
+                f"The request body nests deeper than {max_depth} levels (at {where[:200]}).",
+                param=where[:200],
+                code="too_deep",
+            )
+    return parsed
 
 
 class EventStream:

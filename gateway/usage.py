@@ -10,6 +10,7 @@ import asyncio
 import csv
 import hmac
 import io
+import math
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,9 +47,13 @@ def _time(value: str | None, name: str) -> float | None:
     if not value:
         return None
     try:
-        return float(value)
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(seconds) or not 0 <= seconds < 1e11:
+            raise InvalidRequest(f"'{name}' must be a finite time after 1970; got {value!r}.", param=name)
+        return seconds
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
@@ -114,6 +119,15 @@ async def api_usage(request: Request) -> Response:
     group_by = params.get("group_by", "day")
     if group_by not in GROUPS:
         raise InvalidRequest(f"'group_by' must be one of {list(GROUPS)}; got {group_by!r}.", param="group_by")
+    if params.get("format") not in (None, "json", "csv"):
+        raise InvalidRequest(f"'format' must be json or csv; got {params.get('format')!r}.", param="format")
+    if since is not None and until is not None and since > until:
+        raise InvalidRequest("'from' is after 'to'.", param="from")
+    unknown = sorted(set(params) - {"app", "from", "to", "group_by", "format", "key"})
+    if unknown:
+        raise InvalidRequest(
+            f"Unknown parameter {unknown[0]!r}; expected app, from, to, group_by or format.", param=unknown[0]
+        )
     rows = await _rows(request, app, since, until)
     if params.get("format") == "csv":
         return _csv(rows)

@@ -7,14 +7,10 @@ price per hour for the time it was busy with the request (0 by default).
 
 from __future__ import annotations
 
-import importlib.util
-import json
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
-from typing import Any
 
 from router.cloud.config import CloudModelConfig
+from router.cloud.price_map import map_entry
 
 
 @dataclass(frozen=True)
@@ -32,15 +28,6 @@ class Price:
 FREE = Price(0.0, 0.0)
 
 
-@lru_cache(maxsize=1)
-def litellm_price_map() -> dict[str, dict[str, Any]]:
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or not spec.submodule_search_locations:
-        return {}
-    path = Path(spec.submodule_search_locations[0]) / "model_prices_and_context_window_backup.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
 def edge_price_of(usd_per_1m_tokens: float, usd_per_hour: float) -> Price:
     """A local model: per token (input and output alike), and/or hardware by the hour of busy time."""
     return Price(usd_per_1m_tokens / 1e6, usd_per_1m_tokens / 1e6, usd_per_hour / 3600)
@@ -49,6 +36,5 @@ def edge_price_of(usd_per_1m_tokens: float, usd_per_hour: float) -> Price:
 def price_of(config: CloudModelConfig) -> Price:
     if config.price is not None:
         return Price(config.price.input_per_1m / 1e6, config.price.output_per_1m / 1e6)
-    table = litellm_price_map()
-    entry = table.get(config.provider_model) or table.get(config.provider_model_id) or {}
+    entry = map_entry(config)
     return Price(float(entry.get("input_cost_per_token") or 0.0), float(entry.get("output_cost_per_token") or 0.0))

@@ -35,6 +35,7 @@ from router.tier import Tier, TierKind
 
 log = logging.getLogger("edgeway.router")
 ESTIMATED_ANSWER_TOKENS = 1024  # reserved for a request that names no max_tokens
+LARGEST_WINDOW = 2_000_000  # what a model whose context window nobody told us may hold, at most
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,21 @@ class Router:
                 f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
                 retry_after=5,
             )
+        self._check_max_tokens(signals, decision)
         return signals, decision
+
+    def _check_max_tokens(self, signals: Signals, decision: Decision) -> None:
+        """A max_tokens no target can produce is refused before anything is reserved for it."""
+        if signals.max_tokens is None:
+            return
+        largest = max(self.models[t].context_window or LARGEST_WINDOW for t in decision.targets)
+        if signals.max_tokens > largest:
+            raise InvalidRequest(
+                f"max_tokens {signals.max_tokens} is more than any model this request may use can hold "
+                f"(the largest context window among {list(decision.targets)} is {largest} tokens).",
+                param="max_tokens",
+                code="max_tokens_too_large",
+            )
 
     def _within_latency_budget(self, decision: Decision, signals: Signals, live: LiveState) -> Decision:
         """With an x-edgeway-latency-budget-ms the edge queue would miss, try the cloud first, if

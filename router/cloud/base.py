@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from router.cloud.config import CloudModelConfig
+from router.cloud.price_map import known_context_window
 from router.tier import IDLE, Capacity, Resilience, TierKind
 
 
 class CloudModel:
     tier: TierKind = "cloud"
-    context_window: int | None = None  # the provider enforces its own and answers 400 past it
 
     def __init__(self, config: CloudModelConfig) -> None:
         self.name = config.name
         self.config = config
+        self.context_window = known_context_window(config)  # None: only the provider knows
         self.resilience: Resilience | None = Resilience(
             config.retries, config.circuit_failures, config.circuit_cooldown_s
         )

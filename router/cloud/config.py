@@ -22,6 +22,7 @@ class CloudModelConfig(BaseModel):
     api_key: SecretStr | None = None
     api_base: str | None = None
     price: PriceConfig | None = None
+    context_window: int | None = Field(None, ge=1)  # prompt + answer tokens; else LiteLLM's map says
     timeout_s: float = Field(60.0, gt=0)  # the whole non-streamed answer
     connect_timeout_s: float = Field(5.0, gt=0)
     read_timeout_s: float = Field(30.0, gt=0)  # the longest silence: before the first byte, between chunks
