@@ -266,15 +266,31 @@ class EdgeEngine:
         if self._formatter is None or self._llama is None:
             raise EdgeError(f"edge model {self.name!r} is not loaded")
         formatted = self._formatter(messages=messages)  # type: ignore[arg-type]  # plain role/content dicts
-        return self._llama.tokenize(
-            formatted.prompt.encode("utf-8", "replace"), add_bos=not formatted.added_special, special=True
-        )
+        return self._tokenize(formatted.prompt.encode("utf-8", "replace"), add_bos=not formatted.added_special)
+
+    def _tokenize(self, text: bytes, add_bos: bool) -> list[int]:
+        """llama.cpp's tokenizer into a buffer the size of the context: a prompt that cannot fit
+        is known from the count llama.cpp returns, without building a list of all its tokens
+        (a megabyte prompt's list took 100 ms of the GIL)."""
+        import llama_cpp
+
+        assert self._llama is not None
+        room = self.n_ctx + 1
+        tokens = (llama_cpp.llama_token * room)()
+        count = llama_cpp.llama_tokenize(self._llama._model.vocab, text, len(text), tokens, room, add_bos, True)
+        if count < 0:
+            raise PromptTooLong(-count, self.n_ctx, self.name)
+        return tokens[:count]
 
     def submit(self, messages: list[dict[str, str]], sampling: Sampling, owner: str = "") -> Generation:
         """Queue a generation; raises PromptTooLong when it cannot fit the context."""
+        return self.submit_tokens(self.tokenize_chat(messages), sampling, owner)
+
+    def submit_tokens(self, prompt: list[int], sampling: Sampling, owner: str = "") -> Generation:
+        """Queue a generation of a prompt tokenized already (by `tokenize_chat`, perhaps on another
+        thread); raises PromptTooLong when it cannot fit the context."""
         if not self.loaded:
             raise EdgeError(f"edge model {self.name!r} is not loaded")
-        prompt = self.tokenize_chat(messages)
         room = self.n_ctx - len(prompt)
         max_tokens = sampling.max_tokens or min(DEFAULT_MAX_TOKENS, room)
         if room < 1 or max_tokens > room:

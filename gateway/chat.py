@@ -35,7 +35,7 @@ PROMPT_CHARS = 500  # of an opted-in app's prompt, kept in its ledger row
 async def _parse(request: Request, app: App) -> ChatRequest:
     gateway = request.app.state.gateway
     server = gateway.config.server
-    body = await read_json(request, server.max_body_bytes, server.body_timeout_s, server.max_json_depth)
+    body, size = await read_json(request, server.max_body_bytes, server.body_timeout_s, server.max_json_depth)
     metadata = {k[len(METADATA_PREFIX) :]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
     chat = parse_chat_request(body, metadata)
     if len(chat.messages) > server.max_messages:
@@ -45,7 +45,7 @@ async def _parse(request: Request, app: App) -> ChatRequest:
             param="messages",
             code="too_many_messages",
         )
-    chat.app = app.name
+    chat.app, chat.body_bytes = app.name, size
     return chat
 
 
@@ -213,7 +213,7 @@ async def route(request: Request) -> Response:
     """The decision for this body, with the signals it was made on; no model is called."""
     app = _identify(request)
     chat = await _parse(request, app)
-    signals, decision = request.app.state.gateway.router.decide(chat, app.caller())
+    signals, decision = await request.app.state.gateway.router.decide_async(chat, app.caller())
     return JSON(
         {"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()},
         headers={"x-edgeway-request-id": request.state.request_id},

@@ -51,8 +51,8 @@ def too_deep(value: Any, limit: int) -> str | None:
     return None
 
 
-async def read_json(request: Request, limit: int, timeout_s: float = 30.0, max_depth: int = 64) -> Any:
-    """The request body as JSON, refusing more than `limit` bytes before reading them all, and a
+async def read_json(request: Request, limit: int, timeout_s: float = 30.0, max_depth: int = 64) -> tuple[Any, int]:
+    """The request body as JSON, and its size in bytes; refusing more than `limit` bytes before reading them all, and a
     body that takes longer than `timeout_s` to arrive (a slow-loris client holds nothing for long)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -87,7 +87,7 @@ async def read_json(request: Request, limit: int, timeout_s: float = 30.0, max_d
                 param=where[:200],
                 code="too_deep",
             )
-    return parsed
+    return parsed, len(body)
 
 
 class EventStream:

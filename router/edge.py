@@ -10,8 +10,11 @@ from typing import Any
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
 from router.answer import Answer, Usage
 from router.errors import InvalidRequest, NoCapacity
+from router.offload import off_loop
 from router.request import ChatRequest
 from router.tier import Capacity, Resilience, TierKind
+
+INLINE_BYTES = 16 * 1024  # bodies up to this are tokenized on the event loop (about 0.1 ms of work)
 
 
 class EdgeModel:
@@ -26,7 +29,15 @@ class EdgeModel:
     def capacity(self) -> Capacity:
         return Capacity(self.engine.wait_ms(), self.engine.outstanding_tokens)
 
-    def _start(self, request: ChatRequest, confidence: bool = False) -> Generation:
+    async def _prompt(self, request: ChatRequest) -> list[int]:
+        """The prompt's tokens. A large one is templated and tokenized on a worker thread: seconds
+        of it on the event loop would stall every other request (and /healthz) meanwhile."""
+        messages = request.plain_messages()
+        if request.body_bytes <= INLINE_BYTES:
+            return self.engine.tokenize_chat(messages)
+        return await off_loop(lambda: self.engine.tokenize_chat(messages))
+
+    async def _start(self, request: ChatRequest, confidence: bool = False) -> Generation:
         if not request.text_only:
             raise InvalidRequest(
                 f"The edge model {self.name!r} reads text only; this request has image, audio or file parts.",
@@ -42,7 +53,7 @@ class EdgeModel:
             confidence=confidence,
         )
         try:
-            return self.engine.submit(request.plain_messages(), sampling, owner=request.app)
+            return self.engine.submit_tokens(await self._prompt(request), sampling, owner=request.app)
         except PromptTooLong as exc:
             raise InvalidRequest(
                 f"This request is too long for the edge model: {exc}.", param="messages", code="context_length_exceeded"
@@ -51,7 +62,7 @@ class EdgeModel:
             raise NoCapacity(str(exc), retry_after=1) from None
 
     async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
-        generation = self._start(request, confidence)
+        generation = await self._start(request, confidence)
         try:
             text = "".join([piece async for piece in generation.text()])
         except EdgeError as exc:
@@ -75,7 +86,7 @@ class EdgeModel:
         return Answer(body, usage, generation.confidence)
 
     async def stream(self, request: ChatRequest) -> EdgeStream:
-        return EdgeStream(self.name, self._start(request))
+        return EdgeStream(self.name, await self._start(request))
 
 
 class EdgeStream:

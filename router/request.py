@@ -31,6 +31,7 @@ class ChatRequest:
     text_only: bool = True
     metadata: dict[str, str] = field(default_factory=dict)
     app: str = ""  # who asks: set by the gateway once the key is known
+    body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
 
     def text_of(self, message: dict[str, Any]) -> str:
         """The text a model reads from one message (text parts joined, other parts dropped)."""

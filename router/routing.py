@@ -27,6 +27,7 @@ from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound
 from router.ledger import MemoryStore, Store
 from router.limits import Limits
 from router.modes import STREAMED, WHOLE, Mode, R
+from router.offload import off_loop
 from router.pricing import FREE, Price
 from router.redaction import Redaction
 from router.request import ChatRequest
@@ -35,6 +36,7 @@ from router.tier import Tier, TierKind
 
 log = logging.getLogger("edgeway.router")
 ESTIMATED_ANSWER_TOKENS = 1024  # reserved for a request that names no max_tokens
+INLINE_BYTES = 64 * 1024  # bodies up to this are scored on the event loop (well under a millisecond)
 LARGEST_WINDOW = 2_000_000  # what a model whose context window nobody told us may hold, at most
 
 
@@ -92,9 +94,8 @@ class Router:
         left = self.store.left(caller.app, caller.budget.caps) if caller.budget else None
         return LiveState(edge_queue_wait_ms=min(waits) if waits else 0.0, budget_left_usd=left)
 
-    def decide(self, request: ChatRequest, caller: Caller) -> tuple[Signals, Decision]:
-        """What would happen to this request now. Raises the refusals a client must hear (unknown
-        model, over a limit, denied by policy, over budget under `deny`, no model may serve)."""
+    def _admissible(self, request: ChatRequest, caller: Caller) -> None:
+        """Refuse an unknown model or a request over the app's caps; fill in its default max_tokens."""
         if request.model != "auto" and request.model not in self.models:
             raise ModelNotFound(
                 f"The model {request.model!r} does not exist on this gateway; GET /v1/models lists "
@@ -106,7 +107,21 @@ class Router:
             if capped != request.max_tokens:
                 request.max_tokens = capped
                 request.body = {**request.body, "max_tokens": capped}
-        signals = self.signals(request)
+
+    async def decide_async(self, request: ChatRequest, caller: Caller) -> tuple[Signals, Decision]:
+        """`decide`, with a large request's signals computed on a worker thread: scanning
+        megabytes takes a second, which the event loop (and every other request) must not wait."""
+        if request.body_bytes <= INLINE_BYTES:
+            return self.decide(request, caller)
+        self._admissible(request, caller)
+        signals = await off_loop(lambda: self.signals(request))
+        return self.decide(request, caller, signals)
+
+    def decide(self, request: ChatRequest, caller: Caller, signals: Signals | None = None) -> tuple[Signals, Decision]:
+        """What would happen to this request now. Raises the refusals a client must hear (unknown
+        model, over a limit, denied by policy, over budget under `deny`, no model may serve)."""
+        self._admissible(request, caller)
+        signals = signals or self.signals(request)
         live = self.live_state(caller)
         decision = caller.policy.decide(signals, request, live)
         if decision.deny is not None:
@@ -225,7 +240,7 @@ class Router:
         return await self._run(STREAMED, request, caller)
 
     async def _run(self, mode: Mode[R], request: ChatRequest, caller: Caller) -> Routed[R]:
-        signals, decision = self.decide(request, caller)
+        signals, decision = await self.decide_async(request, caller)
         decision = self.admit(caller, signals, decision)
         try:
             if self._cascades(decision):
