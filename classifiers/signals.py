@@ -8,12 +8,13 @@ valid signals.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
 from classifiers.complexity import ComplexityModel
+from classifiers.forwarded import Key, Path, forwarded_strings
 from classifiers.language import detect_language
 from classifiers.privacy import PrivacyScanner
 from classifiers.seen import SeenTexts, TextFacts
@@ -23,16 +24,29 @@ TOKENS_PER_MESSAGE = 5  # the chat template's role markers, measured on SmolLM2'
 
 
 class PrivacyFinding(NamedTuple):
-    """A Finding located in the conversation: `messages[message]` (and its content part `part`,
-    when the content is an array); `start`/`end` index that text."""
+    """A Finding located in the request body: `path` is the JSON path of the string it is in
+    (`("messages", 0, "content")`, `("tools", 1, "function", "description")`, `("user",)`) and
+    `start`/`end` index that string. An UNSCANNED finding spans a whole media part it names."""
 
     type: str
     start: int
     end: int
     confidence: float
     detector: str
-    message: int
-    part: int | None = None
+    path: Path
+
+    @property
+    def message(self) -> int | None:
+        """The message whose text holds it, if it is in a message's content."""
+        path = self.path
+        if len(path) >= 3 and path[0] == "messages" and path[2] == "content" and isinstance(path[1], int):
+            return path[1]
+        return None
+
+    @property
+    def part(self) -> int | None:
+        """The content part, when the message's content is an array."""
+        return self.path[3] if len(self.path) >= 5 and isinstance(self.path[3], int) else None
 
 
 @dataclass(frozen=True)
@@ -58,7 +72,14 @@ class Signals:
     def as_dict(self) -> dict[str, Any]:
         return {
             "complexity": round(self.complexity, 4),
-            "privacy": [{**f._asdict(), "confidence": round(f.confidence, 3)} for f in self.privacy],
+            "privacy": [
+                {
+                    **f._asdict(),
+                    "path": [str(p.name) if isinstance(p, Key) else p for p in f.path],
+                    "confidence": round(f.confidence, 3),
+                }
+                for f in self.privacy
+            ],
             "prompt_tokens": self.prompt_tokens,
             "max_tokens": self.max_tokens,
             "language": self.language,
@@ -110,16 +131,20 @@ class Scorer:
         return facts
 
     def signals(
-        self, messages: list[Any], *, max_tokens: int | None = None, metadata: dict[str, str] | None = None
+        self,
+        messages: list[Any],
+        *,
+        max_tokens: int | None = None,
+        metadata: dict[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
     ) -> Signals:
+        """Complexity, tokens and language from the messages' text (what a model reads); privacy
+        from every string of `body` (what a provider receives), or of the messages without one."""
         pieces = message_texts(messages)
-        findings: list[PrivacyFinding] = []
-        counts = []
-        for message, part, text in pieces:
-            facts = self.facts(text)
-            if facts.findings:
-                findings += [PrivacyFinding(*f, message, part) for f in facts.findings]
-            counts.append(facts.counts)
+        counts = [self.facts(text).counts for _, _, text in pieces]
+        strings, media = forwarded_strings(body if body is not None else {"messages": messages})
+        findings = [PrivacyFinding(*f, path) for path, text in strings for f in self.facts(text).findings]
+        findings += [PrivacyFinding("UNSCANNED", 0, 0, 1.0, "media", path) for path in media]
         model = self.complexity
         return Signals(
             privacy=tuple(findings),

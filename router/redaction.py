@@ -13,26 +13,41 @@ import dataclasses
 import re
 from typing import Any
 
+from classifiers.forwarded import Key, Path
 from classifiers.signals import PrivacyFinding
+from router.errors import NoCapacity
 from router.request import ChatRequest
 
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 _LONGEST_PLACEHOLDER = 32
 
 
+class Unredactable(NoCapacity):
+    """The request holds what the scan cannot read (an image, audio, a file, an encoded run too
+    long to decode): masking cannot vouch for it, so it is not sent to the cloud redacted."""
+
+
 class Redaction:
+    """The request with every finding masked where it is (any field of the body, by its path)."""
+
     def __init__(self, request: ChatRequest, findings: tuple[PrivacyFinding, ...]) -> None:
+        unreadable = [f for f in findings if f.type == "UNSCANNED"]
+        if unreadable:
+            where = _dotted(unreadable[0].path)
+            raise Unredactable(
+                f"This request has content edgeway cannot scan ({where}); a redacting rule does not send it "
+                f"to the cloud.",
+                retry_after=None,
+            )
         self.originals: dict[str, str] = {}  # placeholder -> original value
         placeholders: dict[tuple[str, str], str] = {}
         counts: dict[str, int] = {}
-        messages = copy.deepcopy(request.messages)
-        by_text: dict[tuple[int, int | None], list[PrivacyFinding]] = {}
+        body = copy.deepcopy(request.body)
+        by_path: dict[Path, list[PrivacyFinding]] = {}
         for f in findings:
-            by_text.setdefault((f.message, f.part), []).append(f)
-        for (message, part), found in by_text.items():
-            holder = messages[message] if part is None else messages[message]["content"][part]
-            key = "content" if part is None else "text"
-            text = holder[key]
+            by_path.setdefault(f.path, []).append(f)
+        for path, found in by_path.items():
+            text = _get(body, path)
             for f in sorted(found, key=lambda f: f.start, reverse=True):
                 value = text[f.start : f.end]
                 if (f.type, value) not in placeholders:
@@ -40,8 +55,8 @@ class Redaction:
                     placeholders[(f.type, value)] = f"[{f.type}_{counts[f.type]}]"
                     self.originals[placeholders[(f.type, value)]] = value
                 text = text[: f.start] + placeholders[(f.type, value)] + text[f.end :]
-            holder[key] = text
-        self.request = dataclasses.replace(request, messages=messages, body={**request.body, "messages": messages})
+            _put(body, path, text)
+        self.request = dataclasses.replace(request, messages=body["messages"], body=body)
 
     def restore(self, text: str) -> str:
         if not self.originals or "[" not in text:
@@ -61,6 +76,38 @@ class Redaction:
 
     def stream_restorer(self) -> StreamRestorer:
         return StreamRestorer(self)
+
+
+def _parent(body: Any, path: Path) -> Any:
+    holder = body
+    for step in path[:-1]:
+        holder = holder[step]
+    return holder
+
+
+def _get(body: Any, path: Path) -> str:
+    last = path[-1]
+    if isinstance(last, Key):
+        return last.name
+    value = _parent(body, path)[last]
+    assert isinstance(value, str)  # findings are made only of strings
+    return value
+
+
+def _put(body: Any, path: Path, text: str) -> None:
+    holder, last = _parent(body, path), path[-1]
+    if isinstance(last, Key):  # a private key: the same value under the masked key
+        holder[text] = holder.pop(last.name)
+    else:
+        holder[last] = text
+
+
+def _dotted(path: Path) -> str:
+    out = ""
+    for step in path:
+        name = step.name if isinstance(step, Key) else step
+        out += f"[{name}]" if isinstance(name, int) else (f".{name}" if out else name)
+    return out
 
 
 class StreamRestorer:

@@ -87,7 +87,9 @@ class Router:
 
     # --- deciding: pure ---------------------------------------------------------------------
     def signals(self, request: ChatRequest) -> Signals:
-        return self.scorer.signals(request.messages, max_tokens=request.max_tokens, metadata=request.metadata)
+        return self.scorer.signals(
+            request.messages, max_tokens=request.max_tokens, metadata=request.metadata, body=request.body
+        )
 
     def live_state(self, caller: Caller) -> LiveState:
         waits = [m.capacity().wait_ms for m in self.models.values() if m.tier == "edge"]

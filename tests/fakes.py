@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from classifiers import Scorer
@@ -98,7 +98,12 @@ class FixedComplexity(Scorer):
         self.fixed = complexity
 
     def signals(
-        self, messages: list[Any], *, max_tokens: int | None = None, metadata: dict[str, str] | None = None
+        self,
+        messages: list[Any],
+        *,
+        max_tokens: int | None = None,
+        metadata: dict[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
     ) -> Signals:
-        real = super().signals(messages, max_tokens=max_tokens, metadata=metadata)
+        real = super().signals(messages, max_tokens=max_tokens, metadata=metadata, body=body)
         return dataclasses.replace(real, score_complexity=lambda: self.fixed)

@@ -7,6 +7,7 @@ from pathlib import Path
 from classifiers import _scan
 from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
 from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, drop_overlaps
+from classifiers.privacy.readings import Windows, international_phones, reread
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
 
 
@@ -19,16 +20,29 @@ class PrivacyScanner:
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, WINDOW_SPECS)
 
     def scan(self, text: str) -> tuple[Finding, ...]:
-        """Every finding in `text`, overlaps resolved in favour of the more confident one."""
+        """Every finding in `text`, as written and as it reads folded, spelled out or decoded
+        (`readings.reread`); overlaps resolved in favour of the more confident one."""
+        found, number_windows = self._detect(text)
+        found += reread(text, lambda t: self._detect(t)[0], number_windows)
+        return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
+
+    def _detect(self, text: str) -> tuple[list[Finding], Windows]:
         # One call into C: every pattern's leading literals, the windows the number patterns can
         # match in, and the span model's labels. Python then looks only where those point.
         hits, found_windows, labeled = self._native.scan(text)
-        found = find_structured(text, hits, found_windows) if hits or any(found_windows) or "@" in text else []
+        numbers, ibans, dotted, colons, encoded = found_windows
+        found = (
+            find_structured(text, hits, found_windows)
+            if hits or numbers or ibans or dotted or colons or "@" in text
+            else []
+        )
+        if numbers:
+            found += international_phones(text, numbers, found)
         if labeled:
             found += self.spans.findings(labeled)
         if hits:
             found += cued(text, hits)
-        return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
+        return found, Windows(numbers, encoded)
 
 
 __all__ = ["CONTEXTUAL_TYPES", "ENTITY_TYPES", "STRUCTURED_TYPES", "Finding", "PrivacyScanner"]

@@ -28,9 +28,15 @@ def emails(text: str) -> Iterator[Finding]:
         return
     for m in _EMAIL.finditer(text):
         token_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
-        # user:password@host in a URL is a credential, not an address
-        if ".." not in m.group() and "://" not in text[token_start : m.start()]:
+        if ".." not in m.group() and not _in_url_authority(text[token_start : m.start()]):
             yield Finding("EMAIL", m.start(), m.end(), 0.99, "email")
+
+
+def _in_url_authority(before: str) -> bool:
+    """user:password@host in a URL is a credential, not an address; an address in the URL's path or
+    query (`?to=jane@example.com`) is one."""
+    scheme = before.find("://")
+    return scheme >= 0 and not any(c in before[scheme + 3 :] for c in "/?")
 
 
 # --- payment cards (Luhn) -----------------------------------------------------------------
@@ -332,14 +338,17 @@ _SECRET_LITERALS = frozenset(EXACT_LITERALS + FOLDED_LITERALS)
 # and a trailing extension ("x 1234"); an IBAN's letters can reach 70 characters from its digits.
 NUMBER_WINDOWS = ("", " \t().+/-", 3, 7, 0, 16)
 IBAN_WINDOWS = ("", " \t().+/-", 3, 7, 0, 70)
-WINDOW_SPECS = (NUMBER_WINDOWS, IBAN_WINDOWS, DOTTED_WINDOWS, COLON_WINDOWS)
+# Runs of 20 base64 characters or more, which `readings` decodes and scans (a regular expression
+# looking for them cost as much as the rest of the scan).
+ENCODED_WINDOWS = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=", "", 0, 20, 0, 0)
+WINDOW_SPECS = (NUMBER_WINDOWS, IBAN_WINDOWS, DOTTED_WINDOWS, COLON_WINDOWS, ENCODED_WINDOWS)
 Windows = tuple[list[tuple[int, int]], ...]  # one list of (start, end) per spec
 
 
 def find_structured(text: str, hits: Hits | None = None, found_windows: Windows | None = None) -> list[Finding]:
     """`hits` (`ANCHORS.find(text)`, or more) and `found_windows` (per `WINDOW_SPECS`): when the
     caller has them."""
-    numbers, iban_windows, dotted, colons = found_windows or tuple(windows(text, spec) for spec in WINDOW_SPECS)
+    numbers, iban_windows, dotted, colons, _ = found_windows or tuple(windows(text, spec) for spec in WINDOW_SPECS)
     found = list(emails(text)) if "@" in text else []
     if hits is None or hits:
         found += secrets(text, hits)

@@ -1,0 +1,220 @@
+"""Other ways of reading a text, for private data written so that the patterns would miss it.
+
+- Folded: Unicode compatibility forms (full-width `＠` and digits), invisible characters removed
+  (zero-width spaces and joiners, soft hyphens, bidirectional marks), and dots between groups of
+  digits read as spaces (`4111.1111.1111.1111`).
+- Spelled: `jane dot roe at example dot com`.
+- Encoded: percent-encoded runs (`jane%40example.com`) and base64 runs decoded, within a size
+  bound, and scanned as text.
+- International phone numbers, by Google's numbering plans (the `phonenumbers` library): any
+  valid number written with its country code, and mobile numbers of the countries in
+  `MOBILE_REGIONS` written nationally (`13800138000`).
+
+Each finding is located in the original text (a folded reading maps each of its characters back;
+a decoded run is found as the whole encoded run), so that redaction masks it where it is. A
+base64 run too long to decode is reported as UNSCANNED: what cannot be read is never taken for
+clean.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
+from urllib.parse import unquote
+
+import phonenumbers
+
+from classifiers.privacy.findings import Finding
+
+Scan = Callable[[str], list[Finding]]
+MAX_DECODED = 64 * 1024  # characters of one encoded run decoded and scanned; longer ones are UNSCANNED
+MOBILE_REGIONS = ("CN", "IN", "BR", "JP", "GB", "DE", "FR", "RU", "ID", "MX", "NG", "US")
+READ_AGAIN = frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "SECRET", "IP_ADDRESS"})
+
+# What folding changes: invisible format characters, compatibility forms, odd dots and at signs.
+_FOLDABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\uff01-\uff5e\u2024\u2027\u3002\uff61\u2080-\u2089\u2070-\u2079"
+    "\u2460-\u24ff\U0001d400-\U0001d7ff]"
+)
+_DOTTED_DIGITS = re.compile(r"(?<![\d.])\d{2,6}(?:\.\d{2,6}){2,}(?![\d.])")
+# Separators need white space or brackets around their word, so that no letters can be read two
+# ways (that ambiguity would make the pattern backtrack exponentially on a crafted text).
+_DOT = r"(?:\s+dot\s+|\s*[\[(]\s*dot\s*[\])]\s*|\.)"
+_AT = r"(?:\s+at\s+|\s*[\[(]\s*at\s*[\])]\s*)"
+_AT_BRACKETED = re.compile(r"(?i)[\[(]\s*at\s*[\])]")
+_SPELLED_DOMAIN = re.compile(rf"(?i)([a-z0-9-]+(?:{_DOT}[a-z0-9-]+)+)(?![\w@])")
+_SPELLED_LOCAL = re.compile(rf"(?i)(?<![\w@.])([a-z0-9_+-]+(?:{_DOT}[a-z0-9_+-]+)*)$")
+_SPELLED_DOT = re.compile(_DOT, re.IGNORECASE)
+_PERCENT_RUN = re.compile(r"[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}")
+_DIGIT_RUN = re.compile(r"\+?\d[\d \t().-]{5,20}\d")
+
+
+class Windows(NamedTuple):
+    """Where the C scan saw runs worth reading again."""
+
+    numbers: list[tuple[int, int]]  # seven digits or more: the only places dotted digits matter
+    encoded: list[tuple[int, int]]  # 20 base64 characters or more
+
+
+def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
+    """Findings in `text` that only another reading shows, located in `text`."""
+    extra: list[Finding] = []
+    if (not text.isascii() and _FOLDABLE.search(text)) or any(
+        _DOTTED_DIGITS.search(text, start, end) for start, end in windows.numbers
+    ):
+        extra += _folded(text, scan)
+    lowered = text.lower()
+    if " at " in lowered or "(at" in lowered or "( at" in lowered or "[at" in lowered or "[ at" in lowered:
+        extra += _spelled(text, lowered)
+    if "%" in text:
+        extra += _decoded(text, _PERCENT_RUN.finditer(text), _percent, scan)
+    if windows.encoded:
+        runs = (m for start, end in windows.encoded for m in _BASE64_RUN.finditer(text, start, end))
+        extra += _decoded(text, runs, _base64, scan)
+    return extra
+
+
+# --- folded --------------------------------------------------------------------------------
+def fold(text: str) -> tuple[str, list[int]]:
+    """The folded text, and for each of its characters the index of the one it came from."""
+    out: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isascii():
+            out.append(ch)
+            origin.append(i)
+            continue
+        if unicodedata.category(ch) == "Cf" or ch in "\u00ad\u034f\u115f\u1160\u3164\uffa0":
+            continue  # invisible: read as if it were not there
+        folded = unicodedata.normalize("NFKC", ch)
+        if ch in "\u2024\u2027\u3002\uff61":
+            folded = "."
+        out.append(folded)
+        origin += [i] * len(folded)
+    folded_text = "".join(out)
+    for m in _DOTTED_DIGITS.finditer(folded_text):  # same length: offsets stay as they are
+        folded_text = folded_text[: m.start()] + m.group().replace(".", " ") + folded_text[m.end() :]
+    return folded_text, origin
+
+
+def _folded(text: str, scan: Scan) -> list[Finding]:
+    folded, origin = fold(text)
+    if folded == text:
+        return []
+    return [
+        f._replace(start=origin[f.start], end=origin[f.end - 1] + 1, detector=f"{f.detector}+folded")
+        for f in scan(folded)
+        if f.type in READ_AGAIN and f.end > f.start
+    ]
+
+
+# --- spelled -------------------------------------------------------------------------------
+def _ats(text: str, lowered: str) -> Iterator[tuple[int, int]]:
+    """Where each spelled-out "at" starts and ends: " at " found by str.find (a regular expression
+    over every text that holds the word cost 0.5 us a character); bracketed ones by the pattern."""
+    i = lowered.find(" at ")
+    while i >= 0:
+        yield i + 1, i + 3
+        i = lowered.find(" at ", i + 3)
+    if "(" in text or "[" in text:
+        for m in _AT_BRACKETED.finditer(text):
+            yield m.start(), m.end()
+
+
+def _spelled(text: str, lowered: str) -> Iterator[Finding]:
+    """From each spelled-out "at": a domain after it, then a mailbox before it."""
+    for before, after in _ats(text, lowered):
+        while after < len(text) and text[after].isspace():
+            after += 1
+        while before > 0 and text[before - 1].isspace():
+            before -= 1
+        domain = _SPELLED_DOMAIN.match(text, after)
+        if domain is None:
+            continue
+        labels = _SPELLED_DOT.split(domain.group(1))
+        if len(labels) < 2 or not labels[-1].isalpha() or not 2 <= len(labels[-1]) <= 24:
+            continue
+        local = _SPELLED_LOCAL.search(text, max(0, before - 128), before)
+        if local is None or local.group(1).lower() in _NOT_A_MAILBOX:
+            continue
+        yield Finding("EMAIL", local.start(), domain.end(), 0.8, "email-spelled")
+
+
+_NOT_A_MAILBOX = frozenset({"look", "meet", "me", "us", "him", "her", "them", "it", "arrive", "stay", "be", "is"})
+
+
+# --- encoded -------------------------------------------------------------------------------
+def _percent(run: str) -> str | None:
+    decoded = unquote(run, errors="replace")
+    return decoded if decoded != run else None
+
+
+def _base64(run: str) -> str | None:
+    padded = run + "=" * (-len(run) % 4)
+    for decode in (base64.b64decode, base64.urlsafe_b64decode):
+        try:
+            raw = decode(padded)
+        except (binascii.Error, ValueError):
+            continue
+        text = raw.decode("utf-8", "replace")
+        printable = sum(ch.isprintable() or ch in "\n\t\r" for ch in text)
+        if text and printable >= 0.9 * len(text) and "\ufffd" not in text:
+            return text
+    return None
+
+
+def _decoded(
+    text: str, runs: Iterable[re.Match[str]], decode: Callable[[str], str | None], scan: Scan
+) -> list[Finding]:
+    found: list[Finding] = []
+    for m in runs:
+        if m.end() - m.start() > MAX_DECODED:
+            found.append(Finding("UNSCANNED", m.start(), m.end(), 1.0, "too-long-to-decode"))
+            continue
+        decoded = decode(m.group())
+        if decoded is None:
+            continue
+        inner = scan(decoded)
+        if inner:  # the run is masked whole: one finding, of the most confident type inside
+            best = max(inner, key=lambda f: f.confidence)
+            found.append(Finding(best.type, m.start(), m.end(), best.confidence, f"{best.detector}+decoded"))
+    return found
+
+
+# --- international phone numbers ---------------------------------------------------------------
+def international_phones(text: str, windows: list[tuple[int, int]], found: list[Finding]) -> list[Finding]:
+    """Phone numbers the national patterns missed, in the windows where seven digits or more run
+    (`windows`, from the C scan), skipping what is found there already."""
+    taken = [(f.start, f.end) for f in found]
+    phones: list[Finding] = []
+    for window_start, window_end in windows:
+        for m in _DIGIT_RUN.finditer(text, window_start, window_end):
+            start, end = m.start(), m.end()
+            if any(s < end and start < e for s, e in taken):
+                continue
+            digits = sum(ch.isdigit() for ch in m.group())
+            if 7 <= digits <= 15 and _is_phone(m.group(), digits):
+                phones.append(Finding("PHONE", start, end, 0.8, "phonenumbers"))
+    return phones
+
+
+def _is_phone(raw: str, digits: int) -> bool:
+    if raw.startswith("+"):
+        return _valid(raw, None, any_type=True)
+    return digits >= 10 and any(_valid(raw, region, any_type=False) for region in MOBILE_REGIONS)
+
+
+def _valid(raw: str, region: str | None, any_type: bool) -> bool:
+    try:
+        number = phonenumbers.parse(raw, region)
+    except phonenumbers.NumberParseException:
+        return False
+    if not phonenumbers.is_valid_number(number):
+        return False
+    return any_type or phonenumbers.number_type(number) == phonenumbers.PhoneNumberType.MOBILE
