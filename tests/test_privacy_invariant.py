@@ -11,6 +11,8 @@ exhausted budget, failing cloud), the upstream must receive no byte of a request
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 from classifiers import Scorer
 from edge_runtime import EdgeEngine, EdgeModelConfig
-from policies.policy import AppPolicy, Models
+from policies.policy import AppPolicy, Models, parse_policy
 from policies.schema import PolicyFile
 from router.budget import AppBudget, Caps
 from router.cloud.config import CloudModelConfig
@@ -42,6 +44,79 @@ PII_TEXT = {
     "SECRET": "the key is sk-proj-" + "Zx9" * 16,
 }
 TAGS = ("vip", "share", "draft")
+
+# A private value as an attacker (or a careless client) writes it, so that a plain pattern misses it.
+SPELLINGS = {
+    "email": "jane.roe@example.com",
+    "email with a zero-width space": "jane.roe@exa\u200bmple.com",
+    "email with a full-width at sign": "jane.roe\uff20example.com",
+    "email spelled out": "jane dot roe at example dot com",
+    "email percent-encoded": "jane.roe%40example.com",
+    "card": "4111 1111 1111 1111",
+    "card with zero-width spaces": "4111\u200b1111\u200b1111\u200b1111",
+    "card with dots": "4111.1111.1111.1111",
+    "Chinese mobile number": "13800138000",
+    "base64 of an SSN and a card": base64.b64encode(b"Jane Roe, SSN 123-45-6789, card 4111 1111 1111 1111").decode(),
+}
+
+
+def place(value: str, where: str, question: str = "What is 2+2?") -> dict:
+    """A chat body with `value` in the field `where` names, and an innocent question to answer."""
+    body: dict = {"messages": [{"role": "user", "content": question}]}
+    user = body["messages"][0]
+    if where == "content":
+        user["content"] = f"{question} {value}"
+    elif where == "content part":
+        user["content"] = [{"type": "text", "text": question}, {"type": "text", "text": value}]
+    elif where == "refusal key of a text part":
+        user["content"] = [{"type": "text", "text": question, "refusal": value}]
+    elif where == "message name":
+        user["name"] = value
+    elif where == "earlier tool call arguments":
+        arguments = json.dumps({"q": value})
+        body["messages"] = [
+            {"role": "user", "content": "Look up my account."},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": arguments}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "found"},
+            user,
+        ]  # fmt: skip
+    elif where == "tool result":
+        body["messages"] = [{"role": "tool", "tool_call_id": "call_1", "content": f"record: {value}"}, user]
+    elif where == "tool description":
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "notify",
+                    "description": f"Notify {value}",
+                    "parameters": {"type": "object", "properties": {}},
+                },
+            }
+        ]
+    elif where == "user":
+        body["user"] = value
+    elif where == "metadata value":
+        body["metadata"] = {"customer": value}
+    elif where == "metadata key":
+        body["metadata"] = {value: "vip"}
+    elif where == "prediction":
+        body["prediction"] = {"type": "content", "content": value}
+    elif where == "image URL query":
+        user["content"] = [
+            {"type": "text", "text": question},
+            {"type": "image_url", "image_url": {"url": f"https://img.example/a.png?for={value}"}},
+        ]
+    else:
+        raise ValueError(where)
+    return body
+
+
+PLACES = (
+    "content", "content part", "refusal key of a text part", "message name", "earlier tool call arguments",
+    "tool result", "tool description", "user", "metadata value", "metadata key", "prediction", "image URL query",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +207,14 @@ def requests(draw):
     ]
     if draw(st.booleans()):
         parts.append("Here is a long log to consider. " * 60)  # too long for edge-small
+    text = ", ".join(parts)
+    # Half the time, one more private value, written in one of the hard spellings, in any field.
+    if draw(st.booleans()):
+        body = place(SPELLINGS[draw(st.sampled_from(sorted(SPELLINGS)))], draw(st.sampled_from(PLACES)), text)
+    else:
+        body = {"messages": [{"role": "user", "content": text}]}
     return {
-        "text": ", ".join(parts),
+        "body": body,
         "stream": draw(st.booleans()),
         "model": draw(st.sampled_from(("auto",) + EDGES + CLOUDS)),
         "tags": draw(st.lists(st.sampled_from(TAGS), max_size=2, unique=True)),
@@ -200,12 +281,7 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
         if policy_spec.budget:
             budget = AppBudget(Caps(policy_spec.budget.daily_usd), policy_spec.budget.on_exhausted)
         chat = parse_chat_request(
-            {
-                "model": request["model"],
-                "max_tokens": 2,
-                "stream": request["stream"],
-                "messages": [{"role": "user", "content": request["text"]}],
-            },
+            {**request["body"], "model": request["model"], "max_tokens": 2, "stream": request["stream"]},
             {
                 "tags": ",".join(request["tags"]),
                 **({"latency-budget-ms": request["latency_budget_ms"]} if request["latency_budget_ms"] else {}),
@@ -233,7 +309,8 @@ def test_a_request_kept_local_never_reaches_the_cloud(engines, scorer, upstream)
     @given(policy=policies(), request=requests())
     def check(policy, request):
         upstream.reset()
-        signals = scorer.signals([{"role": "user", "content": request["text"]}], max_tokens=2)
+        body = request["body"]
+        signals = scorer.signals(body["messages"], max_tokens=2, body=body)
         rule = first_rule(
             policy, set(signals.pii_types), set(request["tags"]), signals.complexity, signals.prompt_tokens
         )
@@ -248,3 +325,93 @@ def test_a_request_kept_local_never_reaches_the_cloud(engines, scorer, upstream)
     check()
     # The property must not pass vacuously: both outcomes were generated, many times.
     assert outcomes["kept local"] >= 20 and outcomes["reached the cloud"] >= 10, outcomes
+
+
+# --- every place a provider reads, every spelling: kept local, or masked where it is ------------
+KEEP_LOCAL = """
+app: generated
+defaults: {edge: edge-ok, cloud: cloud-a}
+rules:
+  - name: private
+    when: {pii: any}
+    route: edge
+    fallback: none
+  - name: rest
+    route: cloud
+"""
+MASK = """
+app: generated
+defaults: {edge: edge-ok, cloud: cloud-a}
+rules:
+  - name: private
+    when: {pii: any}
+    route: cloud
+    redact: true
+    fallback: none
+  - name: rest
+    route: cloud
+"""
+
+
+async def route_once(body: dict, policy: str, engines, scorer, upstream, stream: bool = False) -> str:
+    """Route `body` by `policy` against the real edge and the fake cloud: "edge", "cloud" or the
+    refusal's code."""
+    http = HttpPool()
+    try:
+        cloud = CloudModelConfig(
+            name="cloud-a", provider_model="openai/gpt-4o-mini", api_key="sk-fake", api_base=upstream.url + "/v1"
+        )
+        models = {name: EdgeModel(engine) for name, engine in engines.items()}
+        models["cloud-a"] = OpenAICompatible(cloud, http)
+        router = Router(models, scorer, {}, MemoryStore())
+        rules_ = PolicyRules(lambda: parse_policy(policy, Models(EDGES, CLOUDS)))
+        chat = parse_chat_request({**body, "model": "auto", "max_tokens": 2, "stream": stream})
+        try:
+            if stream:
+                routed = await router.stream(chat, Caller("generated", rules_))
+                async for _ in routed.result:
+                    pass
+                return routed.route
+            return (await router.complete(chat, Caller("generated", rules_))).route
+        except EdgewayError as exc:
+            return exc.code or "error"
+    finally:
+        await http.close()
+
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+@pytest.mark.parametrize("where", PLACES)
+def test_a_private_value_in_any_field_and_any_spelling_stays_local(engines, scorer, upstream, where, spelling):
+    outcome = asyncio.run(route_once(place(SPELLINGS[spelling], where), KEEP_LOCAL, engines, scorer, upstream))
+    assert upstream.bytes_received == 0, (where, spelling, outcome)
+    assert outcome in ("edge", "unsupported_content")  # served locally, or refused: the edge reads no images
+
+
+@pytest.mark.parametrize("where", PLACES)
+def test_the_same_fields_without_private_data_reach_the_cloud(engines, scorer, upstream, where):
+    """The control: each place above is forwarded (so keeping it local was the scan's doing); media
+    is the exception, which edgeway cannot read and so never treats as clean."""
+    outcome = asyncio.run(route_once(place("the weather in Paris", where), KEEP_LOCAL, engines, scorer, upstream))
+    if where == "image URL query":
+        assert outcome != "cloud" and upstream.bytes_received == 0
+    else:
+        assert outcome == "cloud" and upstream.saw_text("the weather in Paris"), where
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+@pytest.mark.parametrize("where", [p for p in PLACES if p != "image URL query"])
+def test_redaction_masks_a_private_value_wherever_it_is(engines, scorer, upstream, where, spelling, stream):
+    value = SPELLINGS[spelling]
+    outcome = asyncio.run(route_once(place(value, where), MASK, engines, scorer, upstream, stream))
+    assert outcome == "cloud"
+    sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
+    for form in {value, json.dumps(value)[1:-1], "jane.roe", "4111", "13800138000"}:
+        assert form not in sent, (where, spelling, form)
+    assert "_1]" in sent  # a placeholder stands where the value was
+
+
+def test_redaction_does_not_send_what_it_cannot_scan(engines, scorer, upstream):
+    body = place(SPELLINGS["email"], "image URL query")
+    assert asyncio.run(route_once(body, MASK, engines, scorer, upstream)) == "no_capacity"
+    assert upstream.bytes_received == 0

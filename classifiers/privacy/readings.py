@@ -41,6 +41,7 @@ _FOLDABLE = re.compile(
     "\u3164\ufe00-\ufe0f\ufeff\uffa0\uff01-\uff5e\u2024\u2027\u3002\uff61\u2080-\u2089\u2070-\u2079"
     "\u2460-\u24ff\U0001d400-\U0001d7ff]"
 )
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
 _DOTTED_DIGITS = re.compile(r"(?<![\d.])\d{2,6}(?:\.\d{2,6}){2,}(?![\d.])")
 # Separators need white space or brackets around their word, so that no letters can be read two
 # ways (that ambiguity would make the pattern backtrack exponentially on a crafted text).
@@ -65,7 +66,7 @@ class Windows(NamedTuple):
 def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
     """Findings in `text` that only another reading shows, located in `text`."""
     extra: list[Finding] = []
-    if (not text.isascii() and _FOLDABLE.search(text)) or any(
+    if (not text.isascii() and _FOLDABLE.search(text)) or ("\\u" in text and _ESCAPE.search(text)) or any(
         _DOTTED_DIGITS.search(text, start, end) for start, end in windows.numbers
     ):
         extra += _folded(text, scan)
@@ -81,14 +82,27 @@ def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
 
 
 # --- folded --------------------------------------------------------------------------------
-def fold(text: str) -> tuple[str, list[int]]:
-    """The folded text, and for each of its characters the index of the one it came from."""
+def fold(text: str) -> tuple[str, list[int], list[int]]:
+    """The folded text, and for each of its characters where the text it came from starts and ends.
+
+    JSON's `\\uXXXX` escapes are read as the characters they stand for (tool call arguments are JSON
+    text inside a JSON string, and a zero-width space there is six ASCII characters)."""
     out: list[str] = []
     origin: list[int] = []
-    for i, ch in enumerate(text):
+    ends: list[int] = []
+    i = 0
+    while i < len(text):
+        ch, at = text[i], i
+        escaped = _ESCAPE.match(text, i) if ch == "\\" else None
+        if escaped is not None:
+            ch = chr(int(escaped.group(1), 16))
+            i = escaped.end()
+        else:
+            i += 1
         if ch.isascii():
             out.append(ch)
-            origin.append(i)
+            origin.append(at)
+            ends.append(i)
             continue
         if unicodedata.category(ch) == "Cf" or ch in "\u00ad\u034f\u115f\u1160\u3164\uffa0":
             continue  # invisible: read as if it were not there
@@ -96,19 +110,20 @@ def fold(text: str) -> tuple[str, list[int]]:
         if ch in "\u2024\u2027\u3002\uff61":
             folded = "."
         out.append(folded)
-        origin += [i] * len(folded)
+        origin += [at] * len(folded)
+        ends += [i] * len(folded)
     folded_text = "".join(out)
     for m in _DOTTED_DIGITS.finditer(folded_text):  # same length: offsets stay as they are
         folded_text = folded_text[: m.start()] + m.group().replace(".", " ") + folded_text[m.end() :]
-    return folded_text, origin
+    return folded_text, origin, ends
 
 
 def _folded(text: str, scan: Scan) -> list[Finding]:
-    folded, origin = fold(text)
+    folded, origin, ends = fold(text)
     if folded == text:
         return []
     return [
-        f._replace(start=origin[f.start], end=origin[f.end - 1] + 1, detector=f"{f.detector}+folded")
+        f._replace(start=origin[f.start], end=ends[f.end - 1], detector=f"{f.detector}+folded")
         for f in scan(folded)
         if f.type in READ_AGAIN and f.end > f.start
     ]
