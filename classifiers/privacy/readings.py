@@ -66,8 +66,10 @@ class Windows(NamedTuple):
 def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
     """Findings in `text` that only another reading shows, located in `text`."""
     extra: list[Finding] = []
-    if (not text.isascii() and _FOLDABLE.search(text)) or ("\\u" in text and _ESCAPE.search(text)) or any(
-        _DOTTED_DIGITS.search(text, start, end) for start, end in windows.numbers
+    if (
+        (not text.isascii() and _FOLDABLE.search(text))
+        or ("\\u" in text and _ESCAPE.search(text))
+        or any(_DOTTED_DIGITS.search(text, start, end) for start, end in windows.numbers)
     ):
         extra += _folded(text, scan)
     lowered = text.lower()
