@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from classifiers import crossval
 from classifiers.complexity import ComplexityModel
 from classifiers.privacy import PrivacyScanner
 from classifiers.tokens import TokenEstimator
@@ -271,7 +272,11 @@ def main() -> None:
     args = parser.parse_args()
     REPORTS.mkdir(exist_ok=True)
     complexity_lines, curves = evaluate_complexity(not args.no_litellm)
-    lines = ["## Complexity"] + complexity_lines + ["", "## Privacy"] + evaluate_privacy()
+    lines = ["## Headline: real data, validated by group (`python -m classifiers.crossval`)", ""]
+    lines += crossval.report(not args.no_litellm) + [""] + crossval.privacy_report()
+    lines += ["", "## Complexity, row-hash split with template rows (coverage only, not a headline)"]
+    lines += complexity_lines + ["", "## Privacy, template and synthetic data (coverage only, not a headline)"]
+    lines += evaluate_privacy()
     lines += ["", "## Token counts"] + evaluate_tokens()
     plot(curves, REPORTS / "complexity_curve.png")
     text = "\n".join(lines)

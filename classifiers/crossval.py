@@ -1,0 +1,276 @@
+"""Complexity, measured on prompts the model never saw, by group: no MMLU subject, GSM8K question
+or AlpacaEval instruction is on both sides of a fold.
+
+    python -m classifiers.crossval [--no-litellm] [--folds 5]
+
+Each real source is scored out of fold, on its own: MMLU by subject (grouped k-fold: a fold's
+subjects are absent from its training data), GSM8K and AlpacaEval by prompt. A fold trains on
+every other row (the other sources, this source's other folds, and the template traffic, which
+adds coverage and is never scored). Baselines run in the same process on the same prompts:
+LiteLLM's `complexity_router`, prompt length, and a random router (the mean of 200 seeds).
+
+What routing buys is the label: for MMLU and GSM8K, the strong model right where the weak one was
+wrong (a prompt both miss gains nothing from the cloud); for AlpacaEval, GPT-4-turbo's answer
+preferred over the small models' (the mean preference of 21 open models, 1B to 14B). Quality for
+the curves: MMLU and GSM8K, correctness (weak: Mixtral-8x7B, strong: GPT-4); AlpacaEval, the
+preference against GPT-4-turbo of the 1B model (the edge) and 0.5 for GPT-4-turbo itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parent / "data"
+EDGE_MODEL = "FuseChat-Llama-3.2-1B-Instruct"  # AlpacaEval's stand-in for the edge tier
+KINDS = ("mmlu", "gsm8k", "alpaca_eval")
+Fit = Callable[[list["RoutingRow"]], Callable[[list[str]], np.ndarray]]
+
+
+@dataclass(frozen=True)
+class RoutingRow:
+    prompt: str
+    kind: str  # mmlu | gsm8k | alpaca_eval | template
+    group: str  # what must not cross a fold: the MMLU subject, else the prompt itself
+    weak: float  # the edge tier's answer quality
+    strong: float  # the cloud tier's
+    target: float  # P(the cloud is worth it), what the model learns
+
+
+def _read(name: str) -> list[dict]:
+    with open(DATA / name, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def routing_rows() -> list[RoutingRow]:
+    rows = []
+    for r in _read("routellm_train.jsonl"):
+        kind = "mmlu" if r["source"].startswith("mmlu/") else "gsm8k"
+        group = r["source"] if kind == "mmlu" else r["prompt"]
+        gained = float(r["strong_correct"] and not r["weak_correct"])
+        rows.append(RoutingRow(r["prompt"], kind, group, float(r["weak_correct"]), float(r["strong_correct"]), gained))
+    for r in _read("alpaca_eval_dev.jsonl"):
+        wins = r["win_vs_gpt4"]
+        preferred = 1.0 - float(np.mean(list(wins.values())))
+        rows.append(RoutingRow(r["prompt"], "alpaca_eval", r["prompt"], float(wins[EDGE_MODEL]), 0.5, preferred))
+    for r in _read("traffic_labeled.jsonl"):  # coverage only: trained on, never scored
+        rows.append(RoutingRow(r["prompt"], "template", r["prompt"], 0.0, 1.0, float(r["needs_cloud"])))
+    return rows
+
+
+def _fold_of(group: str, folds: int) -> int:
+    return int(hashlib.sha256(group.encode("utf-8")).hexdigest()[:8], 16) % folds
+
+
+def mmlu_folds(rows: Sequence[RoutingRow], folds: int) -> list[int]:
+    """Subjects dealt round-robin by size, so each fold holds about a fifth of the questions."""
+    sizes: dict[str, int] = {}
+    for r in rows:
+        sizes[r.group] = sizes.get(r.group, 0) + 1
+    order = sorted(sizes, key=lambda g: (-sizes[g], g))
+    fold_of = {g: i % folds for i, g in enumerate(order)}
+    return [fold_of[r.group] for r in rows]
+
+
+def out_of_fold(rows: list[RoutingRow], kind: str, fit: Fit, folds: int) -> np.ndarray:
+    """Scores for every row of `kind`, each from a model that never saw its group."""
+    mine = [r for r in rows if r.kind == kind]
+    others = [r for r in rows if r.kind != kind]
+    assignment = mmlu_folds(mine, folds) if kind == "mmlu" else [_fold_of(r.group, folds) for r in mine]
+    scores = np.zeros(len(mine))
+    for k in range(folds):
+        held = [i for i, f in enumerate(assignment) if f == k]
+        train = others + [r for r, f in zip(mine, assignment, strict=True) if f != k]
+        assert not {mine[i].group for i in held} & {r.group for r in train}, "a group crossed the fold"
+        score = fit(train)
+        scores[held] = score([mine[i].prompt for i in held])
+    return scores
+
+
+# --- metrics (RouteLLM's) -------------------------------------------------------------------
+def pgr_curve(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cloud share and PGR at every cut; tied scores are split evenly (a random tie-break's mean)."""
+    n = len(scores)
+    order = np.argsort(-scores, kind="stable")
+    gain = (strong - weak)[order]
+    s = scores[order]
+    shares, quality = [0.0], [weak.mean()]
+    i = 0
+    while i < n:
+        j = i
+        while j < n and s[j] == s[i]:
+            j += 1
+        shares.append(j / n)
+        quality.append(quality[-1] + gain[i:j].sum() / n)
+        i = j
+    gap = strong.mean() - weak.mean()
+    return np.array(shares), (np.array(quality) - weak.mean()) / gap
+
+
+def apgr(shares: np.ndarray, pgr: np.ndarray) -> float:
+    return float(np.trapezoid(pgr, shares))
+
+
+def cpt(shares: np.ndarray, pgr: np.ndarray, target: float) -> float:
+    """The smallest cloud share whose PGR reaches `target`, interpolated between cuts."""
+    for k in range(1, len(shares)):
+        if pgr[k] >= target:
+            if pgr[k] == pgr[k - 1]:
+                return float(shares[k])
+            t = (target - pgr[k - 1]) / (pgr[k] - pgr[k - 1])
+            return float(shares[k - 1] + max(0.0, t) * (shares[k] - shares[k - 1]))
+    return 1.0
+
+
+@dataclass(frozen=True)
+class Measure:
+    apgr: float
+    cpt50: float
+    cpt80: float
+
+
+def measure(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray) -> Measure:
+    shares, pgr = pgr_curve(scores, weak, strong)
+    return Measure(apgr(shares, pgr), cpt(shares, pgr, 0.5), cpt(shares, pgr, 0.8))
+
+
+def random_measure(weak: np.ndarray, strong: np.ndarray, seeds: int = 200) -> Measure:
+    runs = [measure(np.random.default_rng(seed).random(len(weak)), weak, strong) for seed in range(seeds)]
+    return Measure(*(float(np.mean([getattr(m, f) for m in runs])) for f in ("apgr", "cpt50", "cpt80")))
+
+
+# --- the model ----------------------------------------------------------------------------
+def fit_tfidf(train: list[RoutingRow]) -> Callable[[list[str]], np.ndarray]:
+    """The shipped architecture (binary TF-IDF word 1-2-grams, logistic regression), trained on
+    the soft target: each row counts as positive with weight `target`, negative with the rest."""
+    from scipy.sparse import vstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    from classifiers.complexity import complexity_text
+
+    texts = [complexity_text(r.prompt) for r in train]
+    vectorizer = TfidfVectorizer(
+        lowercase=False, token_pattern=r"\b\w\w+\b", ngram_range=(1, 2), min_df=3, max_features=8000, binary=True
+    )
+    x = vectorizer.fit_transform(texts)
+    targets = np.array([r.target for r in train])
+    model = LogisticRegression(C=0.5, max_iter=3000)
+
+    model.fit(
+        vstack([x, x]), np.r_[np.ones(len(train)), np.zeros(len(train))], sample_weight=np.r_[targets, 1 - targets]
+    )
+    return lambda prompts: model.predict_proba(vectorizer.transform([complexity_text(p) for p in prompts]))[:, 1]
+
+
+def shipped_model(train: list[RoutingRow]) -> Callable[[list[str]], np.ndarray]:
+    """The committed model as it is (trained on a row-hash split: MMLU subjects on both sides)."""
+    from classifiers.complexity import ComplexityModel
+
+    model = ComplexityModel()
+    return lambda prompts: np.array([model.score(p) for p in prompts])
+
+
+def litellm_router() -> Callable[[list[str]], np.ndarray] | None:
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        from litellm.router_strategy.complexity_router.complexity_router import ComplexityRouter
+    except ImportError:
+        return None
+    router = ComplexityRouter("evaluation", ctx=None)
+    return lambda prompts: np.array([router.classify(p)[1] for p in prompts])
+
+
+def report(with_litellm: bool = True, folds: int = 5) -> list[str]:
+    rows = routing_rows()
+    litellm = litellm_router() if with_litellm else None
+    lines = [
+        "| source | prompts | router | APGR | CPT(50%) | CPT(80%) |",
+        "| --- | ---: | --- | ---: | ---: | ---: |",
+    ]
+    for kind in KINDS:
+        mine = [r for r in rows if r.kind == kind]
+        weak, strong = np.array([r.weak for r in mine]), np.array([r.strong for r in mine])
+        prompts = [r.prompt for r in mine]
+        routers: dict[str, np.ndarray] = {
+            "edgeway, out of fold": out_of_fold(rows, kind, fit_tfidf, folds),
+            "edgeway as shipped (saw these subjects)": shipped_model(rows)(prompts),
+            "prompt length": np.array([len(p) for p in prompts], dtype=float),
+        }
+        if litellm is not None:
+            routers["LiteLLM complexity_router"] = litellm(prompts)
+        measures = {name: measure(s, weak, strong) for name, s in routers.items()}
+        measures["random (mean of 200 seeds)"] = random_measure(weak, strong)
+        for name, m in measures.items():
+            lines.append(f"| {kind} | {len(mine)} | {name} | {m.apgr:.3f} | {m.cpt50:.1%} | {m.cpt80:.1%} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--no-litellm", action="store_true", help="skip LiteLLM's complexity_router")
+    parser.add_argument("--folds", type=int, default=5)
+    args = parser.parse_args()
+    print("\n".join(report(not args.no_litellm, args.folds) + [""] + privacy_report()))
+
+
+if __name__ == "__main__":
+    main()
+
+
+# --- privacy on real prompts ------------------------------------------------------------------
+def _unit_spans(prompt: str, units: list[str]) -> list[tuple[int, int]]:
+    """Where the annotated private units occur (they are lower-cased as annotated)."""
+    lowered, spans = prompt.lower(), []
+    for unit in units:
+        start = lowered.find(unit)
+        while start >= 0 and unit:
+            spans.append((start, start + len(unit)))
+            start = lowered.find(unit, start + 1)
+    return spans
+
+
+def privacy_report() -> list[str]:
+    """Recall on real private prompts (PUPA: found when a finding overlaps a private unit), and
+    the share of real public instructions (AlpacaEval) with any finding, by type."""
+    from classifiers.privacy import PrivacyScanner
+
+    scanner = PrivacyScanner()
+    pupa = _read("pupa_dev.jsonl")
+    by_category: dict[str, list[int]] = {}
+    flagged_any = 0
+    for r in pupa:
+        units = _unit_spans(r["prompt"], r["pii_units"])
+        found = scanner.scan(r["prompt"])
+        flagged_any += bool(found)
+        hit = any(f.start < e and s < f.end for f in found for s, e in units)
+        by_category.setdefault(r["category"], []).append(int(hit))
+    public = [r["prompt"] for r in _read("alpaca_eval_dev.jsonl")]
+    public_types: dict[str, int] = {}
+    public_any = 0
+    for prompt in public:
+        types = {f.type for f in scanner.scan(prompt)}
+        public_any += bool(types)
+        for t in types:
+            public_types[t] = public_types.get(t, 0) + 1
+    hits = [h for hs in by_category.values() for h in hs]
+    lines = [
+        f"real private prompts (PUPA dev, {len(pupa)}): a finding on a private unit in {np.mean(hits):.1%}; "
+        f"any finding in {flagged_any / len(pupa):.1%}",
+        "| category | prompts | found |",
+        "| --- | ---: | ---: |",
+    ]
+    lines += [f"| {c} | {len(h)} | {np.mean(h):.1%} |" for c, h in sorted(by_category.items())]
+    lines.append(
+        f"\nreal public instructions (AlpacaEval dev, {len(public)}): any finding in {public_any / len(public):.1%}; "
+        + ", ".join(f"{t} {n}" for t, n in sorted(public_types.items(), key=lambda kv: -kv[1]))
+    )
+    return lines

@@ -1,0 +1,51 @@
+"""The evaluation is honest by construction: no group (an MMLU subject, a prompt) is ever on both
+sides of a fold, and the metrics are RouteLLM's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from classifiers.crossval import RoutingRow, measure, mmlu_folds, out_of_fold, random_measure
+
+
+def rows() -> list[RoutingRow]:
+    made = []
+    for subject in range(12):
+        for q in range(5 + subject):
+            made.append(RoutingRow(f"s{subject} q{q}", "mmlu", f"mmlu/s{subject}", q % 2, 1.0, float(q % 2 == 0)))
+    made += [RoutingRow(f"g{q}", "gsm8k", f"g{q}", 0.0, 1.0, 1.0) for q in range(20)]
+    return made
+
+
+def test_every_subject_lies_in_one_fold_and_folds_are_balanced():
+    mmlu = [r for r in rows() if r.kind == "mmlu"]
+    folds = mmlu_folds(mmlu, 5)
+    by_subject: dict[str, set[int]] = {}
+    for row, fold in zip(mmlu, folds, strict=True):
+        by_subject.setdefault(row.group, set()).add(fold)
+    assert all(len(f) == 1 for f in by_subject.values())
+    sizes = np.bincount(folds)
+    assert sizes.max() - sizes.min() <= 16
+
+
+def test_a_fold_never_trains_on_the_groups_it_scores():
+    data = rows()
+    seen_groups: list[set[str]] = []
+
+    def fit(train: list[RoutingRow]):
+        trained = {r.group for r in train}
+        seen_groups.append(trained)
+        return lambda prompts: np.array(
+            [1.0 if p.split()[0] in {g.split("/")[-1] for g in trained} else 0.0 for p in prompts]
+        )
+
+    scores = out_of_fold(data, "mmlu", fit, 5)
+    assert len(seen_groups) == 5 and scores.max() == 0.0  # no scored prompt's subject was trained on
+
+
+def test_a_perfect_router_recovers_the_gap_first_and_random_is_one_half():
+    weak = np.array([0, 0, 1, 1, 0, 1, 0, 1], dtype=float)
+    strong = np.ones(8)
+    perfect = measure(1 - weak, weak, strong)
+    assert perfect.apgr > 0.7 and perfect.cpt50 <= 0.25
+    assert abs(random_measure(weak, strong, seeds=400).apgr - 0.5) < 0.03
