@@ -97,5 +97,5 @@ def run(repeat: int = 3) -> None:
             f"{size:>7} {p50:>9.3f} {p99:>9.3f} {p50 / size * 1e3:>10.3f} {statistics.median(warm) * 1e3:>14.3f} "
             f"{percentile(warm, 0.99) * 1e3:>7.3f} {their}"
         )
-    print(f"resident memory added by the classifiers: {added:.1f} MB (target <= 50)")
-    print("targets at 1,000 tokens: p50 <= 0.3 ms, p99 <= 1 ms")
+    print(f"resident memory added by the classifiers: {added:.1f} MB (target <= 150)")
+    print("targets at 1,000 tokens: p50 <= 1 ms, p99 <= 2 ms (issue #12: headroom for accuracy)")

@@ -10,6 +10,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
+from typing import cast
 
 ANSWER = json.dumps(
     {
@@ -47,8 +48,8 @@ STREAM = _stream_answer()
 
 class _Upstream(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport (uvloop's is not a subclass of asyncio.Transport, so no isinstance).
+        self.transport = cast(asyncio.Transport, transport)
         self.buffer = b""
 
     def data_received(self, data: bytes) -> None:
