@@ -32,11 +32,13 @@ class TextStream:
         return out
 
     def flush(self) -> str:
-        """The end of generation: release whatever was held back."""
+        """The end of generation: release whatever was held back. The bytes of a character that
+        max_tokens cut in half are dropped, not sent as U+FFFD."""
         if self.stopped:
             return ""
-        out = self._held + self._decoder.decode(b"", final=True)
+        out = self._held
         self._held = ""
+        self._decoder.reset()
         return out
 
     def _longest_stop_prefix_suffix(self) -> int:

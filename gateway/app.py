@@ -152,6 +152,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             Route("/v1/chat/completions", chat.completions, methods=["POST"]),
             Route("/v1/route", chat.route, methods=["POST"]),
             Route("/v1/models", health.models, methods=["GET"]),
+            Route("/v1/models/{model:path}", health.model, methods=["GET"]),
             Route("/healthz", health.healthz, methods=["GET"]),
             Route("/readyz", health.readyz, methods=["GET"]),
             Route("/metrics", metrics.metrics, methods=["GET"]),

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.http import JSON
+from router.errors import ModelNotFound
 
 _CREATED = int(time.time())
 
@@ -34,12 +35,29 @@ async def readyz(request: Request) -> Response:
     return JSON(body, status_code=200 if ready else 503)
 
 
-async def models(request: Request) -> Response:
+def _model_objects(request: Request) -> list[dict[str, object]]:
     gateway = request.app.state.gateway
     gateway.keys.identify(request.headers.get("authorization"))
-    data = [{"id": "auto", "object": "model", "created": _CREATED, "owned_by": "edgeway-router"}]
+    data: list[dict[str, object]] = [
+        {"id": "auto", "object": "model", "created": _CREATED, "owned_by": "edgeway-router"}
+    ]
     data += [
         {"id": info.name, "object": "model", "created": _CREATED, "owned_by": f"edgeway-{info.tier}"}
         for info in gateway.router.catalog.models.values()
     ]
-    return JSON({"object": "list", "data": data})
+    return data
+
+
+async def models(request: Request) -> Response:
+    return JSON({"object": "list", "data": _model_objects(request)})
+
+
+async def model(request: Request) -> Response:
+    """GET /v1/models/{id}: clients call it to check that a model exists before using it."""
+    wanted = request.path_params["model"]
+    for found in _model_objects(request):
+        if found["id"] == wanted:
+            return JSON(found)
+    raise ModelNotFound(
+        f"The model {wanted!r} does not exist on this gateway; GET /v1/models lists them.", param="model"
+    )

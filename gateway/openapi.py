@@ -110,6 +110,13 @@ SPEC = {
         "/v1/models": {
             "get": {"summary": "Models and auto", "responses": {"200": _json("a model list"), **_errors(401)}}
         },
+        "/v1/models/{model}": {
+            "get": {
+                "summary": "One model, if this gateway has it",
+                "parameters": [{"name": "model", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": {"200": _json("a model"), **_errors(401, 404)},
+            }
+        },
         "/api/usage": {
             "get": {
                 "summary": "The usage ledger",

@@ -20,6 +20,7 @@ INLINE_BYTES = 16 * 1024  # bodies up to this are tokenized on the event loop (a
 class EdgeModel:
     tier: TierKind = "edge"
     resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
+    capabilities: frozenset[str] = frozenset()  # plain chat: no tools, JSON mode or logprobs yet
 
     def __init__(self, engine: EdgeEngine) -> None:
         self.engine = engine

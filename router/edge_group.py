@@ -60,6 +60,7 @@ class EdgeGroup:
         self.local = local
         self.name = local.name
         self.context_window = local.context_window
+        self.capabilities = local.capabilities
         self._pool = pool
         self.nodes = [self._node(node) for node in nodes]
         self.local_served = 0

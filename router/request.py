@@ -15,6 +15,18 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function
 PART_TYPES = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
 MAX_STOP_SEQUENCES = 4
 
+# What a request may ask beyond plain chat, and the body field each is asked in: a model that
+# cannot honor one is never sent the request (it would drop the field and answer as if it were
+# not there). The cloud forwards every field; the edge honors what `EdgeModel.capabilities` says.
+FEATURE_FIELDS = {
+    "tools": "tools",
+    "json_output": "response_format",
+    "logprobs": "logprobs",
+    "logit_bias": "logit_bias",
+    "penalties": "frequency_penalty",
+    "audio_output": "modalities",
+}
+
 
 @dataclass
 class ChatRequest:
@@ -30,6 +42,7 @@ class ChatRequest:
     stop: list[str] = field(default_factory=list)
     text_only: bool = True
     metadata: dict[str, str] = field(default_factory=dict)
+    needs: frozenset[str] = frozenset()  # of FEATURE_FIELDS: what the answer must honor
     app: str = ""  # who asks: set by the gateway once the key is known
     body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
 
@@ -120,7 +133,27 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         stop=_stop_list(body.get("stop")),
         text_only=text_only,
         metadata=metadata or {},
+        needs=_needs(body),
     )
+
+
+def _needs(body: dict[str, Any]) -> frozenset[str]:
+    needs = set()
+    if (body.get("tools") or body.get("functions")) and body.get("tool_choice") != "none":
+        needs.add("tools")
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") in ("json_object", "json_schema"):
+        needs.add("json_output")
+    if body.get("logprobs") or body.get("top_logprobs"):
+        needs.add("logprobs")
+    if body.get("logit_bias"):
+        needs.add("logit_bias")
+    if body.get("frequency_penalty") or body.get("presence_penalty"):
+        needs.add("penalties")
+    modalities = body.get("modalities")
+    if isinstance(modalities, list) and "audio" in modalities:
+        needs.add("audio_output")
+    return frozenset(needs)
 
 
 def _check_message(i: int, message: Any) -> bool:

@@ -30,7 +30,7 @@ from router.modes import STREAMED, WHOLE, Mode, R
 from router.offload import off_loop
 from router.pricing import FREE, Price
 from router.redaction import Redaction
-from router.request import ChatRequest
+from router.request import FEATURE_FIELDS, ChatRequest
 from router.resilience import Breaker, RetryPolicy, guarded
 from router.tier import Tier, TierKind
 
@@ -136,8 +136,37 @@ class Router:
                 f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
                 retry_after=5,
             )
+        decision = self._able(request, decision)
         self._check_max_tokens(signals, decision)
         return signals, decision
+
+    def _able(self, request: ChatRequest, decision: Decision) -> Decision:
+        """Only the targets that honor everything the request asks for: a model that would drop
+        `tools` or `response_format` and answer in prose is not an answer."""
+        if not request.needs:
+            return decision
+        candidates = decision.targets
+        if decision.cascade is not None and decision.cloud_allowed:
+            candidates += (decision.cascade.target,)  # the rule lets the request reach it
+        able = tuple(dict.fromkeys(t for t in candidates if request.needs <= self.models[t].capabilities))
+        if able == decision.targets:
+            return decision
+        if not able:
+            missing = sorted(request.needs - set().union(*(self.models[t].capabilities for t in decision.targets)))
+            raise InvalidRequest(
+                f"This request uses {', '.join(FEATURE_FIELDS[m] for m in missing)}, which no model it may use "
+                f"here honors ({', '.join(decision.targets)}; rule {decision.rule!r}).",
+                param=FEATURE_FIELDS[missing[0]],
+                code="unsupported_parameter",
+            )
+        dropped = [t for t in decision.targets if t not in able]
+        return dataclasses.replace(
+            decision,
+            targets=able,
+            # the cascade escalates from its first target: gone if that one cannot serve the request
+            cascade=decision.cascade if able[0] == decision.targets[0] else None,
+            reasons=decision.reasons + (f"{', '.join(dropped)} cannot honor {', '.join(sorted(request.needs))}",),
+        )
 
     def _check_max_tokens(self, signals: Signals, decision: Decision) -> None:
         """A max_tokens no target can produce is refused before anything is reserved for it."""

@@ -48,6 +48,10 @@ class Tier(Protocol):
         """Prompt plus answer tokens it can hold; None where only the provider knows."""
 
     @property
+    def capabilities(self) -> frozenset[str]:
+        """What it honors of `router.request.FEATURE_FIELDS` (tools, JSON output, logprobs...)."""
+
+    @property
     def resilience(self) -> Resilience | None:
         """None for a local model: its failures are not retried and open no circuit."""
 

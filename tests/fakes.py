@@ -12,7 +12,7 @@ from classifiers import Scorer
 from classifiers.signals import Signals
 from router.answer import Answer, ChunkStream, Usage
 from router.errors import EdgewayError
-from router.request import ChatRequest
+from router.request import FEATURE_FIELDS, ChatRequest
 from router.tier import Capacity, Resilience, TierKind
 
 
@@ -34,6 +34,7 @@ class FakeTier:
         self.name, self.tier, self.text, self.fails = name, tier, text, fails
         self.confidence, self.context_window, self.wait_ms = confidence, context_window, wait_ms
         self.resilience = resilience if resilience is not None or tier == "edge" else Resilience(retries=0)
+        self.capabilities = frozenset(FEATURE_FIELDS) if tier == "cloud" else frozenset()
         self.requests: list[ChatRequest] = []
 
     def capacity(self) -> Capacity:

@@ -134,6 +134,15 @@ def test_the_model_list_has_auto_the_edge_and_the_cloud_models(gateway):
     }
 
 
+def test_a_client_can_look_up_one_model_and_an_unknown_one_is_a_404(gateway):
+    client = client_for(gateway)
+    assert client.models.retrieve("smollm2").owned_by == "edgeway-edge"
+    assert client.models.retrieve("auto").owned_by == "edgeway-router"
+    with pytest.raises(openai.NotFoundError) as caught:
+        client.models.retrieve("gpt-9")
+    assert caught.value.code == "model_not_found"
+
+
 def test_health_and_readiness(gateway):
     assert httpx.get(gateway.url + "/healthz").json() == {"status": "ok"}
     ready = httpx.get(gateway.url + "/readyz").json()

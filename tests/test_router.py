@@ -309,3 +309,40 @@ def test_a_failing_cloud_opens_its_circuit_and_the_router_moves_on_without_calli
     assert r.breakers["cloud"].state == "open"
     with pytest.raises(CircuitOpen):
         run(r.complete(ask(), Caller("t", policy("app: t\nrules:\n  - {name: all, route: cloud}\n"))))
+
+
+# --- what a request asks beyond plain chat --------------------------------------------------
+TOOLS = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object", "properties": {}}}}]
+
+
+def test_a_request_with_tools_skips_a_tier_that_would_drop_them():
+    edge, cloud = FakeTier("edge", "edge"), FakeTier("cloud", "cloud")
+    r = router(edge, cloud)
+    _, decision = r.decide(ask(tools=TOOLS), Caller("t", PlainRules(r.catalog)))
+    assert decision.targets == ("cloud",) and "cannot honor tools" in decision.reasons[-1]
+    _, plain = r.decide(ask(tools=TOOLS, tool_choice="none"), Caller("t", PlainRules(r.catalog)))
+    assert plain.targets == ("edge", "cloud")  # tools the model may not call need no tool support
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "param"),
+    [
+        ("tools", TOOLS, "tools"),
+        ("response_format", {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}, "response_format"),
+        ("logprobs", True, "logprobs"),
+        ("logit_bias", {"50256": -100}, "logit_bias"),
+        ("presence_penalty", 0.5, "frequency_penalty"),
+    ],
+)
+def test_a_request_kept_local_that_asks_what_the_edge_cannot_do_is_a_clear_400(field, value, param):
+    edge, cloud = FakeTier("edge", "edge"), FakeTier("cloud", "cloud")
+    with pytest.raises(InvalidRequest) as refused:
+        run(router(edge, cloud).complete(ask(SSN, **{field: value}), Caller("t", policy(FAIL_CLOSED))))
+    assert refused.value.code == "unsupported_parameter" and refused.value.param == param
+    assert edge.requests == [] and cloud.requests == []
+
+
+def test_a_cascade_whose_edge_cannot_honor_the_request_goes_straight_to_the_cloud():
+    edge, cloud = FakeTier("edge", "edge", confidence=0.99), FakeTier("cloud", "cloud")
+    routed = run(router(edge, cloud).complete(ask(tools=TOOLS), Caller("t", policy(CASCADE))))
+    assert routed.model is cloud and edge.requests == [] and routed.decision.cascade is None

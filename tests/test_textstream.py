@@ -34,3 +34,15 @@ def test_a_multibyte_character_split_between_tokens_is_decoded_whole():
 
 def test_the_earliest_of_several_stop_sequences_wins():
     assert run([b"a;b.c"], [".", ";"])[0] == "a"
+
+
+def test_a_character_cut_in_half_by_max_tokens_is_dropped_not_replaced():
+    castle = "🏰".encode()
+    stream = TextStream([])
+    out = stream.feed(castle) + stream.feed(castle[:2]) + stream.feed(castle[2:]) + stream.feed(castle[:3])
+    assert out + stream.flush() == "🏰🏰"
+
+
+def test_invalid_bytes_inside_the_text_still_read_as_replacement_characters():
+    stream = TextStream([])
+    assert stream.feed(b"a\xffb") + stream.flush() == "a\ufffdb"
