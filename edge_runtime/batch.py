@@ -138,14 +138,20 @@ class BatchScheduler(Generic[J]):
         s = job.sampling
         lib = self.lib
         chain = None
-        if job.temperature > 0:
+        if job.temperature > 0 or s.grammar is not None:
             chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
+            if s.grammar is not None:  # first: no token that breaks the grammar is left to draw
+                vocab = self.llama._model.vocab
+                lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_grammar(vocab, s.grammar.encode(), b"root"))
+        if job.temperature > 0:
             # top_k first, as llama.cpp's own server does: top_p, temperature and the draw then
             # work on TOP_K candidates, not the whole vocabulary (55 us a token instead of 360 here).
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_k(TOP_K))
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_p(job.top_p, 1))
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_temp(job.temperature))
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(job.seed & 0xFFFFFFFF))
+        elif chain is not None:
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
         slot, common = self._slot_for(job.prompt)
         self.free_ids.remove(slot)
         seq = Sequence(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from edge_runtime.batch import BatchScheduler, Sequence, drain
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
+from edge_runtime.grammar import GrammarError
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -53,6 +54,7 @@ class Sampling:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     confidence: bool = False  # also measure the model's mean token probability (for cascades)
+    grammar: str | None = None  # GBNF the answer must follow (edge_runtime.grammar)
 
 
 @dataclass
@@ -291,6 +293,8 @@ class EdgeEngine:
         thread); raises PromptTooLong when it cannot fit the context."""
         if not self.loaded:
             raise EdgeError(f"edge model {self.name!r} is not loaded")
+        if sampling.grammar is not None:
+            self._check_grammar(sampling.grammar)
         room = self.n_ctx - len(prompt)
         max_tokens = sampling.max_tokens or min(DEFAULT_MAX_TOKENS, room)
         if room < 1 or max_tokens > room:
@@ -305,6 +309,16 @@ class EdgeEngine:
     def outstanding_tokens(self) -> int:
         """Prompt + max_tokens of every request admitted and not yet done."""
         return self._outstanding
+
+    def _check_grammar(self, grammar: str) -> None:
+        """Compile the grammar once here, so that a bad one is the caller's error, not the worker's."""
+        import llama_cpp
+
+        assert self._llama is not None
+        sampler = llama_cpp.llama_sampler_init_grammar(self._llama._model.vocab, grammar.encode(), b"root")
+        if not sampler:
+            raise GrammarError("llama.cpp could not parse the grammar")
+        llama_cpp.llama_sampler_free(sampler)
 
     def wait_ms(self) -> float:
         """A rough wait before new work starts: the outstanding tokens at the measured speed."""

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
+from edge_runtime.grammar import GrammarError, json_grammar
 from router.answer import Answer, Usage
 from router.errors import InvalidRequest, NoCapacity
 from router.offload import off_loop
@@ -20,7 +21,7 @@ INLINE_BYTES = 16 * 1024  # bodies up to this are tokenized on the event loop (a
 class EdgeModel:
     tier: TierKind = "edge"
     resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
-    capabilities: frozenset[str] = frozenset()  # plain chat: no tools, JSON mode or logprobs yet
+    capabilities: frozenset[str] = frozenset({"json_output"})  # by grammar; no tools or logprobs yet
 
     def __init__(self, engine: EdgeEngine) -> None:
         self.engine = engine
@@ -52,9 +53,12 @@ class EdgeModel:
             seed=request.seed,
             stop=tuple(request.stop),
             confidence=confidence,
+            grammar=_grammar_of(request),
         )
         try:
             return self.engine.submit_tokens(await self._prompt(request), sampling, owner=request.app)
+        except GrammarError as exc:
+            raise InvalidRequest(f"{exc}.", param="response_format", code="invalid_json_schema") from None
         except PromptTooLong as exc:
             raise InvalidRequest(
                 f"This request is too long for the edge model: {exc}.", param="messages", code="context_length_exceeded"
@@ -121,6 +125,29 @@ class EdgeStream:
 
     async def aclose(self) -> None:
         self._generation.cancel()
+
+
+def _grammar_of(request: ChatRequest) -> str | None:
+    """The grammar a `response_format` asks for: any JSON object, or JSON matching a schema."""
+    if "json_output" not in request.needs:
+        return None
+    response_format = request.body["response_format"]
+    if response_format["type"] == "json_object":
+        return json_grammar()
+    spec = response_format.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, dict) else None
+    if not isinstance(schema, dict):
+        raise InvalidRequest(
+            "response_format.json_schema.schema must be a JSON schema object.",
+            param="response_format.json_schema.schema",
+            code="invalid_json_schema",
+        )
+    try:
+        return json_grammar(schema)
+    except GrammarError as exc:
+        raise InvalidRequest(
+            f"{exc}.", param="response_format.json_schema.schema", code="invalid_json_schema"
+        ) from None
 
 
 def _completion_id() -> str:

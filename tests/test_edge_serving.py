@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
+import openai
 import pytest
 
 from tests.conftest import APP_KEYS, async_client_for, client_for
@@ -173,3 +175,49 @@ def test_a_client_that_leaves_mid_stream_stops_its_generation(gateway):
     # and the next request is served at once rather than after the abandoned essay
     answer = client_for(gateway).chat.completions.create(model="smollm2", messages=HELLO, max_tokens=3)
     assert answer.usage.completion_tokens <= 3
+
+
+CITY = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+    "required": ["city", "population"],
+    "additionalProperties": False,
+}
+ASK_CITY = [{"role": "user", "content": "Give the largest city of France and its population as JSON."}]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_json_schema_answer_from_the_edge_parses_and_matches_the_schema(gateway, stream):
+    response_format = {"type": "json_schema", "json_schema": {"name": "city", "schema": CITY, "strict": True}}
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="smollm2", messages=ASK_CITY, max_tokens=60, temperature=0, response_format=response_format,
+        stream=stream,
+    )  # fmt: skip
+    assert raw.headers["x-edgeway-route"] == "edge"
+    if stream:
+        text = "".join(c.choices[0].delta.content or "" for c in raw.parse() if c.choices)
+    else:
+        text = raw.parse().choices[0].message.content
+    answer = json.loads(text)
+    assert set(answer) == {"city", "population"}
+    assert isinstance(answer["city"], str) and isinstance(answer["population"], int)
+
+
+def test_json_mode_on_the_edge_answers_a_json_object(gateway):
+    answer = client_for(gateway).chat.completions.create(
+        model="smollm2", messages=ASK_CITY, max_tokens=60, temperature=0.7, seed=3,
+        response_format={"type": "json_object"},
+    )  # fmt: skip
+    if answer.choices[0].finish_reason == "stop":
+        assert isinstance(json.loads(answer.choices[0].message.content), dict)
+    else:  # cut by max_tokens: still the start of an object
+        assert answer.choices[0].message.content.lstrip().startswith("{")
+
+
+def test_a_schema_the_edge_cannot_enforce_is_a_400(gateway):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client_for(gateway).chat.completions.create(
+            model="smollm2", messages=ASK_CITY, max_tokens=10,
+            response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {"$ref": "#/nowhere"}}},
+        )  # fmt: skip
+    assert caught.value.code == "invalid_json_schema"
