@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 
 from classifiers import Scorer
 from edge_runtime import EdgePool
-from gateway import chat, health, metrics, openapi, usage
+from gateway import anthropic, chat, health, messages, metrics, openapi, usage
 from gateway.auth import App, AppKeys
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
@@ -150,6 +150,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
     app = Starlette(
         routes=[
             Route("/v1/chat/completions", chat.completions, methods=["POST"]),
+            Route(messages.PATH, messages.messages, methods=["POST"]),
             Route("/v1/route", chat.route, methods=["POST"]),
             Route("/v1/models", health.models, methods=["GET"]),
             Route("/v1/models/{model:path}", health.model, methods=["GET"]),
@@ -179,9 +180,16 @@ def _log_ready(gateway: Gateway) -> None:
     log.info("edgeway ready in %.2f s", gateway.ready_seconds)
 
 
+def _render(request: Request, exc: EdgewayError, headers: dict[str, str] | None = None) -> JSON:
+    """The error in the shape of the API the request came in on."""
+    if request.url.path.startswith(messages.PATH):
+        return JSON(anthropic.error_body(exc), status_code=exc.status, headers={**exc.headers(), **(headers or {})})
+    return error_response(exc, headers)
+
+
 async def _edgeway_error(request: Request, exc: Exception) -> JSON:
     assert isinstance(exc, EdgewayError)
-    return error_response(exc, {"x-edgeway-request-id": getattr(request.state, "request_id", "")})
+    return _render(request, exc, {"x-edgeway-request-id": getattr(request.state, "request_id", "")})
 
 
 async def _http_error(request: Request, exc: Exception) -> JSON:
@@ -191,16 +199,17 @@ async def _http_error(request: Request, exc: Exception) -> JSON:
     if exc.status_code == 405:
         error = EdgewayError(f"Method {request.method} is not allowed on {request.url.path}.")
         error.status, error.type, error.code = 405, "invalid_request_error", "method_not_allowed"
-        return error_response(error)
+        return _render(request, error)
     error = EdgewayError(exc.detail)
     error.status = exc.status_code
-    return error_response(error)
+    return _render(request, error)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSON:
     request_id = getattr(request.state, "request_id", "")
     log.exception("unexpected error in request %s", request_id)
-    return error_response(
+    return _render(
+        request,
         EdgewayError(f"Internal error in edgeway (request {request_id}); see the gateway log."),
         {"x-edgeway-request-id": request_id},
     )

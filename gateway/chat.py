@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -19,7 +19,7 @@ from classifiers.privacy.findings import masked
 from classifiers.signals import Signals, message_texts
 from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
-from router.answer import ChunkStream, Usage
+from router.answer import Answer, ChunkStream, Usage
 from router.cloud.validate import delivered_text, delta_text
 from router.errors import EdgewayError, InvalidRequest
 from router.ledger import UsageRow
@@ -32,10 +32,20 @@ CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answe
 PROMPT_CHARS = 500  # of an opted-in app's prompt, kept in its ledger row
 
 
+async def read_body(request: Request) -> tuple[Any, int]:
+    """The JSON body and its size, within the server's limits."""
+    server = request.app.state.gateway.config.server
+    return await read_json(request, server.max_body_bytes, server.body_timeout_s, server.max_json_depth)
+
+
 async def _parse(request: Request, app: App) -> ChatRequest:
-    gateway = request.app.state.gateway
-    server = gateway.config.server
-    body, size = await read_json(request, server.max_body_bytes, server.body_timeout_s, server.max_json_depth)
+    body, size = await read_body(request)
+    return chat_request(request, app, body, size)
+
+
+def chat_request(request: Request, app: App, body: Any, size: int) -> ChatRequest:
+    """A Chat Completions body (as sent, or translated from another API) as the router takes it."""
+    server = request.app.state.gateway.config.server
     metadata = {k[len(METADATA_PREFIX) :]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
     chat = parse_chat_request(body, metadata)
     if len(chat.messages) > server.max_messages:
@@ -49,12 +59,16 @@ async def _parse(request: Request, app: App) -> ChatRequest:
     return chat
 
 
-def _identify(request: Request) -> App:
+def identify(request: Request) -> App:
+    """The calling app, from `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`)."""
     request.state.request_id = uuid.uuid4().hex
-    return request.app.state.gateway.keys.identify(request.headers.get("authorization"))
+    authorization = request.headers.get("authorization")
+    if authorization is None and "x-api-key" in request.headers:
+        authorization = f"Bearer {request.headers['x-api-key']}"
+    return request.app.state.gateway.keys.identify(authorization)
 
 
-def _headers(request: Request, routed: Routed) -> dict[str, str]:
+def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
     headers = {
         "x-edgeway-route": routed.route,
         "x-edgeway-model": routed.model.name,
@@ -135,10 +149,29 @@ def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
 
 
 async def completions(request: Request) -> Response | EventStream:
-    app = _identify(request)
+    app = identify(request)
     visit = Visit(request, app)
+    ran = await run(request, app, visit, lambda: _parse(request, app))
+    if isinstance(ran, Response):
+        return ran
+    chat, routed = ran
+    if isinstance(routed.result, Answer):
+        return JSON(routed.result.body, headers=routing_headers(request, routed))
+    return EventStream(
+        _events(routed, chat, visit),
+        routing_headers(request, routed),
+        lambda: closed(routed, visit),
+        request.app.state.gateway.config.server.write_timeout_s,
+    )
+
+
+async def run(
+    request: Request, app: App, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
+) -> tuple[ChatRequest, Routed[Answer] | Routed[ChunkStream]] | Response:
+    """Read the request and route it, whole or streamed; every way it can end leaves its row (a
+    whole answer's at once, a stream's when it ends). A client gone before the answer is a 499."""
     try:
-        chat = await _parse(request, app)
+        chat = await read()
         visit.row.stream = chat.stream
         router = request.app.state.gateway.router
         if not chat.stream:
@@ -150,7 +183,7 @@ async def completions(request: Request) -> Response | EventStream:
                 answer.usage = visit.settled(answer.usage, delivered_text(answer.body))
                 answer.body["usage"] = answer.usage.as_openai()
             visit.end(answer.usage)
-            return JSON(answer.body, headers=_headers(request, routed))
+            return chat, routed
         streamed = await router.stream(chat, app.caller())
     except EdgewayError as exc:
         visit.end(status=exc.status, error=exc.code)
@@ -162,44 +195,49 @@ async def completions(request: Request) -> Response | EventStream:
         visit.end(status=500, error="internal_error")  # the row is kept; the app renders the 500
         raise
     visit.routed(streamed, chat)
-    events = _events(streamed, chat, visit)
-    return EventStream(
-        events,
-        _headers(request, streamed),
-        lambda: _closed(streamed, visit),
-        request.app.state.gateway.config.server.write_timeout_s,
-    )
+    return chat, streamed
 
 
-async def _closed(routed: Routed[ChunkStream], visit: Visit) -> None:
+async def closed(routed: Routed[ChunkStream], visit: Visit) -> None:
+    """A stream's end however it came: a client that left before the end is recorded as 499."""
     await routed.result.aclose()
     if not visit.row.latency_ms:  # the stream did not reach its end: the client left
         visit.end(routed.result.usage, status=CLIENT_CLOSED, error="client_closed")
 
 
-async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) -> AsyncIterator[bytes]:
+async def delivered(routed: Routed[ChunkStream], visit: Visit) -> AsyncIterator[dict[str, Any]]:
+    """The stream's chunks, noting the first token and what the client was given. A break ends
+    the row there (what was delivered counted) and raises as an EdgewayError; after the first byte
+    there is no failing over, so the caller ends the stream with its API's error event."""
     stream = routed.result
-    last: dict[str, Any] | None = None
     try:
         async for chunk in stream:
-            last = chunk
             text = delta_text(chunk)
             if text:
                 visit.first_token()
                 visit.delivered.append(text)
-            yield sse(chunk)
+            yield chunk
     except EdgewayError as exc:
-        # After the first byte there is no failing over: end the stream with an error event,
-        # which the OpenAI SDKs raise as an APIError.
         visit.end(stream.usage, status=exc.status, error=exc.code)
-        yield sse(exc.body())
-        return
+        raise
     except Exception:
         log.exception("stream of request %s broke", visit.row.request_id)
-        failure = EdgewayError(f"Internal error in edgeway (request {visit.row.request_id}); see the gateway log.")
-        visit.end(stream.usage, status=failure.status, error="internal_error")
-        yield sse(failure.body())
+        visit.end(stream.usage, status=500, error="internal_error")
+        raise EdgewayError(
+            f"Internal error in edgeway (request {visit.row.request_id}); see the gateway log."
+        ) from None
+
+
+async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) -> AsyncIterator[bytes]:
+    last: dict[str, Any] | None = None
+    try:
+        async for chunk in delivered(routed, visit):
+            last = chunk
+            yield sse(chunk)
+    except EdgewayError as exc:  # the OpenAI SDKs raise an error event as an APIError
+        yield sse(exc.body())
         return
+    stream = routed.result
     usage = visit.settled(stream.usage)
     if chat.include_usage:
         base = {k: last[k] for k in ("id", "object", "created", "model") if last and k in last}
@@ -211,7 +249,7 @@ async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) 
 
 async def route(request: Request) -> Response:
     """The decision for this body, with the signals it was made on; no model is called."""
-    app = _identify(request)
+    app = identify(request)
     chat = await _parse(request, app)
     signals, decision = await request.app.state.gateway.router.decide_async(chat, app.caller())
     return JSON(

@@ -24,6 +24,51 @@ _ERROR = {
         }
     },
 }
+_ANTHROPIC_ERROR = {
+    "type": "object",
+    "required": ["type", "error"],
+    "properties": {
+        "type": {"type": "string", "enum": ["error"]},
+        "error": {
+            "type": "object",
+            "required": ["type", "message"],
+            "properties": {"type": {"type": "string"}, "message": {"type": "string"}},
+        },
+    },
+}
+_BLOCK = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {
+        "type": {"type": "string", "enum": ["text", "image", "tool_use", "tool_result"]},
+        "text": {"type": "string"},
+    },
+}
+_ANTHROPIC_MESSAGES = {
+    "type": "object",
+    "required": ["model", "max_tokens", "messages"],
+    "properties": {
+        "model": {"type": "string"},
+        "max_tokens": {"type": "integer", "minimum": 1},
+        "system": {"type": "string"},
+        "messages": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["role", "content"],
+                "properties": {
+                    "role": {"type": "string", "enum": ["user", "assistant"]},
+                    "content": {"oneOf": [{"type": "string"}, {"type": "array", "items": _BLOCK}]},
+                },
+            },
+        },
+        "stream": {"type": "boolean"},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 1},
+        "stop_sequences": {"type": "array", "maxItems": 4, "items": {"type": "string"}},
+        "tools": {"type": "array", "items": {"type": "object"}},
+    },
+}
 _PART = {
     "type": "object",
     "required": ["type"],
@@ -97,6 +142,28 @@ SPEC = {
                         },
                     },
                     **_errors(400, 401, 403, 404, 413, 429, 502, 503, 504),
+                },
+            }
+        },
+        "/v1/messages": {
+            "post": {
+                "summary": "Anthropic Messages, routed to the edge or the cloud",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": _ANTHROPIC_MESSAGES}}},
+                "responses": {
+                    "200": {
+                        "description": "a message, or server-sent events when stream is true",
+                        "content": {
+                            "application/json": {"schema": {"type": "object"}},
+                            "text/event-stream": {"schema": {"type": "string"}},
+                        },
+                    },
+                    **{
+                        str(s): {
+                            "description": "an error",
+                            "content": {"application/json": {"schema": _ANTHROPIC_ERROR}},
+                        }
+                        for s in (400, 401, 403, 404, 413, 429, 502, 503, 504)
+                    },
                 },
             }
         },

@@ -1,0 +1,292 @@
+"""Anthropic's Messages API in terms of Chat Completions, both ways: the request a client sends
+to `/v1/messages`, the answer it gets back, whole or as Anthropic's stream of events, and errors
+in Anthropic's shape.
+
+Everything edgeway does to a request (signals, policies, the privacy invariant, redaction,
+budgets, the ledger) happens on the translated request, so it holds for this API as it does for
+Chat Completions. A cloud model of Anthropic's receives the request in its own API again, through
+LiteLLM.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from router.answer import Usage
+from router.errors import EdgewayError, InvalidRequest
+
+STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "content_filter": "refusal"}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+}
+
+
+def error_body(exc: EdgewayError) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": ERROR_TYPES.get(exc.status, "api_error"), "message": exc.message}}
+
+
+# --- the request ------------------------------------------------------------------------------
+def chat_body(body: Any) -> dict[str, Any]:
+    """The Chat Completions body that asks what this Messages body asks."""
+    if not isinstance(body, dict):
+        raise InvalidRequest("The request body must be a JSON object.")
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise InvalidRequest("max_tokens: Field required (an integer).", param="max_tokens")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidRequest("messages: Field required (a non-empty list).", param="messages")
+    out: dict[str, Any] = {"model": body.get("model"), "max_tokens": max_tokens, "messages": []}
+    system = body.get("system")
+    if system is not None:
+        out["messages"].append({"role": "system", "content": _text_of(system, "system")})
+    for i, message in enumerate(messages):
+        out["messages"] += list(_messages(message, f"messages.{i}"))
+    for key in ("temperature", "top_p", "stream"):
+        if key in body:
+            out[key] = body[key]
+    if body.get("stop_sequences") is not None:
+        out["stop"] = body["stop_sequences"]
+    if body.get("stream"):
+        out["stream_options"] = {"include_usage": True}
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("user_id"), str):
+        out["user"] = metadata["user_id"]
+    if body.get("tools"):
+        out["tools"] = [_tool(t, f"tools.{i}") for i, t in enumerate(_list(body["tools"], "tools"))]
+    if body.get("tool_choice") is not None:
+        out["tool_choice"] = _tool_choice(body["tool_choice"])
+    return out
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise InvalidRequest(f"{where}: Input should be a valid list.", param=where)
+    return value
+
+
+def _text_of(value: Any, where: str) -> str:
+    """A string, or the text of a list of text blocks."""
+    if isinstance(value, str):
+        return value
+    blocks = _list(value, where)
+    texts = []
+    for j, block in enumerate(blocks):
+        if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(block.get("text"), str):
+            raise InvalidRequest(f"{where}.{j}: expected a text block.", param=f"{where}.{j}")
+        texts.append(block["text"])
+    return "\n".join(texts)
+
+
+def _messages(message: Any, where: str) -> Iterator[dict[str, Any]]:
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        raise InvalidRequest(f"{where}.role: expected 'user' or 'assistant'.", param=f"{where}.role")
+    role, content = message["role"], message.get("content")
+    if isinstance(content, str):
+        yield {"role": role, "content": content}
+        return
+    parts: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for j, block in enumerate(_list(content, f"{where}.content")):
+        at = f"{where}.content.{j}"
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append({"type": "text", "text": block["text"]})
+        elif kind == "image":
+            parts.append({"type": "image_url", "image_url": {"url": _image_url(block.get("source"), at)}})
+        elif kind == "tool_use" and role == "assistant":
+            arguments = json.dumps(block.get("input") or {})
+            calls.append(
+                {
+                    "id": str(block.get("id")),
+                    "type": "function",
+                    "function": {"name": str(block.get("name")), "arguments": arguments},
+                }
+            )
+        elif kind == "tool_result" and role == "user":
+            result = block.get("content", "")
+            text = result if isinstance(result, str) else _text_of(result, f"{at}.content")
+            results.append({"role": "tool", "tool_call_id": str(block.get("tool_use_id")), "content": text})
+        elif kind in ("thinking", "redacted_thinking") and role == "assistant":
+            continue  # the model's own earlier reasoning: not part of what a chat model reads
+        else:
+            raise InvalidRequest(f"{at}: unsupported content block {kind!r} for role {role!r}.", param=at)
+    yield from results  # tool results answer the assistant turn before this one
+    if calls:
+        yield {"role": "assistant", "content": _joined(parts), "tool_calls": calls}
+    elif parts or not results:
+        yield {"role": role, "content": parts if any(p["type"] != "text" for p in parts) else _joined(parts) or ""}
+
+
+def _joined(parts: list[dict[str, Any]]) -> str | None:
+    texts = [p["text"] for p in parts if p["type"] == "text"]
+    return "\n".join(texts) if texts else None
+
+
+def _image_url(source: Any, where: str) -> str:
+    if isinstance(source, dict) and source.get("type") == "base64":
+        return f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"
+    if isinstance(source, dict) and source.get("type") == "url" and isinstance(source.get("url"), str):
+        return str(source["url"])
+    raise InvalidRequest(f"{where}.source: expected a base64 or url image source.", param=f"{where}.source")
+
+
+def _tool(tool: Any, where: str) -> dict[str, Any]:
+    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+        raise InvalidRequest(f"{where}.name: Field required.", param=f"{where}.name")
+    function = {"name": tool["name"], "parameters": tool.get("input_schema") or {"type": "object", "properties": {}}}
+    if isinstance(tool.get("description"), str):
+        function["description"] = tool["description"]
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(choice: Any) -> Any:
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind == "tool":
+        return {"type": "function", "function": {"name": str(choice.get("name"))}}
+    if kind in ("auto", "none"):
+        return kind
+    if kind == "any":
+        return "required"
+    raise InvalidRequest("tool_choice.type: expected auto, any, tool or none.", param="tool_choice.type")
+
+
+# --- the answer --------------------------------------------------------------------------------
+def message(answer: dict[str, Any], usage: Usage, model: str) -> dict[str, Any]:
+    """A chat.completion as an Anthropic message."""
+    choice = (answer.get("choices") or [{}])[0]
+    said = choice.get("message") or {}
+    content: list[dict[str, Any]] = []
+    if said.get("content"):
+        content.append({"type": "text", "text": said["content"]})
+    for call in said.get("tool_calls") or []:
+        function = call.get("function") or {}
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id") or _id("toolu"),
+                "name": function.get("name"),
+                "input": _arguments(function.get("arguments")),
+            }
+        )
+    return {
+        "id": _id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": STOP_REASONS.get(choice.get("finish_reason") or "stop", "end_turn"),
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens},
+    }
+
+
+def _arguments(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) and text else {}
+    except json.JSONDecodeError:
+        return {"_unparsed": text}  # what the model wrote, kept rather than dropped
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:24]}"
+
+
+class MessageEvents:
+    """Chat completion chunks in, Anthropic's stream events out (name and data of each)."""
+
+    def __init__(self, model: str, usage: Usage) -> None:
+        self._model, self._usage = model, usage
+        self._open: str | None = None  # "text" or "tool": the content block being written
+        self._index = -1
+        self._tools: dict[int, int] = {}  # a chat tool call's index -> its content block's index
+        self._stop = "end_turn"
+
+    def start(self) -> list[tuple[str, dict[str, Any]]]:
+        message: dict[str, Any] = {
+            "id": _id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "model": self._model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": self._usage.prompt_tokens, "output_tokens": 0},
+        }
+        return [("message_start", {"type": "message_start", "message": message}), ("ping", {"type": "ping"})]
+
+    def chunk(self, chunk: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        events: list[tuple[str, dict[str, Any]]] = []
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                if self._open != "text":
+                    events += self._begin("text", {"type": "text", "text": ""})
+                events.append(self._delta({"type": "text_delta", "text": delta["content"]}))
+            for call in delta.get("tool_calls") or []:
+                events += self._tool_delta(call)
+            if choice.get("finish_reason"):
+                self._stop = STOP_REASONS.get(choice["finish_reason"], "end_turn")
+        return events
+
+    def _tool_delta(self, call: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        events: list[tuple[str, dict[str, Any]]] = []
+        position = call.get("index", 0)
+        function = call.get("function") or {}
+        if position not in self._tools:
+            block: dict[str, Any] = {
+                "type": "tool_use",
+                "id": call.get("id") or _id("toolu"),
+                "name": function.get("name"),
+                "input": {},
+            }
+            events += self._begin("tool", block)
+            self._tools[position] = self._index
+        if function.get("arguments"):
+            events.append(self._delta({"type": "input_json_delta", "partial_json": function["arguments"]}))
+        return events
+
+    def _begin(self, kind: str, block: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        events = self._close()
+        self._index += 1
+        self._open = kind
+        return events + [
+            ("content_block_start", {"type": "content_block_start", "index": self._index, "content_block": block})
+        ]
+
+    def _delta(self, delta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        return "content_block_delta", {"type": "content_block_delta", "index": self._index, "delta": delta}
+
+    def _close(self) -> list[tuple[str, dict[str, Any]]]:
+        if self._open is None:
+            return []
+        self._open = None
+        return [("content_block_stop", {"type": "content_block_stop", "index": self._index})]
+
+    def end(self, usage: Usage) -> list[tuple[str, dict[str, Any]]]:
+        return self._close() + [
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": self._stop, "stop_sequence": None},
+                    "usage": {"output_tokens": usage.completion_tokens},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+
+
+def event(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()

@@ -1,0 +1,197 @@
+"""Anthropic's Messages API at /v1/messages, driven by the official `anthropic` SDK: edge and cloud
+routes, streams, tool use, errors in Anthropic's shape, and the privacy invariant on this API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import anthropic
+import httpx
+import pytest
+
+from tests.conftest import GatewayProcess, gateway_config
+from tests.fake_upstream import Fault
+
+KEYS = {"open": "open-key-0123456789", "private": "private-key-0123456789"}
+PRIVATE = """
+app: private
+defaults: {edge: smollm2, cloud: gpt-fake}
+rules:
+  - name: pii-stays-local
+    when: {pii: any}
+    route: edge
+    fallback: none
+  - name: rest
+    route: cloud
+"""
+WEATHER = {
+    "name": "get_weather",
+    "description": "Weather in a city",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+HELLO = [{"role": "user", "content": "Say hello in one short sentence."}]
+
+
+@pytest.fixture(scope="module")
+def messages_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
+    tmp = tmp_path_factory.mktemp("messages")
+    (tmp / "private.yaml").write_text(PRIVATE)
+    config = gateway_config(upstream.url, tmp)
+    config["apps"] = [
+        {"name": "open", "key": KEYS["open"]},
+        {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
+    ]
+    process = GatewayProcess(config, tmp)
+    try:
+        yield process.wait_ready()
+    finally:
+        process.stop()
+
+
+def client(gateway: GatewayProcess, app: str = "open") -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=gateway.url, api_key=KEYS[app], max_retries=0)
+
+
+def test_the_edge_answers_a_message_with_usage_and_routing_headers(messages_gateway):
+    raw = client(messages_gateway).messages.with_raw_response.create(model="smollm2", max_tokens=12, messages=HELLO)
+    message = raw.parse()
+    assert raw.headers["x-edgeway-route"] == "edge"
+    assert message.type == "message" and message.role == "assistant" and message.model == "smollm2"
+    assert message.content[0].type == "text" and message.content[0].text.strip()
+    assert message.stop_reason in ("end_turn", "max_tokens")
+    assert 0 < message.usage.output_tokens <= 12 and message.usage.input_tokens > 5
+
+
+def test_a_streamed_message_from_the_edge_has_anthropics_events(messages_gateway):
+    with client(messages_gateway).messages.stream(model="auto", max_tokens=12, messages=HELLO) as stream:
+        text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    assert text.strip() and final.content[0].text == text
+    assert final.stop_reason in ("end_turn", "max_tokens") and 0 < final.usage.output_tokens <= 12
+
+
+def test_a_system_prompt_and_earlier_turns_reach_the_model(messages_gateway, upstream):
+    client(messages_gateway).messages.create(
+        model="gpt-fake",
+        max_tokens=20,
+        system="You are terse.",
+        messages=[
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Hello."}]},
+            {"role": "user", "content": [{"type": "text", "text": "What is 2+2?"}]},
+        ],
+        stop_sequences=["\n\n"],
+        metadata={"user_id": "u-7"},
+    )
+    sent = upstream.requests[-1].body
+    assert sent["messages"] == [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "What is 2+2?"},
+    ]
+    assert sent["stop"] == ["\n\n"] and sent["user"] == "u-7" and sent["max_tokens"] == 20
+
+
+def test_tool_use_round_trips_through_a_cloud_model(messages_gateway, upstream):
+    first = client(messages_gateway).messages.create(
+        model="auto", max_tokens=50, tools=[WEATHER], messages=[{"role": "user", "content": "Weather in Paris?"}]
+    )
+    assert first.stop_reason == "tool_use"
+    call = next(block for block in first.content if block.type == "tool_use")
+    assert call.name == "get_weather" and call.input == {"city": "Paris"}
+    sent = upstream.requests[-1].body
+    assert sent["tools"][0]["function"]["name"] == "get_weather"
+    assert sent["tools"][0]["function"]["parameters"] == WEATHER["input_schema"]
+    client(messages_gateway).messages.create(
+        model="auto",
+        max_tokens=50,
+        tools=[WEATHER],
+        messages=[
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "18 C, sunny"}]},
+        ],
+    )
+    turns = upstream.requests[-1].body["messages"]
+    assert turns[1]["tool_calls"][0]["id"] == call.id
+    assert turns[2] == {"role": "tool", "tool_call_id": call.id, "content": "18 C, sunny"}
+
+
+def test_a_streamed_tool_call_arrives_as_a_tool_use_block(messages_gateway, upstream):
+    with client(messages_gateway).messages.stream(
+        model="gpt-fake", max_tokens=50, tools=[WEATHER], messages=[{"role": "user", "content": "Weather in Paris?"}]
+    ) as stream:
+        final = stream.get_final_message()
+    call = next(block for block in final.content if block.type == "tool_use")
+    assert call.input == {"city": "Paris"} and final.stop_reason == "tool_use"
+
+
+def test_an_anthropic_cloud_model_answers_through_this_api(messages_gateway, upstream):
+    message = client(messages_gateway).messages.create(model="claude-fake", max_tokens=20, messages=HELLO)
+    assert message.content[0].text.startswith("This is the fake cloud")
+    assert upstream.requests[-1].path == "/v1/messages"
+
+
+def test_errors_have_anthropics_shape_and_status(messages_gateway):
+    answer = httpx.post(
+        messages_gateway.url + "/v1/messages",
+        json={"model": "smollm2", "messages": HELLO},
+        headers={"x-api-key": KEYS["open"], "anthropic-version": "2023-06-01"},
+    )
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "max_tokens: Field required (an integer)."},
+    }
+    with pytest.raises(anthropic.BadRequestError):
+        client(messages_gateway).messages.create(model="smollm2", max_tokens=0, messages=HELLO)
+    with pytest.raises(anthropic.NotFoundError):
+        client(messages_gateway).messages.create(model="claude-9", max_tokens=5, messages=HELLO)
+    with pytest.raises(anthropic.AuthenticationError):
+        anthropic.Anthropic(base_url=messages_gateway.url, api_key="wrong-key-000", max_retries=0).messages.create(
+            model="smollm2", max_tokens=5, messages=HELLO
+        )
+
+
+def test_a_stream_that_breaks_ends_with_an_error_event(messages_gateway, upstream):
+    upstream.fail_next(Fault(drop_after_chunks=3))
+    with pytest.raises(anthropic.APIError):
+        with client(messages_gateway).messages.stream(model="gpt-fake", max_tokens=50, messages=HELLO) as stream:
+            for _ in stream.text_stream:
+                pass
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "my SSN is 123-45-6789, what is 2+2?",
+        [{"type": "text", "text": "What is 2+2?"}, {"type": "text", "text": "card 4111 1111 1111 1111"}],
+        [{"type": "tool_result", "tool_use_id": "t1", "content": "customer jane.roe@example.com"}],
+    ],
+)
+def test_a_private_message_stays_on_the_edge_through_this_api_too(messages_gateway, upstream, content):
+    messages = [{"role": "user", "content": content}]
+    if isinstance(content, list) and content[0]["type"] == "tool_result":
+        messages = [
+            {"role": "user", "content": "Look me up."},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "lookup", "input": {}}]},
+            *messages,
+        ]
+    raw = client(messages_gateway, "private").messages.with_raw_response.create(
+        model="auto", max_tokens=4, messages=messages
+    )
+    assert raw.headers["x-edgeway-route"] == "edge"
+    assert upstream.bytes_received == 0
+
+
+def test_the_key_may_come_as_a_bearer_token_too(messages_gateway):
+    answer = httpx.post(
+        messages_gateway.url + "/v1/messages",
+        json={"model": "smollm2", "max_tokens": 3, "messages": HELLO},
+        headers={"authorization": f"Bearer {KEYS['open']}"},
+    )
+    assert answer.status_code == 200 and answer.json()["type"] == "message"
