@@ -69,6 +69,20 @@ _ANTHROPIC_MESSAGES = {
         "tools": {"type": "array", "items": {"type": "object"}},
     },
 }
+_RESPONSES = {
+    "type": "object",
+    "required": ["model", "input"],
+    "properties": {
+        "model": {"type": "string"},
+        "input": {"oneOf": [{"type": "string"}, {"type": "array", "minItems": 1, "items": {"type": "object"}}]},
+        "instructions": {"type": "string"},
+        "max_output_tokens": {"type": "integer", "minimum": 1},
+        "stream": {"type": "boolean"},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+        "tools": {"type": "array", "items": {"type": "object"}},
+        "text": {"type": "object"},
+    },
+}
 _PART = {
     "type": "object",
     "required": ["type"],
@@ -164,6 +178,22 @@ SPEC = {
                         }
                         for s in (400, 401, 403, 404, 413, 429, 502, 503, 504)
                     },
+                },
+            }
+        },
+        "/v1/responses": {
+            "post": {
+                "summary": "OpenAI Responses, routed to the edge or the cloud",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": _RESPONSES}}},
+                "responses": {
+                    "200": {
+                        "description": "a response, or server-sent events when stream is true",
+                        "content": {
+                            "application/json": {"schema": {"type": "object"}},
+                            "text/event-stream": {"schema": {"type": "string"}},
+                        },
+                    },
+                    **_errors(400, 401, 403, 404, 413, 429, 502, 503, 504),
                 },
             }
         },

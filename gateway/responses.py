@@ -1,0 +1,61 @@
+"""POST /v1/responses: OpenAI's Responses API, routed like chat completions (same policies,
+signals, budgets, ledger, redaction and privacy invariant, on the translated request)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway import responses_shape as shape
+from gateway.chat import Visit, chat_request, closed, delivered, identify, read_body, routing_headers, run
+from gateway.http import JSON, EventStream
+from router.answer import Answer, ChunkStream
+from router.errors import EdgewayError
+from router.request import ChatRequest
+from router.routing import Routed
+
+
+async def responses(request: Request) -> Response | EventStream:
+    app = identify(request)
+    visit = Visit(request, app)
+    original: dict[str, Any] = {}
+
+    async def read() -> ChatRequest:
+        body, size = await read_body(request)
+        translated = shape.chat_body(body)
+        original.update(body)
+        return chat_request(request, app, translated, size)
+
+    ran = await run(request, app, visit, read)
+    if isinstance(ran, Response):
+        return ran
+    chat, routed = ran
+    builder = shape.ResponseBuilder(original, chat.model)
+    if isinstance(routed.result, Answer):
+        return JSON(builder.whole(routed.result.body, routed.result.usage), headers=routing_headers(request, routed))
+    return EventStream(
+        _events(routed, builder, visit),
+        routing_headers(request, routed),
+        lambda: closed(routed, visit),
+        request.app.state.gateway.config.server.write_timeout_s,
+    )
+
+
+async def _events(routed: Routed[ChunkStream], builder: shape.ResponseBuilder, visit: Visit) -> AsyncIterator[bytes]:
+    translate = shape.ResponseEvents(builder)
+    for name, data in translate.start():
+        yield shape.event(name, data)
+    try:
+        async for chunk in delivered(routed, visit):
+            for name, data in translate.chunk(chunk):
+                yield shape.event(name, data)
+    except EdgewayError as exc:  # the OpenAI SDKs raise an error event as an APIError
+        yield shape.event(*translate.error(exc))
+        return
+    usage = visit.settled(routed.result.usage)
+    visit.end(usage)
+    for name, data in translate.end(usage):
+        yield shape.event(name, data)

@@ -1,0 +1,192 @@
+"""OpenAI's Responses API at /v1/responses, driven by the official SDK's `client.responses`: both
+tiers, items and instructions, function calls, structured output, streams, and the invariants."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import openai
+import pytest
+
+from tests.conftest import GatewayProcess, gateway_config
+from tests.fake_upstream import Fault
+
+KEYS = {"open": "open-key-0123456789", "private": "private-key-0123456789"}
+PRIVATE = """
+app: private
+defaults: {edge: smollm2, cloud: gpt-fake}
+rules:
+  - name: pii-stays-local
+    when: {pii: any}
+    route: edge
+    fallback: none
+  - name: rest
+    route: cloud
+"""
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+
+
+@pytest.fixture(scope="module")
+def responses_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
+    tmp = tmp_path_factory.mktemp("responses")
+    (tmp / "private.yaml").write_text(PRIVATE)
+    config = gateway_config(upstream.url, tmp)
+    config["apps"] = [
+        {"name": "open", "key": KEYS["open"]},
+        {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
+    ]
+    process = GatewayProcess(config, tmp)
+    try:
+        yield process.wait_ready()
+    finally:
+        process.stop()
+
+
+def client(gateway: GatewayProcess, app: str = "open") -> openai.OpenAI:
+    return openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEYS[app], max_retries=0)
+
+
+def test_the_edge_answers_a_string_input_with_usage(responses_gateway):
+    raw = client(responses_gateway).responses.with_raw_response.create(
+        model="smollm2", input="Say hello in one short sentence.", max_output_tokens=12
+    )
+    response = raw.parse()
+    assert raw.headers["x-edgeway-route"] == "edge"
+    assert response.object == "response" and response.status in ("completed", "incomplete")
+    assert response.output_text.strip()
+    assert 0 < response.usage.output_tokens <= 12 and response.usage.input_tokens > 5
+
+
+def test_instructions_and_items_reach_the_model_as_a_conversation(responses_gateway, upstream):
+    client(responses_gateway).responses.create(
+        model="gpt-fake",
+        instructions="You are terse.",
+        input=[
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": [{"type": "output_text", "text": "Hello."}]},
+            {"role": "user", "content": [{"type": "input_text", "text": "What is 2+2?"}]},
+        ],
+        max_output_tokens=20,
+    )
+    sent = upstream.requests[-1].body
+    assert sent["messages"] == [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "What is 2+2?"},
+    ]
+    assert sent["max_tokens"] == 20
+
+
+def test_a_function_call_round_trips(responses_gateway, upstream):
+    first = client(responses_gateway).responses.create(model="auto", input="Weather in Paris?", tools=[WEATHER])
+    call = next(item for item in first.output if item.type == "function_call")
+    assert call.name == "get_weather" and json.loads(call.arguments) == {"city": "Paris"}
+    client(responses_gateway).responses.create(
+        model="auto",
+        tools=[WEATHER],
+        input=[
+            {"role": "user", "content": "Weather in Paris?"},
+            {"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments},
+            {"type": "function_call_output", "call_id": call.call_id, "output": "18 C, sunny"},
+        ],
+    )
+    turns = upstream.requests[-1].body["messages"]
+    assert turns[1]["tool_calls"][0]["id"] == call.call_id
+    assert turns[2] == {"role": "tool", "tool_call_id": call.call_id, "content": "18 C, sunny"}
+
+
+def test_a_streamed_response_has_the_semantic_events_and_ends_completed(responses_gateway):
+    events = list(
+        client(responses_gateway).responses.create(
+            model="smollm2", input="Say hello in one short sentence.", max_output_tokens=12, stream=True
+        )
+    )
+    kinds = [e.type for e in events]
+    assert kinds[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
+    assert kinds[-1] in ("response.completed", "response.incomplete")
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    final = events[-1].response
+    assert text.strip() and final.output_text == text and final.usage.output_tokens > 0
+
+
+def test_the_stream_helper_gives_the_final_response_with_a_function_call(responses_gateway):
+    with client(responses_gateway).responses.stream(model="gpt-fake", input="Weather?", tools=[WEATHER]) as stream:
+        final = stream.get_final_response()
+    call = next(item for item in final.output if item.type == "function_call")
+    assert json.loads(call.arguments) == {"city": "Paris"}
+
+
+def test_structured_output_on_the_edge_matches_the_schema(responses_gateway):
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+        "required": ["city", "population"],
+        "additionalProperties": False,
+    }
+    response = client(responses_gateway).responses.create(
+        model="smollm2",
+        input="Give the largest city of France and its population as JSON.",
+        max_output_tokens=60,
+        temperature=0,
+        text={"format": {"type": "json_schema", "name": "city", "schema": schema, "strict": True}},
+    )
+    assert set(json.loads(response.output_text)) == {"city", "population"}
+
+
+def test_a_cut_answer_is_incomplete_with_its_reason(responses_gateway):
+    response = client(responses_gateway).responses.create(
+        model="smollm2", input="Write a long story about a dragon.", max_output_tokens=3, temperature=0
+    )
+    assert response.status == "incomplete" and response.incomplete_details.reason == "max_output_tokens"
+
+
+def test_previous_response_id_is_refused_because_nothing_is_kept(responses_gateway):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(responses_gateway).responses.create(model="smollm2", input="Go on.", previous_response_id="resp_1")
+    assert caught.value.param == "previous_response_id"
+
+
+def test_unsupported_tools_and_items_are_clear_400s(responses_gateway):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(responses_gateway).responses.create(model="gpt-fake", input="Hi", tools=[{"type": "web_search"}])
+    assert caught.value.param == "tools[0].type"
+
+
+def test_a_broken_stream_ends_with_an_error_event(responses_gateway, upstream):
+    upstream.fail_next(Fault(drop_after_chunks=3))
+    with pytest.raises(openai.APIError):
+        for _ in client(responses_gateway).responses.create(model="gpt-fake", input="Hi", stream=True):
+            pass
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "my SSN is 123-45-6789, what is 2+2?",
+        [{"role": "user", "content": [{"type": "input_text", "text": "card 4111 1111 1111 1111"}]}],
+        [
+            {"role": "user", "content": "Look me up."},
+            {
+                "type": "function_call",
+                "call_id": "c1",
+                "name": "lookup",
+                "arguments": '{"email": "jane.roe@example.com"}',
+            },
+            {"type": "function_call_output", "call_id": "c1", "output": "found"},
+        ],
+    ],
+)
+def test_private_input_stays_on_the_edge_through_this_api_too(responses_gateway, upstream, given):
+    raw = client(responses_gateway, "private").responses.with_raw_response.create(
+        model="auto", input=given, max_output_tokens=4
+    )
+    assert raw.headers["x-edgeway-route"] == "edge"
+    assert upstream.bytes_received == 0
