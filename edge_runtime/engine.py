@@ -270,6 +270,12 @@ class EdgeEngine:
         formatted = self._formatter(messages=messages)  # type: ignore[arg-type]  # plain role/content dicts
         return self._tokenize(formatted.prompt.encode("utf-8", "replace"), add_bos=not formatted.added_special)
 
+    def tokenize_text(self, text: str) -> list[int]:
+        """The tokens of a raw prompt (a legacy text completion): no chat template."""
+        if self._llama is None:
+            raise EdgeError(f"edge model {self.name!r} is not loaded")
+        return self._tokenize(text.encode("utf-8", "replace"), add_bos=True)
+
     def _tokenize(self, text: bytes, add_bos: bool) -> list[int]:
         """llama.cpp's tokenizer into a buffer the size of the context: a prompt that cannot fit
         is known from the count llama.cpp returns, without building a list of all its tokens

@@ -30,6 +30,7 @@ log = logging.getLogger("edgeway")
 METADATA_PREFIX = "x-edgeway-"
 CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answer ended
 PROMPT_CHARS = 500  # of an opted-in app's prompt, kept in its ledger row
+Parse = Callable[[Any, dict[str, str]], ChatRequest]
 
 
 async def read_body(request: Request) -> tuple[Any, int]:
@@ -43,11 +44,11 @@ async def _parse(request: Request, app: App) -> ChatRequest:
     return chat_request(request, app, body, size)
 
 
-def chat_request(request: Request, app: App, body: Any, size: int) -> ChatRequest:
+def chat_request(request: Request, app: App, body: Any, size: int, parse: Parse = parse_chat_request) -> ChatRequest:
     """A Chat Completions body (as sent, or translated from another API) as the router takes it."""
     server = request.app.state.gateway.config.server
     metadata = {k[len(METADATA_PREFIX) :]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
-    chat = parse_chat_request(body, metadata)
+    chat = parse(body, metadata)
     if len(chat.messages) > server.max_messages:
         raise InvalidRequest(
             f"This gateway accepts at most {server.max_messages} messages in a request; this one has "

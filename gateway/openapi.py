@@ -197,6 +197,30 @@ SPEC = {
                 },
             }
         },
+        "/v1/completions": {
+            "post": {
+                "summary": "Legacy text completion, routed to the edge or the cloud",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["model", "prompt"],
+                                "properties": {
+                                    "model": {"type": "string"},
+                                    "prompt": {"type": "string"},
+                                    "max_tokens": {"type": "integer", "minimum": 1},
+                                    "stream": {"type": "boolean"},
+                                    "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": _json("a text_completion, or server-sent chunks"), **_errors(400, 401, 404, 502)},
+            }
+        },
         "/v1/route": {
             "post": {
                 "summary": "The signals and decision for a body; calls no model",

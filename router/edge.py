@@ -34,6 +34,11 @@ class EdgeModel:
     async def _prompt(self, request: ChatRequest) -> list[int]:
         """The prompt's tokens. A large one is templated and tokenized on a worker thread: seconds
         of it on the event loop would stall every other request (and /healthz) meanwhile."""
+        if request.prompt is not None:
+            prompt = request.prompt
+            if request.body_bytes <= INLINE_BYTES:
+                return self.engine.tokenize_text(prompt)
+            return await off_loop(lambda: self.engine.tokenize_text(prompt))
         messages = request.plain_messages()
         if request.body_bytes <= INLINE_BYTES:
             return self.engine.tokenize_chat(messages)

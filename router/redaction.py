@@ -56,7 +56,13 @@ class Redaction:
                     self.originals[placeholders[(f.type, value)]] = value
                 text = text[: f.start] + placeholders[(f.type, value)] + text[f.end :]
             _put(body, path, text)
-        self.request = dataclasses.replace(request, messages=body["messages"], body=body)
+        if request.prompt is None:
+            self.request = dataclasses.replace(request, messages=body["messages"], body=body)
+        else:  # a legacy completion: the prompt is the one text, and the messages its reading
+            prompt = body["prompt"]
+            self.request = dataclasses.replace(
+                request, prompt=prompt, messages=[{"role": "user", "content": prompt}], body=body
+            )
 
     def restore(self, text: str) -> str:
         if not self.originals or "[" not in text:

@@ -6,6 +6,7 @@ response_format, logit_bias, ...) reach a cloud provider untouched.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,7 @@ class ChatRequest:
     text_only: bool = True
     metadata: dict[str, str] = field(default_factory=dict)
     needs: frozenset[str] = frozenset()  # of FEATURE_FIELDS: what the answer must honor
+    prompt: str | None = None  # a legacy text completion: continue this text (no chat template)
     app: str = ""  # who asks: set by the gateway once the key is known
     body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
 
@@ -135,6 +137,40 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         metadata=metadata or {},
         needs=_needs(body),
     )
+
+
+LEGACY_DEFAULT_MAX_TOKENS = 16  # what OpenAI's legacy completions default to
+_LEGACY_REFUSED = {
+    "echo": "echo is not supported: send the prompt and prepend it yourself",
+    "suffix": "suffix (insertion) is not supported",
+    "best_of": "best_of is not supported: send several requests instead",
+}
+
+
+def parse_completion_request(body: Any, metadata: dict[str, str] | None = None) -> ChatRequest:
+    """A legacy `POST /v1/completions` body: the prompt is read by the signals and policies as a
+    user message, and continued as text by the model that serves it."""
+    if not isinstance(body, dict):
+        raise InvalidRequest("The request body must be a JSON object.")
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
+        prompt = prompt[0]
+    if not isinstance(prompt, str):
+        raise InvalidRequest(
+            "'prompt' must be a string (one prompt; token arrays and batches are not supported).",
+            param="prompt",
+            code="invalid_type" if prompt is not None else "missing_required_parameter",
+        )
+    for key, why in _LEGACY_REFUSED.items():
+        if body.get(key) and not (key == "best_of" and body[key] == 1):
+            raise InvalidRequest(f"{why}.", param=key, code="unsupported_parameter")
+    chat_like = {k: v for k, v in body.items() if k not in ("prompt", "echo", "suffix", "best_of", "logprobs")}
+    chat_like["messages"] = [{"role": "user", "content": prompt}]
+    chat_like.setdefault("max_tokens", LEGACY_DEFAULT_MAX_TOKENS)
+    parsed = parse_chat_request(chat_like, metadata)
+    legacy = {**body, "prompt": prompt, "max_tokens": parsed.max_tokens}
+    needs = parsed.needs | ({"logprobs"} if body.get("logprobs") else frozenset())
+    return dataclasses.replace(parsed, body=legacy, prompt=prompt, needs=needs)
 
 
 def _needs(body: dict[str, Any]) -> frozenset[str]:

@@ -87,6 +87,7 @@ class FakeUpstream:
         return Starlette(
             routes=[
                 Route("/v1/chat/completions", self._openai, methods=["POST"]),
+                Route("/v1/completions", self._legacy, methods=["POST"]),
                 Route("/v1/messages", self._anthropic, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
             ]
@@ -118,6 +119,31 @@ class FakeUpstream:
             if self.tokens_per_s:
                 await asyncio.sleep(1.0 / self.tokens_per_s)
             yield i, item
+
+    async def _legacy(self, request: Request) -> Response:
+        """OpenAI's legacy text completions: the answer's words as a continuation of the prompt."""
+        body, fault = await self._receive(request)
+        if fault and fault.status:
+            return JSONResponse({"error": {"message": fault.message, "type": "server_error"}}, status_code=fault.status)
+        words = self._words(body)
+        prompt_tokens = len(str(body.get("prompt", "")).split())
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(words),
+                 "total_tokens": prompt_tokens + len(words)}  # fmt: skip
+        base = {"id": "cmpl-fake", "object": "text_completion", "created": int(time.time()), "model": body.get("model")}
+        finish = "length" if len(words) < len(self.answer.split()) else "stop"
+        if not body.get("stream"):
+            choice = {"text": " " + "".join(words).strip(), "index": 0, "logprobs": None, "finish_reason": finish}
+            return JSONResponse({**base, "choices": [choice], "usage": usage})
+
+        async def events() -> AsyncIterator[bytes]:
+            async for _, word in self._paced(words, fault):
+                yield _sse({**base, "choices": [{"text": word, "index": 0, "logprobs": None, "finish_reason": None}]})
+            yield _sse({**base, "choices": [{"text": "", "index": 0, "logprobs": None, "finish_reason": finish}]})
+            if (body.get("stream_options") or {}).get("include_usage"):
+                yield _sse({**base, "choices": [], "usage": usage})
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
 
     async def _models(self, request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "fake"}]})

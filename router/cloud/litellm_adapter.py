@@ -24,7 +24,8 @@ _lock = threading.Lock()
 _module: Any = None
 
 # Keys of an OpenAI body that LiteLLM takes as named arguments instead of passing on.
-_OWN_KEYS = ("model", "messages", "stream", "stream_options")
+# ("prompt": a legacy text completion goes to LiteLLM as a chat with the prompt as the user's turn.)
+_OWN_KEYS = ("model", "messages", "stream", "stream_options", "prompt")
 
 
 def load_litellm() -> Any:

@@ -57,6 +57,7 @@ class OpenAICompatible(CloudModel):
         super().__init__(config)
         base = (config.api_base or DIRECT_PROVIDERS[config.provider] or "").rstrip("/")
         self._origin, self._target = pool.client.origin(f"{base}/chat/completions")
+        _, self._legacy_target = pool.client.origin(f"{base}/completions")  # legacy text completions
         headers = "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
         if config.api_key is not None:
             headers += f"authorization: Bearer {config.api_key.get_secret_value()}\r\n"
@@ -72,14 +73,15 @@ class OpenAICompatible(CloudModel):
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
         return orjson.dumps(body)
 
-    async def _send(self, body: bytes, timeouts: Timeouts) -> Response:
+    async def _send(self, request: ChatRequest, body: bytes, timeouts: Timeouts) -> Response:
+        target = self._target if request.prompt is None else self._legacy_target
         try:
-            return await self._origin.request("POST", self._target, self._headers, body, timeouts)
+            return await self._origin.request("POST", target, self._headers, body, timeouts)
         except (HTTPError, TimeoutError) as exc:
             raise self._transport_error(exc) from None
 
     async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
-        response = await self._send(self._body(request, False), self._timeouts)
+        response = await self._send(request, self._body(request, False), self._timeouts)
         try:
             content = await response.read()
         except (HTTPError, TimeoutError) as exc:
@@ -90,11 +92,14 @@ class OpenAICompatible(CloudModel):
             parsed = orjson.loads(content)
         except orjson.JSONDecodeError:
             raise UpstreamError(f"{self.name}: the provider answered with a body that is not JSON") from None
-        body, usage = validate.chat_completion(parsed, self.name)
+        if request.prompt is not None:
+            body, usage = validate.text_completion(parsed, self.name)
+        else:
+            body, usage = validate.chat_completion(parsed, self.name)
         return Answer(body, usage)
 
     async def stream(self, request: ChatRequest) -> SSEStream:
-        response = await self._send(self._body(request, True), self._stream_timeouts)
+        response = await self._send(request, self._body(request, True), self._stream_timeouts)
         if response.status >= 400:
             try:
                 content = await response.read()
@@ -108,7 +113,7 @@ class OpenAICompatible(CloudModel):
                 f"{self.name}: the provider answered a stream request with {kind or 'no content type'}, "
                 f"not text/event-stream"
             )
-        return SSEStream(self, response)
+        return SSEStream(self, response, legacy=request.prompt is not None)
 
     def _transport_error(self, exc: BaseException) -> UpstreamError:
         if isinstance(exc, TimeoutError):
@@ -129,9 +134,10 @@ class OpenAICompatible(CloudModel):
 class SSEStream:
     """The provider's server-sent events, parsed into chunk objects."""
 
-    def __init__(self, model: OpenAICompatible, response: Response) -> None:
+    def __init__(self, model: OpenAICompatible, response: Response, legacy: bool = False) -> None:
         self._model = model
         self._response = response
+        self._read = validate.text_chunk if legacy else validate.chunk  # as chat.completion.chunk objects
         self.usage = validate.unmeasured()  # until the provider's usage chunk arrives
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
@@ -147,7 +153,7 @@ class SSEStream:
                     # back to the pool instead of being closed half-read.
                     await self._response.finish()
                     return
-                chunk = validate.chunk(orjson.loads(data), name)
+                chunk = self._read(orjson.loads(data), name)
                 if "usage" in chunk and chunk["usage"] is not None:
                     self.usage = validate.usage_of(chunk["usage"]) or validate.unmeasured()
                 if chunk.get("choices"):

@@ -68,6 +68,37 @@ def chat_completion(body: object, provider: str) -> tuple[dict[str, Any], Usage]
     return body, usage_of(body.get("usage")) or unmeasured()
 
 
+def text_completion(body: object, provider: str) -> tuple[dict[str, Any], Usage]:
+    """A legacy text_completion answer, checked, in the chat.completion shape edgeway carries."""
+    if not isinstance(body, dict) or not isinstance(body.get("choices"), list) or not body["choices"]:
+        raise UpstreamError(f"{provider}: the provider's answer is not a text_completion object with choices")
+    choices = []
+    for i, choice in enumerate(body["choices"]):
+        if not isinstance(choice, dict) or not isinstance(choice.get("text"), str):
+            raise UpstreamError(f"{provider}: the provider's answer is malformed: a choice has no text")
+        message = {"role": "assistant", "content": choice["text"]}
+        choices.append(
+            {"index": choice.get("index", i), "message": message, "finish_reason": choice.get("finish_reason")}
+        )
+    chat = {**body, "object": "chat.completion", "choices": choices}
+    return chat, usage_of(body.get("usage")) or unmeasured()
+
+
+def text_chunk(event: object, provider: str) -> dict[str, Any]:
+    """A legacy streamed event, checked, as a chat.completion.chunk."""
+    if not isinstance(event, dict):
+        raise UpstreamError(f"{provider}: the provider sent a stream event that is not a text_completion chunk")
+    if "error" in event:
+        raise UpstreamError(f"{provider}: the provider ended the stream with an error: {_reason(event['error'])}")
+    choices = []
+    for choice in event.get("choices") or []:
+        if not isinstance(choice, dict) or not isinstance(choice.get("text", ""), str):
+            raise UpstreamError(f"{provider}: the provider sent a malformed text_completion chunk")
+        delta = {"content": choice["text"]} if choice.get("text") else {}
+        choices.append({"index": choice.get("index", 0), "delta": delta, "finish_reason": choice.get("finish_reason")})
+    return {**event, "object": "chat.completion.chunk", "choices": choices}
+
+
 def chunk(event: object, provider: str) -> dict[str, Any]:
     """One streamed event, which must be a chat.completion.chunk object (or an error)."""
     if not isinstance(event, dict):
