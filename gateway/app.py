@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 
 from classifiers import Scorer
 from edge_runtime import EdgePool
-from gateway import anthropic, chat, completions, health, messages, metrics, openapi, responses, usage
+from gateway import anthropic, chat, completions, embeddings, health, messages, metrics, openapi, responses, usage
 from gateway.auth import App, AppKeys
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
@@ -153,6 +153,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             Route(messages.PATH, messages.messages, methods=["POST"]),
             Route("/v1/responses", responses.responses, methods=["POST"]),
             Route("/v1/completions", completions.completions, methods=["POST"]),
+            Route("/v1/embeddings", embeddings.embeddings, methods=["POST"]),
             Route("/v1/route", chat.route, methods=["POST"]),
             Route("/v1/models", health.models, methods=["GET"]),
             Route("/v1/models/{model:path}", health.model, methods=["GET"]),

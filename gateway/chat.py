@@ -176,7 +176,8 @@ async def run(
         visit.row.stream = chat.stream
         router = request.app.state.gateway.router
         if not chat.stream:
-            routed = await unless_client_leaves(request.receive, router.complete(chat, app.caller()))
+            answering = router.complete(chat, app.caller()) if chat.inputs is None else router.embed(chat, app.caller())
+            routed = await unless_client_leaves(request.receive, answering)
             visit.routed(routed, chat)
             visit.first_token()
             answer = routed.result

@@ -34,6 +34,16 @@ class Answer:
     confidence: float | None = None  # edge answers measured for a cascade
 
 
+def embeddings_body(vectors: list[list[float]], model: str, prompt_tokens: int) -> dict[str, Any]:
+    """An OpenAI embeddings list."""
+    return {
+        "object": "list",
+        "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+        "model": model,
+        "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens},
+    }
+
+
 class ChunkStream(Protocol):
     """chat.completion.chunk objects, without the usage-only chunk (the gateway adds that one)."""
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
 from edge_runtime.grammar import GrammarError, json_grammar
-from router.answer import Answer, Usage
+from router.answer import Answer, Usage, embeddings_body
 from router.errors import InvalidRequest, NoCapacity
 from router.offload import off_loop
 from router.request import ChatRequest
@@ -21,7 +21,8 @@ INLINE_BYTES = 16 * 1024  # bodies up to this are tokenized on the event loop (a
 class EdgeModel:
     tier: TierKind = "edge"
     resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
-    capabilities: frozenset[str] = frozenset({"json_output"})  # by grammar; no tools or logprobs yet
+    # JSON output by grammar; embeddings of the model's mean-pooled states; no tools or logprobs yet
+    capabilities: frozenset[str] = frozenset({"json_output", "embeddings"})
 
     def __init__(self, engine: EdgeEngine) -> None:
         self.engine = engine
@@ -94,6 +95,20 @@ class EdgeModel:
             "usage": usage.as_openai(),
         }
         return Answer(body, usage, generation.confidence)
+
+    async def embed(self, request: ChatRequest) -> Answer:
+        texts = request.inputs or ()
+        try:
+            vectors, tokens = await off_loop(lambda: self.engine.embed(texts))
+        except PromptTooLong as exc:
+            raise InvalidRequest(
+                f"A text is too long for the edge model's embeddings: {exc}.",
+                param="input",
+                code="context_length_exceeded",
+            ) from None
+        except EdgeError as exc:
+            raise NoCapacity(str(exc), retry_after=1) from None
+        return Answer(embeddings_body(vectors, self.name, tokens), Usage(tokens, 0))
 
     async def stream(self, request: ChatRequest) -> EdgeStream:
         return EdgeStream(self.name, await self._start(request))

@@ -118,6 +118,9 @@ class EdgeGroup:
         answer.body["model"] = self.name
         return answer
 
+    async def embed(self, request: ChatRequest) -> Answer:
+        return await self.local.embed(request)  # embeddings are cheap: no node is worth the hop
+
     async def stream(self, request: ChatRequest) -> ChunkStream:
         node = self._pick(request)
         if node is None:

@@ -19,6 +19,8 @@ R = TypeVar("R", Answer, ChunkStream)
 
 
 class Mode(Protocol[R]):
+    cascades: bool  # whether a cascade rule's edge-first answer applies
+
     async def call(self, model: Tier, request: ChatRequest) -> R: ...
 
     def restore(self, result: R, redaction: Redaction) -> R:
@@ -29,6 +31,8 @@ class Mode(Protocol[R]):
 
 
 class Whole:
+    cascades = True
+
     async def call(self, model: Tier, request: ChatRequest) -> Answer:
         return await model.complete(request)
 
@@ -41,6 +45,8 @@ class Whole:
 
 
 class Streamed:
+    cascades = True
+
     async def call(self, model: Tier, request: ChatRequest) -> ChunkStream:
         return await model.stream(request)
 
@@ -51,8 +57,25 @@ class Streamed:
         return ReplayedAnswer(answer)
 
 
+class Embedded:
+    """Embeddings: a whole answer with nothing to put back (a redacted text's vector is the masked
+    text's) and no cascade (there is no confidence to escalate on)."""
+
+    cascades = False
+
+    async def call(self, model: Tier, request: ChatRequest) -> Answer:
+        return await model.embed(request)
+
+    def restore(self, result: Answer, redaction: Redaction) -> Answer:
+        return result
+
+    def replay(self, answer: Answer) -> Answer:
+        return answer
+
+
 WHOLE = Whole()
 STREAMED = Streamed()
+EMBEDDED = Embedded()
 
 
 class MappedStream:

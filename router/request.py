@@ -26,6 +26,7 @@ FEATURE_FIELDS = {
     "logit_bias": "logit_bias",
     "penalties": "frequency_penalty",
     "audio_output": "modalities",
+    "embeddings": "model",  # an embeddings request needs a model that embeds
 }
 
 
@@ -45,6 +46,7 @@ class ChatRequest:
     metadata: dict[str, str] = field(default_factory=dict)
     needs: frozenset[str] = frozenset()  # of FEATURE_FIELDS: what the answer must honor
     prompt: str | None = None  # a legacy text completion: continue this text (no chat template)
+    inputs: tuple[str, ...] | None = None  # an embeddings request: the texts to embed
     app: str = ""  # who asks: set by the gateway once the key is known
     body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
 
@@ -171,6 +173,39 @@ def parse_completion_request(body: Any, metadata: dict[str, str] | None = None) 
     legacy = {**body, "prompt": prompt, "max_tokens": parsed.max_tokens}
     needs = parsed.needs | ({"logprobs"} if body.get("logprobs") else frozenset())
     return dataclasses.replace(parsed, body=legacy, prompt=prompt, needs=needs)
+
+
+MAX_EMBEDDING_INPUTS = 2048  # texts in one embeddings request, as OpenAI allows
+
+
+def parse_embeddings_request(body: Any, metadata: dict[str, str] | None = None) -> ChatRequest:
+    """A `POST /v1/embeddings` body. Its texts are read by the signals and policies as one user
+    message, so that a private text under a local-only rule is embedded locally or not at all."""
+    if not isinstance(body, dict):
+        raise InvalidRequest("The request body must be a JSON object.")
+    model = body.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidRequest("You must provide a model parameter.", param="model", code="missing_required_parameter")
+    given = body.get("input")
+    inputs = [given] if isinstance(given, str) else given
+    if not isinstance(inputs, list) or not inputs or not all(isinstance(t, str) and t for t in inputs):
+        raise InvalidRequest(
+            "'input' must be a non-empty string or an array of non-empty strings (token arrays are not supported).",
+            param="input",
+            code="invalid_type",
+        )
+    if len(inputs) > MAX_EMBEDDING_INPUTS:
+        raise InvalidRequest(f"'input' may hold at most {MAX_EMBEDDING_INPUTS} texts.", param="input")
+    if body.get("encoding_format") not in (None, "float", "base64"):
+        raise InvalidRequest("'encoding_format' must be float or base64.", param="encoding_format")
+    return ChatRequest(
+        body=body,
+        model=model,
+        messages=[{"role": "user", "content": "\n".join(inputs)}],
+        metadata=metadata or {},
+        needs=frozenset({"embeddings"}),
+        inputs=tuple(inputs),
+    )
 
 
 def _needs(body: dict[str, Any]) -> frozenset[str]:

@@ -26,7 +26,7 @@ from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
 from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
 from router.ledger import MemoryStore, Store
 from router.limits import Limits
-from router.modes import STREAMED, WHOLE, Mode, R
+from router.modes import EMBEDDED, STREAMED, WHOLE, Mode, R
 from router.offload import off_loop
 from router.pricing import FREE, Price
 from router.redaction import Redaction
@@ -153,9 +153,10 @@ class Router:
             return decision
         if not able:
             missing = sorted(request.needs - set().union(*(self.models[t].capabilities for t in decision.targets)))
+            asked = "embeddings" if "embeddings" in missing else ", ".join(FEATURE_FIELDS[m] for m in missing)
             raise InvalidRequest(
-                f"This request uses {', '.join(FEATURE_FIELDS[m] for m in missing)}, which no model it may use "
-                f"here honors ({', '.join(decision.targets)}; rule {decision.rule!r}).",
+                f"This request asks for {asked}, which no model it may use here provides "
+                f"({', '.join(decision.targets)}; rule {decision.rule!r}).",
                 param=FEATURE_FIELDS[missing[0]],
                 code="unsupported_parameter",
             )
@@ -266,6 +267,9 @@ class Router:
     async def complete(self, request: ChatRequest, caller: Caller) -> Routed[Answer]:
         return await self._run(WHOLE, request, caller)
 
+    async def embed(self, request: ChatRequest, caller: Caller) -> Routed[Answer]:
+        return await self._run(EMBEDDED, request, caller)
+
     async def stream(self, request: ChatRequest, caller: Caller) -> Routed[ChunkStream]:
         """Open a stream on the first target that accepts; fallbacks apply until then only."""
         return await self._run(STREAMED, request, caller)
@@ -274,7 +278,7 @@ class Router:
         signals, decision = await self.decide_async(request, caller)
         decision = self.admit(caller, signals, decision)
         try:
-            if self._cascades(decision):
+            if mode.cascades and self._cascades(decision):
                 return await self._cascade(mode, request, signals, decision)
             model, result, failures = await self._first_to_accept(
                 decision, lambda m: self._call(mode, m, request, signals, decision)

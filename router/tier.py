@@ -62,3 +62,7 @@ class Tier(Protocol):
         (models that cannot measure it leave `Answer.confidence` None)."""
 
     async def stream(self, request: ChatRequest) -> ChunkStream: ...
+
+    async def embed(self, request: ChatRequest) -> Answer:
+        """Embeddings of `request.inputs`, as an OpenAI embeddings list (models whose
+        capabilities include "embeddings"; the router sends others none)."""

@@ -88,6 +88,7 @@ class FakeUpstream:
             routes=[
                 Route("/v1/chat/completions", self._openai, methods=["POST"]),
                 Route("/v1/completions", self._legacy, methods=["POST"]),
+                Route("/v1/embeddings", self._embeddings, methods=["POST"]),
                 Route("/v1/messages", self._anthropic, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
             ]
@@ -144,6 +145,20 @@ class FakeUpstream:
             yield b"data: [DONE]\n\n"
 
         return StreamingResponse(events(), media_type="text/event-stream")
+
+    async def _embeddings(self, request: Request) -> Response:
+        """A three-number vector per input: its length, its word count and 1."""
+        body, fault = await self._receive(request)
+        if fault and fault.status:
+            return JSONResponse({"error": {"message": fault.message, "type": "server_error"}}, status_code=fault.status)
+        if fault and fault.body is not None:
+            return Response(fault.body, media_type=fault.content_type)
+        texts = [body["input"]] if isinstance(body.get("input"), str) else body.get("input", [])
+        data = [{"object": "embedding", "index": i, "embedding": [float(len(t)), float(len(t.split())), 1.0]}
+                for i, t in enumerate(texts)]  # fmt: skip
+        tokens = sum(len(t.split()) for t in texts)
+        return JSONResponse({"object": "list", "data": data, "model": body.get("model"),
+                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})  # fmt: skip
 
     async def _models(self, request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "fake"}]})

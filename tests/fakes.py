@@ -10,7 +10,7 @@ from typing import Any
 
 from classifiers import Scorer
 from classifiers.signals import Signals
-from router.answer import Answer, ChunkStream, Usage
+from router.answer import Answer, ChunkStream, Usage, embeddings_body
 from router.errors import EdgewayError
 from router.request import FEATURE_FIELDS, ChatRequest
 from router.tier import Capacity, Resilience, TierKind
@@ -34,7 +34,7 @@ class FakeTier:
         self.name, self.tier, self.text, self.fails = name, tier, text, fails
         self.confidence, self.context_window, self.wait_ms = confidence, context_window, wait_ms
         self.resilience = resilience if resilience is not None or tier == "edge" else Resilience(retries=0)
-        self.capabilities = frozenset(FEATURE_FIELDS) if tier == "cloud" else frozenset()
+        self.capabilities = frozenset(FEATURE_FIELDS) - {"embeddings"} if tier == "cloud" else frozenset()
         self.requests: list[ChatRequest] = []
 
     def capacity(self) -> Capacity:
@@ -59,6 +59,11 @@ class FakeTier:
 
     async def stream(self, request: ChatRequest) -> ChunkStream:
         return FakeStream(self.name, self._answer(request))
+
+    async def embed(self, request: ChatRequest) -> Answer:
+        self._answer(request)
+        vectors = [[float(len(t)), 1.0] for t in request.inputs or ()]
+        return Answer(embeddings_body(vectors, self.name, 3), Usage(3, 0))
 
     def texts_seen(self) -> list[str]:
         return [m["content"] for r in self.requests for m in r.messages if isinstance(m.get("content"), str)]

@@ -346,3 +346,15 @@ def test_a_cascade_whose_edge_cannot_honor_the_request_goes_straight_to_the_clou
     edge, cloud = FakeTier("edge", "edge", confidence=0.99), FakeTier("cloud", "cloud")
     routed = run(router(edge, cloud).complete(ask(tools=TOOLS), Caller("t", policy(CASCADE))))
     assert routed.model is cloud and edge.requests == [] and routed.decision.cascade is None
+
+
+def test_embeddings_go_to_a_tier_that_embeds_and_never_cascade():
+    edge = FakeTier("edge", "edge", confidence=0.0)
+    edge.capabilities = frozenset({"embeddings"})
+    cloud = FakeTier("cloud", "cloud")  # a chat model: no embeddings
+    from router.request import parse_embeddings_request
+
+    routed = run(router(edge, cloud).embed(parse_embeddings_request({"model": "auto", "input": ["a", "bb"]}),
+                                           Caller("t", policy(CASCADE))))  # fmt: skip
+    assert routed.model is edge and routed.result.body["data"][1]["embedding"] == [2.0, 1.0]
+    assert routed.escalated is None and cloud.requests == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 
@@ -23,6 +25,7 @@ class CloudModelConfig(BaseModel):
     api_base: str | None = None
     price: PriceConfig | None = None
     context_window: int | None = Field(None, ge=1)  # prompt + answer tokens; else LiteLLM's map says
+    mode: Literal["chat", "embedding"] | None = None  # what the model does; else LiteLLM's map says, else chat
     timeout_s: float = Field(60.0, gt=0)  # the whole non-streamed answer
     connect_timeout_s: float = Field(5.0, gt=0)
     read_timeout_s: float = Field(30.0, gt=0)  # the longest silence: before the first byte, between chunks

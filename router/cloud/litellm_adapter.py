@@ -75,6 +75,20 @@ class LiteLLMModel(CloudModel):
         body, usage = validate.chat_completion(response.model_dump(exclude_none=False), self.name)
         return Answer(body, usage)
 
+    async def embed(self, request: ChatRequest) -> Answer:
+        litellm = await asyncio.to_thread(load_litellm)
+        args: dict[str, Any] = {"model": self.config.provider_model, "input": list(request.inputs or ())}
+        if self.config.api_key is not None:
+            args["api_key"] = self.config.api_key.get_secret_value()
+        if self.config.api_base:
+            args["api_base"] = self.config.api_base
+        try:
+            response = await litellm.aembedding(**args, timeout=self.config.timeout_s)
+        except Exception as exc:  # LiteLLM raises its own hierarchy; all of it maps to one of ours
+            raise self._error(litellm, exc) from None
+        answer, usage = validate.embeddings(response.model_dump(), self.name, len(request.inputs or ()))
+        return Answer(answer, usage)
+
     async def stream(self, request: ChatRequest) -> LiteLLMStream:
         litellm = await asyncio.to_thread(load_litellm)
         try:

@@ -58,6 +58,7 @@ class OpenAICompatible(CloudModel):
         base = (config.api_base or DIRECT_PROVIDERS[config.provider] or "").rstrip("/")
         self._origin, self._target = pool.client.origin(f"{base}/chat/completions")
         _, self._legacy_target = pool.client.origin(f"{base}/completions")  # legacy text completions
+        _, self._embeddings_target = pool.client.origin(f"{base}/embeddings")
         headers = "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
         if config.api_key is not None:
             headers += f"authorization: Bearer {config.api_key.get_secret_value()}\r\n"
@@ -97,6 +98,22 @@ class OpenAICompatible(CloudModel):
         else:
             body, usage = validate.chat_completion(parsed, self.name)
         return Answer(body, usage)
+
+    async def embed(self, request: ChatRequest) -> Answer:
+        body = orjson.dumps({**request.body, "model": self.config.provider_model_id})
+        try:
+            response = await self._origin.request("POST", self._embeddings_target, self._headers, body, self._timeouts)
+            content = await response.read()
+        except (HTTPError, TimeoutError) as exc:
+            raise self._transport_error(exc) from None
+        if response.status >= 400:
+            raise self._status_error(response.status, content)
+        try:
+            parsed = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            raise UpstreamError(f"{self.name}: the provider answered with a body that is not JSON") from None
+        answer, usage = validate.embeddings(parsed, self.name, len(request.inputs or ()))
+        return Answer(answer, usage)
 
     async def stream(self, request: ChatRequest) -> SSEStream:
         response = await self._send(request, self._body(request, True), self._stream_timeouts)

@@ -28,6 +28,13 @@ def map_entry(config: CloudModelConfig) -> dict[str, Any]:
     return table.get(config.provider_model) or table.get(config.provider_model_id) or {}
 
 
+def known_mode(config: CloudModelConfig) -> str:
+    """ "chat" or "embedding": what the config says, else LiteLLM's map, else chat."""
+    if config.mode is not None:
+        return config.mode
+    return "embedding" if map_entry(config).get("mode") == "embedding" else "chat"
+
+
 def known_context_window(config: CloudModelConfig) -> int | None:
     """The context window the config gives, else the one in LiteLLM's map, else None."""
     if config.context_window is not None:

@@ -84,6 +84,23 @@ def text_completion(body: object, provider: str) -> tuple[dict[str, Any], Usage]
     return chat, usage_of(body.get("usage")) or unmeasured()
 
 
+def embeddings(body: object, provider: str, count: int) -> tuple[dict[str, Any], Usage]:
+    """An embeddings list with one vector (floats, or base64 when asked) per input."""
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or len(data) != count:
+        raise UpstreamError(f"{provider}: the provider's answer is not an embeddings list with {count} vectors")
+    for item in data:
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not (
+            isinstance(vector, str) or (isinstance(vector, list) and all(isinstance(x, int | float) for x in vector))
+        ):
+            raise UpstreamError(f"{provider}: the provider's answer holds an embedding that is not a vector")
+    assert isinstance(body, dict)
+    usage = body.get("usage")
+    prompt = _count(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
+    return body, Usage(prompt, 0) if prompt is not None else unmeasured()
+
+
 def text_chunk(event: object, provider: str) -> dict[str, Any]:
     """A legacy streamed event, checked, as a chat.completion.chunk."""
     if not isinstance(event, dict):
