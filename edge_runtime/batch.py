@@ -48,6 +48,13 @@ def thread_count(configured: int | None) -> int:
         return max(1, os.cpu_count() or 1)
 
 
+@dataclass(frozen=True)
+class TokenLogprob:
+    token: int
+    logprob: float
+    top: list[tuple[int, float]]  # (token, logprob) of the likeliest tokens, likeliest first
+
+
 class Job(Protocol):
     """What the scheduler reads and writes of a request (edge_runtime.engine.Generation)."""
 
@@ -59,6 +66,7 @@ class Job(Protocol):
     top_p: float
     seed: int
     logprob_sum: float
+    logprobs: list[TokenLogprob]  # when sampling.logprobs is set: each sampled token's, in order
 
     @property
     def sampling(self) -> Sampling: ...
@@ -252,6 +260,8 @@ class BatchScheduler(Generic[J]):
                 token = self._sample(seq)
                 if seq.job.sampling.confidence:
                     seq.job.logprob_sum += self._logprob(seq.logit_index, token)
+                if seq.job.sampling.logprobs is not None:
+                    seq.job.logprobs.append(self._token_logprob(seq.logit_index, token, seq.job.sampling.logprobs))
                 seq.last = token
                 sampled.append((seq, token))
         return sampled
@@ -281,6 +291,18 @@ class BatchScheduler(Generic[J]):
     def _logits(self, index: int) -> np.ndarray[Any, np.dtype[np.float32]]:
         pointer = self.lib.llama_get_logits_ith(self.ctx, index)
         return np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,))
+
+    def _token_logprob(self, index: int, token: int, top: int) -> TokenLogprob:
+        """The sampled token's log-probability under the model (before temperature, as OpenAI
+        reports it), and the `top` likeliest tokens'."""
+        logits = self._logits(index)
+        peak = float(logits.max())
+        norm = peak + math.log(float(np.exp(logits - peak).sum()))
+        best: list[tuple[int, float]] = []
+        if top:
+            ids = np.argpartition(-logits, top)[:top]
+            best = sorted(((int(i), float(logits[i]) - norm) for i in ids), key=lambda pair: -pair[1])
+        return TokenLogprob(token, float(logits[token]) - norm, best)
 
     def _logprob(self, index: int, token: int) -> float:
         logits = self._logits(index)

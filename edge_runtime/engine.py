@@ -19,7 +19,7 @@ from collections.abc import Sequence as Texts
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from edge_runtime.batch import BatchScheduler, Sequence, drain, thread_count
+from edge_runtime.batch import BatchScheduler, Sequence, TokenLogprob, drain, thread_count
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.grammar import GrammarError
@@ -57,6 +57,7 @@ class Sampling:
     stop: tuple[str, ...] = ()
     confidence: bool = False  # also measure the model's mean token probability (for cascades)
     grammar: str | None = None  # GBNF the answer must follow (edge_runtime.grammar)
+    logprobs: int | None = None  # report each token's log-probability and this many alternatives
 
 
 @dataclass
@@ -101,6 +102,7 @@ class Generation:
         self.finish_reason: str | None = None
         self.first_token_at: float | None = None
         self.logprob_sum = 0.0
+        self.logprobs: list[TokenLogprob] = []  # filled by the worker when sampling.logprobs is set
         self.temperature = DEFAULT_TEMPERATURE if sampling.temperature is None else sampling.temperature
         self.top_p = DEFAULT_TOP_P if sampling.top_p is None else sampling.top_p
         self.seed = sampling.seed if sampling.seed is not None else random.getrandbits(31)
@@ -304,6 +306,10 @@ class EdgeEngine:
             vectors, count = self._embedder.embed(list(texts), normalize=True, truncate=False, return_count=True)
         return [list(map(float, v)) for v in vectors], int(count)
 
+    def token_bytes(self, token: int) -> bytes:
+        """What a token writes (empty for the end of generation)."""
+        return self._pieces[token][1]
+
     def tokenize_text(self, text: str) -> list[int]:
         """The tokens of a raw prompt (a legacy text completion): no chat template."""
         if self._llama is None:
@@ -436,6 +442,8 @@ class EdgeEngine:
         job = seq.job
         eog, text = self._pieces[token]
         if eog:
+            if job.sampling.logprobs is not None and job.logprobs:
+                job.logprobs.pop()  # the end of the answer is no token of it
             return self._end(seq, "stop")
         if job.first_token_at is None:
             job.first_token_at = time.monotonic()

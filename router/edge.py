@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
+from edge_runtime.batch import TokenLogprob
 from edge_runtime.grammar import GrammarError, json_grammar
 from router.answer import Answer, Usage, embeddings_body
 from router.errors import InvalidRequest, NoCapacity
@@ -22,7 +23,7 @@ class EdgeModel:
     tier: TierKind = "edge"
     resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
     # JSON output by grammar; embeddings of the model's mean-pooled states; no tools or logprobs yet
-    capabilities: frozenset[str] = frozenset({"json_output", "embeddings"})
+    capabilities: frozenset[str] = frozenset({"json_output", "embeddings", "logprobs"})
 
     def __init__(self, engine: EdgeEngine) -> None:
         self.engine = engine
@@ -60,6 +61,7 @@ class EdgeModel:
             stop=tuple(request.stop),
             confidence=confidence,
             grammar=_grammar_of(request),
+            logprobs=request.logprobs,
         )
         try:
             return self.engine.submit_tokens(await self._prompt(request), sampling, owner=request.app)
@@ -88,7 +90,7 @@ class EdgeModel:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": text, "refusal": None},
-                    "logprobs": None,
+                    "logprobs": self._logprobs(generation.logprobs) if request.logprobs is not None else None,
                     "finish_reason": generation.finish_reason,
                 }
             ],
@@ -111,12 +113,35 @@ class EdgeModel:
         return Answer(embeddings_body(vectors, self.name, tokens), Usage(tokens, 0))
 
     async def stream(self, request: ChatRequest) -> EdgeStream:
-        return EdgeStream(self.name, await self._start(request))
+        logprobs = self._logprobs if request.logprobs is not None else None
+        return EdgeStream(self.name, await self._start(request), logprobs)
+
+    def _logprobs(self, entries: Sequence[TokenLogprob]) -> dict[str, Any]:
+        """OpenAI's chat `logprobs` object for these tokens."""
+        return {"content": [self._entry(e.token, e.logprob, e.top) for e in entries], "refusal": None}
+
+    def _entry(self, token: int, logprob: float, top: list[tuple[int, float]] | None = None) -> dict[str, Any]:
+        written = self.engine.token_bytes(token)
+        entry: dict[str, Any] = {
+            "token": written.decode("utf-8", "replace"),
+            "logprob": logprob,
+            "bytes": list(written),
+        }
+        if top is not None:
+            entry["top_logprobs"] = [self._entry(t, lp) for t, lp in top]
+        return entry
 
 
 class EdgeStream:
-    def __init__(self, model: str, generation: Generation) -> None:
+    def __init__(
+        self,
+        model: str,
+        generation: Generation,
+        logprobs: Callable[[Sequence[TokenLogprob]], dict[str, Any]] | None = None,
+    ) -> None:
         self._generation = generation
+        self._logprobs = logprobs
+        self._reported = 0  # tokens whose logprobs went out with an earlier chunk
         self._base = {
             "id": _completion_id(),
             "object": "chat.completion.chunk",
@@ -126,9 +151,14 @@ class EdgeStream:
         self.usage = Usage(generation.prompt_tokens, 0)
 
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        logprobs = None
+        if self._logprobs is not None and delta.get("content"):
+            entries = self._generation.logprobs[self._reported :]
+            self._reported += len(entries)
+            logprobs = self._logprobs(entries)
         return {
             **self._base,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+            "choices": [{"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}],
         }
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:

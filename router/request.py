@@ -27,6 +27,7 @@ FEATURE_FIELDS = {
     "penalties": "frequency_penalty",
     "audio_output": "modalities",
     "embeddings": "model",  # an embeddings request needs a model that embeds
+    "legacy_logprobs": "logprobs",  # a legacy completion's logprobs object (the edge reports the chat one)
 }
 
 
@@ -47,6 +48,7 @@ class ChatRequest:
     needs: frozenset[str] = frozenset()  # of FEATURE_FIELDS: what the answer must honor
     prompt: str | None = None  # a legacy text completion: continue this text (no chat template)
     inputs: tuple[str, ...] | None = None  # an embeddings request: the texts to embed
+    logprobs: int | None = None  # `logprobs: true`: report tokens' log-probabilities, and this many alternatives
     app: str = ""  # who asks: set by the gateway once the key is known
     body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
 
@@ -120,6 +122,7 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         raise InvalidRequest(
             f"'max_tokens' must be at least 1, got {max_tokens}.", param="max_tokens", code="invalid_value"
         )
+    logprobs = _logprobs(body)
     temperature = _number_in(body, "temperature", 0.0, 2.0)
     top_p = _number_in(body, "top_p", 0.0, 1.0)
     seed = _optional(body, "seed", int, "an integer")
@@ -138,7 +141,18 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         text_only=text_only,
         metadata=metadata or {},
         needs=_needs(body),
+        logprobs=logprobs,
     )
+
+
+def _logprobs(body: dict[str, Any]) -> int | None:
+    wanted = _optional(body, "logprobs", bool, "a boolean")
+    top = _optional(body, "top_logprobs", int, "an integer")
+    if top is not None and not 0 <= top <= 20:
+        raise InvalidRequest("'top_logprobs' must be between 0 and 20.", param="top_logprobs", code="invalid_value")
+    if top is not None and not wanted:
+        raise InvalidRequest("'top_logprobs' requires 'logprobs' to be true.", param="top_logprobs")
+    return (top or 0) if wanted else None
 
 
 LEGACY_DEFAULT_MAX_TOKENS = 16  # what OpenAI's legacy completions default to
@@ -171,7 +185,7 @@ def parse_completion_request(body: Any, metadata: dict[str, str] | None = None) 
     chat_like.setdefault("max_tokens", LEGACY_DEFAULT_MAX_TOKENS)
     parsed = parse_chat_request(chat_like, metadata)
     legacy = {**body, "prompt": prompt, "max_tokens": parsed.max_tokens}
-    needs = parsed.needs | ({"logprobs"} if body.get("logprobs") else frozenset())
+    needs = parsed.needs | ({"legacy_logprobs"} if body.get("logprobs") else frozenset())
     return dataclasses.replace(parsed, body=legacy, prompt=prompt, needs=needs)
 
 

@@ -221,3 +221,33 @@ def test_a_schema_the_edge_cannot_enforce_is_a_400(gateway):
             response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {"$ref": "#/nowhere"}}},
         )  # fmt: skip
     assert caught.value.code == "invalid_json_schema"
+
+
+def test_logprobs_from_the_edge_cover_every_token_with_its_alternatives(gateway):
+    answer = client_for(gateway).chat.completions.create(
+        model="smollm2", messages=HELLO, max_tokens=6, temperature=0, logprobs=True, top_logprobs=3
+    )
+    content = answer.choices[0].logprobs.content
+    assert len(content) == answer.usage.completion_tokens
+    assert "".join(t.token for t in content) == answer.choices[0].message.content
+    for token in content:
+        assert token.logprob <= 0 and len(token.top_logprobs) == 3
+        assert token.top_logprobs[0].logprob >= token.top_logprobs[-1].logprob
+        assert token.logprob == pytest.approx(token.top_logprobs[0].logprob, abs=1e-4)  # greedy: the likeliest
+
+
+def test_streamed_logprobs_arrive_with_the_text_they_belong_to(gateway):
+    chunks = list(
+        client_for(gateway).chat.completions.create(
+            model="smollm2", messages=HELLO, max_tokens=6, temperature=0, logprobs=True, stream=True
+        )
+    )
+    pieces = [c.choices[0] for c in chunks if c.choices and c.choices[0].delta.content]
+    tokens = [t for p in pieces for t in p.logprobs.content]
+    assert "".join(t.token for t in tokens) == "".join(p.delta.content for p in pieces)
+
+
+def test_top_logprobs_without_logprobs_is_a_400(gateway):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client_for(gateway).chat.completions.create(model="smollm2", messages=HELLO, max_tokens=2, top_logprobs=2)
+    assert caught.value.param == "top_logprobs"
