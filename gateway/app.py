@@ -27,6 +27,7 @@ from gateway.http import JSON, error_response
 from policies.policy import Models
 from policies.reload import PolicyFiles
 from router import cloud
+from router.cache import open_cache
 from router.edge import EdgeModel
 from router.edge_group import EdgeGroup
 from router.errors import EdgewayError, NotFound
@@ -73,7 +74,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     prices = {m.name: price_of(m) for m in config.cloud.models}
     prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.models})
     store = open_store(config.store)
-    router = Router(models, Scorer(), prices, store)
+    router = Router(models, Scorer(), prices, store, open_cache(config.store))
     names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
 
     files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
@@ -89,7 +90,12 @@ def build_gateway(config: GatewayConfig) -> Gateway:
             return App(name, PlainRules(router.catalog), reference=lambda: first_cloud)
         rules = PolicyRules(lambda: policies.current(source))
         return App(
-            name, rules, rules.budget, lambda: policies.current(source).spec.defaults.cloud or first_cloud, rules.limits
+            name,
+            rules,
+            rules.budget,
+            lambda: policies.current(source).spec.defaults.cloud or first_cloud,
+            rules.limits,
+            cache=rules.cache,
         )
 
     apps = [(a.key.get_secret_value(), replace(app_for(a.name), log_prompts=a.log_prompts)) for a in config.apps]
@@ -154,6 +160,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             Route("/v1/responses", responses.responses, methods=["POST"]),
             Route("/v1/completions", completions.completions, methods=["POST"]),
             Route("/v1/embeddings", embeddings.embeddings, methods=["POST"]),
+            Route("/api/cache", usage.clear_cache, methods=["DELETE"]),
             Route("/v1/route", chat.route, methods=["POST"]),
             Route("/v1/models", health.models, methods=["GET"]),
             Route("/v1/models/{model:path}", health.model, methods=["GET"]),

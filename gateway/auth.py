@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from router.budget import AppBudget
+from router.cache import CachePolicy
 from router.decision import Policy
 from router.errors import Unauthorized
 from router.limits import Limits
@@ -22,10 +23,11 @@ class App:
     reference: Callable[[], str | None] = lambda: None  # the cloud model of the all-cloud counterfactual
     limits: Callable[[], Limits | None] = lambda: None  # read per request
     log_prompts: bool = False  # the ledger keeps its prompts (masked) for the dashboard
+    cache: Callable[[], CachePolicy | None] = lambda: None  # read per request
 
     def caller(self) -> Caller:
         """This app as the router sees it now."""
-        return Caller(self.name, self.policy, self.budget(), self.limits())
+        return Caller(self.name, self.policy, self.budget(), self.limits(), self.cache())
 
 
 def key_hash(key: str) -> bytes:

@@ -82,6 +82,8 @@ def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
         headers["x-edgeway-cascade"] = "edge answer kept"
     if routed.decision.redact and routed.signals.privacy and routed.route == "cloud":
         headers["x-edgeway-redacted"] = str(len(routed.signals.privacy))
+    if routed.cache is not None:
+        headers["x-edgeway-cache"] = routed.cache
     return headers
 
 
@@ -100,6 +102,7 @@ class Visit:
 
     def routed(self, routed: Routed[Any], chat: ChatRequest) -> None:
         self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
+        self.row.cache = routed.cache
         self.reserved = routed.decision.reserved_usd
         self.signals = routed.signals
         if self.app.log_prompts:
@@ -127,7 +130,7 @@ class Visit:
             usage = self.settled(usage)
             row.prompt_tokens, row.completion_tokens = usage.prompt_tokens, usage.completion_tokens
             busy = seconds if row.route == "edge" else 0.0
-            row.cost_usd = router.cost(row.model, usage, busy)
+            row.cost_usd = 0.0 if row.cache == "hit" else router.cost(row.model, usage, busy)
             reference = self.app.reference()
             row.counterfactual_usd = router.cost(reference, usage) if reference else 0.0
         router.store.append(row, reserved=self.reserved)

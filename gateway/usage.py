@@ -73,6 +73,8 @@ def summarize(rows: list[UsageRow]) -> dict:
     latencies = [r.latency_ms for r in rows if r.status == 200]
     return {
         "requests": len(rows),
+        "cache_hits": sum(r.cache == "hit" for r in rows),
+        "cache_saved_usd": round(sum(r.counterfactual_usd for r in rows if r.cache == "hit"), 6),
         "errors": sum(r.status >= 400 for r in rows),
         "edge_requests": sum(r.route == "edge" for r in rows),
         "cloud_requests": sum(r.route == "cloud" for r in rows),
@@ -175,6 +177,18 @@ def _csv(rows: list[UsageRow]) -> Response:
         media_type="text/csv",
         headers={"content-disposition": 'attachment; filename="edgeway-usage.csv"'},
     )
+
+
+async def clear_cache(request: Request) -> Response:
+    """DELETE /api/cache?app=NAME (the admin key): drop the app's cached answers."""
+    if _caller_app(request) is not None:
+        raise Unauthorized("Clearing the response cache needs the admin key.")
+    app = request.query_params.get("app")
+    if not app:
+        raise InvalidRequest("Name the app whose cache to clear: /api/cache?app=NAME.", param="app")
+    gateway = request.app.state.gateway
+    deleted = await asyncio.to_thread(gateway.router.cache.clear, app)
+    return JSON({"app": app, "deleted": deleted})
 
 
 async def dashboard(request: Request) -> Response:

@@ -155,10 +155,17 @@ class RateLimits(Strict):
     max_tokens: int | None = Field(None, ge=1)  # a larger max_tokens: 400; none asked: this one
 
 
+class Cache(Strict):
+    ttl_s: float = Field(3600, gt=0)
+    sampled: bool = False  # also cache answers sampled at temperature > 0 (or at the default)
+    semantic: Literal[False] = False  # matching by meaning is not available yet: only exact hits
+
+
 class PolicyFile(Strict):
     app: str | None = None
     defaults: Defaults = Field(default_factory=Defaults)
     allow_cloud: bool = True  # false: nothing of this app ever leaves the machine
     budget: Budget | None = None
     limits: RateLimits | None = None
+    cache: Cache | None = None  # serve an answer already given again, for free
     rules: list[Rule] = Field(min_length=1)

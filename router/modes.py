@@ -27,7 +27,10 @@ class Mode(Protocol[R]):
         """The result with the redacted values back where the model wrote their placeholders."""
 
     def replay(self, answer: Answer) -> R:
-        """A whole edge answer that a cascade kept, in this mode's shape."""
+        """A whole answer (a cascade's kept edge answer, a cached one) in this mode's shape."""
+
+    def remember(self, result: R, keep: Callable[[Answer], None]) -> R:
+        """The result, with `keep` given the whole answer once it is complete and worth keeping."""
 
 
 class Whole:
@@ -43,6 +46,17 @@ class Whole:
     def replay(self, answer: Answer) -> Answer:
         return answer
 
+    def remember(self, result: Answer, keep: Callable[[Answer], None]) -> Answer:
+        if _complete(result.body):
+            keep(result)
+        return result
+
+
+def _complete(body: dict[str, Any]) -> bool:
+    """An answer worth serving again: it ended by itself or at its max_tokens, not in an error."""
+    choices = body.get("choices") or []
+    return bool(choices) and all(c.get("finish_reason") in ("stop", "length", "tool_calls") for c in choices)
+
 
 class Streamed:
     cascades = True
@@ -55,6 +69,9 @@ class Streamed:
 
     def replay(self, answer: Answer) -> ChunkStream:
         return ReplayedAnswer(answer)
+
+    def remember(self, result: ChunkStream, keep: Callable[[Answer], None]) -> ChunkStream:
+        return RecordedStream(result, keep)
 
 
 class Embedded:
@@ -71,6 +88,9 @@ class Embedded:
 
     def replay(self, answer: Answer) -> Answer:
         return answer
+
+    def remember(self, result: Answer, keep: Callable[[Answer], None]) -> Answer:
+        return result  # embeddings are not cached
 
 
 WHOLE = Whole()
@@ -97,6 +117,52 @@ class MappedStream:
         await self._inner.aclose()
 
 
+class RecordedStream:
+    """A stream passed on as it comes, then kept whole once it ended by itself (text answers only:
+    a streamed tool call is not assembled for the cache)."""
+
+    def __init__(self, inner: ChunkStream, keep: Callable[[Answer], None]) -> None:
+        self._inner, self._keep = inner, keep
+
+    @property
+    def usage(self) -> Usage:
+        return self._inner.usage
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        pieces: list[str] = []
+        last: dict[str, Any] = {}
+        finish = None
+        tools = False
+        async for chunk in self._inner:
+            last = chunk
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                pieces.append(delta.get("content") or "")
+                tools = tools or bool(delta.get("tool_calls"))
+                finish = choice.get("finish_reason") or finish
+            yield chunk
+        if finish in ("stop", "length") and not tools and self.usage.measured:
+            body = {
+                "id": last.get("id", ""),
+                "object": "chat.completion",
+                "created": last.get("created", 0),
+                "model": last.get("model", ""),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "".join(pieces)},
+                        "logprobs": None,
+                        "finish_reason": finish,
+                    }
+                ],
+                "usage": self.usage.as_openai(),
+            }
+            self._keep(Answer(body, Usage(self.usage.prompt_tokens, self.usage.completion_tokens)))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class ReplayedAnswer:
     """A whole answer sent as a stream: what a held-back cascade on the edge streams."""
 
@@ -111,9 +177,12 @@ class ReplayedAnswer:
         body = self._answer.body
         base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
         choice = body["choices"][0]
+        said: dict[str, Any] = {"content": choice["message"].get("content") or ""}
+        if choice["message"].get("tool_calls"):
+            said["tool_calls"] = [{"index": i, **call} for i, call in enumerate(choice["message"]["tool_calls"])]
         for delta, finish in (
             ({"role": "assistant", "content": ""}, None),
-            ({"content": choice["message"]["content"]}, None),
+            (said, None),
             ({}, choice["finish_reason"]),
         ):
             yield {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}

@@ -9,6 +9,7 @@ from classifiers.signals import Signals
 from policies.conditions import Facts
 from policies.policy import AppPolicy
 from router.budget import AppBudget, Caps
+from router.cache import CachePolicy
 from router.decision import Decision, Escalation, LiveState
 from router.limits import Limits
 from router.request import ChatRequest
@@ -46,6 +47,10 @@ class PolicyRules:
         if spec is None:
             return None
         return AppBudget(Caps(spec.daily_usd, spec.monthly_usd), spec.on_exhausted)
+
+    def cache(self) -> CachePolicy | None:
+        spec = self.current().spec.cache
+        return None if spec is None else CachePolicy(spec.ttl_s, spec.sampled)
 
     def limits(self) -> Limits | None:
         spec = self.current().spec.limits

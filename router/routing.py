@@ -22,6 +22,7 @@ from typing import Generic
 from classifiers.signals import Scorer, Signals
 from router.answer import Answer, ChunkStream, Usage
 from router.budget import AppBudget, seconds_to_midnight
+from router.cache import CachePolicy, CacheStore, MemoryCache, cacheable, key_of, pack, unpack
 from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
 from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
 from router.ledger import MemoryStore, Store
@@ -48,6 +49,7 @@ class Caller:
     policy: Policy
     budget: AppBudget | None = None
     limits: Limits | None = None
+    cache: CachePolicy | None = None
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Routed(Generic[R]):
     result: R
     failures: list[str] = field(default_factory=list)
     escalated: str | None = None  # why a cascade went from the edge to the cloud
+    cache: str | None = None  # "hit" or "miss" for an app that caches; None otherwise
 
     @property
     def route(self) -> TierKind:
@@ -73,8 +76,10 @@ class Router:
         scorer: Scorer,
         prices: dict[str, Price] | None = None,
         store: Store | None = None,
+        cache: CacheStore | None = None,
     ) -> None:
         self.models = models
+        self.cache: CacheStore = cache or MemoryCache()
         self.scorer = scorer
         self.prices = prices or {}
         self.store: Store = store or MemoryStore()
@@ -276,17 +281,33 @@ class Router:
 
     async def _run(self, mode: Mode[R], request: ChatRequest, caller: Caller) -> Routed[R]:
         signals, decision = await self.decide_async(request, caller)
+        key = None
+        if caller.cache is not None and cacheable(request, caller.cache):
+            key = key_of(caller.app, decision.targets[0], request)
+            found = self.cache.get(caller.app, key)
+            if found is not None:  # the cheapest route of all: nothing admitted, nothing called
+                served = self.models[decision.targets[0]]
+                return Routed(signals, decision, served, mode.replay(unpack(found)), cache="hit")
         decision = self.admit(caller, signals, decision)
         try:
             if mode.cascades and self._cascades(decision):
-                return await self._cascade(mode, request, signals, decision)
-            model, result, failures = await self._first_to_accept(
-                decision, lambda m: self._call(mode, m, request, signals, decision)
-            )
-            return Routed(signals, decision, model, result, failures)
+                routed = await self._cascade(mode, request, signals, decision)
+            else:
+                model, result, failures = await self._first_to_accept(
+                    decision, lambda m: self._call(mode, m, request, signals, decision)
+                )
+                routed = Routed(signals, decision, model, result, failures)
         except BaseException:
             self.release(caller.app, decision)  # no usage row will settle this reservation
             raise
+        if key is not None and caller.cache is not None and routed.model.name == decision.targets[0]:
+            # (an answer of a fallback or an escalation is not the keyed model's: not kept)
+            policy, app = caller.cache, caller.app
+            routed.result = mode.remember(
+                routed.result, lambda answer: self.cache.put(app, key, pack(answer), policy.ttl_s)
+            )
+            routed.cache = "miss"
+        return routed
 
     def _cascades(self, decision: Decision) -> bool:
         return decision.cascade is not None and self.models[decision.targets[0]].tier == "edge"

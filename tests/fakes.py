@@ -91,9 +91,19 @@ class FakeStream:
                 "model": self._model,
                 "choices": [{"index": 0, "delta": {"content": self._text[i : i + 3]}, "finish_reason": None}],
             }
+        yield {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": self._model,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        }
 
     async def aclose(self) -> None:
         self.closed = True
+
+
+SCORER_FOR_TESTS = Scorer()
 
 
 class FixedComplexity(Scorer):

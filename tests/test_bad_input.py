@@ -119,7 +119,8 @@ def test_an_unknown_key_is_401_and_a_missing_one_too(gateway):
 
 
 def test_an_unknown_path_and_a_wrong_method_are_openai_shaped(gateway):
-    assert_error(httpx.get(gateway.url + "/v1/embeddings", headers=AUTH), 404)
+    assert_error(httpx.get(gateway.url + "/v1/nothing-here", headers=AUTH), 404)
+    assert_error(httpx.get(gateway.url + "/v1/embeddings", headers=AUTH), 405)
     assert_error(httpx.get(gateway.url + "/v1/chat/completions", headers=AUTH), 405)
 
 

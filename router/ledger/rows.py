@@ -26,6 +26,7 @@ class UsageRow:
     counterfactual_usd: float = 0.0  # the same tokens on the app's default cloud model
     error: str | None = None  # the error code, for failed requests
     prompt: str | None = None  # opted-in apps only: the last user message, private data masked
+    cache: str | None = None  # "hit" (served from the response cache, at no cost) or "miss"; None: no cache
 
     @property
     def day(self) -> str:
