@@ -23,6 +23,7 @@ import numpy as np
 
 from classifiers import crossval
 from classifiers.complexity import ComplexityModel
+from classifiers.crossval import apgr, cpt, pgr_curve
 from classifiers.privacy import PrivacyScanner
 from classifiers.tokens import TokenEstimator
 from classifiers.train import complexity_rows, privacy_rows, token_texts
@@ -41,41 +42,7 @@ PRESIDIO_EVALUATED = {
 }
 
 
-# --- routing curves -----------------------------------------------------------------------
-def pgr_curve(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cloud share and PGR at every cut; tied scores are split evenly (a random tie-break's mean)."""
-    n = len(scores)
-    order = np.argsort(-scores, kind="stable")
-    gain = (strong.astype(float) - weak.astype(float))[order]
-    s = scores[order]
-    shares, quality = [0.0], [weak.mean()]
-    i = 0
-    while i < n:
-        j = i
-        while j < n and s[j] == s[i]:
-            j += 1
-        shares.append(j / n)
-        quality.append(quality[-1] + gain[i:j].sum() / n)
-        i = j
-    gap = strong.mean() - weak.mean()
-    return np.array(shares), (np.array(quality) - weak.mean()) / gap
-
-
-def apgr(shares: np.ndarray, pgr: np.ndarray) -> float:
-    return float(np.trapezoid(pgr, shares))
-
-
-def cpt(shares: np.ndarray, pgr: np.ndarray, target: float) -> float:
-    """The smallest cloud share whose PGR reaches `target`, interpolated between cuts."""
-    for k in range(1, len(shares)):
-        if pgr[k] >= target:
-            if pgr[k] == pgr[k - 1]:
-                return float(shares[k])
-            t = (target - pgr[k - 1]) / (pgr[k] - pgr[k - 1])
-            return float(shares[k - 1] + max(0.0, t) * (shares[k] - shares[k - 1]))
-    return 1.0
-
-
+# --- routing curves: RouteLLM's metrics, from classifiers.crossval
 def litellm_scores(prompts: list[str]) -> tuple[np.ndarray, float] | None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:

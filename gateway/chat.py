@@ -10,6 +10,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -152,21 +153,53 @@ def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
     return " ".join(texts)[:PROMPT_CHARS]
 
 
-async def completions(request: Request) -> Response | EventStream:
+@dataclass
+class Served:
+    """A request of any of the APIs, routed: its row in the making, the request as the router took
+    it, and what answered."""
+
+    visit: Visit
+    chat: ChatRequest
+    routed: Routed[Answer] | Routed[ChunkStream]
+
+
+async def serve(
+    request: Request, parse: Parse = parse_chat_request, translate: Callable[[Any], Any] = lambda body: body
+) -> Served | Response:
+    """Identify the app, read the body (`translate`d from another API first), parse and route it."""
     app = identify(request)
     visit = Visit(request, app)
-    ran = await run(request, app, visit, lambda: _parse(request, app))
+
+    async def read() -> ChatRequest:
+        body, size = await read_body(request)
+        return chat_request(request, app, translate(body), size, parse)
+
+    ran = await run(request, app, visit, read)
     if isinstance(ran, Response):
         return ran
-    chat, routed = ran
-    if isinstance(routed.result, Answer):
-        return JSON(routed.result.body, headers=routing_headers(request, routed))
+    return Served(visit, *ran)
+
+
+def streamed(request: Request, served: Served, events: AsyncIterator[bytes]) -> EventStream:
+    """A stream answer's response: its events, its routing headers, and its row when it ends."""
+    routed = served.routed
+    assert not isinstance(routed.result, Answer)
     return EventStream(
-        _events(routed, chat, visit),
+        events,
         routing_headers(request, routed),
-        lambda: closed(routed, visit),
+        lambda: closed(routed, served.visit),
         request.app.state.gateway.config.server.write_timeout_s,
     )
+
+
+async def completions(request: Request) -> Response | EventStream:
+    served = await serve(request)
+    if isinstance(served, Response):
+        return served
+    routed = served.routed
+    if isinstance(routed.result, Answer):
+        return JSON(routed.result.body, headers=routing_headers(request, routed))
+    return streamed(request, served, _events(routed, served.chat, served.visit))
 
 
 async def run(

@@ -16,7 +16,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.chat import Visit, chat_request, closed, delivered, identify, read_body, routing_headers, run
+from gateway.chat import Visit, delivered, routing_headers, serve, streamed
 from gateway.http import JSON, SSE_DONE, EventStream, sse
 from router.answer import Answer, ChunkStream, Usage
 from router.errors import EdgewayError
@@ -25,25 +25,13 @@ from router.routing import Routed
 
 
 async def completions(request: Request) -> Response | EventStream:
-    app = identify(request)
-    visit = Visit(request, app)
-
-    async def read() -> ChatRequest:
-        body, size = await read_body(request)
-        return chat_request(request, app, body, size, parse_completion_request)
-
-    ran = await run(request, app, visit, read)
-    if isinstance(ran, Response):
-        return ran
-    chat, routed = ran
+    served = await serve(request, parse_completion_request)
+    if isinstance(served, Response):
+        return served
+    routed = served.routed
     if isinstance(routed.result, Answer):
         return JSON(text_completion(routed.result.body, routed.result.usage), headers=routing_headers(request, routed))
-    return EventStream(
-        _events(routed, chat, visit),
-        routing_headers(request, routed),
-        lambda: closed(routed, visit),
-        request.app.state.gateway.config.server.write_timeout_s,
-    )
+    return streamed(request, served, _events(routed, served.chat, served.visit))
 
 
 def _base(body: dict[str, Any]) -> dict[str, Any]:

@@ -15,23 +15,16 @@ import struct
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.chat import Visit, chat_request, identify, read_body, routing_headers, run
+from gateway.chat import routing_headers, serve
 from gateway.http import JSON
-from router.request import ChatRequest, parse_embeddings_request
+from router.request import parse_embeddings_request
 
 
 async def embeddings(request: Request) -> Response:
-    app = identify(request)
-    visit = Visit(request, app)
-
-    async def read() -> ChatRequest:
-        body, size = await read_body(request)
-        return chat_request(request, app, body, size, parse_embeddings_request)
-
-    ran = await run(request, app, visit, read)
-    if isinstance(ran, Response):
-        return ran
-    chat, routed = ran
+    served = await serve(request, parse_embeddings_request)
+    if isinstance(served, Response):
+        return served
+    chat, routed = served.chat, served.routed
     body = dict(routed.result.body)  # type: ignore[union-attr]  # an embeddings request is answered whole
     if chat.body.get("encoding_format") == "base64":
         body["data"] = [{**item, "embedding": _base64(item["embedding"])} for item in body["data"]]

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway import anthropic
-from gateway.chat import Visit, chat_request, closed, delivered, identify, read_body, routing_headers, run
+from gateway.chat import Visit, delivered, routing_headers, serve, streamed
 from gateway.http import JSON, EventStream
 from router.answer import Answer, ChunkStream
 from router.errors import EdgewayError
@@ -24,26 +24,14 @@ PATH = "/v1/messages"
 
 
 async def messages(request: Request) -> Response | EventStream:
-    app = identify(request)
-    visit = Visit(request, app)
-
-    async def read() -> ChatRequest:
-        body, size = await read_body(request)
-        return chat_request(request, app, anthropic.chat_body(body), size)
-
-    ran = await run(request, app, visit, read)
-    if isinstance(ran, Response):
-        return ran
-    chat, routed = ran
+    served = await serve(request, translate=anthropic.chat_body)
+    if isinstance(served, Response):
+        return served
+    routed, chat = served.routed, served.chat
     if isinstance(routed.result, Answer):
         body = anthropic.message(routed.result.body, routed.result.usage, chat.model)
         return JSON(body, headers=routing_headers(request, routed))
-    return EventStream(
-        _events(routed, chat, visit),
-        routing_headers(request, routed),
-        lambda: closed(routed, visit),
-        request.app.state.gateway.config.server.write_timeout_s,
-    )
+    return streamed(request, served, _events(routed, chat, served.visit))
 
 
 async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) -> AsyncIterator[bytes]:

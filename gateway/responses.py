@@ -10,38 +10,29 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway import responses_shape as shape
-from gateway.chat import Visit, chat_request, closed, delivered, identify, read_body, routing_headers, run
+from gateway.chat import Visit, delivered, routing_headers, serve, streamed
 from gateway.http import JSON, EventStream
 from router.answer import Answer, ChunkStream
 from router.errors import EdgewayError
-from router.request import ChatRequest
 from router.routing import Routed
 
 
 async def responses(request: Request) -> Response | EventStream:
-    app = identify(request)
-    visit = Visit(request, app)
     original: dict[str, Any] = {}
 
-    async def read() -> ChatRequest:
-        body, size = await read_body(request)
+    def translate(body: Any) -> dict[str, Any]:
         translated = shape.chat_body(body)
-        original.update(body)
-        return chat_request(request, app, translated, size)
+        original.update(body)  # the response echoes the request's settings
+        return translated
 
-    ran = await run(request, app, visit, read)
-    if isinstance(ran, Response):
-        return ran
-    chat, routed = ran
-    builder = shape.ResponseBuilder(original, chat.model)
+    served = await serve(request, translate=translate)
+    if isinstance(served, Response):
+        return served
+    routed = served.routed
+    builder = shape.ResponseBuilder(original, served.chat.model)
     if isinstance(routed.result, Answer):
         return JSON(builder.whole(routed.result.body, routed.result.usage), headers=routing_headers(request, routed))
-    return EventStream(
-        _events(routed, builder, visit),
-        routing_headers(request, routed),
-        lambda: closed(routed, visit),
-        request.app.state.gateway.config.server.write_timeout_s,
-    )
+    return streamed(request, served, _events(routed, builder, served.visit))
 
 
 async def _events(routed: Routed[ChunkStream], builder: shape.ResponseBuilder, visit: Visit) -> AsyncIterator[bytes]:

@@ -218,3 +218,36 @@ def async_client_for(gateway: GatewayProcess, app: str = "alpha"):
     import openai
 
     return openai.AsyncOpenAI(base_url=gateway.url + "/v1", api_key=APP_KEYS[app], max_retries=0)
+
+
+# --- two apps: one on the plain rules, one whose private requests stay on the edge ----------------
+TWO_APPS = {"open": "open-key-0123456789", "private": "private-key-0123456789"}
+PRIVATE_POLICY = """
+app: private
+defaults: {edge: smollm2, cloud: gpt-fake}
+rules:
+  - name: pii-stays-local
+    when: {pii: any}
+    route: edge
+    fallback: none
+  - name: rest
+    route: cloud
+"""
+
+
+def two_apps(
+    upstream: FakeUpstream, tmp: Path, policy: str = PRIVATE_POLICY, cloud: list[dict[str, Any]] | None = None
+) -> Iterator[GatewayProcess]:
+    """A gateway with the apps `open` (plain rules) and `private` (`policy`), and extra `cloud` models."""
+    (tmp / "private.yaml").write_text(policy)
+    config = gateway_config(upstream.url, tmp)
+    config["cloud"]["models"] += cloud or []
+    config["apps"] = [
+        {"name": "open", "key": TWO_APPS["open"]},
+        {"name": "private", "key": TWO_APPS["private"], "policy": str(tmp / "private.yaml")},
+    ]
+    process = GatewayProcess(config, tmp)
+    try:
+        yield process.wait_ready()
+    finally:
+        process.stop()

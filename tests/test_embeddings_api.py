@@ -11,45 +11,26 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from tests.conftest import GatewayProcess, gateway_config
+from tests.conftest import PRIVATE_POLICY, TWO_APPS, GatewayProcess, two_apps
 
-KEYS = {"open": "open-key-0123456789", "private": "private-key-0123456789"}
-PRIVATE = """
-app: private
-defaults: {edge: smollm2, cloud: embed-fake}
-rules:
-  - name: pii-stays-local
-    when: {pii: any}
-    route: edge
-    fallback: none
-  - name: rest
-    route: embed-fake
-    fallback: edge
-"""
+EMBEDDING_POLICY = PRIVATE_POLICY.replace("cloud: gpt-fake}", "cloud: embed-fake}").replace(
+    "    route: cloud\n", "    route: embed-fake\n    fallback: edge\n"
+)
 
 
 @pytest.fixture(scope="module")
 def embed_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
-    tmp = tmp_path_factory.mktemp("embeddings")
-    (tmp / "private.yaml").write_text(PRIVATE)
-    config = gateway_config(upstream.url, tmp)
-    config["cloud"]["models"].append(
-        {"name": "embed-fake", "provider_model": "openai/text-embedding-3-small", "api_key": "sk-fake",
-         "api_base": upstream.url + "/v1"}
-    )  # fmt: skip
-    config["apps"] = [
-        {"name": "open", "key": KEYS["open"]},
-        {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
-    ]
-    process = GatewayProcess(config, tmp)
-    try:
-        yield process.wait_ready()
-    finally:
-        process.stop()
+    embedder = {
+        "name": "embed-fake",
+        "provider_model": "openai/text-embedding-3-small",
+        "api_key": "sk-fake",
+        "api_base": upstream.url + "/v1",
+    }
+    yield from two_apps(upstream, tmp_path_factory.mktemp("embeddings"), EMBEDDING_POLICY, [embedder])
 
 
 def client(gateway: GatewayProcess, app: str = "open") -> openai.OpenAI:
-    return openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEYS[app], max_retries=0)
+    return openai.OpenAI(base_url=gateway.url + "/v1", api_key=TWO_APPS[app], max_retries=0)
 
 
 def test_the_edge_embeds_each_text_as_a_unit_vector(embed_gateway):

@@ -9,21 +9,9 @@ import anthropic
 import httpx
 import pytest
 
-from tests.conftest import GatewayProcess, gateway_config
+from tests.conftest import TWO_APPS, GatewayProcess, two_apps
 from tests.fake_upstream import Fault
 
-KEYS = {"open": "open-key-0123456789", "private": "private-key-0123456789"}
-PRIVATE = """
-app: private
-defaults: {edge: smollm2, cloud: gpt-fake}
-rules:
-  - name: pii-stays-local
-    when: {pii: any}
-    route: edge
-    fallback: none
-  - name: rest
-    route: cloud
-"""
 WEATHER = {
     "name": "get_weather",
     "description": "Weather in a city",
@@ -34,22 +22,11 @@ HELLO = [{"role": "user", "content": "Say hello in one short sentence."}]
 
 @pytest.fixture(scope="module")
 def messages_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
-    tmp = tmp_path_factory.mktemp("messages")
-    (tmp / "private.yaml").write_text(PRIVATE)
-    config = gateway_config(upstream.url, tmp)
-    config["apps"] = [
-        {"name": "open", "key": KEYS["open"]},
-        {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
-    ]
-    process = GatewayProcess(config, tmp)
-    try:
-        yield process.wait_ready()
-    finally:
-        process.stop()
+    yield from two_apps(upstream, tmp_path_factory.mktemp("messages_gateway"))
 
 
 def client(gateway: GatewayProcess, app: str = "open") -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=gateway.url, api_key=KEYS[app], max_retries=0)
+    return anthropic.Anthropic(base_url=gateway.url, api_key=TWO_APPS[app], max_retries=0)
 
 
 def test_the_edge_answers_a_message_with_usage_and_routing_headers(messages_gateway):
@@ -140,7 +117,7 @@ def test_errors_have_anthropics_shape_and_status(messages_gateway):
     answer = httpx.post(
         messages_gateway.url + "/v1/messages",
         json={"model": "smollm2", "messages": HELLO},
-        headers={"x-api-key": KEYS["open"], "anthropic-version": "2023-06-01"},
+        headers={"x-api-key": TWO_APPS["open"], "anthropic-version": "2023-06-01"},
     )
     assert answer.status_code == 400
     assert answer.json() == {
@@ -192,6 +169,6 @@ def test_the_key_may_come_as_a_bearer_token_too(messages_gateway):
     answer = httpx.post(
         messages_gateway.url + "/v1/messages",
         json={"model": "smollm2", "max_tokens": 3, "messages": HELLO},
-        headers={"authorization": f"Bearer {KEYS['open']}"},
+        headers={"authorization": f"Bearer {TWO_APPS['open']}"},
     )
     assert answer.status_code == 200 and answer.json()["type"] == "message"

@@ -9,21 +9,9 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from tests.conftest import GatewayProcess, gateway_config
+from tests.conftest import TWO_APPS, GatewayProcess, two_apps
 from tests.fake_upstream import Fault
 
-KEYS = {"open": "open-key-0123456789", "private": "private-key-0123456789"}
-PRIVATE = """
-app: private
-defaults: {edge: smollm2, cloud: gpt-fake}
-rules:
-  - name: pii-stays-local
-    when: {pii: any}
-    route: edge
-    fallback: none
-  - name: rest
-    route: cloud
-"""
 WEATHER = {
     "type": "function",
     "name": "get_weather",
@@ -34,22 +22,11 @@ WEATHER = {
 
 @pytest.fixture(scope="module")
 def responses_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
-    tmp = tmp_path_factory.mktemp("responses")
-    (tmp / "private.yaml").write_text(PRIVATE)
-    config = gateway_config(upstream.url, tmp)
-    config["apps"] = [
-        {"name": "open", "key": KEYS["open"]},
-        {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
-    ]
-    process = GatewayProcess(config, tmp)
-    try:
-        yield process.wait_ready()
-    finally:
-        process.stop()
+    yield from two_apps(upstream, tmp_path_factory.mktemp("responses_gateway"))
 
 
 def client(gateway: GatewayProcess, app: str = "open") -> openai.OpenAI:
-    return openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEYS[app], max_retries=0)
+    return openai.OpenAI(base_url=gateway.url + "/v1", api_key=TWO_APPS[app], max_retries=0)
 
 
 def test_the_edge_answers_a_string_input_with_usage(responses_gateway):

@@ -81,18 +81,23 @@ class OpenAICompatible(CloudModel):
         except (HTTPError, TimeoutError) as exc:
             raise self._transport_error(exc) from None
 
-    async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
-        response = await self._send(request, self._body(request, False), self._timeouts)
+    async def _json(self, target: str, body: bytes) -> Any:
+        """POST `body` to `target` and the JSON it answers, or the error the answer is."""
         try:
+            response = await self._origin.request("POST", target, self._headers, body, self._timeouts)
             content = await response.read()
         except (HTTPError, TimeoutError) as exc:
             raise self._transport_error(exc) from None
         if response.status >= 400:
             raise self._status_error(response.status, content)
         try:
-            parsed = orjson.loads(content)
+            return orjson.loads(content)
         except orjson.JSONDecodeError:
             raise UpstreamError(f"{self.name}: the provider answered with a body that is not JSON") from None
+
+    async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
+        target = self._target if request.prompt is None else self._legacy_target
+        parsed = await self._json(target, self._body(request, False))
         if request.prompt is not None:
             body, usage = validate.text_completion(parsed, self.name)
         else:
@@ -101,17 +106,7 @@ class OpenAICompatible(CloudModel):
 
     async def embed(self, request: ChatRequest) -> Answer:
         body = orjson.dumps({**request.body, "model": self.config.provider_model_id})
-        try:
-            response = await self._origin.request("POST", self._embeddings_target, self._headers, body, self._timeouts)
-            content = await response.read()
-        except (HTTPError, TimeoutError) as exc:
-            raise self._transport_error(exc) from None
-        if response.status >= 400:
-            raise self._status_error(response.status, content)
-        try:
-            parsed = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            raise UpstreamError(f"{self.name}: the provider answered with a body that is not JSON") from None
+        parsed = await self._json(self._embeddings_target, body)
         answer, usage = validate.embeddings(parsed, self.name, len(request.inputs or ()))
         return Answer(answer, usage)
 
