@@ -55,6 +55,7 @@ def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors
             assert page.locator("#c-rules rect.bar").count() >= 2
             assert page.locator("#t-recent tbody tr").count() >= 6
             assert page.locator("#k-savings").inner_text().endswith(")")  # "NN% ($X)"
+            assert page.locator("#k-cache").inner_text().endswith(")")  # "N (N%, $X)"
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
             assert problems == []

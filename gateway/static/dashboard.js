@@ -86,6 +86,8 @@ async function refresh() {
     document.getElementById("k-counter").textContent = money(t.counterfactual_usd);
     document.getElementById("k-savings").textContent = t.savings_pct === null ? "–" : `${t.savings_pct}% (${money(t.savings_usd)})`;
     document.getElementById("k-requests").textContent = `${t.requests} (${t.edge_requests} / ${t.cloud_requests})`;
+    const hitRate = t.requests ? Math.round((100 * t.cache_hits) / t.requests) : 0;
+    document.getElementById("k-cache").textContent = `${t.cache_hits} (${hitRate}%, ${money(t.cache_saved_usd)})`;
     bars(document.getElementById("c-spend"), byDay.groups.map(g => g.key), [
       { name: "spent $", color: COLORS.cost, values: byDay.groups.map(g => g.cost_usd) },
       { name: "all-cloud $", color: COLORS.counter, values: byDay.groups.map(g => g.counterfactual_usd) }]);
