@@ -236,3 +236,15 @@ def test_training_rebuilds_the_committed_artifacts_bit_for_bit():
     )
     spans = json.dumps(train_spans(privacy_rows()), sort_keys=True, separators=(",", ":")) + "\n"
     assert spans == spans_path.read_text()
+
+
+def test_a_person_addressed_by_name_is_found_however_common_the_name():
+    scanner = PrivacyScanner()
+    for text, name in [
+        ("Dear Maya, noted: I will send the fuel sensor figures.", "Maya"),
+        ("Her name was Sasha. We went to school together.", "Sasha"),
+        ("Thanks for the update.\n\nBest regards,\nOmar Haddad\n", "Omar Haddad"),
+    ]:
+        assert any(f.type == "PERSON" and text[f.start : f.end].endswith(name) for f in scanner.scan(text)), text
+    for public in ("Hi there, how do magnets work?", "Hello World! is the first program.", "Dear Sir, I apply."):
+        assert not [f for f in scanner.scan(public) if f.detector == "addressed"], public
