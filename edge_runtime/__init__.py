@@ -1,7 +1,8 @@
 """Local llama.cpp models: loading, scheduling, streaming."""
 
 from edge_runtime.config import EdgeModelConfig
-from edge_runtime.engine import EdgeEngine, EdgeError, EdgeState, Generation, PromptTooLong, Sampling
+from edge_runtime.engine import EdgeEngine, EdgeState, Generation, Sampling
+from edge_runtime.errors import EdgeError, PromptTooLong
 from edge_runtime.pool import EdgePool
 
 __all__ = [

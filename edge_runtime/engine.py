@@ -19,8 +19,10 @@ from collections.abc import Sequence as Texts
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from edge_runtime.batch import BatchScheduler, Sequence, TokenLogprob, drain, thread_count
+from edge_runtime.batch import BatchScheduler, Sequence, TokenLogprob, drain
 from edge_runtime.config import EdgeModelConfig
+from edge_runtime.embedder import Embedder
+from edge_runtime.errors import EdgeError, PromptTooLong
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.grammar import GrammarError
 
@@ -30,22 +32,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_TOKENS = 512
 N_BATCH = 512
-EMBED_CTX = 2048  # tokens of one text the embedding context reads (longer ones are refused)
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_TOP_P = 0.95
-
-
-class EdgeError(Exception):
-    """The local model could not serve this request."""
-
-
-class PromptTooLong(EdgeError):
-    def __init__(self, needed: int, n_ctx: int, model: str) -> None:
-        super().__init__(
-            f"the prompt and max_tokens need {needed} tokens but the edge model {model!r} has a context of {n_ctx}"
-        )
-        self.needed = needed
-        self.n_ctx = n_ctx
 
 
 @dataclass(frozen=True)
@@ -208,8 +196,7 @@ class EdgeEngine:
         self._waiting = 0
         self._scheduler: BatchScheduler[Generation] | None = None
         self._served: Counter[str] = Counter()  # admissions per app, for fairness
-        self._embedder: Llama | None = None
-        self._embed_lock = threading.Lock()
+        self._embedder = Embedder(config)
         self._outbox = Outbox()
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -263,9 +250,7 @@ class EdgeEngine:
         if self._llama is not None:
             self._llama.close()
             self._llama = None
-        if self._embedder is not None:
-            self._embedder.close()
-            self._embedder = None
+        self._embedder.close()
 
     @property
     def loaded(self) -> bool:
@@ -280,31 +265,8 @@ class EdgeEngine:
         return self._tokenize(formatted.prompt.encode("utf-8", "replace"), add_bos=not formatted.added_special)
 
     def embed(self, texts: Texts[str]) -> tuple[list[list[float]], int]:
-        """Mean-pooled, normalized embeddings of `texts`, and the tokens read (blocking: call it off
-        the event loop). A second llama.cpp context in embedding mode, made on first use."""
-        import llama_cpp
-
-        with self._embed_lock:
-            if self._embedder is None:
-                window = min(self.n_ctx, EMBED_CTX)
-                self._embedder = llama_cpp.Llama(
-                    model_path=str(resolve_gguf(self.config.gguf)),
-                    embedding=True,
-                    pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
-                    n_ctx=window,
-                    n_batch=window,
-                    n_ubatch=window,
-                    n_gpu_layers=self.config.n_gpu_layers,
-                    n_threads=thread_count(self.config.n_threads),
-                    verbose=False,
-                )
-            window = self._embedder.n_ctx()
-            for text in texts:  # a text past the window is refused, not cut short unsaid
-                needed = len(self._embedder.tokenize(text.encode("utf-8", "replace")))
-                if needed > window:
-                    raise PromptTooLong(needed, window, self.name)
-            vectors, count = self._embedder.embed(list(texts), normalize=True, truncate=False, return_count=True)
-        return [list(map(float, v)) for v in vectors], int(count)
+        """Mean-pooled, normalized embeddings of `texts`, and the tokens read (blocking)."""
+        return self._embedder.embed(texts)
 
     def token_bytes(self, token: int) -> bytes:
         """What a token writes (empty for the end of generation)."""

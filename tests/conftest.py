@@ -220,6 +220,15 @@ def async_client_for(gateway: GatewayProcess, app: str = "alpha"):
     return openai.AsyncOpenAI(base_url=gateway.url + "/v1", api_key=APP_KEYS[app], max_retries=0)
 
 
+# What a client's conversation with a system prompt becomes, in Chat Completions terms.
+TERSE_CONVERSATION = [
+    {"role": "system", "content": "You are terse."},
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello."},
+    {"role": "user", "content": "What is 2+2?"},
+]
+
+
 # --- two apps: one on the plain rules, one whose private requests stay on the edge ----------------
 TWO_APPS = {"open": "open-key-0123456789", "private": "private-key-0123456789"}
 PRIVATE_POLICY = """

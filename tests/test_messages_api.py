@@ -9,7 +9,7 @@ import anthropic
 import httpx
 import pytest
 
-from tests.conftest import TWO_APPS, GatewayProcess, two_apps
+from tests.conftest import TERSE_CONVERSATION, TWO_APPS, GatewayProcess, two_apps
 from tests.fake_upstream import Fault
 
 WEATHER = {
@@ -61,12 +61,7 @@ def test_a_system_prompt_and_earlier_turns_reach_the_model(messages_gateway, ups
         metadata={"user_id": "u-7"},
     )
     sent = upstream.requests[-1].body
-    assert sent["messages"] == [
-        {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": "Hi"},
-        {"role": "assistant", "content": "Hello."},
-        {"role": "user", "content": "What is 2+2?"},
-    ]
+    assert sent["messages"] == TERSE_CONVERSATION
     assert sent["stop"] == ["\n\n"] and sent["user"] == "u-7" and sent["max_tokens"] == 20
 
 

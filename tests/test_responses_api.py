@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from tests.conftest import TWO_APPS, GatewayProcess, two_apps
+from tests.conftest import TERSE_CONVERSATION, TWO_APPS, GatewayProcess, two_apps
 from tests.fake_upstream import Fault
 
 WEATHER = {
@@ -52,12 +52,7 @@ def test_instructions_and_items_reach_the_model_as_a_conversation(responses_gate
         max_output_tokens=20,
     )
     sent = upstream.requests[-1].body
-    assert sent["messages"] == [
-        {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": "Hi"},
-        {"role": "assistant", "content": "Hello."},
-        {"role": "user", "content": "What is 2+2?"},
-    ]
+    assert sent["messages"] == TERSE_CONVERSATION
     assert sent["max_tokens"] == 20
 
 
