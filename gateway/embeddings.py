@@ -17,6 +17,7 @@ from starlette.responses import Response
 
 from gateway.chat import routing_headers, serve
 from gateway.http import JSON
+from router.answer import Answer
 from router.request import parse_embeddings_request
 
 
@@ -25,7 +26,8 @@ async def embeddings(request: Request) -> Response:
     if isinstance(served, Response):
         return served
     chat, routed = served.chat, served.routed
-    body = dict(routed.result.body)  # type: ignore[union-attr]  # an embeddings request is answered whole
+    assert isinstance(routed.result, Answer)  # an embeddings request is answered whole, never streamed
+    body = dict(routed.result.body)
     if chat.body.get("encoding_format") == "base64":
         body["data"] = [{**item, "embedding": _base64(item["embedding"])} for item in body["data"]]
     body["model"] = chat.model

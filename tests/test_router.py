@@ -18,7 +18,7 @@ from router.ledger import MemoryStore
 from router.limits import Limits
 from router.policy_rules import PolicyRules
 from router.pricing import Price
-from router.request import ChatRequest, parse_chat_request
+from router.request import ChatRequest, parse_chat_request, parse_embeddings_request
 from router.resilience import CircuitOpen
 from router.routing import Caller, Router
 from router.rules import PlainRules
@@ -352,8 +352,6 @@ def test_embeddings_go_to_a_tier_that_embeds_and_never_cascade():
     edge = FakeTier("edge", "edge", confidence=0.0)
     edge.capabilities = frozenset({"embeddings"})
     cloud = FakeTier("cloud", "cloud")  # a chat model: no embeddings
-    from router.request import parse_embeddings_request
-
     routed = run(router(edge, cloud).embed(parse_embeddings_request({"model": "auto", "input": ["a", "bb"]}),
                                            Caller("t", policy(CASCADE))))  # fmt: skip
     assert routed.model is edge and routed.result.body["data"][1]["embedding"] == [2.0, 1.0]

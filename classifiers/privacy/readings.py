@@ -46,7 +46,6 @@ _DOTTED_DIGITS = re.compile(r"(?<![\d.])\d{2,6}(?:\.\d{2,6}){2,}(?![\d.])")
 # Separators need white space or brackets around their word, so that no letters can be read two
 # ways (that ambiguity would make the pattern backtrack exponentially on a crafted text).
 _DOT = r"(?:\s+dot\s+|\s*[\[(]\s*dot\s*[\])]\s*|\.)"
-_AT = r"(?:\s+at\s+|\s*[\[(]\s*at\s*[\])]\s*)"
 _AT_BRACKETED = re.compile(r"(?i)[\[(]\s*at\s*[\])]")
 _SPELLED_DOMAIN = re.compile(rf"(?i)([a-z0-9-]+(?:{_DOT}[a-z0-9-]+)+)(?![\w@])")
 _SPELLED_LOCAL = re.compile(rf"(?i)(?<![\w@.])([a-z0-9_+-]+(?:{_DOT}[a-z0-9_+-]+)*)$")
