@@ -66,6 +66,12 @@ class Signals:
         return self.score_complexity()
 
     @property
+    def scored_complexity(self) -> float | None:
+        """The complexity if something has read it already, else None (without scoring it)."""
+        scored = self.__dict__.get("complexity")
+        return scored if isinstance(scored, float) else None
+
+    @property
     def pii_types(self) -> frozenset[str]:
         return frozenset(f.type for f in self.privacy)
 

@@ -88,7 +88,11 @@ class Generation:
         self.prompt_tokens = len(prompt)
         self.completion_tokens = 0
         self.finish_reason: str | None = None
+        # time.monotonic() when it was queued, when a sequence took it, its first token, its end
+        self.queued_at = time.monotonic()
+        self.started_at: float | None = None
         self.first_token_at: float | None = None
+        self.ended_at: float | None = None
         self.logprob_sum = 0.0
         self.logprobs: list[TokenLogprob] = []  # filled by the worker when sampling.logprobs is set
         self.temperature = DEFAULT_TEMPERATURE if sampling.temperature is None else sampling.temperature
@@ -372,6 +376,7 @@ class EdgeEngine:
                 if scheduler.fits(job):
                     waiting.remove(job)
                     scheduler.admit(job)
+                    job.started_at = time.monotonic()
                     self._served[job.owner] += 1
             if sum(self._served.values()) > 10_000:  # let old service fade
                 self._served = Counter({app: n // 2 for app, n in self._served.items()})
@@ -427,7 +432,7 @@ class EdgeEngine:
         self._finish(seq.job, reason)
 
     def _finish(self, job: Generation, reason: str, emit_done: bool = True) -> None:
-        job.finish_reason = reason
+        job.finish_reason, job.ended_at = reason, time.monotonic()
         with self._count_lock:
             self._outstanding -= job.prompt_tokens + job.max_tokens
         if reason == "cancelled":

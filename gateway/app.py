@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -20,7 +21,19 @@ from starlette.staticfiles import StaticFiles
 
 from classifiers import Scorer
 from edge_runtime import EdgePool
-from gateway import anthropic, chat, completions, embeddings, health, messages, metrics, openapi, responses, usage
+from gateway import (
+    anthropic,
+    chat,
+    completions,
+    embeddings,
+    health,
+    messages,
+    metrics,
+    openapi,
+    responses,
+    telemetry,
+    usage,
+)
 from gateway.auth import App, AppKeys
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
@@ -128,6 +141,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        tracing = telemetry.start(os.environ)
         await asyncio.to_thread(gateway.edge.load)
         _freeze_heap()
         gateway.ready_seconds = time.perf_counter() - gateway.started
@@ -152,6 +166,8 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             await gateway.http.close()
             await asyncio.to_thread(gateway.router.store.close)
             await asyncio.to_thread(gateway.edge.close)
+            if tracing is not None:
+                await asyncio.to_thread(tracing.shutdown)  # the spans still batched go out first
 
     app = Starlette(
         routes=[

@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry import trace
 from starlette.requests import Request
 from starlette.responses import Response
 
 from classifiers.privacy.findings import masked
 from classifiers.signals import Signals, message_texts
+from gateway import telemetry
 from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
 from router.answer import Answer, ChunkStream, Usage
@@ -26,6 +28,7 @@ from router.errors import EdgewayError, InvalidRequest
 from router.ledger import UsageRow
 from router.request import ChatRequest, parse_chat_request
 from router.routing import Routed
+from router.tracing import complexity_attributes, signal_attributes
 
 log = logging.getLogger("edgeway")
 METADATA_PREFIX = "x-edgeway-"
@@ -100,12 +103,21 @@ class Visit:
         self.signals: Signals | None = None
         self.delivered: list[str] = []  # what a stream gave the client, for usage a provider did not count
         self._estimate: Usage | None = None
+        self.span = telemetry.request_span(
+            request.method, request.url.path, request.headers, app.name, request.state.request_id
+        )
+        self._traced: dict[str, Any] = {}  # the span's attributes from routing, set when it ends
+
+    def parsed(self, chat: ChatRequest) -> None:
+        self.row.stream = chat.stream
+        telemetry.parsed(self.span, chat)
 
     def routed(self, routed: Routed[Any], chat: ChatRequest) -> None:
         self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
         self.row.cache = routed.cache
         self.reserved = routed.decision.reserved_usd
         self.signals = routed.signals
+        self._traced = {**signal_attributes(routed.signals), **complexity_attributes(routed.signals)}
         if self.app.log_prompts:
             self.row.prompt = _prompt_for_ledger(chat, routed.signals)
 
@@ -137,6 +149,7 @@ class Visit:
         router.store.append(row, reserved=self.reserved)
         if self.gateway.metrics is not None:
             self.gateway.metrics.observe(row)
+        telemetry.ended(self.span, row, self._traced, self.app.log_prompts)
 
 
 def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
@@ -207,9 +220,16 @@ async def run(
 ) -> tuple[ChatRequest, Routed[Answer] | Routed[ChunkStream]] | Response:
     """Read the request and route it, whole or streamed; every way it can end leaves its row (a
     whole answer's at once, a stream's when it ends). A client gone before the answer is a 499."""
+    with trace.use_span(visit.span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
+        return await _run(request, app, visit, read)
+
+
+async def _run(
+    request: Request, app: App, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
+) -> tuple[ChatRequest, Routed[Answer] | Routed[ChunkStream]] | Response:
     try:
         chat = await read()
-        visit.row.stream = chat.stream
+        visit.parsed(chat)
         router = request.app.state.gateway.router
         if not chat.stream:
             answering = router.complete(chat, app.caller()) if chat.inputs is None else router.embed(chat, app.caller())

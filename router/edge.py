@@ -7,6 +7,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+from opentelemetry.context import Context
+
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
 from edge_runtime.batch import TokenLogprob
 from edge_runtime.grammar import GrammarError, json_grammar
@@ -15,6 +17,7 @@ from router.errors import InvalidRequest, NoCapacity
 from router.offload import off_loop
 from router.request import ChatRequest
 from router.tier import Capacity, Resilience, TierKind
+from router.tracing import current, edge_phases
 
 INLINE_BYTES = 16 * 1024  # bodies up to this are tokenized on the event loop (about 0.1 ms of work)
 
@@ -80,6 +83,7 @@ class EdgeModel:
             text = "".join([piece async for piece in generation.text()])
         except EdgeError as exc:
             raise NoCapacity(str(exc), retry_after=1) from None
+        _traced(generation, current())
         usage = Usage(generation.prompt_tokens, generation.completion_tokens)
         body = {
             "id": _completion_id(),
@@ -141,6 +145,7 @@ class EdgeStream:
     ) -> None:
         self._generation = generation
         self._logprobs = logprobs
+        self._trace: Context | None = current()  # the attempt's, for its queue and generation spans
         self._reported = 0  # tokens whose logprobs went out with an earlier chunk
         self._base = {
             "id": _completion_id(),
@@ -171,10 +176,21 @@ class EdgeStream:
         except EdgeError as exc:
             raise NoCapacity(str(exc), retry_after=1) from None
         self.usage.completion_tokens = generation.completion_tokens
+        self._phases()
         yield self._chunk({}, generation.finish_reason)
+
+    def _phases(self) -> None:
+        if self._trace is not None:
+            _traced(self._generation, self._trace)
+            self._trace = None
 
     async def aclose(self) -> None:
         self._generation.cancel()
+        self._phases()
+
+
+def _traced(generation: Generation, parent: Context) -> None:
+    edge_phases(parent, generation.queued_at, generation.started_at, generation.ended_at, generation.completion_tokens)
 
 
 def _grammar_of(request: ChatRequest) -> str | None:

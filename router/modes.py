@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, TypeVar
 
+from opentelemetry.trace import Span
+
 from router.answer import Answer, ChunkStream, Usage
 from router.redaction import Redaction
 from router.request import ChatRequest
 from router.tier import Tier
+from router.tracing import TracedStream, answered
 
 R = TypeVar("R", Answer, ChunkStream)
 
@@ -32,6 +35,9 @@ class Mode(Protocol[R]):
     def remember(self, result: R, keep: Callable[[Answer], None]) -> R:
         """The result, with `keep` given the whole answer once it is complete and worth keeping."""
 
+    def traced(self, result: R, span: Span) -> R:
+        """The result, its attempt's span ended when the answer is complete."""
+
 
 class Whole:
     cascades = True
@@ -49,6 +55,10 @@ class Whole:
     def remember(self, result: Answer, keep: Callable[[Answer], None]) -> Answer:
         if _complete(result.body):
             keep(result)
+        return result
+
+    def traced(self, result: Answer, span: Span) -> Answer:
+        answered(span, result)
         return result
 
 
@@ -73,6 +83,9 @@ class Streamed:
     def remember(self, result: ChunkStream, keep: Callable[[Answer], None]) -> ChunkStream:
         return RecordedStream(result, keep)
 
+    def traced(self, result: ChunkStream, span: Span) -> ChunkStream:
+        return TracedStream(result, span)
+
 
 class Embedded:
     """Embeddings: a whole answer with nothing to put back (a redacted text's vector is the masked
@@ -91,6 +104,10 @@ class Embedded:
 
     def remember(self, result: Answer, keep: Callable[[Answer], None]) -> Answer:
         return result  # embeddings are not cached
+
+    def traced(self, result: Answer, span: Span) -> Answer:
+        answered(span, result)
+        return result
 
 
 WHOLE = Whole()

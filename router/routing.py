@@ -13,6 +13,7 @@ and `_call` refuses to contact a cloud model for such a decision even if one sli
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Generic
 
 from classifiers.signals import Scorer, Signals
+from router import tracing
 from router.answer import Answer, ChunkStream, Usage
 from router.budget import AppBudget, seconds_to_midnight
 from router.cache import CachePolicy, CacheStore, MemoryCache, cacheable, key_of, pack, unpack
@@ -118,11 +120,13 @@ class Router:
     async def decide_async(self, request: ChatRequest, caller: Caller) -> tuple[Signals, Decision]:
         """`decide`, with a large request's signals computed on a worker thread: scanning
         megabytes takes a second, which the event loop (and every other request) must not wait."""
+        return self.decide(request, caller, await self._signals_async(request, caller))
+
+    async def _signals_async(self, request: ChatRequest, caller: Caller) -> Signals:
+        self._admissible(request, caller)  # first: it may lower max_tokens, which the signals read
         if request.body_bytes <= INLINE_BYTES:
-            return self.decide(request, caller)
-        self._admissible(request, caller)
-        signals = await off_loop(lambda: self.signals(request))
-        return self.decide(request, caller, signals)
+            return self.signals(request)
+        return await off_loop(lambda: self.signals(request))
 
     def decide(self, request: ChatRequest, caller: Caller, signals: Signals | None = None) -> tuple[Signals, Decision]:
         """What would happen to this request now. Raises the refusals a client must hear (unknown
@@ -280,7 +284,12 @@ class Router:
         return await self._run(STREAMED, request, caller)
 
     async def _run(self, mode: Mode[R], request: ChatRequest, caller: Caller) -> Routed[R]:
-        signals, decision = await self.decide_async(request, caller)
+        with tracing.step("edgeway.classify") as span:
+            signals = await self._signals_async(request, caller)
+            span.set_attributes(tracing.signal_attributes(signals))
+        with tracing.step("edgeway.decide") as span:
+            signals, decision = self.decide(request, caller, signals)
+            span.set_attributes(tracing.decision_attributes(decision, signals))
         key = None
         if caller.cache is not None and cacheable(request, caller.cache):
             key = key_of(caller.app, decision.targets[0], request)
@@ -315,11 +324,18 @@ class Router:
     async def _call(self, mode: Mode[R], model: Tier, request: ChatRequest, signals: Signals, decision: Decision) -> R:
         if model.tier == "cloud" and not decision.cloud_allowed:  # unreachable by construction; the last guard
             raise NoCapacity(f"Policy rule {decision.rule!r} keeps this request on the edge.", retry_after=5)
-        if model.tier == "cloud" and decision.redact and signals.privacy:
-            redaction = Redaction(request, signals.privacy)
-            result = await self._guarded(model, lambda: mode.call(model, redaction.request))
-            return mode.restore(result, redaction)
-        return await self._guarded(model, lambda: mode.call(model, request))
+        redacted = model.tier == "cloud" and decision.redact and bool(signals.privacy)
+        redaction = Redaction(request, signals.privacy) if redacted else None
+        sent = redaction.request if redaction is not None else request
+        attempts = itertools.count(1)
+
+        async def attempt() -> R:
+            number = next(attempts)
+            with tracing.attempt(model.name, model.tier, request, number, **{"edgeway.redacted": redacted}) as span:
+                return mode.traced(await mode.call(model, sent), span)
+
+        result = await self._guarded(model, attempt)
+        return mode.restore(result, redaction) if redaction is not None else result
 
     async def _guarded(self, model: Tier, call: Callable[[], Awaitable[R]]) -> R:
         if model.name not in self.breakers:
@@ -333,7 +349,8 @@ class Router:
         assert escalation is not None  # _cascades() checked
         answer: Answer | None
         try:
-            answer = await edge.complete(request, confidence=True)
+            with tracing.attempt(edge.name, edge.tier, request, 1, **{"edgeway.cascade": "edge first"}) as span:
+                answer = WHOLE.traced(await edge.complete(request, confidence=True), span)
         except EdgewayError as exc:
             log.warning("cascade %s: the edge failed (%s); escalating", decision.rule, exc.message)
             answer = None

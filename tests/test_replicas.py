@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -67,6 +68,47 @@ def test_two_replicas_on_one_redis_hold_one_daily_budget(upstream, redis_server,
         assert set(statuses) <= {200, 429}
         rows = redis.Redis(port=redis_server.port).zcard("edgeway:usage")
         assert rows == len(statuses)
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_two_replicas_on_one_redis_share_one_response_cache_and_only_within_the_app(upstream, redis_server, tmp_path):
+    config = shared_config(upstream, tmp_path, redis_server.url)
+    (tmp_path / "shared.yaml").write_text(POLICY.replace("budget:", "cache: {ttl_s: 600}\nbudget:"))
+    (tmp_path / "other.yaml").write_text(
+        POLICY.replace("app: shared", "app: other").replace("budget:", "cache: {ttl_s: 600}\nbudget:")
+    )
+    config["apps"].append({"name": "other", "key": "other-app-key-0123456789", "policy": str(tmp_path / "other.yaml")})
+    first, second = GatewayProcess(config, tmp_path), GatewayProcess(config, tmp_path)
+    question = {"model": "auto", "messages": [{"role": "user", "content": "Capital of Chile?"}], "temperature": 0}
+
+    def post(gateway: GatewayProcess, key: str = KEY, stream: bool = False) -> httpx.Response:
+        return httpx.post(
+            gateway.url + "/v1/chat/completions",
+            headers={"authorization": f"Bearer {key}"},
+            json={**question, "max_tokens": MAX_TOKENS, "stream": stream},
+            timeout=30,
+        )
+
+    try:
+        first.wait_ready(), second.wait_ready()
+        missed = post(first)
+        assert missed.headers["x-edgeway-cache"] == "miss" and len(upstream.requests) == 1
+        hit = post(second)  # the other replica, on the same Redis
+        assert hit.headers["x-edgeway-cache"] == "hit", hit.headers
+        assert hit.json()["choices"] == missed.json()["choices"] and hit.json()["usage"] == missed.json()["usage"]
+        streamed = post(second, stream=True)
+        assert streamed.headers["x-edgeway-cache"] == "hit" and missed.json()["choices"][0]["message"][
+            "content"
+        ] in "".join(
+            chunk["choices"][0]["delta"].get("content") or ""
+            for line in streamed.text.splitlines()
+            if line.startswith("data: {") and (chunk := json.loads(line[6:]))["choices"]
+        )
+        assert len(upstream.requests) == 1  # neither hit reached the provider
+        other = post(second, key="other-app-key-0123456789")  # the same question from another app
+        assert other.headers["x-edgeway-cache"] == "miss" and len(upstream.requests) == 2
     finally:
         first.stop()
         second.stop()

@@ -37,6 +37,7 @@ BODY = {
     "max_tokens": 32,
 }
 LEVELS = ((1, 200), (16, 600), (64, 800))
+TRACED = "edgeway+traces"
 
 
 def _rss_mb(pid: int) -> float:
@@ -231,10 +232,19 @@ def run(repeat: int = 1) -> None:
             {"authorization": f"Bearer {LITELLM_KEY}"},
             {**BODY, "model": "bench"},
         )
-        servers = [upstream, edgeway, litellm]
+        # The same gateway exporting a span tree per request over OTLP/HTTP to a sink that keeps nothing.
+        traced = Server(TRACED, free_port(), edgeway.path, edgeway.headers, BODY)
+        sink = Server("trace sink", free_port(), "/v1/traces", {}, {})
+        servers = [upstream, edgeway, traced, litellm]
         try:
             upstream.start(upstream_command(upstream_port))
             edgeway.start(edgeway_command(edgeway_config, edgeway.port))
+            sink_code = f"from gateway.bench.wire import serve_trace_sink; serve_trace_sink({sink.port})"
+            sink.process = subprocess.Popen([sys.executable, "-c", sink_code], start_new_session=True)
+            traced.start(
+                edgeway_command(edgeway_config, traced.port),
+                env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.port}", "OTEL_SERVICE_NAME": "bench"},
+            )
             litellm_cli = shutil.which("litellm")
             if litellm_cli:
                 litellm.start(
@@ -245,7 +255,7 @@ def run(repeat: int = 1) -> None:
                 servers.remove(litellm)
             _report(servers, tmp, repeat)
         finally:
-            for server in servers:
+            for server in [*servers, sink]:
                 server.stop()
 
 
@@ -305,6 +315,16 @@ def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
                     f"added p50 {extra[0] / extra[2] if extra[2] > 0 else float('nan'):5.2f}x, "
                     f"added p99 {extra[1] / extra[3] if extra[3] > 0 else float('nan'):5.2f}x"
                 )
+    print("\ntracing on (OTLP/HTTP, every request) against off, added to the served request:")
+    for stream in (False, True):
+        for concurrency, _ in LEVELS:
+            off, on = results[("edgeway", concurrency, stream)], results[(TRACED, concurrency, stream)]
+            print(
+                f"  stream={str(stream).lower():<5} concurrency {concurrency:>2}: "
+                f"p50 {_pct(on.latencies, 0.5) - _pct(off.latencies, 0.5):+6.2f} ms, "
+                f"p99 {_pct(on.latencies, 0.99) - _pct(off.latencies, 0.99):+6.2f} ms, "
+                f"req/s {on.rps / off.rps:5.2f}x"
+            )
     print("\nstart-up and memory:")
     for server in servers[1:]:
         print(

@@ -65,23 +65,38 @@ class _Upstream(asyncio.Protocol):
                 return
             body = self.buffer[head_end + 4 : head_end + 4 + length]
             self.buffer = self.buffer[head_end + 4 + length :]
-            if b'"stream":true' in body.replace(b" ", b""):
-                self.transport.write(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: "
-                    + str(len(STREAM)).encode()
-                    + b"\r\n\r\n"
-                    + STREAM
-                )
-            else:
-                self.transport.write(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-                    + str(len(ANSWER)).encode()
-                    + b"\r\n\r\n"
-                    + ANSWER
-                )
+            self.reply(body)
+
+    def reply(self, body: bytes) -> None:
+        if b'"stream":true' in body.replace(b" ", b""):
+            self.transport.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: "
+                + str(len(STREAM)).encode()
+                + b"\r\n\r\n"
+                + STREAM
+            )
+        else:
+            self.transport.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                + str(len(ANSWER)).encode()
+                + b"\r\n\r\n"
+                + ANSWER
+            )
 
 
-def serve_upstream(port: int) -> None:
+class _TraceSink(_Upstream):
+    """An OTLP/HTTP trace receiver that accepts every batch and keeps nothing."""
+
+    def reply(self, body: bytes) -> None:
+        self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n")
+
+
+def serve_trace_sink(port: int) -> None:
+    """Run the OTLP sink until killed (meant for a subprocess)."""
+    serve_upstream(port, _TraceSink)
+
+
+def serve_upstream(port: int, protocol: type[_Upstream] = _Upstream) -> None:
     """Run the fixed-answer upstream until killed (meant for a subprocess)."""
     try:
         import uvloop
@@ -91,7 +106,7 @@ def serve_upstream(port: int) -> None:
         pass
 
     async def main() -> None:
-        server = await asyncio.get_running_loop().create_server(_Upstream, "127.0.0.1", port, backlog=1024)
+        server = await asyncio.get_running_loop().create_server(protocol, "127.0.0.1", port, backlog=1024)
         async with server:
             await server.serve_forever()
 

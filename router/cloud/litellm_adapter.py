@@ -19,6 +19,7 @@ from router.cloud import validate
 from router.cloud.base import CloudModel
 from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
 from router.request import ChatRequest
+from router.tracing import outgoing_headers
 
 _lock = threading.Lock()
 _module: Any = None
@@ -60,6 +61,9 @@ class LiteLLMModel(CloudModel):
         )
         if stream:
             args["stream_options"] = {"include_usage": True}
+        trace = outgoing_headers()
+        if trace:
+            args["extra_headers"] = trace
         if self.config.api_key is not None:
             args["api_key"] = self.config.api_key.get_secret_value()
         if self.config.api_base:

@@ -19,6 +19,7 @@ from router.cloud.config import CloudModelConfig
 from router.cloud.http1 import Client, HTTPError, Response, Timeouts
 from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
 from router.request import ChatRequest
+from router.tracing import outgoing_headers
 
 # Providers whose chat endpoint is OpenAI's, and where it lives when the config gives no api_base.
 DIRECT_PROVIDERS: dict[str, str | None] = {
@@ -67,6 +68,13 @@ class OpenAICompatible(CloudModel):
         # A stream may take longer than `timeout_s` in all; only silence ends it.
         self._stream_timeouts = Timeouts(config.connect_timeout_s, config.read_timeout_s, None)
 
+    def _headers_now(self) -> bytes:
+        """The fixed headers, and the current trace context for the provider."""
+        extra = outgoing_headers()  # the propagator checked what the client sent: no line breaks
+        if not extra:
+            return self._headers
+        return self._headers + "".join(f"{k}: {v}\r\n" for k, v in extra.items()).encode("latin-1")
+
     def _body(self, request: ChatRequest, stream: bool) -> bytes:
         body = dict(request.body)
         body["model"] = self.config.provider_model_id
@@ -77,14 +85,14 @@ class OpenAICompatible(CloudModel):
     async def _send(self, request: ChatRequest, body: bytes, timeouts: Timeouts) -> Response:
         target = self._target if request.prompt is None else self._legacy_target
         try:
-            return await self._origin.request("POST", target, self._headers, body, timeouts)
+            return await self._origin.request("POST", target, self._headers_now(), body, timeouts)
         except (HTTPError, TimeoutError) as exc:
             raise self._transport_error(exc) from None
 
     async def _json(self, target: str, body: bytes) -> Any:
         """POST `body` to `target` and the JSON it answers, or the error the answer is."""
         try:
-            response = await self._origin.request("POST", target, self._headers, body, self._timeouts)
+            response = await self._origin.request("POST", target, self._headers_now(), body, self._timeouts)
             content = await response.read()
         except (HTTPError, TimeoutError) as exc:
             raise self._transport_error(exc) from None

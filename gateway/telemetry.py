@@ -1,0 +1,128 @@
+"""OpenTelemetry traces: the SDK, configured from the standard OTEL_* variables, and the request span.
+
+Tracing is on when an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+`OTEL_EXPORTER_OTLP_ENDPOINT`), unless `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`.
+`OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL` picks `http/protobuf` (the default) or `grpc`; headers,
+timeouts, batching, sampling and the resource come from their own OTEL_* variables, read by the
+SDK itself. The SDK is imported only then: a gateway without tracing never loads it.
+
+Each request is one SERVER span, named like a GenAI span (`chat auto`, `embeddings gpt-4o`), the
+parent of the router's spans (router/tracing.py). It holds the routing and the money, and holds
+the prompt only for an app with `log_prompts: true`, masked as its ledger row is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, StatusCode
+
+from router.ledger import UsageRow
+from router.request import ChatRequest
+from router.tracing import incoming_context, request_attributes, tracer
+
+log = logging.getLogger("edgeway")
+PROTOCOLS = ("http/protobuf", "grpc")
+
+
+class Provider(Protocol):
+    def shutdown(self) -> None: ...
+
+
+def wanted(environ: Mapping[str, str]) -> bool:
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    if environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() == "none":
+        return False
+    return bool(environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+
+
+def protocol_of(environ: Mapping[str, str]) -> str:
+    chosen = environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+    protocol = (chosen or "http/protobuf").strip().lower()
+    if protocol not in PROTOCOLS:
+        raise ValueError(
+            f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}: edgeway exports traces over {' or '.join(PROTOCOLS)}"
+        )
+    return protocol
+
+
+def start(environ: Mapping[str, str]) -> Provider | None:
+    """Install the SDK's tracer provider with a batching OTLP exporter, if the environment asks
+    for one; the provider (to shut down, which flushes) or None."""
+    if not wanted(environ):
+        return None
+    protocol = protocol_of(environ)
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+
+    exporter: SpanExporter
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+
+        exporter = GrpcExporter()
+    else:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+
+        exporter = HttpExporter()
+    defaults = {} if environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: "edgeway"}
+    provider = TracerProvider(resource=Resource.create(defaults))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    log.info("tracing: OTLP over %s", protocol)
+    return provider
+
+
+def request_span(method: str, path: str, headers: Mapping[str, str], app: str, request_id: str) -> Span:
+    """The request's span, a child of the client's trace context if it sent one."""
+    return tracer.start_span(
+        f"{method} {path}",
+        context=incoming_context(headers),
+        kind=SpanKind.SERVER,
+        attributes={
+            "http.request.method": method,
+            "url.path": path,
+            "edgeway.app": app,
+            "edgeway.request_id": request_id,
+        },
+    )
+
+
+def parsed(span: Span, chat: ChatRequest) -> None:
+    if span.is_recording():
+        attributes = request_attributes(chat)
+        span.update_name(f"{attributes['gen_ai.operation.name']} {chat.model}")
+        span.set_attributes(attributes)
+
+
+def ended(span: Span, row: UsageRow, attributes: dict[str, Any], log_prompts: bool) -> None:
+    """End the request's span with what its ledger row says."""
+    if span.is_recording():
+        span.set_attributes(
+            {
+                **attributes,
+                "http.response.status_code": row.status,
+                "edgeway.route": row.route,
+                "edgeway.rule": row.rule,
+                "edgeway.stream": row.stream,
+                "edgeway.cost_usd": row.cost_usd,
+                "edgeway.counterfactual_usd": row.counterfactual_usd,
+                "gen_ai.usage.input_tokens": row.prompt_tokens,
+                "gen_ai.usage.output_tokens": row.completion_tokens,
+            }
+        )
+        if row.model:
+            span.set_attribute("gen_ai.response.model", row.model)
+        if row.cache is not None:
+            span.set_attribute("edgeway.cache", row.cache)
+        if row.error is not None:
+            span.set_attribute("error.type", row.error)
+        if row.status >= 500:
+            span.set_status(StatusCode.ERROR)
+        if log_prompts and row.prompt is not None:
+            span.set_attribute("edgeway.prompt", row.prompt)  # masked, as in the ledger
+    span.end()
