@@ -88,6 +88,8 @@ def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
         headers["x-edgeway-redacted"] = str(len(routed.signals.privacy))
     if routed.cache is not None:
         headers["x-edgeway-cache"] = routed.cache
+    if routed.similarity is not None:
+        headers["x-edgeway-cache-similarity"] = f"{routed.similarity:.4f}"
     return headers
 
 

@@ -45,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("files", nargs="+")
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
-    bench.add_argument("suite", choices=["startup", "classify", "cascade", "overhead", "load", "edge"])
+    bench.add_argument(
+        "suite", choices=["startup", "classify", "cascade", "overhead", "load", "edge", "semantic-cache"]
+    )
     bench.add_argument(
         "--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)"
     )
@@ -91,7 +93,7 @@ def _policy_check(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from gateway.bench import cascade, classify, edge, load, overhead, startup
+    from gateway.bench import cascade, classify, edge, load, overhead, semantic_cache, startup
 
     suites = {
         "startup": startup.run,
@@ -100,6 +102,7 @@ def _bench(args: argparse.Namespace) -> int:
         "overhead": overhead.run,
         "load": load.run,
         "edge": edge.run,
+        "semantic-cache": semantic_cache.run,
     }
     suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0

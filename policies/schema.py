@@ -155,10 +155,14 @@ class RateLimits(Strict):
     max_tokens: int | None = Field(None, ge=1)  # a larger max_tokens: 400; none asked: this one
 
 
+DEFAULT_MIN_SIMILARITY = 0.9  # chosen by `edgeway bench semantic-cache`; see docs/policies.md
+
+
 class Cache(Strict):
     ttl_s: float = Field(3600, gt=0)
     sampled: bool = False  # also cache answers sampled at temperature > 0 (or at the default)
-    semantic: Literal[False] = False  # matching by meaning is not available yet: only exact hits
+    semantic: bool = False  # also serve a request that asks the same in other words (router/semantic.py)
+    min_similarity: float = Field(DEFAULT_MIN_SIMILARITY, ge=0, le=1)  # cosine of the edge embeddings
 
 
 class PolicyFile(Strict):

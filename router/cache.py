@@ -35,6 +35,8 @@ UNKEYED = ("model", "stream", "stream_options")
 class CachePolicy:
     ttl_s: float
     sampled: bool = False  # cache answers sampled with temperature > 0 too
+    semantic: bool = False  # match the last user message by meaning too (router/semantic.py)
+    min_similarity: float = 1.0  # the cosine a semantic match needs
 
 
 def cacheable(request: ChatRequest, policy: CachePolicy) -> bool:

@@ -50,7 +50,7 @@ class PolicyRules:
 
     def cache(self) -> CachePolicy | None:
         spec = self.current().spec.cache
-        return None if spec is None else CachePolicy(spec.ttl_s, spec.sampled)
+        return None if spec is None else CachePolicy(spec.ttl_s, spec.sampled, spec.semantic, spec.min_similarity)
 
     def limits(self) -> Limits | None:
         spec = self.current().spec.limits

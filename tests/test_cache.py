@@ -4,17 +4,20 @@ not, kept in memory, SQLite or Redis (shared by replicas), and cleared on demand
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from policies.schema import DEFAULT_MIN_SIMILARITY
 from router.cache import CachePolicy, MemoryCache, RedisCache, SqliteCache
 from router.ledger import MemoryStore
 from router.pricing import Price
 from router.request import parse_chat_request
 from router.routing import Caller, Router
+from router.semantic import content_words
 from tests.conftest import APP_KEYS, GatewayProcess, RedisServer, gateway_config
 from tests.fakes import SCORER_FOR_TESTS, FakeTier
 from tests.test_router import policy
@@ -96,6 +99,58 @@ def test_a_fallbacks_answer_is_not_kept_as_the_first_targets():
     assert again.model is cloud and again.cache == "miss" and len(cloud.requests) == 2
 
 
+# --- semantic: the same ask in other words -----------------------------------------------------
+SEMANTIC = CachePolicy(3600, semantic=True, min_similarity=0.9)
+
+
+def semantic_pair() -> tuple[Router, FakeTier, FakeTier]:
+    r, edge, cloud = routed_pair()
+    edge.capabilities = frozenset({"embeddings"})  # its fake vectors: [len(text), 1]
+    return r, edge, cloud
+
+
+def test_the_words_that_carry_an_ask_are_its_content_words_in_order():
+    assert content_words("What's the capital of France?") == ("what", "capital", "of", "france")
+    assert content_words("  please, what is THE capital of   france ") == ("what", "capital", "of", "france")
+    assert content_words("Is 97 a prime number?") != content_words("Is 91 a prime number?")
+    assert content_words("Is Paris bigger than London?") != content_words("Is London bigger than Paris?")
+    assert content_words("When did the war end?") != content_words("Why did the war end?")
+    assert content_words("Is it safe?") != content_words("Is it not safe?")
+
+
+def test_a_request_in_other_words_is_a_semantic_hit_with_its_similarity():
+    r, edge, cloud = semantic_pair()
+    caller = Caller("t", policy(CLOUD), cache=SEMANTIC)
+    first = asyncio.run(r.complete(ask("What is the capital of France?"), caller))
+    assert first.cache == "miss" and edge.requests == []  # no candidate yet: nothing embedded
+    again = asyncio.run(r.complete(ask("what is the capital of france"), caller))
+    assert again.cache == "hit" and again.similarity is not None and again.similarity > 0.99
+    assert len(cloud.requests) == 1 and again.result.body["choices"][0]["message"]["content"] == "the cached answer"
+    (embedded,) = edge.requests  # both texts, on the edge: the ask never leaves to be compared
+    assert embedded.inputs == ("what is the capital of france", "What is the capital of France?")
+
+
+def test_a_near_miss_another_context_another_app_or_a_low_similarity_is_not_a_semantic_hit():
+    r, edge, cloud = semantic_pair()
+    caller = Caller("t", policy(CLOUD), cache=SEMANTIC)
+    asyncio.run(r.complete(ask("What is the capital of France?"), caller))
+    assert asyncio.run(r.complete(ask("What is the capital of Spain?"), caller)).cache == "miss"
+    assert edge.requests == []  # other content words: no candidate, no embedding
+    system = {"role": "system", "content": "Answer in French."}
+    reworded = [{"role": "user", "content": "what is the capital of france"}]
+    assert asyncio.run(r.complete(ask(messages=[system, *reworded]), caller)).cache == "miss"
+    assert (
+        asyncio.run(r.complete(ask("what is the capital of france"), Caller("u", policy(CLOUD), cache=SEMANTIC))).cache
+        == "miss"
+    )
+    strict = Caller("t", policy(CLOUD), cache=CachePolicy(3600, semantic=True, min_similarity=1.0))
+    vetoed = asyncio.run(r.complete(ask("what is the capital of france"), strict))
+    assert vetoed.cache == "miss" and len(edge.requests) == 1  # compared, and too far apart
+    exact_only = Caller("t", policy(CLOUD), cache=ONE_HOUR)
+    assert asyncio.run(r.complete(ask("what is the capital of france?"), exact_only)).cache == "miss"
+    assert len(cloud.requests) == 6
+
+
 # --- the stores -------------------------------------------------------------------------------
 def test_memory_cache_drops_the_least_recently_used_past_its_bounds_and_expires_entries():
     cache = MemoryCache(max_entries=2, max_bytes=10)
@@ -153,8 +208,11 @@ rules:
 def cache_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
     tmp = tmp_path_factory.mktemp("cache")
     (tmp / "alpha.yaml").write_text(CACHED)
+    semantic = CACHED.replace("app: alpha", "app: beta").replace("{ttl_s: 600}", "{ttl_s: 600, semantic: true}")
     config = gateway_config(upstream.url, tmp, admin_key="admin-key-0123456789")
     config["apps"][0]["policy"] = str(tmp / "alpha.yaml")
+    (tmp / "beta-semantic.yaml").write_text(semantic)
+    config["apps"][1]["policy"] = str(tmp / "beta-semantic.yaml")
     config["cloud"]["models"][0]["price"] = {"input_per_1m": 1000, "output_per_1m": 1000}
     process = GatewayProcess(config, tmp)
     try:
@@ -190,3 +248,35 @@ def test_a_hit_costs_nothing_counts_as_saved_and_replays_as_a_stream(cache_gatew
         headers={"authorization": f"Bearer {APP_KEYS['alpha']}"},
     )
     assert refused.status_code == 401
+
+
+def test_a_semantic_hit_over_http_says_how_similar_the_asks_were(cache_gateway, upstream):
+    """The bundled edge model embeds both asks locally; its similarity is in a header."""
+
+    def ask_beta(text: str, stream: bool = False) -> httpx.Response:
+        body = {"model": "auto", "temperature": 0, "stream": stream, "messages": [{"role": "user", "content": text}]}
+        headers = {"authorization": f"Bearer {APP_KEYS['beta']}"}
+        return httpx.post(cache_gateway.url + "/v1/chat/completions", json=body, headers=headers, timeout=30)
+
+    first = ask_beta("Why is the sky blue?")
+    assert first.headers["x-edgeway-cache"] == "miss" and "x-edgeway-cache-similarity" not in first.headers
+    again = ask_beta("why is the sky blue??", stream=True)
+    assert again.headers["x-edgeway-cache"] == "hit", again.headers
+    assert 0.9 <= float(again.headers["x-edgeway-cache-similarity"]) < 1.0
+    deltas = [json.loads(line[6:]) for line in again.text.splitlines() if line.startswith("data: {")]
+    replayed = "".join(d["choices"][0]["delta"].get("content") or "" for d in deltas if d["choices"])
+    assert replayed == first.json()["choices"][0]["message"]["content"]
+    near_miss = ask_beta("Why is the sea blue?")
+    assert near_miss.headers["x-edgeway-cache"] == "miss" and len(upstream.requests) == 2
+
+
+def test_a_policy_reads_semantic_matching_and_refuses_a_similarity_outside_0_to_1():
+    from policies.policy import FileError
+
+    text = CLOUD.replace("rules:", "cache: {ttl_s: 60, semantic: true, min_similarity: 0.95}\nrules:")
+    assert policy(text).cache() == CachePolicy(60, semantic=True, min_similarity=0.95)
+    assert policy(CLOUD.replace("rules:", "cache: {semantic: true}\nrules:")).cache() == CachePolicy(
+        3600, semantic=True, min_similarity=DEFAULT_MIN_SIMILARITY
+    )
+    with pytest.raises(FileError, match="min_similarity"):
+        policy(CLOUD.replace("rules:", "cache: {semantic: true, min_similarity: 1.5}\nrules:"))

@@ -1,0 +1,86 @@
+"""Matching a request to a cached one by meaning (`cache: {semantic: true}`).
+
+A semantic hit is a request of the same app to the same model after routing whose body is the
+same but for its last user message, and whose last user message (1) says the same content words
+in the same order, ignoring case, punctuation, spacing, contractions and function words, and
+(2) has an embedding within `min_similarity` (cosine) of the cached one's, from the edge model's
+embeddings, computed locally.
+
+Why both: measured on `gateway/bench/data/cache_pairs.jsonl` (`edgeway bench semantic-cache`),
+the bundled model's pooled states rank near-misses ("capital of France" / "of Spain", "Is 97
+prime" / "Is 91 prime") above true paraphrases, so no similarity threshold alone keeps false
+hits out; the content words are what tell those apart, and they are checked first, so a request
+with no candidate costs no embedding at all. The similarity then vetoes candidates whose words
+agree but whose sense does not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from router.cache import UNKEYED
+from router.request import ChatRequest
+
+# Words whose dropping changes no ask. Kept, because they can: question words ("when" / "why"),
+# tense ("was", "did"), modals, pronouns ("can you help me" / "can I help you"), prepositions,
+# negations and every content word.
+FUNCTION_WORDS = frozenset("a an the is are am be please kindly hey hi hello thanks thank just".split())
+CONTRACTIONS = {"what's": "what is", "it's": "it is", "that's": "that is", "i'm": "i am", "how's": "how is"}
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+
+
+def content_words(text: str) -> tuple[str, ...]:
+    """The words that carry the ask, in order: `What's the capital of France?` -> (capital, france)."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    words: list[str] = []
+    for word in _WORD.findall(folded):
+        for part in CONTRACTIONS.get(word, word).split():
+            if part not in FUNCTION_WORDS:
+                words.append(part.removesuffix("'s"))
+    return tuple(words)
+
+
+def last_user_text(request: ChatRequest) -> str | None:
+    """The last message's text when it is the user's and is text only; None otherwise."""
+    if request.prompt is not None or not request.messages:
+        return None
+    last = request.messages[-1]
+    if not isinstance(last, dict) or last.get("role") != "user" or not request.text_only:
+        return None
+    text = request.text_of(last)
+    return text if text.strip() else None
+
+
+def semantic_key(app: str, model: str, request: ChatRequest) -> str | None:
+    """The key of the requests this one may match: the same app, model and body but for the last
+    user message, which counts by its content words only. None: not a request to match by meaning."""
+    text = last_user_text(request)
+    if text is None:
+        return None
+    body: dict[str, Any] = {k: v for k, v in request.body.items() if k not in UNKEYED}
+    body["messages"] = [*request.body["messages"][:-1], {"role": "user", "words": content_words(text)}]
+    material = orjson.dumps({"app": app, "model": model, "semantic": body}, option=orjson.OPT_SORT_KEYS)
+    return "semantic:" + hashlib.sha256(material).hexdigest()
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norms if norms else 0.0
+
+
+def pack_candidate(key: str, text: str) -> bytes:
+    """What the semantic index keeps of a cached request: its exact key and its last user text."""
+    return orjson.dumps({"key": key, "text": text})
+
+
+def unpack_candidate(value: bytes) -> tuple[str, str]:
+    stored = orjson.loads(value)
+    return stored["key"], stored["text"]
