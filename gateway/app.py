@@ -30,6 +30,7 @@ from gateway import (
     messages,
     metrics,
     openapi,
+    quality,
     responses,
     telemetry,
     usage,
@@ -41,6 +42,7 @@ from policies.policy import Models
 from policies.reload import PolicyFiles
 from router import cloud
 from router.cache import open_cache
+from router.comparisons import open_comparisons
 from router.edge import EdgeModel
 from router.edge_group import EdgeGroup
 from router.errors import EdgewayError, NotFound
@@ -49,11 +51,14 @@ from router.policy_rules import PolicyRules
 from router.pricing import edge_price_of, price_of
 from router.routing import Router
 from router.rules import PlainRules
+from router.shadow import Shadower
 from router.tier import Tier
 
 log = logging.getLogger("edgeway")
 DEFAULT_POLICY = "(default policy)"
 STATIC = Path(__file__).resolve().parent / "static"
+
+SHADOW_DRAIN_S = 10.0
 
 
 @dataclass
@@ -64,6 +69,7 @@ class Gateway:
     keys: AppKeys
     http: cloud.HttpPool
     policies: PolicyFiles
+    shadows: Shadower
     metrics: Any = None  # gateway.metrics.RequestMetrics, set by create_app
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
@@ -88,6 +94,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.models})
     store = open_store(config.store)
     router = Router(models, Scorer(), prices, store, open_cache(config.store))
+    shadows = Shadower(router, open_comparisons(config.store))
     names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
 
     files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
@@ -109,11 +116,12 @@ def build_gateway(config: GatewayConfig) -> Gateway:
             lambda: policies.current(source).spec.defaults.cloud or first_cloud,
             rules.limits,
             cache=rules.cache,
+            shadow=rules.shadow,
         )
 
     apps = [(a.key.get_secret_value(), replace(app_for(a.name), log_prompts=a.log_prompts)) for a in config.apps]
     open_app = None if config.apps else app_for("default")
-    return Gateway(config, edge, router, AppKeys(apps, open_app), http, policies)
+    return Gateway(config, edge, router, AppKeys(apps, open_app), http, policies, shadows)
 
 
 def _freeze_heap() -> None:
@@ -163,6 +171,8 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         finally:
             for task in gateway.background:
                 task.cancel()
+            with contextlib.suppress(TimeoutError):  # comparisons under way finish, within reason
+                await asyncio.wait_for(gateway.shadows.drain(), SHADOW_DRAIN_S)
             await gateway.http.close()
             await asyncio.to_thread(gateway.router.store.close)
             await asyncio.to_thread(gateway.edge.close)
@@ -184,6 +194,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             Route("/readyz", health.readyz, methods=["GET"]),
             Route("/metrics", metrics.metrics, methods=["GET"]),
             Route("/api/usage", usage.api_usage, methods=["GET"]),
+            Route("/api/quality", quality.api_quality, methods=["GET"]),
             Route("/openapi.json", openapi.openapi, methods=["GET"]),
             Route("/dashboard", usage.dashboard, methods=["GET"]),
             Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),

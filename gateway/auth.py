@@ -13,6 +13,7 @@ from router.decision import Policy
 from router.errors import Unauthorized
 from router.limits import Limits
 from router.routing import Caller
+from router.shadow import ShadowPolicy
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class App:
     limits: Callable[[], Limits | None] = lambda: None  # read per request
     log_prompts: bool = False  # the ledger keeps its prompts (masked) for the dashboard
     cache: Callable[[], CachePolicy | None] = lambda: None  # read per request
+    shadow: Callable[[], ShadowPolicy | None] = lambda: None  # read per request
 
     def caller(self) -> Caller:
         """This app as the router sees it now."""

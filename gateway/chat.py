@@ -28,6 +28,7 @@ from router.errors import EdgewayError, InvalidRequest
 from router.ledger import UsageRow
 from router.request import ChatRequest, parse_chat_request
 from router.routing import Routed
+from router.shadow import ServedRequest
 from router.tracing import complexity_attributes, signal_attributes
 
 log = logging.getLogger("edgeway")
@@ -109,12 +110,14 @@ class Visit:
             request.method, request.url.path, request.headers, app.name, request.state.request_id
         )
         self._traced: dict[str, Any] = {}  # the span's attributes from routing, set when it ends
+        self._routed: tuple[Routed[Answer] | Routed[ChunkStream], ChatRequest] | None = None
 
     def parsed(self, chat: ChatRequest) -> None:
         self.row.stream = chat.stream
         telemetry.parsed(self.span, chat)
 
-    def routed(self, routed: Routed[Any], chat: ChatRequest) -> None:
+    def routed(self, routed: Routed[Answer] | Routed[ChunkStream], chat: ChatRequest) -> None:
+        self._routed = (routed, chat)
         self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
         self.row.cache = routed.cache
         self.reserved = routed.decision.reserved_usd
@@ -152,6 +155,16 @@ class Visit:
         if self.gateway.metrics is not None:
             self.gateway.metrics.observe(row)
         telemetry.ended(self.span, row, self._traced, self.app.log_prompts)
+        if usage is not None and status == 200 and row.cache != "hit":
+            self._shadow()
+
+    def _shadow(self) -> None:
+        """Offer the answered request for a shadow comparison (which runs after the response)."""
+        if self._routed is None:
+            return
+        routed, chat = self._routed
+        served = ServedRequest.of(self.row.request_id, self.app.name, chat, routed, "".join(self.delivered))
+        self.gateway.shadows.consider(served, self.app.shadow(), trace.set_span_in_context(self.span))
 
 
 def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:

@@ -257,6 +257,16 @@ SPEC = {
                 },
             }
         },
+        "/api/quality": {
+            "get": {
+                "summary": "What the shadow comparisons say: quality retained beside money saved",
+                "parameters": [
+                    {"name": n, "in": "query", "required": False, "schema": {"type": "string"}}
+                    for n in ("app", "from", "to")
+                ],
+                "responses": {"200": _json("quality"), **_errors(400, 401)},
+            }
+        },
         "/healthz": {"get": {"security": [], "responses": {"200": _json("alive")}}},
         "/readyz": {"get": {"security": [], "responses": {"200": _json("ready"), "503": _json("loading")}}},
     },

@@ -27,7 +27,7 @@ GROUPS = ("app", "route", "model", "rule", "day")
 DASHBOARD = Path(__file__).resolve().parent / "static" / "dashboard.html"
 
 
-def _caller_app(request: Request) -> str | None:
+def caller_app(request: Request) -> str | None:
     """None for the admin (every app); else the one app this key belongs to."""
     gateway = request.app.state.gateway
     header = request.headers.get("authorization", "")
@@ -43,7 +43,7 @@ def _caller_app(request: Request) -> str | None:
     return app.name
 
 
-def _time(value: str | None, name: str) -> float | None:
+def time_param(value: str | None, name: str) -> float | None:
     if not value:
         return None
     try:
@@ -110,14 +110,14 @@ def _budgets(request: Request, only: str | None) -> list[dict]:
 
 
 async def api_usage(request: Request) -> Response:
-    only = _caller_app(request)
+    only = caller_app(request)
     params = request.query_params
     app = params.get("app") or None
     if only is not None:
         if app not in (None, only):
             raise Unauthorized(f"This key belongs to app {only!r} and cannot read another app's usage.")
         app = only
-    since, until = _time(params.get("from"), "from"), _time(params.get("to"), "to")
+    since, until = time_param(params.get("from"), "from"), time_param(params.get("to"), "to")
     group_by = params.get("group_by", "day")
     if group_by not in GROUPS:
         raise InvalidRequest(f"'group_by' must be one of {list(GROUPS)}; got {group_by!r}.", param="group_by")
@@ -130,9 +130,12 @@ async def api_usage(request: Request) -> Response:
         raise InvalidRequest(
             f"Unknown parameter {unknown[0]!r}; expected app, from, to, group_by or format.", param=unknown[0]
         )
-    rows = await _rows(request, app, since, until)
+    everything = await _rows(request, app, since, until)
     if params.get("format") == "csv":
-        return _csv(rows)
+        return _csv(everything)
+    # Shadow comparisons' spend is its own kind: never in the app's request figures.
+    rows = [r for r in everything if r.kind == "request"]
+    shadow_usd = sum(r.cost_usd for r in everything if r.kind != "request")
     groups: dict[str, list[UsageRow]] = {}
     for row in rows:
         groups.setdefault(row.day if group_by == "day" else str(getattr(row, group_by)), []).append(row)
@@ -143,7 +146,7 @@ async def api_usage(request: Request) -> Response:
             "to": until,
             "group_by": group_by,
             "generated_at": time.time(),
-            "totals": summarize(rows),
+            "totals": {**summarize(rows), "shadow_usd": round(shadow_usd, 6)},
             "groups": [{"key": key, **summarize(group)} for key, group in sorted(groups.items())],
             "split": [
                 {"app": name, "route": route, "requests": n} for (name, route), n in sorted(_split(rows).items())
@@ -181,7 +184,7 @@ def _csv(rows: list[UsageRow]) -> Response:
 
 async def clear_cache(request: Request) -> Response:
     """DELETE /api/cache?app=NAME (the admin key): drop the app's cached answers."""
-    if _caller_app(request) is not None:
+    if caller_app(request) is not None:
         raise Unauthorized("Clearing the response cache needs the admin key.")
     app = request.query_params.get("app")
     if not app:
@@ -192,6 +195,6 @@ async def clear_cache(request: Request) -> Response:
 
 
 async def dashboard(request: Request) -> Response:
-    if _caller_app(request) is not None:
+    if caller_app(request) is not None:
         raise Unauthorized("The dashboard needs the admin key: /dashboard?key=<admin key>.")
     return HTMLResponse(DASHBOARD.read_text(encoding="utf-8"))

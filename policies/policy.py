@@ -142,6 +142,18 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: yaml.
                 f"unknown {tier} model {name!r}; expected one of "
                 f"{sorted(models.edge if tier == 'edge' else models.cloud)}",
             )
+    if spec.shadow is not None:
+        if spec.shadow.judge not in models.cloud:
+            yield problem_at(
+                filename,
+                root,
+                ("shadow", "judge"),
+                f"the judge must be a cloud model; expected one of {sorted(models.cloud)}",
+            )
+        if not spec.allow_cloud:
+            yield problem_at(
+                filename, root, ("shadow",), "this app has allow_cloud: false: nothing of it may reach a judge"
+            )
     for i, rule in enumerate(spec.rules):
         steps: list[tuple[str | tuple[str | int, ...], str | None]] = [("route", rule.route)] + [
             (("fallback",) if isinstance(rule.fallback, str) else ("fallback", j), s)

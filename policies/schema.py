@@ -165,6 +165,14 @@ class Cache(Strict):
     min_similarity: float = Field(DEFAULT_MIN_SIMILARITY, ge=0, le=1)  # cosine of the edge embeddings
 
 
+class Shadow(Strict):
+    """Compare the tiers on a sample of this app's cloud-eligible traffic (router/shadow.py)."""
+
+    sample: float = Field(ge=0, le=1)  # the share of eligible requests compared
+    judge: str  # the cloud model that judges the two answers
+    daily_usd: float = Field(gt=0)  # what the shadow answers and the judge may cost a day, apart from budget
+
+
 class PolicyFile(Strict):
     app: str | None = None
     defaults: Defaults = Field(default_factory=Defaults)
@@ -172,4 +180,5 @@ class PolicyFile(Strict):
     budget: Budget | None = None
     limits: RateLimits | None = None
     cache: Cache | None = None  # serve an answer already given again, for free
+    shadow: Shadow | None = None  # measure the edge against the cloud on this app's own traffic
     rules: list[Rule] = Field(min_length=1)

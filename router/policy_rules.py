@@ -13,6 +13,7 @@ from router.cache import CachePolicy
 from router.decision import Decision, Escalation, LiveState
 from router.limits import Limits
 from router.request import ChatRequest
+from router.shadow import ShadowPolicy
 
 
 def facts_of(signals: Signals, request: ChatRequest, live: LiveState) -> Facts:
@@ -47,6 +48,15 @@ class PolicyRules:
         if spec is None:
             return None
         return AppBudget(Caps(spec.daily_usd, spec.monthly_usd), spec.on_exhausted)
+
+    def shadow(self) -> ShadowPolicy | None:
+        policy = self.current()
+        spec, models = policy.spec.shadow, policy.models
+        edge = policy.spec.defaults.edge or next(iter(models.edge), None)
+        cloud = policy.spec.defaults.cloud or next(iter(models.cloud), None)
+        if spec is None or edge is None or cloud is None:
+            return None
+        return ShadowPolicy(spec.sample, spec.judge, spec.daily_usd, edge, cloud)
 
     def cache(self) -> CachePolicy | None:
         spec = self.current().spec.cache

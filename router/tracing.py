@@ -84,10 +84,11 @@ def failed(span: Span, exc: BaseException) -> None:
 
 
 @contextmanager
-def step(name: str, **attributes: Any) -> Iterator[Span]:
-    """An internal step of the request (classifying, deciding), its failure marked."""
+def step(name: str, parent: Context | None = None, **attributes: Any) -> Iterator[Span]:
+    """An internal step of the request (classifying, deciding, a shadow comparison), as the
+    current span, under `parent` if given (else the current one); its failure marked."""
     with tracer.start_as_current_span(
-        name, attributes=attributes, record_exception=False, set_status_on_exception=False
+        name, context=parent, attributes=attributes, record_exception=False, set_status_on_exception=False
     ) as span:
         try:
             yield span

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -105,6 +106,9 @@ class FakeUpstream:
         return body, fault
 
     def _words(self, body: dict) -> list[str]:
+        judged = judgement(body, self.answer)
+        if judged is not None:
+            return [w + " " for w in judged.split()]
         if self.echo:
             text = _last_user_text(body)
             return [text[i : i + 4] for i in range(0, len(text), 4)]
@@ -310,6 +314,39 @@ def _last_user_text(body: dict) -> str:
                 return "".join(p.get("text", "") for p in content if isinstance(p, dict))
             return content or ""
     return ""
+
+
+JUDGE_SYSTEM = "Please act as an impartial judge"
+_ANSWERS = re.compile(
+    r"\[User Question\]\n(?P<q>.*)\n\n"
+    r"\[The Start of Assistant A's Answer\]\n(?P<a>.*)\n\[The End of Assistant A's Answer\]\n\n"
+    r"\[The Start of Assistant B's Answer\]\n(?P<b>.*)\n\[The End of Assistant B's Answer\]",
+    re.S,
+)
+
+
+def is_judging(body: dict) -> bool:
+    messages = body.get("messages") or [{}]
+    return str(messages[0].get("content", "")).startswith(JUDGE_SYSTEM)
+
+
+def judgement(body: dict, cloud_answer: str) -> str | None:
+    """A deterministic MT-Bench judge, told by a marker in the question: `[judge: cloud]` prefers
+    the fake cloud's answer, `[judge: edge]` the other one, `[judge: none]` gives no verdict; with
+    no marker, a tie."""
+    if not is_judging(body):
+        return None
+    found = _ANSWERS.search(_last_user_text(body))
+    if found is None:
+        return "I cannot read these answers."
+    question, cloud_is_a = found["q"], found["a"].strip() == cloud_answer
+    if "[judge: none]" in question:
+        return "Both answers have merits and flaws."
+    if "[judge: cloud]" in question:
+        return f"The cloud answer is better. [[{'A' if cloud_is_a else 'B'}]]"
+    if "[judge: edge]" in question:
+        return f"The other answer is better. [[{'B' if cloud_is_a else 'A'}]]"
+    return "They are equally good. [[C]]"
 
 
 def _count_prompt(body: dict) -> int:

@@ -125,8 +125,8 @@ class RedisStore:
 
     # --- rows -----------------------------------------------------------------------------
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
-        self._local.charge(row.app, row.cost_usd - reserved, row.ts)
-        self._backlog.put(Charge(row.app, row.cost_usd - reserved, row.ts, row))
+        self._local.charge(row.account, row.cost_usd - reserved, row.ts)
+        self._backlog.put(Charge(row.account, row.cost_usd - reserved, row.ts, row))
 
     def _write(self) -> None:
         pending: list[Pending] = []

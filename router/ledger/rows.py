@@ -27,6 +27,13 @@ class UsageRow:
     error: str | None = None  # the error code, for failed requests
     prompt: str | None = None  # opted-in apps only: the last user message, private data masked
     cache: str | None = None  # "hit" (served from the response cache, at no cost) or "miss"; None: no cache
+    # "request": a client's; "shadow" / "judge": a shadow comparison's spend, never the app's requests
+    kind: str = "request"
+
+    @property
+    def account(self) -> str:
+        """Whose budget the row's cost counts against: the app's, or its shadow comparisons'."""
+        return account_of(self.app, self.kind)
 
     @property
     def day(self) -> str:
@@ -38,3 +45,7 @@ class UsageRow:
     @classmethod
     def columns(cls) -> list[str]:
         return [f.name for f in fields(cls)]
+
+
+def account_of(app: str, kind: str) -> str:
+    return app if kind == "request" else f"{app}#shadow"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from router.budget import BudgetBook, Caps
-from router.ledger.rows import UsageRow
+from router.ledger.rows import UsageRow, account_of
 from router.limits import Limits, RateWindows
 
 
@@ -88,7 +88,7 @@ class MemoryStore(LocalCounters):
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
         with self._lock:
             self._rows.append(_VALUES(row))
-        self.budgets.charge(row.app, row.cost_usd - reserved, row.ts)
+        self.budgets.charge(row.account, row.cost_usd - reserved, row.ts)
 
     def rows(self, app: str | None = None, since: float | None = None, until: float | None = None) -> list[UsageRow]:
         with self._lock:
@@ -139,15 +139,15 @@ class SqliteStore(LocalCounters):
         db = sqlite3.connect(self.path)
         db.executescript(_SCHEMA)
         _add_missing_columns(db)
-        for app, ts, cost in db.execute("SELECT app, ts, cost_usd FROM usage WHERE cost_usd > 0"):
-            self.budgets.charge(app, cost, ts)
+        for app, kind, ts, cost in db.execute("SELECT app, kind, ts, cost_usd FROM usage WHERE cost_usd > 0"):
+            self.budgets.charge(account_of(app, kind or "request"), cost, ts)
         db.close()
         self._error: str | None = None
         self._writer = threading.Thread(target=self._write, name="ledger-sqlite", daemon=True)
         self._writer.start()
 
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
-        self.budgets.charge(row.app, row.cost_usd - reserved, row.ts)
+        self.budgets.charge(row.account, row.cost_usd - reserved, row.ts)
         self._queue.put(row)
 
     def _write(self) -> None:
@@ -194,10 +194,7 @@ class SqliteStore(LocalCounters):
             found = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM usage{where} ORDER BY ts", args).fetchall()
         finally:
             db.close()
-        return [
-            UsageRow(**{**dict(zip(_COLUMNS, values, strict=True)), "stream": bool(values[_COLUMNS.index("stream")])})
-            for values in found
-        ]
+        return [_row(dict(zip(_COLUMNS, values, strict=True))) for values in found]
 
     def status(self) -> str:
         if not self._writer.is_alive():
@@ -207,6 +204,11 @@ class SqliteStore(LocalCounters):
     def close(self) -> None:
         self._queue.put(None)
         self._writer.join(timeout=30)
+
+
+def _row(values: dict[str, Any]) -> UsageRow:
+    """A row as SQLite gives it back; a column added after the row was written reads as its default."""
+    return UsageRow(**{**values, "stream": bool(values["stream"]), "kind": values["kind"] or "request"})
 
 
 def open_store(url: str) -> Store:

@@ -1,0 +1,248 @@
+"""Shadow comparisons: the other tier answers a sample of requests too, and a judge compares.
+
+For a sampled request that its rule let reach the cloud, after the client has its answer and off
+the request path, the tier that did not serve answers the same request (the app's default cloud
+model if the edge served, its edge model if the cloud did); a cloud judge compares the two
+answers in both orders (router/judge.py), and the verdict becomes a `Comparison` in the store.
+The shadow answer and the judge are charged as their own kind of ledger row ("shadow",
+"judge") against the policy's `shadow.daily_usd`, never against the app's budget or requests.
+
+A request kept local (by a fail-closed rule, `allow_cloud: false`, a budget spent under
+`on_exhausted: edge`) or redacted is never shadowed: nothing of it goes anywhere it did not go.
+Comparisons run a few at a time; when more are waiting the sample is skipped, not queued without
+end, so shadowing can slow neither the served request nor the edge's own traffic much.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from opentelemetry.context import Context
+
+from classifiers.signals import Signals
+from router import tracing
+from router.answer import Answer, ChunkStream, Usage
+from router.budget import Caps
+from router.cloud.validate import delivered_text
+from router.comparisons import Comparison, ComparisonStore
+from router.decision import Decision
+from router.errors import EdgewayError
+from router.judge import JUDGE_MAX_TOKENS, judge_body, question_of, said, verdict
+from router.ledger import UsageRow
+from router.ledger.rows import account_of
+from router.modes import WHOLE
+from router.pricing import FREE
+from router.request import ChatRequest, parse_chat_request
+from router.routing import ESTIMATED_ANSWER_TOKENS, Routed, Router
+from router.tier import Tier, TierKind
+
+log = logging.getLogger("edgeway.shadow")
+
+
+@dataclass(frozen=True)
+class ShadowPolicy:
+    sample: float  # the share of eligible requests compared
+    judge: str  # a cloud model
+    daily_usd: float
+    edge: str  # what answers in the shadow of a cloud answer
+    cloud: str  # what answers in the shadow of an edge answer
+
+
+@dataclass(frozen=True)
+class ServedRequest:
+    """A request as the client got it answered: what a comparison starts from."""
+
+    request_id: str
+    app: str
+    request: ChatRequest
+    signals: Signals
+    decision: Decision
+    tier: TierKind
+    model: str  # the model that answered
+    answer: str  # the text the client was given
+
+    @classmethod
+    def of(
+        cls,
+        request_id: str,
+        app: str,
+        request: ChatRequest,
+        routed: Routed[Answer] | Routed[ChunkStream],
+        streamed: str,
+    ) -> ServedRequest:
+        """`routed` as its client got it: a whole answer's text, or what the stream delivered."""
+        result = routed.result
+        answer = delivered_text(result.body) if isinstance(result, Answer) else streamed
+        model = routed.model
+        return cls(request_id, app, request, routed.signals, routed.decision, model.tier, model.name, answer)
+
+
+def why_not(served: ServedRequest, other: Tier | None) -> str | None:
+    """Why this request may not be compared (None: it may). Pure."""
+    decision, request = served.decision, served.request
+    if not decision.cloud_allowed:
+        return "kept local"
+    if decision.redact and served.signals.privacy:
+        return "redacted"
+    if request.inputs is not None:
+        return "embeddings"
+    if other is None:
+        return "no model of the other tier"
+    if not request.text_only and other.tier == "edge":
+        return "media the edge cannot read"
+    if request.needs - other.capabilities:
+        return f"the {other.tier} cannot honor {', '.join(sorted(request.needs))}"
+    if not served.answer.strip():
+        return "no text answer"
+    return None
+
+
+class Shadower:
+    def __init__(
+        self,
+        router: Router,
+        comparisons: ComparisonStore,
+        *,
+        draw: Callable[[], float] = random.random,
+        running: int = 2,
+        waiting: int = 16,
+    ) -> None:
+        self.router, self.comparisons, self.draw = router, comparisons, draw
+        self.stats: Counter[str] = Counter()  # compared, failed, and every reason a sample was skipped
+        self._slots = asyncio.Semaphore(running)
+        self._room = running + waiting
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def consider(self, served: ServedRequest, policy: ShadowPolicy | None, parent: Context | None = None) -> None:
+        """Sample the request and, if it may be compared, start comparing it in the background."""
+        if policy is None or self.draw() >= policy.sample:
+            return
+        other = self._other(served.tier, policy)
+        reason = why_not(served, other)
+        if reason is None and self.router.models.get(policy.judge) is None:
+            reason = "no judge"
+        if reason is None and len(self._tasks) >= self._room:
+            reason = "busy"
+        if reason is not None or other is None:
+            self.stats[f"skipped: {reason}"] += 1
+            return
+        task = asyncio.get_running_loop().create_task(self._guarded(served, policy, other, parent))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _other(self, tier: TierKind, policy: ShadowPolicy) -> Tier | None:
+        model = self.router.models.get(policy.cloud if tier == "edge" else policy.edge)
+        return model if model is not None and model.tier != tier else None
+
+    async def drain(self) -> None:
+        """Wait for the comparisons under way (tests, shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _guarded(self, served: ServedRequest, policy: ShadowPolicy, other: Tier, parent: Context | None) -> None:
+        async with self._slots:
+            await asyncio.sleep(0)  # the client's answer goes out before any of this work
+            try:
+                with tracing.step("edgeway.shadow", parent, **{"edgeway.shadow.of": served.tier}) as span:
+                    found = await self.compare(served, policy, other)
+                    if found is not None:
+                        span.set_attributes(
+                            {"edgeway.shadow.verdict": found.verdict, "edgeway.shadow.model": other.name}
+                        )
+            except EdgewayError as exc:
+                self.stats["failed"] += 1
+                log.warning("shadow comparison of %s failed: %s", served.request_id, exc.message)
+            except Exception:
+                self.stats["failed"] += 1
+                log.exception("shadow comparison of %s broke", served.request_id)
+
+    async def compare(self, served: ServedRequest, policy: ShadowPolicy, other: Tier) -> Comparison | None:
+        """Answer on the other tier, judge both orders, keep the comparison; None when the
+        shadow budget has no room for it today."""
+        router, judge = self.router, self.router.models[policy.judge]
+        account, caps = account_of(served.app, "shadow"), Caps(policy.daily_usd, None)
+        question = question_of(served.request)
+        estimate = self._estimate(served, other, judge, question)
+        if not router.store.admit(account, caps, estimate):
+            self.stats["skipped: shadow budget spent"] += 1
+            return None
+        try:
+            shadow = await self._answer(other, _whole(served.request))
+        except BaseException:
+            router.store.charge(account, -estimate)  # nothing was spent of what was held
+            raise
+        self._charge(served, other, shadow.usage, "shadow", reserved=estimate)  # settles the reservation
+        shadow_text = delivered_text(shadow.body)
+        edge_text, cloud_text = (served.answer, shadow_text) if served.tier == "edge" else (shadow_text, served.answer)
+        orders = await asyncio.gather(
+            self._judge(judge, question, edge_text, cloud_text),
+            self._judge(judge, question, cloud_text, edge_text),
+        )
+        judged = Usage(sum(a.usage.prompt_tokens for a in orders), sum(a.usage.completion_tokens for a in orders))
+        self._charge(served, judge, judged, "judge")
+        said_edge_first, said_cloud_first = (said(delivered_text(a.body)) for a in orders)
+        comparison = Comparison(
+            request_id=served.request_id,
+            app=served.app,
+            rule=served.decision.rule,
+            complexity=served.signals.complexity,
+            served=served.tier,
+            edge_model=other.name if other.tier == "edge" else served.model,
+            cloud_model=other.name if other.tier == "cloud" else served.model,
+            verdict=verdict(said_edge_first, said_cloud_first),
+            judge_model=judge.name,
+            judge_tokens=judged.prompt_tokens + judged.completion_tokens,
+            judge_usd=router.cost(judge.name, judged),
+            shadow_tokens=shadow.usage.prompt_tokens + shadow.usage.completion_tokens,
+            shadow_usd=router.cost(other.name, shadow.usage),
+        )
+        await asyncio.to_thread(self.comparisons.add, comparison)
+        self.stats["compared"] += 1
+        return comparison
+
+    def _estimate(self, served: ServedRequest, other: Tier, judge: Tier, question: str) -> float:
+        """The most this comparison may cost: the other tier's answer at its max_tokens, and two
+        judgements of the question with both answers at most that long."""
+        router = self.router
+        answer_tokens = served.request.max_tokens or ESTIMATED_ANSWER_TOKENS
+        prompt = served.signals.prompt_tokens
+        judged_prompt = router.scorer.tokens.estimate(question + served.answer) + answer_tokens + 400
+        shadow = router.prices.get(other.name, FREE).cost(prompt, answer_tokens)
+        return shadow + 2 * router.prices.get(judge.name, FREE).cost(judged_prompt, JUDGE_MAX_TOKENS)
+
+    async def _answer(self, model: Tier, request: ChatRequest) -> Answer:
+        with tracing.attempt(model.name, model.tier, request, 1, **{"edgeway.shadow": True}) as span:
+            return WHOLE.traced(await model.complete(request), span)
+
+    async def _judge(self, judge: Tier, question: str, answer_a: str, answer_b: str) -> Answer:
+        return await self._answer(judge, parse_chat_request(judge_body(judge.name, question, answer_a, answer_b)))
+
+    def _charge(self, served: ServedRequest, model: Tier, usage: Usage, kind: str, reserved: float = 0.0) -> None:
+        """A ledger row of the comparison's own kind, settling `reserved` of its budget."""
+        cost = self.router.cost(model.name, usage)
+        row = UsageRow(
+            request_id=f"{served.request_id}:{kind}",
+            app=served.app,
+            route=model.tier,
+            model=model.name,
+            rule=served.decision.rule,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=cost,
+            kind=kind,
+            ts=time.time(),
+        )
+        self.router.store.append(row, reserved=reserved)
+
+
+def _whole(request: ChatRequest) -> ChatRequest:
+    """The same request, answered whole: a shadow answer is read by the judge, not streamed."""
+    body = {k: v for k, v in request.body.items() if k not in ("stream", "stream_options")}
+    return dataclasses.replace(request, body=body, stream=False, include_usage=False)
