@@ -44,6 +44,23 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--config", help="the gateway config whose models the policies may name")
     check.add_argument("files", nargs="+")
 
+    router = verbs.add_parser("router", help="the routing threshold, fitted to this deployment")
+    router_verbs = router.add_subparsers(dest="router_verb", required=True)
+    fit = router_verbs.add_parser("fit", help="the complexity threshold the app's shadow comparisons support")
+    fit.add_argument("--config")
+    fit.add_argument("--app", required=True)
+    fit.add_argument("--target-quality", type=float, default=0.95, help="the share of cloud-quality answers to keep")
+    fit.add_argument("--write", action="store_true", help="set the threshold in the app's policy file")
+    fit.add_argument("--comparisons", help="a `shadow replay` output file instead of the configured store")
+
+    shadow = verbs.add_parser("shadow", help="shadow comparisons")
+    shadow_verbs = shadow.add_subparsers(dest="shadow_verb", required=True)
+    replay = shadow_verbs.add_parser("replay", help="compare the tiers on a file of prompts, before there is traffic")
+    replay.add_argument("file")
+    replay.add_argument("--config")
+    replay.add_argument("--app", required=True)
+    replay.add_argument("--out", help="where each line's outcome goes (default FILE.shadow.jsonl); resumed if there")
+
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
     bench.add_argument(
         "suite", choices=["startup", "classify", "cascade", "overhead", "load", "edge", "semantic-cache"]
@@ -53,8 +70,44 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     args = parser.parse_args(argv)
-    verbs_run = {"serve": _serve, "explain": _explain, "bench": _bench, "policy": _policy_check, "edge": _edge_plan}
+    verbs_run = {
+        "serve": _serve,
+        "explain": _explain,
+        "bench": _bench,
+        "policy": _policy_check,
+        "edge": _edge_plan,
+        "router": _router_fit,
+        "shadow": _shadow_replay,
+    }
     return verbs_run[args.verb](args)
+
+
+def _router_fit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gateway import fit
+
+    if not 0 < args.target_quality <= 1:
+        print("edgeway: --target-quality must be in (0, 1]", file=sys.stderr)
+        return 2
+    config = _load(args.config, secrets=False)
+    if args.app not in {a.name for a in config.apps}:
+        print(f"edgeway: no app named {args.app!r}; apps: {sorted(a.name for a in config.apps)}", file=sys.stderr)
+        return 2
+    source = Path(args.comparisons) if args.comparisons else None
+    return fit.run(config, args.app, args.target_quality, args.write, source)
+
+
+def _shadow_replay(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gateway import replay
+
+    logging.basicConfig(level="WARNING")
+    gateway = _gateway(_load(args.config))
+    app = _pick_app(gateway, args.app)
+    out = Path(args.out) if args.out else Path(args.file).with_suffix(".shadow.jsonl")
+    return replay.run(gateway, app, Path(args.file), out)
 
 
 def _edge_plan(args: argparse.Namespace) -> int:

@@ -339,7 +339,8 @@ def judgement(body: dict, cloud_answer: str) -> str | None:
     found = _ANSWERS.search(_last_user_text(body))
     if found is None:
         return "I cannot read these answers."
-    question, cloud_is_a = found["q"], found["a"].strip() == cloud_answer
+    first = found["a"].strip()
+    question, cloud_is_a = found["q"], bool(first) and cloud_answer.startswith(first)  # (cut by max_tokens)
     if "[judge: none]" in question:
         return "Both answers have merits and flaws."
     if "[judge: cloud]" in question:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import ROOT, client_for
 from tests.test_ledger import ADMIN, ledger_gateway  # noqa: F401  (the seeded gateway fixture)
+from tests.test_shadow import chat, quality, shadow_gateway  # noqa: F401  (a gateway that compares)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -67,3 +68,29 @@ def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors
 
 def _loaded(page) -> list[str]:
     return page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+
+
+def test_the_quality_panel_shows_the_shadow_comparisons(shadow_gateway, upstream):  # noqa: F811
+    for question, tags in (
+        ("Name a colour. [judge: cloud]", ""),
+        ("Name a city.", ""),
+        ("Name a fruit. [judge: edge]", "hard"),
+    ):
+        chat(shadow_gateway, "shadowed", question, tags=tags)
+    assert quality(shadow_gateway, 3)["comparisons"] >= 3
+    with _browser() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1100})
+            problems: list[str] = []
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.goto(f"{shadow_gateway.url}/dashboard?key=admin-key-0123456789")
+            page.wait_for_selector("body[data-ready=true]", timeout=15000)
+            assert page.locator("#c-quality rect.bar").count() >= 2
+            assert page.locator("#q-count").inner_text().startswith("3 (")
+            assert "[" in page.locator("#q-edge").inner_text() and "[" in page.locator("#q-retained").inner_text()
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.locator("#quality").screenshot(path=str(ARTIFACTS / "quality-panel.png"))
+            assert problems == []
+        finally:
+            browser.close()

@@ -25,6 +25,8 @@ from policies.schema import PolicyFile
 from router.budget import AppBudget, Caps
 from router.cloud.config import CloudModelConfig
 from router.cloud.openai_compat import HttpPool, OpenAICompatible
+from router.cloud.validate import delta_text
+from router.comparisons import MemoryComparisons
 from router.edge import EdgeModel
 from router.errors import EdgewayError
 from router.ledger import MemoryStore
@@ -32,7 +34,8 @@ from router.policy_rules import PolicyRules
 from router.pricing import Price
 from router.request import parse_chat_request
 from router.routing import Caller, Router
-from tests.fake_upstream import Fault
+from router.shadow import ServedRequest, Shadower
+from tests.fake_upstream import Fault, is_judging
 
 EDGES = ("edge-ok", "edge-down", "edge-small")
 CLOUDS = ("cloud-a",)
@@ -196,6 +199,8 @@ def policies(draw):
     }
     if draw(st.booleans()):
         spec["budget"] = {"daily_usd": 1.0, "on_exhausted": draw(st.sampled_from(("edge", "deny")))}
+    if allow_cloud and draw(st.booleans()):  # every answered request is compared, if it may be
+        spec["shadow"] = {"sample": 1.0, "judge": "cloud-a", "daily_usd": 5.0}
     return PolicyFile.model_validate(spec)
 
 
@@ -289,13 +294,18 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
         )
         if request["cloud_fails"]:
             upstream.fail_next(Fault(status=503), times=5)
+        shadows = Shadower(router, MemoryComparisons())
         try:
+            delivered = []
             if chat.stream:
                 routed = await router.stream(chat, Caller("generated", rules_, budget))
-                async for _ in routed.result:
-                    pass
+                async for chunk in routed.result:
+                    delivered.append(delta_text(chunk))
             else:
-                await router.complete(chat, Caller("generated", rules_, budget))
+                routed = await router.complete(chat, Caller("generated", rules_, budget))
+            # what the gateway does once the client has its answer
+            shadows.consider(ServedRequest.of("r", "generated", chat, routed, "".join(delivered)), rules_.shadow())
+            await shadows.drain()
         except EdgewayError:
             pass  # refusing is allowed; leaking is not
     finally:
@@ -303,7 +313,7 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
 
 
 def test_a_request_kept_local_never_reaches_the_cloud(engines, scorer, upstream):
-    outcomes = {"kept local": 0, "reached the cloud": 0}
+    outcomes = {"kept local": 0, "reached the cloud": 0, "shadowed": 0}
 
     @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
     @given(policy=policies(), request=requests())
@@ -319,12 +329,17 @@ def test_a_request_kept_local_never_reaches_the_cloud(engines, scorer, upstream)
             assert upstream.requests == [], (rule, policy.allow_cloud, request)
             assert upstream.bytes_received == 0
             outcomes["kept local"] += 1
+        if rule is not None and rule.redact and signals.privacy:
+            assert not any(is_judging(r.body) for r in upstream.requests), "a redacted request was shadowed"
+        if any(is_judging(r.body) for r in upstream.requests):
+            outcomes["shadowed"] += 1
         elif upstream.requests:
             outcomes["reached the cloud"] += 1
 
     check()
     # The property must not pass vacuously: both outcomes were generated, many times.
     assert outcomes["kept local"] >= 20 and outcomes["reached the cloud"] >= 10, outcomes
+    assert outcomes["shadowed"] >= 5, outcomes
 
 
 # --- every place a provider reads, every spelling: kept local, or masked where it is ------------

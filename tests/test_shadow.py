@@ -175,3 +175,112 @@ def test_the_sample_decides_and_a_full_queue_skips():
 
     asyncio.run(twice())
     assert shadower.stats["compared"] == 1 and shadower.stats["skipped: busy"] == 1
+
+
+# --- through the gateway, against the fake cloud and its deterministic judge ----------------------
+SHADOWED = """
+app: {app}
+defaults: {{edge: smollm2, cloud: gpt-fake}}
+{shadow}
+rules:
+  - name: email-redacted
+    when: {{pii: [EMAIL]}}
+    route: cloud
+    redact: true
+  - name: private-local
+    when: {{pii: any}}
+    route: edge
+    fallback: none
+  - name: hard
+    when: {{tags: [hard]}}
+    route: cloud
+  - name: rest
+    route: edge
+    fallback: cloud
+"""
+SHADOW_LINE = "shadow: {sample: 1.0, judge: gpt-fake, daily_usd: 5}"
+SHADOW_KEYS = {"shadowed": "shadowed-key-0123456789", "plain": "plain-key-0123456789"}
+ADMIN = {"authorization": "Bearer admin-key-0123456789"}
+
+
+@pytest.fixture(scope="module")
+def shadow_gateway(upstream, tmp_path_factory):
+    from tests.conftest import GatewayProcess, gateway_config
+
+    tmp = tmp_path_factory.mktemp("shadow")
+    config = gateway_config(upstream.url, tmp, admin_key="admin-key-0123456789")
+    config["cloud"]["models"][0]["price"] = {"input_per_1m": 1000, "output_per_1m": 1000}
+    config["apps"] = []
+    for app, shadow in (("shadowed", SHADOW_LINE), ("plain", "")):
+        (tmp / f"{app}.yaml").write_text(SHADOWED.format(app=app, shadow=shadow))
+        config["apps"].append({"name": app, "key": SHADOW_KEYS[app], "policy": str(tmp / f"{app}.yaml")})
+    process = GatewayProcess(config, tmp)
+    try:
+        yield process.wait_ready()
+    finally:
+        process.stop()
+
+
+def chat(gateway, app: str, content: str, tags: str = "", stream: bool = False):
+    import httpx
+
+    headers = {"authorization": f"Bearer {SHADOW_KEYS[app]}", "x-edgeway-tags": tags}
+    body = {"model": "auto", "messages": [{"role": "user", "content": content}], "max_tokens": 6, "stream": stream}
+    return httpx.post(gateway.url + "/v1/chat/completions", json=body, headers=headers, timeout=60)
+
+
+def quality(gateway, until: int) -> dict:
+    """/api/quality once `until` comparisons are in."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + 30
+    while True:
+        found = httpx.get(gateway.url + "/api/quality", params={"app": "shadowed"}, headers=ADMIN).json()
+        if found["comparisons"] >= until or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def judged_requests(upstream) -> int:
+    from tests.fake_upstream import is_judging
+
+    return sum(is_judging(r.body) for r in upstream.requests)
+
+
+def test_over_http_every_rule_kind_is_shadowed_or_not_as_its_privacy_says(shadow_gateway, upstream):
+    import httpx
+
+    served_edge = chat(shadow_gateway, "shadowed", "Name a colour. [judge: cloud]", stream=True)
+    assert served_edge.headers["x-edgeway-route"] == "edge"
+    assert quality(shadow_gateway, 1)["verdicts"] == {"cloud": 1}
+    served_cloud = chat(shadow_gateway, "shadowed", "Name a fruit. [judge: edge]", tags="hard")
+    assert served_cloud.headers["x-edgeway-route"] == "cloud"
+    report = quality(shadow_gateway, 2)
+    assert report["verdicts"] == {"cloud": 1, "edge": 1} and judged_requests(upstream) == 4
+    assert report["edge_served_as_good"]["of"] == 1 and report["edge_served_as_good"]["value"] == 0.0
+    assert report["shadow_usd"] > 0 and report["this_replica"]["compared"] == 2
+
+    upstream.reset()
+    private = chat(shadow_gateway, "shadowed", "Call me on +1 415 555 0134 [judge: cloud]")
+    assert private.headers["x-edgeway-rule"] == "private-local"
+    redacted = chat(shadow_gateway, "shadowed", "Mail jane.doe@example.com a colour [judge: cloud]")
+    assert redacted.headers["x-edgeway-rule"] == "email-redacted"
+    chat(shadow_gateway, "shadowed", "Name a tree.")  # one more that is compared: everything before it is done
+    assert quality(shadow_gateway, 3)["comparisons"] == 3
+    assert not upstream.saw_text("555 0134") and not upstream.saw_text("jane.doe")
+    bodies = [r.body for r in upstream.requests]
+    assert sum("[EMAIL_1]" in str(b) for b in bodies) == 1  # the redacted request itself, nothing after it
+    usage = httpx.get(shadow_gateway.url + "/api/usage", params={"app": "shadowed"}, headers=ADMIN).json()
+    assert usage["totals"]["requests"] == 5 and usage["totals"]["shadow_usd"] > 0
+
+
+def test_the_client_gets_the_same_answer_and_headers_with_and_without_a_shadow(shadow_gateway):
+    with_shadow = chat(shadow_gateway, "shadowed", "Name a river.", tags="hard")
+    without = chat(shadow_gateway, "plain", "Name a river.", tags="hard")
+    assert with_shadow.status_code == without.status_code == 200
+    unique = {"x-edgeway-request-id", "date", "content-length"}
+    assert {k for k in with_shadow.headers if k not in unique} == {k for k in without.headers if k not in unique}
+    assert with_shadow.json()["choices"] == without.json()["choices"]
+    assert with_shadow.json()["usage"] == without.json()["usage"]

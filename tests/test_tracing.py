@@ -19,7 +19,7 @@ from tests.conftest import PRIVATE_POLICY, GatewayProcess, gateway_config
 from tests.fake_upstream import FakeUpstream, Fault
 from tests.otlp_receiver import GrpcReceiver, HttpReceiver, ReceivedSpan, SpanSink
 
-KEYS = {"private": "private-key-0123456789", "logged": "logged-key-0123456789"}
+KEYS = {"private": "private-key-0123456789", "logged": "logged-key-0123456789", "shadowed": "shadowed-key-0123456789"}
 SERVER, CLIENT = 2, 3  # the proto's SpanKind values
 ERROR = 2  # the proto's StatusCode.STATUS_CODE_ERROR
 EMAIL, PHONE = "jane.doe@example.com", "+1 415 555 0134"
@@ -29,10 +29,15 @@ PRIVATE = f"Email {EMAIL} or call {PHONE} about the invoice, please."
 def traced_gateway(upstream: FakeUpstream, tmp: Path, receiver: HttpReceiver | GrpcReceiver, protocol: str):
     (tmp / "private.yaml").write_text(PRIVATE_POLICY)
     (tmp / "logged.yaml").write_text(PRIVATE_POLICY.replace("app: private", "app: logged"))
+    shadow = "shadow: {sample: 1.0, judge: gpt-fake, daily_usd: 5}\nrules:"
+    (tmp / "shadowed.yaml").write_text(
+        PRIVATE_POLICY.replace("app: private", "app: shadowed").replace("rules:", shadow)
+    )
     config = gateway_config(upstream.url, tmp)
     config["apps"] = [
         {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
         {"name": "logged", "key": KEYS["logged"], "policy": str(tmp / "logged.yaml"), "log_prompts": True},
+        {"name": "shadowed", "key": KEYS["shadowed"], "policy": str(tmp / "shadowed.yaml")},
     ]
     env = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
@@ -173,6 +178,19 @@ def test_a_refused_request_is_a_span_with_its_status_and_error(traced, receiver)
     assert root.attributes["error.type"] == "model_not_found" and root.name == "chat no-such-model"
     assert root.status != ERROR  # the client's mistake is not the server's failure
     assert children(spans, root)["edgeway.classify"][0].attributes["error.type"] == "model_not_found"
+
+
+def test_a_shadow_comparison_is_a_child_span_of_its_request_with_its_attempts(traced, receiver):
+    response, trace_id, _ = ask(traced, "Name a colour.", app="shadowed")
+    assert response.status_code == 200 and response.headers["x-edgeway-route"] == "cloud"
+    receiver.sink.wait_for(lambda spans: any(s.trace_id == trace_id and s.name == "edgeway.shadow" for s in spans))
+    root, spans = root_of(receiver.sink, trace_id)
+    (shadow,) = children(spans, root)["edgeway.shadow"]
+    assert shadow.start_ns >= root.end_ns  # after the response: the client did not wait for it
+    assert shadow.attributes["edgeway.shadow.of"] == "cloud" and shadow.attributes["edgeway.shadow.verdict"] == "tie"
+    attempts = children(spans, shadow)
+    assert len(attempts["chat smollm2"]) == 1 and len(attempts["chat gpt-fake"]) == 2  # the edge answer, two judgements
+    assert all(a.attributes["edgeway.shadow"] is True for a in attempts["chat gpt-fake"])
 
 
 def test_traces_go_over_grpc_when_the_protocol_says_so(upstream, tmp_path):

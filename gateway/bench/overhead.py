@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from gateway.bench.wire import LoadResult, load
 from gateway.percentiles import percentile
 
 APP_KEY = "bench-app-key-7c1e9a"
+SHADOW_KEY = "bench-shadow-key-4d2b8f"
 LITELLM_KEY = "sk-edgeway-bench-9f3c2a7d41b8e6"
 BODY = {
     "model": "auto",
@@ -38,6 +40,7 @@ BODY = {
 }
 LEVELS = ((1, 200), (16, 600), (64, 800))
 TRACED = "edgeway+traces"
+SHADOWED = "edgeway+shadow"
 
 
 def _rss_mb(pid: int) -> float:
@@ -133,8 +136,8 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
-    (tmp / "bench-policy.yaml").write_text(
-        "app: bench\ndefaults: {cloud: bench}\nrules:\n"
+    rules = (
+        "rules:\n"
         "  - name: private-stays-local\n    when: {pii: [PHONE, US_SSN, CREDIT_CARD, PERSON]}\n"
         "    route: edge\n    fallback: none\n"
         "  - name: edge-by-name\n    when: {model: {eq: smollm2}}\n    route: edge\n"
@@ -142,6 +145,10 @@ def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
         "  - name: hard-to-the-cloud\n    when: {complexity: {gt: 0.9}}\n    route: cloud\n"
         "  - name: to-the-cloud\n    route: cloud\n    fallback: edge\n"
     )
+    (tmp / "bench-policy.yaml").write_text("app: bench\ndefaults: {cloud: bench}\n" + rules)
+    # The same policy, every answered request compared: the edge answers it too, and a judge.
+    shadow = "shadow: {sample: 1.0, judge: bench, daily_usd: 1000}\n"
+    (tmp / "bench-shadow.yaml").write_text("app: bench-shadow\ndefaults: {cloud: bench}\n" + shadow + rules)
     edgeway = tmp / "edgeway.yaml"
     edgeway.write_text(
         json.dumps(
@@ -156,7 +163,10 @@ def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
                         }
                     ]
                 },
-                "apps": [{"name": "bench", "key": APP_KEY, "policy": "bench-policy.yaml"}],
+                "apps": [
+                    {"name": "bench", "key": APP_KEY, "policy": "bench-policy.yaml"},
+                    {"name": "bench-shadow", "key": SHADOW_KEY, "policy": "bench-shadow.yaml"},
+                ],
             }
         )
     )
@@ -235,7 +245,9 @@ def run(repeat: int = 1) -> None:
         # The same gateway exporting a span tree per request over OTLP/HTTP to a sink that keeps nothing.
         traced = Server(TRACED, free_port(), edgeway.path, edgeway.headers, BODY)
         sink = Server("trace sink", free_port(), "/v1/traces", {}, {})
-        servers = [upstream, edgeway, traced, litellm]
+        # The same gateway again, its app shadowing every request (the edge answer and the judge after it).
+        shadowed = Server(SHADOWED, free_port(), edgeway.path, {"authorization": f"Bearer {SHADOW_KEY}"}, BODY)
+        servers = [upstream, edgeway, traced, shadowed, litellm]
         try:
             upstream.start(upstream_command(upstream_port))
             edgeway.start(edgeway_command(edgeway_config, edgeway.port))
@@ -245,6 +257,7 @@ def run(repeat: int = 1) -> None:
                 edgeway_command(edgeway_config, traced.port),
                 env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.port}", "OTEL_SERVICE_NAME": "bench"},
             )
+            shadowed.start(edgeway_command(edgeway_config, shadowed.port))
             litellm_cli = shutil.which("litellm")
             if litellm_cli:
                 litellm.start(
@@ -257,6 +270,16 @@ def run(repeat: int = 1) -> None:
         finally:
             for server in [*servers, sink]:
                 server.stop()
+
+
+def _shadow_stats(server: Server) -> str:
+    """The replica's own count of comparisons made and samples skipped (and why)."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{server.port}/api/quality", headers={"authorization": f"Bearer {SHADOW_KEY}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        report = json.loads(response.read())
+    return ", ".join(f"{k} {v}" for k, v in sorted(report["this_replica"].items())) or "nothing"
 
 
 def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
@@ -325,6 +348,18 @@ def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
                 f"p99 {_pct(on.latencies, 0.99) - _pct(off.latencies, 0.99):+6.2f} ms, "
                 f"req/s {on.rps / off.rps:5.2f}x"
             )
+    print("\nshadowing every request (sample 1.0) against none, added to the served request:")
+    for stream in (False, True):
+        for concurrency, _ in LEVELS:
+            off, on = results[("edgeway", concurrency, stream)], results[(SHADOWED, concurrency, stream)]
+            more = _pct(on.latencies, 0.5) - _pct(off.latencies, 0.5)
+            target = " (target: at most 1 ms)" if concurrency == 16 and not stream else ""
+            print(
+                f"  stream={str(stream).lower():<5} concurrency {concurrency:>2}: p50 {more:+6.2f} ms{target}, "
+                f"p99 {_pct(on.latencies, 0.99) - _pct(off.latencies, 0.99):+6.2f} ms, req/s {on.rps / off.rps:5.2f}x"
+            )
+    shadowed = next(s for s in servers if s.name == SHADOWED)
+    print(f"  what the shadowing replica did meanwhile: {_shadow_stats(shadowed)}")
     print("\nstart-up and memory:")
     for server in servers[1:]:
         print(

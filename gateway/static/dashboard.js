@@ -18,6 +18,27 @@ function el(name, attrs, parent, text) {
   return node;
 }
 
+async function qualityReport() {
+  const response = await fetch("/api/quality", { headers: { authorization: `Bearer ${KEY}` } });
+  if (!response.ok) throw new Error(`/api/quality answered ${response.status}`);
+  return response.json();
+}
+
+function pct(v) { return v === null || v === undefined ? "–" : `${(100 * v).toFixed(0)}%`; }
+
+function drawQuality(q) {
+  const v = q.verdicts;
+  document.getElementById("q-count").textContent = `${q.comparisons} (${v.edge || 0} / ${v.tie || 0} / ${v.cloud || 0})`;
+  const e = q.edge_served_as_good;
+  document.getElementById("q-edge").textContent = e.of ? `${pct(e.value)} [${pct(e.low)}, ${pct(e.high)}] of ${e.of}` : "–";
+  const r = q.quality_retained;
+  document.getElementById("q-retained").textContent = r.value === null ? "–" : `${pct(r.value)} [${pct(r.low)}, ${pct(r.high)}]`;
+  document.getElementById("q-money").textContent = `${money(q.savings_usd)} / ${money(q.shadow_usd)}`;
+  const buckets = q.by_complexity;
+  bars(document.getElementById("c-quality"), buckets.map(b => `${b.from.toFixed(1)}-${b.to.toFixed(1)} (${b.of})`), [
+    { name: "edge as good", color: COLORS.edge, values: buckets.map(b => b.value ?? 0) }]);
+}
+
 function clear(svg) { while (svg.firstChild) svg.removeChild(svg.firstChild); return svg; }
 
 function size(svg) { const box = svg.getBoundingClientRect(); return [box.width || 600, box.height || 220]; }
@@ -80,7 +101,8 @@ function table(id, rows) {
 
 async function refresh() {
   try {
-    const [byDay, byRoute, byRule] = await Promise.all([usage("day"), usage("route"), usage("rule")]);
+    const [byDay, byRoute, byRule, q] = await Promise.all([usage("day"), usage("route"), usage("rule"), qualityReport()]);
+    drawQuality(q);
     const t = byDay.totals;
     document.getElementById("k-cost").textContent = money(t.cost_usd);
     document.getElementById("k-counter").textContent = money(t.counterfactual_usd);
