@@ -99,6 +99,7 @@ class Visit:
 
     def __init__(self, request: Request, app: App, stream: bool = False) -> None:
         self.gateway = request.app.state.gateway
+        self.gateway.shadows.traffic()
         self.app = app
         self.started = time.perf_counter()
         self.row = UsageRow(request_id=request.state.request_id, app=app.name, stream=stream)

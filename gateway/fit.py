@@ -87,6 +87,8 @@ def run(
             f"(all-cloud ${daily:.2f} a day, ${per_request:.5f} a request)",
             file=out,
         )
+    else:
+        print("predicted savings: no answered requests in the ledger yet to price them against", file=out)
     return _write(config, app, found.threshold, write, out)
 
 

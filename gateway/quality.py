@@ -64,6 +64,7 @@ async def api_quality(request: Request) -> Response:
             "cost_usd": money["cost_usd"],
             "counterfactual_usd": money["counterfactual_usd"],
             "shadow_usd": round(sum(c.shadow_usd + c.judge_usd for c in comparisons), 6),
-            "this_replica": dict(gateway.shadows.stats),  # compared, failed, and why samples were skipped
+            # compared, failed, and why samples were skipped, since this replica started; and those under way
+            "this_replica": {**gateway.shadows.stats, "in_flight": gateway.shadows.in_flight},
         }
     )

@@ -35,7 +35,9 @@ def request_of(line: str) -> ChatRequest:
     if isinstance(value, str):
         value = {"messages": [{"role": "user", "content": value}]}
     elif isinstance(value, dict) and "messages" not in value and isinstance(value.get("prompt"), str):
-        value = {"messages": [{"role": "user", "content": value["prompt"]}]}
+        # a row of a prompt set: its prompt, and the sampling it names; its other fields are not a body's
+        kept = {k: value[k] for k in ("max_tokens", "temperature", "top_p", "seed") if k in value}
+        value = {"messages": [{"role": "user", "content": value["prompt"]}], **kept}
     if not isinstance(value, dict):
         raise ValueError('expected a chat body, {"prompt": ...}, a string or a line of text')
     body = {**value, "model": value.get("model", "auto"), "stream": False}

@@ -12,8 +12,10 @@ from opentelemetry.context import Context
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
 from edge_runtime.batch import TokenLogprob
 from edge_runtime.grammar import GrammarError, json_grammar
-from router.answer import Answer, Usage, embeddings_body
+from router import edge_tools
+from router.answer import Answer, ChunkStream, Usage, embeddings_body
 from router.errors import InvalidRequest, NoCapacity
+from router.modes import ReplayedAnswer
 from router.offload import off_loop
 from router.request import ChatRequest
 from router.tier import Capacity, Resilience, TierKind
@@ -25,8 +27,8 @@ INLINE_BYTES = 16 * 1024  # bodies up to this are tokenized on the event loop (a
 class EdgeModel:
     tier: TierKind = "edge"
     resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
-    # JSON output by grammar; embeddings of the model's mean-pooled states; no tools or logprobs yet
-    capabilities: frozenset[str] = frozenset({"json_output", "embeddings", "logprobs"})
+    # JSON output and tool calls by grammar; embeddings of the model's mean-pooled states; logprobs
+    capabilities: frozenset[str] = frozenset({"json_output", "tools", "embeddings", "logprobs"})
 
     def __init__(self, engine: EdgeEngine) -> None:
         self.engine = engine
@@ -36,7 +38,7 @@ class EdgeModel:
     def capacity(self) -> Capacity:
         return Capacity(self.engine.wait_ms(), self.engine.outstanding_tokens)
 
-    async def _prompt(self, request: ChatRequest) -> list[int]:
+    async def _prompt(self, request: ChatRequest, messages: list[dict[str, str]]) -> list[int]:
         """The prompt's tokens. A large one is templated and tokenized on a worker thread: seconds
         of it on the event loop would stall every other request (and /healthz) meanwhile."""
         if request.prompt is not None:
@@ -44,7 +46,6 @@ class EdgeModel:
             if request.body_bytes <= INLINE_BYTES:
                 return self.engine.tokenize_text(prompt)
             return await off_loop(lambda: self.engine.tokenize_text(prompt))
-        messages = request.plain_messages()
         if request.body_bytes <= INLINE_BYTES:
             return self.engine.tokenize_chat(messages)
         return await off_loop(lambda: self.engine.tokenize_chat(messages))
@@ -56,6 +57,10 @@ class EdgeModel:
                 param="messages",
                 code="unsupported_content",
             )
+        grammar, messages = _grammar_of(request), None
+        if "tools" in request.needs:
+            tools, required = edge_tools.chosen(request.body, edge_tools.tools_of(request.body))
+            grammar, messages = edge_tools.grammar(tools, required), edge_tools.messages(request, tools)
         sampling = Sampling(
             max_tokens=request.max_tokens,
             temperature=request.temperature,
@@ -63,11 +68,12 @@ class EdgeModel:
             seed=request.seed,
             stop=tuple(request.stop),
             confidence=confidence,
-            grammar=_grammar_of(request),
+            grammar=grammar,
             logprobs=request.logprobs,
         )
         try:
-            return self.engine.submit_tokens(await self._prompt(request), sampling, owner=request.app)
+            prompt = await self._prompt(request, messages or request.plain_messages())
+            return self.engine.submit_tokens(prompt, sampling, owner=request.app)
         except GrammarError as exc:
             raise InvalidRequest(f"{exc}.", param="response_format", code="invalid_json_schema") from None
         except PromptTooLong as exc:
@@ -85,6 +91,10 @@ class EdgeModel:
             raise NoCapacity(str(exc), retry_after=1) from None
         _traced(generation, current())
         usage = Usage(generation.prompt_tokens, generation.completion_tokens)
+        message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+        finish_reason = generation.finish_reason
+        if "tools" in request.needs:
+            message, finish_reason = edge_tools.answer(text, finish_reason)
         body = {
             "id": _completion_id(),
             "object": "chat.completion",
@@ -93,9 +103,9 @@ class EdgeModel:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "message": message,
                     "logprobs": self._logprobs(generation.logprobs) if request.logprobs is not None else None,
-                    "finish_reason": generation.finish_reason,
+                    "finish_reason": finish_reason,
                 }
             ],
             "usage": usage.as_openai(),
@@ -116,7 +126,9 @@ class EdgeModel:
             raise NoCapacity(str(exc), retry_after=1) from None
         return Answer(embeddings_body(vectors, self.name, tokens), Usage(tokens, 0))
 
-    async def stream(self, request: ChatRequest) -> EdgeStream:
+    async def stream(self, request: ChatRequest) -> ChunkStream:
+        if "tools" in request.needs:  # a call is sent once it parses: as one delta, like a held-back cascade
+            return ReplayedAnswer(await self.complete(request))
         logprobs = self._logprobs if request.logprobs is not None else None
         return EdgeStream(self.name, await self._start(request), logprobs)
 

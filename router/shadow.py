@@ -9,8 +9,10 @@ The shadow answer and the judge are charged as their own kind of ledger row ("sh
 
 A request kept local (by a fail-closed rule, `allow_cloud: false`, a budget spent under
 `on_exhausted: edge`) or redacted is never shadowed: nothing of it goes anywhere it did not go.
-Comparisons run a few at a time; when more are waiting the sample is skipped, not queued without
-end, so shadowing can slow neither the served request nor the edge's own traffic much.
+Comparisons run a few at a time, each once the gateway has had a quiet moment (no new request for
+QUIET_S, or after MAX_WAIT_S of traffic without one): the other tier's answer costs CPU that the
+requests being served would otherwise have, on a machine whose edge shares its cores. When more
+are waiting the sample is skipped, not queued without end.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from router.routing import ESTIMATED_ANSWER_TOKENS, Routed, Router
 from router.tier import Tier, TierKind
 
 log = logging.getLogger("edgeway.shadow")
+QUIET_S = 0.05  # no request started for this long: a quiet moment for the edge to work in
+MAX_WAIT_S = 10.0  # under steady traffic, a comparison waits at most this long for one
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,16 @@ class Shadower:
         self._slots = asyncio.Semaphore(running)
         self._room = running + waiting
         self._tasks: set[asyncio.Task[None]] = set()
+        self._last_request = 0.0  # time.monotonic() of the latest request the gateway started
+
+    def traffic(self) -> None:
+        """A request started (the gateway calls this for each): comparisons wait for quiet."""
+        self._last_request = time.monotonic()
+
+    async def _quiet(self) -> None:
+        give_up = time.monotonic() + MAX_WAIT_S
+        while time.monotonic() - self._last_request < QUIET_S and time.monotonic() < give_up:
+            await asyncio.sleep(QUIET_S)
 
     def consider(self, served: ServedRequest, policy: ShadowPolicy | None, parent: Context | None = None) -> None:
         """Sample the request and, if it may be compared, start comparing it in the background."""
@@ -137,6 +151,11 @@ class Shadower:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    @property
+    def in_flight(self) -> int:
+        """Comparisons running or waiting for a slot."""
+        return len(self._tasks)
+
     def _other(self, tier: TierKind, policy: ShadowPolicy) -> Tier | None:
         model = self.router.models.get(policy.cloud if tier == "edge" else policy.edge)
         return model if model is not None and model.tier != tier else None
@@ -148,7 +167,7 @@ class Shadower:
 
     async def _guarded(self, served: ServedRequest, policy: ShadowPolicy, other: Tier, parent: Context | None) -> None:
         async with self._slots:
-            await asyncio.sleep(0)  # the client's answer goes out before any of this work
+            await self._quiet()  # the client's answer goes out first, and the next requests' answers
             try:
                 with tracing.step("edgeway.shadow", parent, **{"edgeway.shadow.of": served.tier}) as span:
                     found = await self.compare(served, policy, other)

@@ -98,3 +98,16 @@ def test_edge_nodes_are_urls_or_urls_with_the_nodes_key():
     with pytest.raises(FileError) as caught:
         parse_model("edge:\n  nodes:\n    - 10.0.0.7:8081\n", GatewayConfig, filename="gw.yaml")
     assert caught.value.problems[0].line == 3
+
+
+def test_the_readmes_policy_example_is_a_valid_policy():
+    import re
+
+    from policies.policy import Models, parse_policy
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```yaml\n(app: support-bot.*?)```", readme, re.S)
+    assert block is not None, "the README's policy example is gone"
+    policy = parse_policy(block.group(1), Models(("smollm2",), ("gpt-4o-mini",)))
+    assert policy.spec.shadow is not None and policy.spec.budget is not None

@@ -284,3 +284,24 @@ def test_the_client_gets_the_same_answer_and_headers_with_and_without_a_shadow(s
     assert {k for k in with_shadow.headers if k not in unique} == {k for k in without.headers if k not in unique}
     assert with_shadow.json()["choices"] == without.json()["choices"]
     assert with_shadow.json()["usage"] == without.json()["usage"]
+
+
+# --- where comparisons are kept -------------------------------------------------------------------
+def test_comparisons_are_kept_in_memory_sqlite_and_redis_and_read_back_by_app_and_time(tmp_path, redis_server):
+    from router.comparisons import RedisComparisons, SqliteComparisons
+
+    stores = [MemoryComparisons(), SqliteComparisons(str(tmp_path / "ledger.db")), RedisComparisons(redis_server.url)]
+    rows = [
+        Comparison("a", "t", "rest", 0.2, "edge", "edge", "cloud", "tie", "judge", 10, 0.1, 5, 0.01, ts=100.0),
+        Comparison("b", "t", "hard", 0.9, "cloud", "edge", "cloud", "cloud", "judge", ts=200.0),
+        Comparison("c", "u", "rest", 0.1, "edge", "edge", "cloud", "edge", "judge", ts=300.0),
+    ]
+    for store in stores:
+        for row in rows:
+            store.add(row)
+        assert store.comparisons("t") == rows[:2]
+        assert store.comparisons(None, since=150.0) == rows[1:]
+        assert store.comparisons("t", until=150.0) == rows[:1]
+        store.close()
+    again = SqliteComparisons(str(tmp_path / "ledger.db"))  # what a restart reads
+    assert again.comparisons() == rows

@@ -217,3 +217,19 @@ def test_without_an_exporter_the_clients_trace_still_reaches_the_provider(gatewa
     )
     assert response.status_code == 200 and response.headers["x-edgeway-route"] == "cloud"
     assert upstream.requests[-1].headers["traceparent"] == header
+
+
+def test_a_litellm_providers_call_carries_the_trace_onward_too(traced, receiver, upstream):
+    """The Anthropic cloud model goes through LiteLLM: the trace context rides in its headers."""
+    header, trace_id, _ = traceparent()
+    response = httpx.post(
+        traced.url + "/v1/chat/completions",
+        headers={"authorization": f"Bearer {KEYS['private']}", "traceparent": header},
+        json={"model": "claude-fake", "messages": [{"role": "user", "content": "Capital of Peru?"}], "max_tokens": 8},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    root, spans = root_of(receiver.sink, trace_id)
+    (attempt,) = children(spans, root)["chat claude-fake"]
+    sent = [r for r in upstream.requests if r.path == "/v1/messages"][-1]
+    assert sent.headers["traceparent"].split("-")[1:3] == [trace_id, attempt.span_id]

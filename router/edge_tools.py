@@ -1,0 +1,125 @@
+"""Function calling on the edge: OpenAI `tools` as a prompt, a grammar and a parsed answer.
+
+A local model that was never trained on tool calls still calls them correctly when sampling is
+held to a grammar: the answer is `{"name": <a tool>, "arguments": <JSON that matches its
+parameters>}`, which is turned into `tool_calls` with `finish_reason: tool_calls`. The tools are
+described to the model in a system message; `tool_choice` picks the grammar: `required` (or a
+named function) must call, `auto` may answer in prose instead (anything that does not open with
+`{`), and `none` never gets here (the request then needs no tools).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from edge_runtime.grammar import GrammarError, json_grammar
+from router.errors import InvalidRequest
+from router.request import ChatRequest
+
+INSTRUCTIONS = (
+    "You can call functions. To call one, answer with only a JSON object of the form "
+    '{"name": <function name>, "arguments": {<its arguments>}}. The functions:\n'
+)
+_ROOT = re.compile(r"^root\s*::=", re.M)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+def tools_of(body: dict[str, Any]) -> list[Tool]:
+    """The request's function tools (`tools`, or the older `functions`)."""
+    found = []
+    listed = body.get("tools") or [{"type": "function", "function": f} for f in body.get("functions") or []]
+    for i, tool in enumerate(listed):
+        function = tool.get("function") if isinstance(tool, dict) and tool.get("type") == "function" else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise InvalidRequest(
+                "The edge model calls function tools only: each needs a function with a name.",
+                param=f"tools[{i}]",
+                code="unsupported_parameter",
+            )
+        parameters = function.get("parameters") or {"type": "object", "properties": {}}
+        found.append(Tool(function["name"], str(function.get("description") or ""), parameters))
+    return found
+
+
+def chosen(body: dict[str, Any], tools: list[Tool]) -> tuple[list[Tool], bool]:
+    """The tools the answer may call, and whether it must call one."""
+    choice = body.get("tool_choice", body.get("function_call", "auto"))
+    if choice in ("auto", None):
+        return tools, False
+    if choice == "required":
+        return tools, True
+    name = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+    if isinstance(choice, dict) and name is None:
+        name = choice.get("name")  # the older function_call: {"name": ...}
+    named = [t for t in tools if t.name == name]
+    if not named:
+        raise InvalidRequest(f"tool_choice names {name!r}, which is not one of the tools given.", param="tool_choice")
+    return named, True
+
+
+def grammar(tools: list[Tool], required: bool) -> str:
+    """GBNF for a call of one of `tools` (or, unless `required`, prose that does not open with `{`)."""
+    calls = [
+        {
+            "type": "object",
+            "properties": {"name": {"const": t.name}, "arguments": t.parameters},
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        }
+        for t in tools
+    ]
+    schema = calls[0] if len(calls) == 1 else {"oneOf": calls}
+    try:
+        call = json_grammar(schema)
+    except GrammarError as exc:
+        raise InvalidRequest(f"A tool's parameters {exc}.", param="tools", code="invalid_json_schema") from None
+    if required:
+        return call
+    return _ROOT.sub("call ::=", call, count=1) + "\nroot ::= call | prose\nprose ::= [^{] .*\n"
+
+
+def messages(request: ChatRequest, tools: list[Tool]) -> list[dict[str, str]]:
+    """The conversation as the edge's chat template takes it: the tools described first, earlier
+    calls written as the JSON the model would have written, tool results as `tool` turns."""
+    described = "\n".join(
+        json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters}) for t in tools
+    )
+    out = [{"role": "system", "content": INSTRUCTIONS + described}]
+    for message in request.messages:
+        text = request.text_of(message)
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            text += json.dumps({"name": function.get("name"), "arguments": _arguments(function.get("arguments"))})
+        role = message["role"]
+        out.append({"role": "system" if role == "developer" else role, "content": text})
+    return out
+
+
+def _arguments(raw: Any) -> Any:
+    try:
+        return json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return raw
+
+
+def answer(text: str, finish_reason: str | None) -> tuple[dict[str, Any], str | None]:
+    """The assistant message for what the model wrote, and the finish reason to report."""
+    if not text.startswith("{"):
+        return {"role": "assistant", "content": text, "refusal": None}, finish_reason
+    try:
+        call = json.loads(text)
+    except json.JSONDecodeError:  # cut by max_tokens mid-call: what there is, said to be cut
+        return {"role": "assistant", "content": text, "refusal": None}, "length"
+    function = {"name": call["name"], "arguments": json.dumps(call["arguments"])}
+    tool_call = {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function", "function": function}
+    return {"role": "assistant", "content": None, "tool_calls": [tool_call], "refusal": None}, "tool_calls"

@@ -1,0 +1,144 @@
+"""Function calling on the edge: the bundled 135M model calls tools correctly under a grammar.
+
+Sampling is held to a grammar built from the tools' parameter schemas, so even a model never
+trained on tool calls answers with a call whose arguments validate, returned as `tool_calls`
+with `finish_reason: tool_calls`, whole or streamed, in every API.
+"""
+
+from __future__ import annotations
+
+import json
+
+import anthropic
+import jsonschema
+import openai
+import pytest
+
+from tests.conftest import APP_KEYS, client_for
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city now",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+            "required": ["city", "unit"],
+        },
+    },
+}
+TIME = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}, "required": ["zone"]},
+    },
+}
+ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def called(message, tool: dict) -> dict:
+    """The one call in `message`, to `tool`, its arguments validated against the tool's schema."""
+    (call,) = message.tool_calls
+    assert call.type == "function" and call.id.startswith("call_") and call.function.name == tool["function"]["name"]
+    arguments = json.loads(call.function.arguments)
+    jsonschema.validate(arguments, tool["function"]["parameters"])
+    return arguments
+
+
+def test_a_required_call_on_the_edge_matches_the_tools_schema(gateway, upstream):
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="smollm2", messages=ASK, tools=[WEATHER], tool_choice="required", max_tokens=60, temperature=0
+    )
+    answer = raw.parse()
+    assert raw.headers["x-edgeway-route"] == "edge" and upstream.requests == []
+    assert answer.choices[0].finish_reason == "tool_calls" and answer.choices[0].message.content is None
+    assert called(answer.choices[0].message, WEATHER)["unit"] in ("celsius", "fahrenheit")
+
+
+def test_a_named_function_is_the_one_called_and_the_stream_carries_it_as_a_delta(gateway):
+    client = client_for(gateway)
+    named = {"type": "function", "function": {"name": "get_time"}}
+    answer = client.chat.completions.create(
+        model="smollm2", messages=ASK, tools=[WEATHER, TIME], tool_choice=named, max_tokens=40, temperature=0
+    )
+    called(answer.choices[0].message, TIME)
+    chunks = list(
+        client.chat.completions.create(
+            model="smollm2", messages=ASK, tools=[WEATHER], tool_choice="required", max_tokens=60, stream=True
+        )
+    )
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    calls = [d.tool_calls[0] for d in deltas if d.tool_calls]
+    assert len(calls) == 1 and calls[0].index == 0 and calls[0].function.name == "get_weather"
+    jsonschema.validate(json.loads(calls[0].function.arguments), WEATHER["function"]["parameters"])
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
+def test_auto_may_answer_in_prose_or_call_and_either_is_well_formed(gateway):
+    answer = client_for(gateway).chat.completions.create(
+        model="smollm2", messages=ASK, tools=[WEATHER], max_tokens=40, temperature=0.9, seed=3
+    )
+    choice = answer.choices[0]
+    if choice.message.tool_calls:
+        assert choice.finish_reason == "tool_calls"
+        called(choice.message, WEATHER)
+    else:
+        assert choice.message.content and not choice.message.content.startswith("{")
+        assert choice.finish_reason in ("stop", "length")
+
+
+def test_a_tool_result_goes_back_to_the_edge_and_it_answers(gateway):
+    client = client_for(gateway)
+    first = client.chat.completions.create(
+        model="smollm2", messages=ASK, tools=[WEATHER], tool_choice="required", max_tokens=60, temperature=0
+    )
+    call = first.choices[0].message.tool_calls[0]
+    conversation = [
+        *ASK,
+        {"role": "assistant", "content": None, "tool_calls": [call.model_dump()]},
+        {"role": "tool", "tool_call_id": call.id, "content": '{"temperature": 18, "sky": "clear"}'},
+    ]
+    second = client.chat.completions.create(
+        model="smollm2", messages=conversation, tools=[WEATHER], tool_choice="none", max_tokens=20
+    )
+    assert second.choices[0].message.content and second.choices[0].message.tool_calls is None
+
+
+def test_the_messages_api_gets_a_tool_use_block_from_the_edge(gateway):
+    claude = anthropic.Anthropic(base_url=gateway.url, api_key=APP_KEYS["alpha"], max_retries=0)
+    message = claude.messages.create(
+        model="smollm2",
+        max_tokens=60,
+        messages=[{"role": "user", "content": "What is the weather in Paris?"}],
+        tools=[{"name": "get_weather", "description": "weather", "input_schema": WEATHER["function"]["parameters"]}],
+        tool_choice={"type": "any"},
+    )
+    (block,) = [b for b in message.content if b.type == "tool_use"]
+    assert message.stop_reason == "tool_use" and block.name == "get_weather"
+    jsonschema.validate(block.input, WEATHER["function"]["parameters"])
+
+
+def test_a_tool_schema_the_edge_cannot_enforce_is_a_clear_400(gateway):
+    broken = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "$ref": "#/nowhere"}}}
+    with pytest.raises(openai.BadRequestError) as caught:
+        client_for(gateway).chat.completions.create(
+            model="smollm2", messages=ASK, tools=[broken], tool_choice="required"
+        )
+    assert caught.value.param == "tools" and caught.value.code == "invalid_json_schema"
+
+
+def test_the_responses_api_gets_a_function_call_item_from_the_edge(gateway):
+    client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=APP_KEYS["alpha"], max_retries=0)
+    function = WEATHER["function"]
+    response = client.responses.create(
+        model="smollm2",
+        input="What is the weather in Paris?",
+        tools=[{"type": "function", "name": function["name"], "parameters": function["parameters"], "strict": False}],
+        tool_choice="required",
+        max_output_tokens=60,
+    )
+    (item,) = [i for i in response.output if i.type == "function_call"]
+    assert item.name == "get_weather" and response.status == "completed"
+    jsonschema.validate(json.loads(item.arguments), function["parameters"])
