@@ -17,28 +17,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.http import JSON
-from gateway.usage import caller_app, summarize, time_param
+from gateway.usage import period, summarize
 from router import quality
-from router.errors import InvalidRequest, Unauthorized
+from router.errors import InvalidRequest
 from router.ledger import UsageRow
 
 PARAMS = {"app", "from", "to", "key"}
 
 
 async def api_quality(request: Request) -> Response:
-    only = caller_app(request)
-    params = request.query_params
-    unknown = sorted(set(params) - PARAMS)
+    unknown = sorted(set(request.query_params) - PARAMS)
     if unknown:
         raise InvalidRequest(f"Unknown parameter {unknown[0]!r}; expected app, from or to.", param=unknown[0])
-    app = params.get("app") or None
-    if only is not None:
-        if app not in (None, only):
-            raise Unauthorized(f"This key belongs to app {only!r} and cannot read another app's quality.")
-        app = only
-    since, until = time_param(params.get("from"), "from"), time_param(params.get("to"), "to")
-    if since is not None and until is not None and since > until:
-        raise InvalidRequest("'from' is after 'to'.", param="from")
+    app, since, until = period(request, "quality")
     gateway = request.app.state.gateway
     comparisons = await asyncio.to_thread(gateway.shadows.comparisons.comparisons, app, since, until)
     rows: list[UsageRow] = await asyncio.to_thread(gateway.router.store.rows, app, since, until)

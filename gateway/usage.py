@@ -109,22 +109,28 @@ def _budgets(request: Request, only: str | None) -> list[dict]:
     return out
 
 
-async def api_usage(request: Request) -> Response:
-    only = caller_app(request)
-    params = request.query_params
+def period(request: Request, what: str) -> tuple[str | None, float | None, float | None]:
+    """The `app`, `from` and `to` a report is asked for, as far as the caller's key may see."""
+    only, params = caller_app(request), request.query_params
     app = params.get("app") or None
     if only is not None:
         if app not in (None, only):
-            raise Unauthorized(f"This key belongs to app {only!r} and cannot read another app's usage.")
+            raise Unauthorized(f"This key belongs to app {only!r} and cannot read another app's {what}.")
         app = only
     since, until = time_param(params.get("from"), "from"), time_param(params.get("to"), "to")
+    if since is not None and until is not None and since > until:
+        raise InvalidRequest("'from' is after 'to'.", param="from")
+    return app, since, until
+
+
+async def api_usage(request: Request) -> Response:
+    params = request.query_params
+    app, since, until = period(request, "usage")
     group_by = params.get("group_by", "day")
     if group_by not in GROUPS:
         raise InvalidRequest(f"'group_by' must be one of {list(GROUPS)}; got {group_by!r}.", param="group_by")
     if params.get("format") not in (None, "json", "csv"):
         raise InvalidRequest(f"'format' must be json or csv; got {params.get('format')!r}.", param="format")
-    if since is not None and until is not None and since > until:
-        raise InvalidRequest("'from' is after 'to'.", param="from")
     unknown = sorted(set(params) - {"app", "from", "to", "group_by", "format", "key"})
     if unknown:
         raise InvalidRequest(

@@ -292,6 +292,21 @@ def _shadows_done(server: Server, timeout: float = 180) -> None:
         time.sleep(0.5)
 
 
+def _against(results: dict[tuple[str, int, bool], LoadResult], name: str, title: str) -> None:
+    """What the `name` variant of the gateway adds to the plain one's served request, per level."""
+    print(f"\n{title}, added to the served request:")
+    for stream in (False, True):
+        for concurrency, _ in LEVELS:
+            off, on = results[("edgeway", concurrency, stream)], results[(name, concurrency, stream)]
+            target = " (target: at most 1 ms)" if name == SHADOWED and concurrency == 16 and not stream else ""
+            print(
+                f"  stream={str(stream).lower():<5} concurrency {concurrency:>2}: "
+                f"p50 {_pct(on.latencies, 0.5) - _pct(off.latencies, 0.5):+6.2f} ms{target}, "
+                f"p99 {_pct(on.latencies, 0.99) - _pct(off.latencies, 0.99):+6.2f} ms, "
+                f"req/s {on.rps / off.rps:5.2f}x"
+            )
+
+
 def _alternating(plain: Server, shadowed: Server, rounds: int, repeat: int) -> list[float]:
     """p50(shadowed) - p50(plain) at concurrency 16, the two run in turn: one pair of runs moves
     by a millisecond between processes, so the target is judged on the median of several."""
@@ -362,26 +377,8 @@ def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
                     f"added p50 {extra[0] / extra[2] if extra[2] > 0 else float('nan'):5.2f}x, "
                     f"added p99 {extra[1] / extra[3] if extra[3] > 0 else float('nan'):5.2f}x"
                 )
-    print("\ntracing on (OTLP/HTTP, every request) against off, added to the served request:")
-    for stream in (False, True):
-        for concurrency, _ in LEVELS:
-            off, on = results[("edgeway", concurrency, stream)], results[(TRACED, concurrency, stream)]
-            print(
-                f"  stream={str(stream).lower():<5} concurrency {concurrency:>2}: "
-                f"p50 {_pct(on.latencies, 0.5) - _pct(off.latencies, 0.5):+6.2f} ms, "
-                f"p99 {_pct(on.latencies, 0.99) - _pct(off.latencies, 0.99):+6.2f} ms, "
-                f"req/s {on.rps / off.rps:5.2f}x"
-            )
-    print("\nshadowing every request (sample 1.0) against none, added to the served request:")
-    for stream in (False, True):
-        for concurrency, _ in LEVELS:
-            off, on = results[("edgeway", concurrency, stream)], results[(SHADOWED, concurrency, stream)]
-            more = _pct(on.latencies, 0.5) - _pct(off.latencies, 0.5)
-            target = " (target: at most 1 ms)" if concurrency == 16 and not stream else ""
-            print(
-                f"  stream={str(stream).lower():<5} concurrency {concurrency:>2}: p50 {more:+6.2f} ms{target}, "
-                f"p99 {_pct(on.latencies, 0.99) - _pct(off.latencies, 0.99):+6.2f} ms, req/s {on.rps / off.rps:5.2f}x"
-            )
+    _against(results, TRACED, "tracing on (OTLP/HTTP, every request) against off")
+    _against(results, SHADOWED, "shadowing every request (sample 1.0) against none")
     shadowed = next(s for s in servers if s.name == SHADOWED)
     plain = next(s for s in servers if s.name == "edgeway")
     rounds = _alternating(plain, shadowed, SHADOW_ROUNDS, repeat)
