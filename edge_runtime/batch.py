@@ -16,7 +16,7 @@ import math
 import os
 import queue
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -67,12 +67,18 @@ class Job(Protocol):
     seed: int
     logprob_sum: float
     logprobs: list[TokenLogprob]  # when sampling.logprobs is set: each sampled token's, in order
+    prompt_read: bool  # its prompt is in the cache (or it ended without): set by the scheduler
 
     @property
     def sampling(self) -> Sampling: ...
 
     @property
     def cancelled(self) -> bool: ...
+
+    @property
+    def waits_for(self) -> Job | None:
+        """A sibling (another of the same request's `n`) whose prompt cells this one will share:
+        it starts once that one has read its prompt."""
 
 
 J = TypeVar("J", bound=Job)
@@ -140,6 +146,9 @@ class BatchScheduler(Generic[J]):
 
     # --- admission ------------------------------------------------------------------------
     def fits(self, job: Job) -> bool:
+        sibling = job.waits_for
+        if sibling is not None and not sibling.prompt_read:
+            return False
         return bool(self.free_ids) and self.reserved + job.prompt_tokens + job.max_tokens <= self.n_ctx
 
     def admit(self, job: J) -> None:
@@ -176,19 +185,28 @@ class BatchScheduler(Generic[J]):
         self.active.append(seq)
 
     def _slot_for(self, prompt: list[int]) -> tuple[int, int]:
-        """The free slot whose kept prompt shares the longest start with this one, and that length."""
+        """A free slot for this prompt, and how much of the prompt it holds already: the slot whose
+        kept prompt shares the longest start with it, or, longer still, the start a running
+        sequence has read (a sibling of the same request): those cells are shared, not read again."""
         best, best_common = self.free_ids[0], 0
         for slot in self.free_ids:
-            kept = self.kept.get(slot, ())
-            common = 0
-            for a, b in zip(kept, prompt, strict=False):
-                if a != b:
-                    break
-                common += 1
+            common = _common(self.kept.get(slot, ()), prompt)
             if common > best_common:
                 best, best_common = slot, common
-        best_common = min(best_common, len(prompt) - 1)  # the last prompt token is read again for its logits
+        source, shared = None, best_common
+        for seq in self.active:
+            common = _common(seq.prompt[: seq.read], prompt)
+            if common > shared:
+                source, shared = seq, common
+        last = len(prompt) - 1  # the last prompt token is read again for its logits
         self.kept.pop(best, None)
+        if source is not None:
+            shared = min(shared, last)
+            self.lib.llama_memory_seq_rm(self.memory, best, -1, -1)
+            self.lib.llama_memory_seq_cp(self.memory, source.seq_id, best, 0, shared)
+            self.reused += shared
+            return best, shared
+        best_common = min(best_common, last)
         self.lib.llama_memory_seq_rm(self.memory, best, best_common, -1)
         self.reused += best_common
         return best, best_common
@@ -243,6 +261,7 @@ class BatchScheduler(Generic[J]):
             if seq.read == len(seq.prompt):
                 batch.logits[n - 1] = 1
                 seq.logit_index = n - 1
+                seq.job.prompt_read = True
         if n == 0:
             self.before_decode()
             return []
@@ -320,3 +339,13 @@ def drain(jobs: queue.Queue[J | None], into: list[J]) -> bool:
         if job is None:
             return False
         into.append(job)
+
+
+def _common(kept: Iterable[int], prompt: list[int]) -> int:
+    """How many tokens two prompts share from their start."""
+    common = 0
+    for a, b in zip(kept, prompt, strict=False):
+        if a != b:
+            break
+        common += 1
+    return common

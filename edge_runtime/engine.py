@@ -93,6 +93,8 @@ class Generation:
         self.started_at: float | None = None
         self.first_token_at: float | None = None
         self.ended_at: float | None = None
+        self.prompt_read = False  # in the cache, or never will be (set by the worker)
+        self.waits_for: Generation | None = None  # a sibling whose prompt cells this one shares
         self.logprob_sum = 0.0
         self.logprobs: list[TokenLogprob] = []  # filled by the worker when sampling.logprobs is set
         self.temperature = DEFAULT_TEMPERATURE if sampling.temperature is None else sampling.temperature
@@ -300,9 +302,13 @@ class EdgeEngine:
         """Queue a generation; raises PromptTooLong when it cannot fit the context."""
         return self.submit_tokens(self.tokenize_chat(messages), sampling, owner)
 
-    def submit_tokens(self, prompt: list[int], sampling: Sampling, owner: str = "") -> Generation:
+    def submit_tokens(
+        self, prompt: list[int], sampling: Sampling, owner: str = "", sharing: Generation | None = None
+    ) -> Generation:
         """Queue a generation of a prompt tokenized already (by `tokenize_chat`, perhaps on another
-        thread); raises PromptTooLong when it cannot fit the context."""
+        thread); raises PromptTooLong when it cannot fit the context. With `sharing` (another
+        generation of the same prompt: one of a request's `n`), it starts once that one has read
+        the prompt, and shares its cells instead of reading it again."""
         if not self.loaded:
             raise EdgeError(f"edge model {self.name!r} is not loaded")
         if sampling.grammar is not None:
@@ -312,6 +318,7 @@ class EdgeEngine:
         if room < 1 or max_tokens > room:
             raise PromptTooLong(len(prompt) + max(max_tokens, 1), self.n_ctx, self.name)
         generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens, self._outbox, owner)
+        generation.waits_for = sharing
         with self._count_lock:
             self._outstanding += len(prompt) + max_tokens
         self._jobs.put(generation)
@@ -433,6 +440,7 @@ class EdgeEngine:
 
     def _finish(self, job: Generation, reason: str, emit_done: bool = True) -> None:
         job.finish_reason, job.ended_at = reason, time.monotonic()
+        job.prompt_read = True  # a sibling waiting on it starts now, reading what it must
         with self._count_lock:
             self._outstanding -= job.prompt_tokens + job.max_tokens
         if reason == "cancelled":

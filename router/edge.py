@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from opentelemetry.context import Context
@@ -28,7 +30,7 @@ class EdgeModel:
     tier: TierKind = "edge"
     resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
     # JSON output and tool calls by grammar; embeddings of the model's mean-pooled states; logprobs
-    capabilities: frozenset[str] = frozenset({"json_output", "tools", "embeddings", "logprobs"})
+    capabilities: frozenset[str] = frozenset({"json_output", "tools", "embeddings", "logprobs", "choices"})
 
     def __init__(self, engine: EdgeEngine) -> None:
         self.engine = engine
@@ -50,7 +52,9 @@ class EdgeModel:
             return self.engine.tokenize_chat(messages)
         return await off_loop(lambda: self.engine.tokenize_chat(messages))
 
-    async def _start(self, request: ChatRequest, confidence: bool = False) -> Generation:
+    async def _start(self, request: ChatRequest, confidence: bool = False) -> list[Generation]:
+        """The request's `n` generations, queued: the first reads the prompt, the others share
+        its cells once it has (each with its own seed: the given one plus its index)."""
         if not request.text_only:
             raise InvalidRequest(
                 f"The edge model {self.name!r} reads text only; this request has image, audio or file parts.",
@@ -71,9 +75,16 @@ class EdgeModel:
             grammar=grammar,
             logprobs=request.logprobs,
         )
+        generations: list[Generation] = []
         try:
             prompt = await self._prompt(request, messages or request.plain_messages())
-            return self.engine.submit_tokens(prompt, sampling, owner=request.app)
+            for i in range(request.n):
+                seed = None if request.seed is None else request.seed + i
+                sharing = generations[0] if generations else None
+                generations.append(
+                    self.engine.submit_tokens(prompt, replace(sampling, seed=seed), request.app, sharing)
+                )
+            return generations
         except GrammarError as exc:
             raise InvalidRequest(f"{exc}.", param="response_format", code="invalid_json_schema") from None
         except PromptTooLong as exc:
@@ -82,35 +93,42 @@ class EdgeModel:
             ) from None
         except EdgeError as exc:
             raise NoCapacity(str(exc), retry_after=1) from None
+        finally:
+            if len(generations) != request.n:  # a failure part-way: none of them is wanted
+                for generation in generations:
+                    generation.cancel()
 
     async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
-        generation = await self._start(request, confidence)
+        generations = await self._start(request, confidence)
         try:
-            text = "".join([piece async for piece in generation.text()])
+            texts = await asyncio.gather(*(_text_of(g) for g in generations))
         except EdgeError as exc:
             raise NoCapacity(str(exc), retry_after=1) from None
-        _traced(generation, current())
-        usage = Usage(generation.prompt_tokens, generation.completion_tokens)
-        message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
-        finish_reason = generation.finish_reason
-        if "tools" in request.needs:
-            message, finish_reason = edge_tools.answer(text, finish_reason)
+        finally:
+            for generation in generations:
+                generation.cancel()  # (a no-op for the finished ones)
+        parent = current()
+        choices = []
+        for i, (generation, text) in enumerate(zip(generations, texts, strict=True)):
+            _traced(generation, parent)
+            message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+            finish_reason = generation.finish_reason
+            if "tools" in request.needs:
+                message, finish_reason = edge_tools.answer(text, finish_reason)
+            logprobs = self._logprobs(generation.logprobs) if request.logprobs is not None else None
+            choices.append({"index": i, "message": message, "logprobs": logprobs, "finish_reason": finish_reason})
+        # The prompt is counted once, as OpenAI counts it for n answers: the others shared its cells.
+        usage = Usage(generations[0].prompt_tokens, sum(g.completion_tokens for g in generations))
         body = {
             "id": _completion_id(),
             "object": "chat.completion",
             "created": int(time.time()),
             "model": self.name,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "logprobs": self._logprobs(generation.logprobs) if request.logprobs is not None else None,
-                    "finish_reason": finish_reason,
-                }
-            ],
+            "choices": choices,
             "usage": usage.as_openai(),
         }
-        return Answer(body, usage, generation.confidence)
+        confidences = [g.confidence for g in generations if g.confidence is not None]
+        return Answer(body, usage, min(confidences) if confidences else None)
 
     async def embed(self, request: ChatRequest) -> Answer:
         texts = request.inputs or ()
@@ -130,7 +148,15 @@ class EdgeModel:
         if "tools" in request.needs:  # a call is sent once it parses: as one delta, like a held-back cascade
             return ReplayedAnswer(await self.complete(request))
         logprobs = self._logprobs if request.logprobs is not None else None
-        return EdgeStream(self.name, await self._start(request), logprobs)
+        generations = await self._start(request)
+        base = {
+            "id": _completion_id(),
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.name,
+        }
+        streams = [EdgeStream(base, g, logprobs, index=i) for i, g in enumerate(generations)]
+        return streams[0] if len(streams) == 1 else MergedStream(streams)
 
     def _logprobs(self, entries: Sequence[TokenLogprob]) -> dict[str, Any]:
         """OpenAI's chat `logprobs` object for these tokens."""
@@ -149,22 +175,20 @@ class EdgeModel:
 
 
 class EdgeStream:
+    """One generation as chunks of choice `index` (`base`: the id, created and model they carry)."""
+
     def __init__(
         self,
-        model: str,
+        base: dict[str, Any],
         generation: Generation,
         logprobs: Callable[[Sequence[TokenLogprob]], dict[str, Any]] | None = None,
+        index: int = 0,
     ) -> None:
         self._generation = generation
         self._logprobs = logprobs
         self._trace: Context | None = current()  # the attempt's, for its queue and generation spans
         self._reported = 0  # tokens whose logprobs went out with an earlier chunk
-        self._base = {
-            "id": _completion_id(),
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": model,
-        }
+        self._base, self._index = base, index
         self.usage = Usage(generation.prompt_tokens, 0)
 
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
@@ -175,7 +199,7 @@ class EdgeStream:
             logprobs = self._logprobs(entries)
         return {
             **self._base,
-            "choices": [{"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}],
+            "choices": [{"index": self._index, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}],
         }
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
@@ -199,6 +223,53 @@ class EdgeStream:
     async def aclose(self) -> None:
         self._generation.cancel()
         self._phases()
+
+
+class MergedStream:
+    """A request's `n` streams as one, their chunks in the order they come."""
+
+    def __init__(self, streams: list[EdgeStream]) -> None:
+        self._streams = streams
+
+    @property
+    def usage(self) -> Usage:
+        first = self._streams[0].usage
+        return Usage(first.prompt_tokens, sum(s.usage.completion_tokens for s in self._streams))
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        queue: asyncio.Queue[dict[str, Any] | BaseException | None] = asyncio.Queue()
+
+        async def pump(stream: EdgeStream) -> None:
+            try:
+                async for chunk in stream:
+                    await queue.put(chunk)
+            except BaseException as exc:  # handed to the reader, which raises it
+                await queue.put(exc)
+            finally:
+                await queue.put(None)
+
+        pumps = [asyncio.create_task(pump(s)) for s in self._streams]
+        try:
+            ended = 0
+            while ended < len(pumps):
+                item = await queue.get()
+                if item is None:
+                    ended += 1
+                elif isinstance(item, BaseException):
+                    raise item
+                else:
+                    yield item
+        finally:
+            for task in pumps:
+                task.cancel()
+
+    async def aclose(self) -> None:
+        for stream in self._streams:
+            await stream.aclose()
+
+
+async def _text_of(generation: Generation) -> str:
+    return "".join([piece async for piece in generation.text()])
 
 
 def _traced(generation: Generation, parent: Context) -> None:

@@ -135,8 +135,8 @@ class MappedStream:
 
 
 class RecordedStream:
-    """A stream passed on as it comes, then kept whole once it ended by itself (text answers only:
-    a streamed tool call is not assembled for the cache)."""
+    """A stream passed on as it comes, then kept whole once it ended by itself (one text answer
+    only: a streamed tool call, or one of several choices, is not assembled for the cache)."""
 
     def __init__(self, inner: ChunkStream, keep: Callable[[Answer], None]) -> None:
         self._inner, self._keep = inner, keep
@@ -149,16 +149,17 @@ class RecordedStream:
         pieces: list[str] = []
         last: dict[str, Any] = {}
         finish = None
-        tools = False
+        tools = several = False
         async for chunk in self._inner:
             last = chunk
             for choice in chunk.get("choices") or []:
                 delta = choice.get("delta") or {}
                 pieces.append(delta.get("content") or "")
                 tools = tools or bool(delta.get("tool_calls"))
+                several = several or choice.get("index", 0) != 0  # n > 1: not assembled either
                 finish = choice.get("finish_reason") or finish
             yield chunk
-        if finish in ("stop", "length") and not tools and self.usage.measured:
+        if finish in ("stop", "length") and not tools and not several and self.usage.measured:
             body = {
                 "id": last.get("id", ""),
                 "object": "chat.completion",
@@ -193,16 +194,17 @@ class ReplayedAnswer:
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         body = self._answer.body
         base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
-        choice = body["choices"][0]
-        said: dict[str, Any] = {"content": choice["message"].get("content") or ""}
-        if choice["message"].get("tool_calls"):
-            said["tool_calls"] = [{"index": i, **call} for i, call in enumerate(choice["message"]["tool_calls"])]
-        for delta, finish in (
-            ({"role": "assistant", "content": ""}, None),
-            (said, None),
-            ({}, choice["finish_reason"]),
-        ):
-            yield {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+        for choice in body["choices"]:
+            said: dict[str, Any] = {"content": choice["message"].get("content") or ""}
+            if choice["message"].get("tool_calls"):
+                said["tool_calls"] = [{"index": i, **call} for i, call in enumerate(choice["message"]["tool_calls"])]
+            for delta, finish in (
+                ({"role": "assistant", "content": ""}, None),
+                (said, None),
+                ({}, choice["finish_reason"]),
+            ):
+                one = {"index": choice.get("index", 0), "delta": delta, "logprobs": None, "finish_reason": finish}
+                yield {**base, "choices": [one]}
 
     async def aclose(self) -> None:
         return None

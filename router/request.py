@@ -15,6 +15,7 @@ from router.errors import InvalidRequest
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 PART_TYPES = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
 MAX_STOP_SEQUENCES = 4
+MAX_CHOICES = 128  # `n`, as OpenAI allows
 
 # What a request may ask beyond plain chat, and the body field each is asked in: a model that
 # cannot honor one is never sent the request (it would drop the field and answer as if it were
@@ -28,6 +29,7 @@ FEATURE_FIELDS = {
     "audio_output": "modalities",
     "embeddings": "model",  # an embeddings request needs a model that embeds
     "legacy_logprobs": "logprobs",  # a legacy completion's logprobs object (the edge reports the chat one)
+    "choices": "n",  # more than one answer
 }
 
 
@@ -49,6 +51,7 @@ class ChatRequest:
     prompt: str | None = None  # a legacy text completion: continue this text (no chat template)
     inputs: tuple[str, ...] | None = None  # an embeddings request: the texts to embed
     logprobs: int | None = None  # `logprobs: true`: report tokens' log-probabilities, and this many alternatives
+    n: int = 1  # answers to the one prompt (choices)
     app: str = ""  # who asks: set by the gateway once the key is known
     body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
 
@@ -108,12 +111,8 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         include_usage = bool(_optional(options, "include_usage", bool, "a boolean", prefix="stream_options."))
 
     n = _optional(body, "n", int, "an integer")
-    if n is not None and n != 1:
-        raise InvalidRequest(
-            "Only n=1 is supported: edgeway routes each completion separately; send several requests instead.",
-            param="n",
-            code="unsupported_value",
-        )
+    if n is not None and not 1 <= n <= MAX_CHOICES:
+        raise InvalidRequest(f"'n' must be between 1 and {MAX_CHOICES}; got {n}.", param="n", code="invalid_value")
 
     max_tokens = _optional(body, "max_completion_tokens", int, "an integer")
     if max_tokens is None:
@@ -142,6 +141,7 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         metadata=metadata or {},
         needs=_needs(body),
         logprobs=logprobs,
+        n=n or 1,
     )
 
 
@@ -235,6 +235,8 @@ def _needs(body: dict[str, Any]) -> frozenset[str]:
         needs.add("logit_bias")
     if body.get("frequency_penalty") or body.get("presence_penalty"):
         needs.add("penalties")
+    if isinstance(body.get("n"), int) and body["n"] > 1:
+        needs.add("choices")
     modalities = body.get("modalities")
     if isinstance(modalities, list) and "audio" in modalities:
         needs.add("audio_output")

@@ -50,7 +50,7 @@ def assert_error(response: httpx.Response, status: int, param: str | None = None
         ({"model": "auto", "messages": OK_MESSAGES, "temperature": True}, "temperature", "expected a number"),
         ({"model": "auto", "messages": OK_MESSAGES, "stream": "yes"}, "stream", "expected a boolean"),
         ({"model": "auto", "messages": OK_MESSAGES, "stop": [1]}, "stop", "array of strings"),
-        ({"model": "auto", "messages": OK_MESSAGES, "n": 2}, "n", "Only n=1"),
+        ({"model": "auto", "messages": OK_MESSAGES, "n": 0}, "n", "between 1 and 128"),
         (
             {"model": "auto", "messages": OK_MESSAGES, "stream_options": {"include_usage": True}},
             "stream_options",

@@ -67,7 +67,7 @@ def test_a_system_prompt_and_earlier_turns_reach_the_model(messages_gateway, ups
 
 def test_tool_use_round_trips_through_a_cloud_model(messages_gateway, upstream):
     first = client(messages_gateway).messages.create(
-        model="auto", max_tokens=50, tools=[WEATHER], messages=[{"role": "user", "content": "Weather in Paris?"}]
+        model="gpt-fake", max_tokens=50, tools=[WEATHER], messages=[{"role": "user", "content": "Weather in Paris?"}]
     )
     assert first.stop_reason == "tool_use"
     call = next(block for block in first.content if block.type == "tool_use")
@@ -76,7 +76,7 @@ def test_tool_use_round_trips_through_a_cloud_model(messages_gateway, upstream):
     assert sent["tools"][0]["function"]["name"] == "get_weather"
     assert sent["tools"][0]["function"]["parameters"] == WEATHER["input_schema"]
     client(messages_gateway).messages.create(
-        model="auto",
+        model="gpt-fake",
         max_tokens=50,
         tools=[WEATHER],
         messages=[

@@ -199,7 +199,7 @@ def policies(draw):
     }
     if draw(st.booleans()):
         spec["budget"] = {"daily_usd": 1.0, "on_exhausted": draw(st.sampled_from(("edge", "deny")))}
-    if allow_cloud and draw(st.booleans()):  # every answered request is compared, if it may be
+    if allow_cloud:  # every answered request is compared, if it may be
         spec["shadow"] = {"sample": 1.0, "judge": "cloud-a", "daily_usd": 5.0}
     return PolicyFile.model_validate(spec)
 

@@ -57,11 +57,11 @@ def test_instructions_and_items_reach_the_model_as_a_conversation(responses_gate
 
 
 def test_a_function_call_round_trips(responses_gateway, upstream):
-    first = client(responses_gateway).responses.create(model="auto", input="Weather in Paris?", tools=[WEATHER])
+    first = client(responses_gateway).responses.create(model="gpt-fake", input="Weather in Paris?", tools=[WEATHER])
     call = next(item for item in first.output if item.type == "function_call")
     assert call.name == "get_weather" and json.loads(call.arguments) == {"city": "Paris"}
     client(responses_gateway).responses.create(
-        model="auto",
+        model="gpt-fake",
         tools=[WEATHER],
         input=[
             {"role": "user", "content": "Weather in Paris?"},

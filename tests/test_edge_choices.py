@@ -1,0 +1,94 @@
+"""`n > 1`: several answers to one prompt. On the edge the answers share the prompt's cells (the
+first reads it, the others copy its KV cells and start from there); the cloud gets `n` as sent."""
+
+from __future__ import annotations
+
+import asyncio
+
+import openai
+import pytest
+
+from edge_runtime import EdgeEngine, EdgeModelConfig, Sampling
+from tests.conftest import client_for
+
+ASK = [{"role": "user", "content": "Name three colours, please."}]
+
+
+def test_n_answers_on_the_edge_are_n_choices_with_the_prompt_counted_once(gateway):
+    client = client_for(gateway)
+    one = client.chat.completions.create(model="smollm2", messages=ASK, max_tokens=12, temperature=0)
+    three = client.chat.completions.create(model="smollm2", messages=ASK, max_tokens=12, temperature=0, n=3)
+    assert [c.index for c in three.choices] == [0, 1, 2]
+    # Greedy decoding from copied cells is the same as from read ones: the copy is the prompt.
+    assert {c.message.content for c in three.choices} == {one.choices[0].message.content}
+    assert three.usage.prompt_tokens == one.usage.prompt_tokens
+    assert three.usage.completion_tokens == 3 * one.usage.completion_tokens
+
+
+def test_n_streamed_answers_arrive_interleaved_by_their_index(gateway):
+    client = client_for(gateway)
+    whole = client.chat.completions.create(model="smollm2", messages=ASK, max_tokens=12, temperature=0)
+    chunks = list(
+        client.chat.completions.create(
+            model="smollm2",
+            messages=ASK,
+            max_tokens=12,
+            temperature=0,
+            n=2,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    texts, finished = {0: "", 1: ""}, set()
+    for chunk in chunks:
+        for choice in chunk.choices:
+            texts[choice.index] += choice.delta.content or ""
+            if choice.finish_reason:
+                finished.add(choice.index)
+    assert texts == {0: whole.choices[0].message.content, 1: whole.choices[0].message.content}
+    assert finished == {0, 1} and chunks[-1].usage.completion_tokens == 2 * whole.usage.completion_tokens
+
+
+def test_sampled_answers_differ_by_seed_and_repeat_with_it(gateway):
+    client = client_for(gateway)
+    ask = {"model": "smollm2", "messages": ASK, "max_tokens": 16, "temperature": 1.2, "seed": 7, "n": 3}
+    first = [c.message.content for c in client.chat.completions.create(**ask).choices]
+    again = [c.message.content for c in client.chat.completions.create(**ask).choices]
+    assert first == again and len(set(first)) > 1
+
+
+def test_the_cloud_gets_n_as_sent(gateway, upstream):
+    client_for(gateway).chat.completions.create(model="gpt-fake", messages=ASK, n=2, max_tokens=5)
+    assert upstream.requests[-1].body["n"] == 2
+
+
+@pytest.mark.parametrize("n", [0, 129])
+def test_an_n_out_of_range_is_a_clear_400(gateway, n):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client_for(gateway).chat.completions.create(model="smollm2", messages=ASK, n=n)
+    assert caught.value.param == "n" and caught.value.code == "invalid_value"
+
+
+def test_siblings_share_the_prompt_cells_instead_of_reading_them_again():
+    engine = EdgeEngine(EdgeModelConfig(name="smollm2", n_ctx=1024))
+    engine.load()
+    try:
+        prompt = engine.tokenize_chat([{"role": "user", "content": "Tell me about the sea. " * 20}])
+
+        async def run() -> list[str]:
+            first = engine.submit_tokens(prompt, Sampling(max_tokens=4, temperature=0.0))
+            rest = [
+                engine.submit_tokens(prompt, Sampling(max_tokens=4, temperature=0.0), sharing=first) for _ in range(3)
+            ]
+            return [await _text(g) for g in [first, *rest]]
+
+        before = engine._scheduler.reused
+        texts = asyncio.run(run())
+        assert len(set(texts)) == 1
+        assert engine._scheduler.reused - before >= 3 * (len(prompt) - 1)  # each sibling skipped the whole prompt
+    finally:
+        engine.close()
+
+
+async def _text(generation) -> str:
+    return "".join([piece async for piece in generation.text()])
