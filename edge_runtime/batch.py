@@ -155,9 +155,24 @@ class BatchScheduler(Generic[J]):
         s = job.sampling
         lib = self.lib
         chain = None
-        if job.temperature > 0 or s.grammar is not None:
+        penalized = bool(s.frequency_penalty or s.presence_penalty)
+        if job.temperature > 0 or s.grammar is not None or penalized or s.logit_bias:
             chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
-            if s.grammar is not None:  # first: no token that breaks the grammar is left to draw
+            if s.logit_bias:  # as llama.cpp's own sampler orders them: biases, penalties, then the rest
+                biases = (lib.llama_logit_bias * len(s.logit_bias))(
+                    *(lib.llama_logit_bias(t, b) for t, b in s.logit_bias)
+                )
+                lib.llama_sampler_chain_add(
+                    chain, lib.llama_sampler_init_logit_bias(self.n_vocab, len(s.logit_bias), biases)
+                )
+            if penalized:  # over the tokens written so far (the sampler sees what it drew)
+                lib.llama_sampler_chain_add(
+                    chain,
+                    lib.llama_sampler_init_penalties(
+                        self.n_vocab, job.max_tokens, 1.0, s.frequency_penalty, s.presence_penalty
+                    ),
+                )
+            if s.grammar is not None:  # no token that breaks the grammar is left to draw
                 vocab = self.llama._model.vocab
                 lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_grammar(vocab, s.grammar.encode(), b"root"))
         if job.temperature > 0:

@@ -46,6 +46,9 @@ class Sampling:
     confidence: bool = False  # also measure the model's mean token probability (for cascades)
     grammar: str | None = None  # GBNF the answer must follow (edge_runtime.grammar)
     logprobs: int | None = None  # report each token's log-probability and this many alternatives
+    frequency_penalty: float = 0.0  # OpenAI's: minus this times how often a token was written so far
+    presence_penalty: float = 0.0  # minus this once a token was written at all
+    logit_bias: tuple[tuple[int, float], ...] = ()  # (token id of this model, added to its logit)
 
 
 @dataclass
@@ -273,6 +276,11 @@ class EdgeEngine:
     def embed(self, texts: Texts[str]) -> tuple[list[list[float]], int]:
         """Mean-pooled, normalized embeddings of `texts`, and the tokens read (blocking)."""
         return self._embedder.embed(texts)
+
+    @property
+    def n_vocab(self) -> int:
+        """Tokens in the model's vocabulary (0 before it is loaded)."""
+        return int(self._llama.n_vocab()) if self._llama is not None else 0
 
     def token_bytes(self, token: int) -> bytes:
         """What a token writes (empty for the end of generation)."""

@@ -30,7 +30,9 @@ class EdgeModel:
     tier: TierKind = "edge"
     resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
     # JSON output and tool calls by grammar; embeddings of the model's mean-pooled states; logprobs
-    capabilities: frozenset[str] = frozenset({"json_output", "tools", "embeddings", "logprobs", "choices"})
+    capabilities: frozenset[str] = frozenset(
+        {"json_output", "tools", "embeddings", "logprobs", "choices", "penalties", "own_token_bias"}
+    )
 
     def __init__(self, engine: EdgeEngine) -> None:
         self.engine = engine
@@ -74,6 +76,9 @@ class EdgeModel:
             confidence=confidence,
             grammar=grammar,
             logprobs=request.logprobs,
+            frequency_penalty=request.frequency_penalty,
+            presence_penalty=request.presence_penalty,
+            logit_bias=self._biases(request),
         )
         generations: list[Generation] = []
         try:
@@ -97,6 +102,17 @@ class EdgeModel:
             if len(generations) != request.n:  # a failure part-way: none of them is wanted
                 for generation in generations:
                     generation.cancel()
+
+    def _biases(self, request: ChatRequest) -> tuple[tuple[int, float], ...]:
+        vocabulary = self.engine.n_vocab
+        for token, _ in request.logit_bias:
+            if token >= vocabulary:
+                raise InvalidRequest(
+                    f"logit_bias names token {token}; the edge model {self.name!r} has {vocabulary} tokens.",
+                    param="logit_bias",
+                    code="invalid_value",
+                )
+        return request.logit_bias
 
     async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
         generations = await self._start(request, confidence)

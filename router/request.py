@@ -30,6 +30,7 @@ FEATURE_FIELDS = {
     "embeddings": "model",  # an embeddings request needs a model that embeds
     "legacy_logprobs": "logprobs",  # a legacy completion's logprobs object (the edge reports the chat one)
     "choices": "n",  # more than one answer
+    "own_token_bias": "logit_bias",  # logit_bias in the token ids of the model the request names
 }
 
 
@@ -52,6 +53,9 @@ class ChatRequest:
     inputs: tuple[str, ...] | None = None  # an embeddings request: the texts to embed
     logprobs: int | None = None  # `logprobs: true`: report tokens' log-probabilities, and this many alternatives
     n: int = 1  # answers to the one prompt (choices)
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    logit_bias: tuple[tuple[int, float], ...] = ()  # token ids of the tokenizer of the model named
     app: str = ""  # who asks: set by the gateway once the key is known
     body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
 
@@ -125,6 +129,9 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
     temperature = _number_in(body, "temperature", 0.0, 2.0)
     top_p = _number_in(body, "top_p", 0.0, 1.0)
     seed = _optional(body, "seed", int, "an integer")
+    frequency_penalty = _number_in(body, "frequency_penalty", -2.0, 2.0) or 0.0
+    presence_penalty = _number_in(body, "presence_penalty", -2.0, 2.0) or 0.0
+    logit_bias = _logit_bias(body.get("logit_bias"))
 
     return ChatRequest(
         body=body,
@@ -142,7 +149,31 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         needs=_needs(body),
         logprobs=logprobs,
         n=n or 1,
+        frequency_penalty=frequency_penalty,
+        presence_penalty=presence_penalty,
+        logit_bias=logit_bias,
     )
+
+
+MAX_LOGIT_BIAS = 1024  # tokens one request may bias
+
+
+def _logit_bias(given: Any) -> tuple[tuple[int, float], ...]:
+    """`logit_bias` as (token id, bias) pairs: ids as decimal strings, biases in [-100, 100]."""
+    if given is None:
+        return ()
+    if not isinstance(given, dict) or len(given) > MAX_LOGIT_BIAS:
+        raise InvalidRequest(
+            f"'logit_bias' must be an object of at most {MAX_LOGIT_BIAS} token ids to biases.", param="logit_bias"
+        )
+    pairs = []
+    for token, bias in given.items():
+        if not (isinstance(token, str) and token.isdigit()) or isinstance(bias, bool):
+            raise InvalidRequest(f"'logit_bias' key {token!r} is not a token id.", param="logit_bias")
+        if not isinstance(bias, (int, float)) or not -100 <= bias <= 100:
+            raise InvalidRequest(f"'logit_bias' of token {token} must be a number in [-100, 100].", param="logit_bias")
+        pairs.append((int(token), float(bias)))
+    return tuple(pairs)
 
 
 def _logprobs(body: dict[str, Any]) -> int | None:
@@ -232,7 +263,8 @@ def _needs(body: dict[str, Any]) -> frozenset[str]:
     if body.get("logprobs") or body.get("top_logprobs"):
         needs.add("logprobs")
     if body.get("logit_bias"):
-        needs.add("logit_bias")
+        # Token ids are a tokenizer's: for `auto` the provider's (OpenAI's); for a named model, its own.
+        needs.add("logit_bias" if body.get("model") == "auto" else "own_token_bias")
     if body.get("frequency_penalty") or body.get("presence_penalty"):
         needs.add("penalties")
     if isinstance(body.get("n"), int) and body["n"] > 1:

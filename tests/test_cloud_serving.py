@@ -61,8 +61,10 @@ def test_auto_with_tools_is_answered_by_a_model_that_calls_them(gateway, upstrea
 
 def test_the_edge_named_with_what_it_cannot_honor_says_so(gateway, upstream):
     with pytest.raises(openai.BadRequestError) as caught:
-        client_for(gateway).chat.completions.create(model="smollm2", messages=QUESTION, logit_bias={"50256": -100})
-    assert caught.value.code == "unsupported_parameter" and caught.value.param == "logit_bias"
+        client_for(gateway).chat.completions.create(
+            model="smollm2", messages=QUESTION, modalities=["text", "audio"], audio={"voice": "alloy", "format": "wav"}
+        )
+    assert caught.value.code == "unsupported_parameter" and caught.value.param == "modalities"
     assert upstream.requests == []
 
 

@@ -92,3 +92,54 @@ def test_siblings_share_the_prompt_cells_instead_of_reading_them_again():
 
 async def _text(generation) -> str:
     return "".join([piece async for piece in generation.text()])
+
+
+# --- the sampling fields the edge honors through llama.cpp's own samplers -----------------------
+REPEAT = [{"role": "user", "content": "Write the word cat twenty times."}]
+
+
+def test_penalties_on_the_edge_stop_a_loop(gateway):
+    client = client_for(gateway)
+    plain = client.chat.completions.create(model="smollm2", messages=REPEAT, max_tokens=30, temperature=0)
+    penalized = client.chat.completions.create(
+        model="smollm2", messages=REPEAT, max_tokens=30, temperature=0, frequency_penalty=2.0, presence_penalty=1.0
+    )
+    said = plain.choices[0].message.content.lower()
+    assert said.count("cat") >= 6  # greedy, the model loops
+    assert penalized.choices[0].message.content.lower().count("cat") < said.count("cat") / 2
+
+
+def test_logit_bias_in_the_edge_models_own_token_ids_bans_and_forces(gateway, upstream):
+    client = client_for(gateway)
+    plain = client.chat.completions.create(model="smollm2", messages=REPEAT, max_tokens=6, temperature=0, logprobs=True)
+    first = plain.choices[0].logprobs.content[0].token
+    token_id = _id_of(first)
+    banned = client.chat.completions.create(
+        model="smollm2", messages=REPEAT, max_tokens=6, temperature=0, logit_bias={str(token_id): -100}
+    )
+    assert not banned.choices[0].message.content.startswith(first)
+    forced = client.chat.completions.create(
+        model="smollm2", messages=REPEAT, max_tokens=6, temperature=0, logit_bias={str(token_id): 100}
+    )
+    assert forced.choices[0].message.content == first * 6
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="smollm2", messages=REPEAT, logit_bias={"99999999": 5})
+    assert caught.value.param == "logit_bias"
+    assert upstream.requests == []
+
+
+def test_logit_bias_with_auto_means_the_providers_tokens_so_it_goes_to_the_cloud(gateway, upstream):
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="auto", messages=REPEAT, max_tokens=5, logit_bias={"50256": -100}
+    )
+    assert raw.headers["x-edgeway-route"] == "cloud" and upstream.requests[-1].body["logit_bias"] == {"50256": -100}
+
+
+def _id_of(piece: str) -> int:
+    """The bundled model's id for the token that writes `piece`."""
+    engine = EdgeEngine(EdgeModelConfig(name="smollm2", n_ctx=256))
+    engine.load()
+    try:
+        return next(t for t in range(engine.n_vocab) if engine.token_bytes(t) == piece.encode())
+    finally:
+        engine.close()
