@@ -132,6 +132,7 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
     frequency_penalty = _number_in(body, "frequency_penalty", -2.0, 2.0) or 0.0
     presence_penalty = _number_in(body, "presence_penalty", -2.0, 2.0) or 0.0
     logit_bias = _logit_bias(body.get("logit_bias"))
+    _check_response_format(body.get("response_format"))
 
     return ChatRequest(
         body=body,
@@ -153,6 +154,26 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         presence_penalty=presence_penalty,
         logit_bias=logit_bias,
     )
+
+
+RESPONSE_FORMATS = ("text", "json_object", "json_schema")
+
+
+def _check_response_format(given: Any) -> None:
+    """A response format no model would honor is the client's mistake, not prose to answer with."""
+    if given is None:
+        return
+    kind = given.get("type") if isinstance(given, dict) else None
+    if kind not in RESPONSE_FORMATS:
+        raise InvalidRequest(
+            f"Invalid value for 'response_format.type': expected one of {list(RESPONSE_FORMATS)}, got {kind!r}.",
+            param="response_format.type",
+            code="invalid_value",
+        )
+    if kind == "json_schema" and not isinstance(given.get("json_schema"), dict):
+        raise InvalidRequest(
+            "'response_format.json_schema' must be an object with the schema.", param="response_format.json_schema"
+        )
 
 
 MAX_LOGIT_BIAS = 1024  # tokens one request may bias
