@@ -16,3 +16,6 @@ class EdgeModelConfig(BaseModel):
     n_threads: int | None = Field(None, ge=1)
     usd_per_1m_tokens: float = Field(0.0, ge=0)  # for the ledger: what a token costs here
     usd_per_hour: float = Field(0.0, ge=0)  # or: the hardware's price per hour of busy time
+    # Of what the runtime can do (tools, json_output, ...), only these: e.g. leave tools out to send
+    # tool calls to the cloud. Checked against the policy language's names by the gateway config.
+    capabilities: list[str] | None = None

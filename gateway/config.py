@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from edge_runtime.config import EdgeModelConfig
+from policies.schema import known_needs
 from policies.yaml_source import load_model
 from router.cloud.config import CloudModelConfig
 from router.edge_group import EdgeNodeConfig
@@ -42,6 +43,13 @@ class ServerConfig(Strict):
 class EdgeConfig(Strict):
     models: list[EdgeModelConfig] = Field(default_factory=lambda: [EdgeModelConfig()])
     nodes: list[EdgeNodeConfig] = Field(default_factory=list)
+
+    @field_validator("models")
+    @classmethod
+    def _known_capabilities(cls, models: list[EdgeModelConfig]) -> list[EdgeModelConfig]:
+        for model in models:
+            known_needs(model.capabilities)
+        return models
 
 
 class CloudConfig(Strict):

@@ -21,6 +21,7 @@ class Facts:
     model: str = "auto"
     language: str = "und"
     tags: frozenset[str] = frozenset()
+    needs: frozenset[str] = frozenset()  # of policies.schema.NEEDS
     latency_budget_ms: float | None = None
     edge_queue_wait_ms: float = 0.0
     budget_left_usd: float | None = None
@@ -71,6 +72,9 @@ def matches(when: When | None, facts: Facts, observed: dict[str, Any]) -> bool:
         elif key == "tags":
             observed["tags"] = sorted(facts.tags)
             ok = bool(facts.tags & set(test))
+        elif key == "needs":
+            observed["needs"] = sorted(facts.needs)
+            ok = bool(facts.needs & set(test))
         elif key == "all":
             ok = all([matches(w, facts, observed) for w in test])
         elif key == "any":

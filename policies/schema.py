@@ -30,6 +30,31 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def known_needs(value: list[str] | None) -> list[str] | None:
+    """`value`, if every name in it is one of NEEDS (a pydantic validator's check)."""
+    unknown = [n for n in value or () if n not in NEEDS]
+    if unknown:
+        raise ValueError(f"unknown need(s) {unknown}; expected any of {list(NEEDS)}")
+    return value
+
+
+# What a request may ask beyond plain text chat, by name: what `when: {needs: [...]}` tests and
+# what a model's `capabilities` list (router.request.FEATURE_FIELDS says which body field asks it).
+NEEDS = (
+    "tools",
+    "json_output",
+    "logprobs",
+    "logit_bias",
+    "own_token_bias",
+    "penalties",
+    "choices",
+    "media",
+    "audio_output",
+    "embeddings",
+    "legacy_logprobs",
+)
+
+
 class NumberTest(Strict):
     gt: Number | None = None
     gte: Number | None = None
@@ -69,6 +94,7 @@ class When(Strict):
     model: TextTest | None = None  # the model the request named ("auto" included)
     language: TextTest | None = None
     tags: list[str] | None = None  # any of these in x-edgeway-tags
+    needs: list[str] | None = Field(None, min_length=1)  # the request asks for any of these (tools, media, ...)
     all: list[When] | None = None
     any: list[When] | None = None
     not_: When | None = Field(None, alias="not")
@@ -83,6 +109,11 @@ class When(Strict):
             if not value:
                 raise ValueError("expected at least one entity type (or 'any')")
         return value
+
+    @field_validator("needs")
+    @classmethod
+    def _known_needs(cls, value: list[str] | None) -> list[str] | None:
+        return known_needs(value)
 
     @model_validator(mode="after")
     def _not_empty(self) -> When:

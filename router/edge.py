@@ -37,6 +37,9 @@ class EdgeModel:
     def __init__(self, engine: EdgeEngine) -> None:
         self.engine = engine
         self.name = engine.name
+        narrowed = engine.config.capabilities
+        if narrowed is not None:  # the config may take away what the runtime can do, never add
+            self.capabilities = self.capabilities & frozenset(narrowed)
         self.context_window: int | None = engine.n_ctx
 
     def capacity(self) -> Capacity:

@@ -31,6 +31,7 @@ def facts_of(signals: Signals, request: ChatRequest, live: LiveState) -> Facts:
         model=request.model,
         language=signals.language,
         tags=tags,
+        needs=request.needs,
         latency_budget_ms=latency_budget,
         edge_queue_wait_ms=live.edge_queue_wait_ms,
         budget_left_usd=live.budget_left_usd,

@@ -31,6 +31,7 @@ FEATURE_FIELDS = {
     "legacy_logprobs": "logprobs",  # a legacy completion's logprobs object (the edge reports the chat one)
     "choices": "n",  # more than one answer
     "own_token_bias": "logit_bias",  # logit_bias in the token ids of the model the request names
+    "media": "messages",  # image, audio or file parts to read
 }
 
 
@@ -147,7 +148,7 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         stop=_stop_list(body.get("stop")),
         text_only=text_only,
         metadata=metadata or {},
-        needs=_needs(body),
+        needs=_needs(body) | (frozenset() if text_only else frozenset({"media"})),
         logprobs=logprobs,
         n=n or 1,
         frequency_penalty=frequency_penalty,

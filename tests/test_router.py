@@ -11,6 +11,7 @@ import pytest
 
 from classifiers import Scorer
 from policies.policy import Models, parse_policy
+from policies.yaml_source import FileError
 from router.budget import AppBudget, Caps
 from router.decision import Policy
 from router.errors import Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited, UpstreamError
@@ -356,3 +357,50 @@ def test_embeddings_go_to_a_tier_that_embeds_and_never_cascade():
                                            Caller("t", policy(CASCADE))))  # fmt: skip
     assert routed.model is edge and routed.result.body["data"][1]["embedding"] == [2.0, 1.0]
     assert routed.escalated is None and cloud.requests == []
+
+
+# --- capability-aware routing, as a policy and a config say it ----------------------------------
+NEEDS_POLICY = (
+    "app: t\ndefaults: {edge: edge, cloud: cloud}\nrules:\n"
+    "  - {name: tools-to-the-cloud, when: {needs: [tools]}, route: cloud}\n"
+    "  - {name: rest, route: edge, fallback: cloud}\n"
+)
+
+
+def test_a_policy_routes_by_what_the_request_needs():
+    edge, cloud = FakeTier("edge", "edge"), FakeTier("cloud", "cloud")
+    edge.capabilities = frozenset({"tools"})  # the edge could; the policy prefers the cloud for them
+    r = router(edge, cloud)
+    _, decision = r.decide(ask(tools=TOOLS), Caller("t", policy(NEEDS_POLICY)))
+    assert decision.rule == "tools-to-the-cloud" and decision.targets == ("cloud",)
+    assert r.decide(ask(), Caller("t", policy(NEEDS_POLICY)))[1].rule == "rest"
+    with pytest.raises(FileError, match="unknown need"):
+        policy(NEEDS_POLICY.replace("needs: [tools]", "needs: [telepathy]"))
+
+
+def test_image_parts_need_media_which_the_edge_lacks():
+    edge, cloud = FakeTier("edge", "edge"), FakeTier("cloud", "cloud")
+    picture = [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
+    ]
+    request = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": picture}]})
+    assert "media" in request.needs
+    _, decision = router(edge, cloud).decide(request, Caller("t", PlainRules(router(edge, cloud).catalog)))
+    assert decision.targets == ("cloud",)
+
+
+def test_configured_capabilities_narrow_a_model():
+    from edge_runtime import EdgeEngine, EdgeModelConfig
+    from router.cloud.base import CloudModel
+    from router.cloud.config import CloudModelConfig
+    from router.edge import EdgeModel
+
+    full = EdgeModel(EdgeEngine(EdgeModelConfig(name="edge")))
+    narrow = EdgeModel(EdgeEngine(EdgeModelConfig(name="edge", capabilities=["json_output", "media"])))
+    assert "tools" in full.capabilities and narrow.capabilities == frozenset({"json_output"})  # never more
+    plain = CloudModelConfig(name="c", provider_model="openai/gpt-4o-mini")
+    assert "tools" in CloudModel(plain).capabilities
+    assert CloudModel(plain.model_copy(update={"capabilities": ["json_output"]})).capabilities == {"json_output"}
+    with pytest.raises(ValueError, match="unknown need"):
+        CloudModelConfig(name="c", provider_model="openai/gpt-4o-mini", capabilities=["telepathy"])

@@ -18,7 +18,8 @@ class CloudModel:
         self.name = config.name
         self.config = config
         self.context_window = known_context_window(config)  # None: only the provider knows
-        self.capabilities = EMBEDDING if known_mode(config) == "embedding" else CHAT
+        default = EMBEDDING if known_mode(config) == "embedding" else CHAT
+        self.capabilities = default if config.capabilities is None else frozenset(config.capabilities)
         self.resilience: Resilience | None = Resilience(
             config.retries, config.circuit_failures, config.circuit_cooldown_s
         )

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from policies.schema import known_needs
+
 
 class PriceConfig(BaseModel):
     """`cloud.models[].price`: USD per 1M tokens, as providers publish them."""
@@ -26,12 +28,20 @@ class CloudModelConfig(BaseModel):
     price: PriceConfig | None = None
     context_window: int | None = Field(None, ge=1)  # prompt + answer tokens; else LiteLLM's map says
     mode: Literal["chat", "embedding"] | None = None  # what the model does; else LiteLLM's map says, else chat
+    # What it honors beyond plain chat (of policies.schema.NEEDS); else every request field is
+    # forwarded and the provider honors or refuses it. A need left out is routed elsewhere.
+    capabilities: list[str] | None = None
     timeout_s: float = Field(60.0, gt=0)  # the whole non-streamed answer
     connect_timeout_s: float = Field(5.0, gt=0)
     read_timeout_s: float = Field(30.0, gt=0)  # the longest silence: before the first byte, between chunks
     retries: int = Field(2, ge=0, le=10)  # on 429, 5xx, timeouts and broken connections only
     circuit_failures: int = Field(5, ge=1)  # failures in a row that open the circuit
     circuit_cooldown_s: float = Field(10.0, gt=0)  # how long it stays open before one probe
+
+    @field_validator("capabilities")
+    @classmethod
+    def _known_capabilities(cls, value: list[str] | None) -> list[str] | None:
+        return known_needs(value)
 
     @field_validator("provider_model")
     @classmethod
