@@ -50,6 +50,7 @@ NEEDS = (
     "choices",
     "media",
     "audio_output",
+    "web_search",
     "embeddings",
     "legacy_logprobs",
 )

@@ -32,6 +32,7 @@ FEATURE_FIELDS = {
     "choices": "n",  # more than one answer
     "own_token_bias": "logit_bias",  # logit_bias in the token ids of the model the request names
     "media": "messages",  # image, audio or file parts to read
+    "web_search": "web_search_options",  # search the web before answering
 }
 
 
@@ -291,6 +292,8 @@ def _needs(body: dict[str, Any]) -> frozenset[str]:
         needs.add("penalties")
     if isinstance(body.get("n"), int) and body["n"] > 1:
         needs.add("choices")
+    if body.get("web_search_options") is not None:
+        needs.add("web_search")
     modalities = body.get("modalities")
     if isinstance(modalities, list) and "audio" in modalities:
         needs.add("audio_output")

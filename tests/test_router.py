@@ -404,3 +404,11 @@ def test_configured_capabilities_narrow_a_model():
     assert CloudModel(plain.model_copy(update={"capabilities": ["json_output"]})).capabilities == {"json_output"}
     with pytest.raises(ValueError, match="unknown need"):
         CloudModelConfig(name="c", provider_model="openai/gpt-4o-mini", capabilities=["telepathy"])
+
+
+def test_web_search_is_a_need_the_edge_lacks_never_a_silent_drop():
+    edge, cloud = FakeTier("edge", "edge"), FakeTier("cloud", "cloud")
+    request = ask(web_search_options={})
+    assert "web_search" in request.needs
+    _, decision = router(edge, cloud).decide(request, Caller("t", PlainRules(router(edge, cloud).catalog)))
+    assert decision.targets == ("cloud",)
