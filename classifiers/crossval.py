@@ -189,6 +189,37 @@ def litellm_router() -> Callable[[list[str]], np.ndarray] | None:
     return lambda prompts: np.array([router.classify(p)[1] for p in prompts])
 
 
+EDGE_SHARES = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def calibration(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray) -> list[tuple[float, float, float]]:
+    """(edge share, the complexity threshold that keeps it on the edge, the quality gap recovered
+    there) for each of EDGE_SHARES: a policy's `when: {complexity: {gte: threshold}}` rule sends
+    the rest to the cloud."""
+    shares, pgr = pgr_curve(scores, weak, strong)
+    ordered = np.sort(scores)
+    out = []
+    for edge in EDGE_SHARES:
+        threshold = float(ordered[min(len(ordered) - 1, int(np.ceil(edge * len(ordered))))])
+        out.append((edge, threshold, float(np.interp(1 - edge, shares, pgr))))
+    return out
+
+
+def calibration_report() -> list[str]:
+    """The shipped model's thresholds, read on AlpacaEval: instructions it was never trained on."""
+    rows = [r for r in routing_rows() if r.kind == "alpaca_eval"]
+    scores = shipped_model(rows)([r.prompt for r in rows])
+    weak, strong = np.array([r.weak for r in rows]), np.array([r.strong for r in rows])
+    lines = [
+        f"| edge share (of {len(rows)} held-out AlpacaEval instructions) | complexity threshold "
+        "| quality gap recovered |",
+        "| ---: | ---: | ---: |",
+    ]
+    for edge, threshold, recovered in calibration(scores, weak, strong):
+        lines.append(f"| {edge:.0%} | {threshold:.3f} | {recovered:.1%} |")
+    return lines
+
+
 def report(with_litellm: bool = True, folds: int = 5) -> list[str]:
     rows = routing_rows()
     litellm = litellm_router() if with_litellm else None
@@ -219,7 +250,7 @@ def main() -> None:
     parser.add_argument("--no-litellm", action="store_true", help="skip LiteLLM's complexity_router")
     parser.add_argument("--folds", type=int, default=5)
     args = parser.parse_args()
-    print("\n".join(report(not args.no_litellm, args.folds) + [""] + privacy_report()))
+    print("\n".join(report(not args.no_litellm, args.folds) + [""] + calibration_report() + [""] + privacy_report()))
 
 
 if __name__ == "__main__":

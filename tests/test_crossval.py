@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from classifiers.crossval import RoutingRow, measure, mmlu_folds, out_of_fold, random_measure
+from classifiers.crossval import RoutingRow, calibration, measure, mmlu_folds, out_of_fold, random_measure
 
 
 def rows() -> list[RoutingRow]:
@@ -49,3 +49,14 @@ def test_a_perfect_router_recovers_the_gap_first_and_random_is_one_half():
     perfect = measure(1 - weak, weak, strong)
     assert perfect.apgr > 0.7 and perfect.cpt50 <= 0.25
     assert abs(random_measure(weak, strong, seeds=400).apgr - 0.5) < 0.03
+
+
+def test_a_threshold_keeps_its_share_on_the_edge_and_says_what_it_recovers():
+    rng = np.random.default_rng(3)
+    scores = rng.random(1000)
+    weak, strong = (scores < 0.5).astype(float), np.ones(1000)  # the edge fails exactly the top half
+    table = calibration(scores, weak, strong)
+    for edge, threshold, recovered in table:
+        assert abs(float((scores < threshold).mean()) - edge) < 0.002
+        expected = 1.0 if edge <= 0.5 else (1 - edge) / 0.5  # the cloud's share of the hard half
+        assert abs(recovered - expected) < 0.01
