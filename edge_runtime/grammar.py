@@ -9,7 +9,11 @@ which finish_reason `length` then says).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+STRING_CHAR = 'char ::= [^"\\\\\\x7F\\x00-\\x1F]'  # JSON's: no quote, backslash or control
+_ANY_CHAR = re.compile(r'^char ::= \[\^"\\\\\]', re.M)
 
 
 class GrammarError(ValueError):
@@ -23,6 +27,10 @@ def json_grammar(schema: dict[str, Any] | None = None) -> str:
     if schema is None:
         return JSON_GBNF.replace("root   ::= object", "root ::= object", 1)
     try:
-        return str(json_schema_to_gbnf(json.dumps(schema)))
+        grammar = str(json_schema_to_gbnf(json.dumps(schema)))
     except (ValueError, KeyError, TypeError, RecursionError, AssertionError, NotImplementedError) as exc:
         raise GrammarError(f"the JSON schema cannot be enforced on the edge model ({exc})") from None
+    # The converter's string character admits raw control characters (a line break inside a
+    # string), which JSON does not: the model wrote such strings and the client's parser refused
+    # them. Its own JSON grammar (JSON_GBNF) excludes them; so does this one, now.
+    return _ANY_CHAR.sub(lambda _: STRING_CHAR, grammar)

@@ -149,9 +149,12 @@ def test_structured_output_arguments_are_json(gateway):
     client = OpenAI(base_url=base_url(gateway), api_key=APP_KEYS["alpha"], max_retries=0)
     parsed = client.chat.completions.parse(
         model=EDGE,
-        messages=[{"role": "user", "content": "The capital of France?"}],
+        messages=[
+            {"role": "user", "content": "What is the capital of France? Answer as JSON with the country and the city."}
+        ],
         response_format=Capital,
         max_tokens=60,
+        temperature=0,
     )
     assert isinstance(parsed.choices[0].message.parsed, Capital)
     json.loads(parsed.choices[0].message.content)

@@ -139,3 +139,12 @@ def test_without_a_configured_count_the_cores_this_process_may_use_are_taken(mon
     assert thread_count(None) == 16
     monkeypatch.setattr(os, "cpu_count", lambda: None)
     assert thread_count(None) == 1
+
+
+def test_a_schema_grammar_keeps_control_characters_out_of_strings():
+    """llama-cpp-python's converter lets a raw line break into a JSON string; ours does not."""
+    from edge_runtime.grammar import json_grammar
+
+    grammar = json_grammar({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
+    (char,) = [line for line in grammar.splitlines() if line.startswith("char ::=")]
+    assert char.startswith('char ::= [^"\\\\\\x7F\\x00-\\x1F]')

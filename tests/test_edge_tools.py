@@ -66,7 +66,13 @@ def test_a_named_function_is_the_one_called_and_the_stream_carries_it_as_a_delta
     called(answer.choices[0].message, TIME)
     chunks = list(
         client.chat.completions.create(
-            model="smollm2", messages=ASK, tools=[WEATHER], tool_choice="required", max_tokens=60, stream=True
+            model="smollm2",
+            messages=ASK,
+            tools=[WEATHER],
+            tool_choice="required",
+            max_tokens=60,
+            stream=True,
+            temperature=0,
         )
     )
     deltas = [c.choices[0].delta for c in chunks if c.choices]
@@ -114,6 +120,7 @@ def test_the_messages_api_gets_a_tool_use_block_from_the_edge(gateway):
         messages=[{"role": "user", "content": "What is the weather in Paris?"}],
         tools=[{"name": "get_weather", "description": "weather", "input_schema": WEATHER["function"]["parameters"]}],
         tool_choice={"type": "any"},
+        extra_body={"temperature": 0},
     )
     (block,) = [b for b in message.content if b.type == "tool_use"]
     assert message.stop_reason == "tool_use" and block.name == "get_weather"
@@ -138,6 +145,7 @@ def test_the_responses_api_gets_a_function_call_item_from_the_edge(gateway):
         tools=[{"type": "function", "name": function["name"], "parameters": function["parameters"], "strict": False}],
         tool_choice="required",
         max_output_tokens=60,
+        temperature=0,
     )
     (item,) = [i for i in response.output if i.type == "function_call"]
     assert item.name == "get_weather" and response.status == "completed"

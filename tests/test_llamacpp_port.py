@@ -291,6 +291,7 @@ def test_tool_call_stream(gateway):
             tool_choice="required",
             max_tokens=80,
             stream=True,
+            temperature=0,
         )
     )
     calls = [d.tool_calls[0] for c in chunks if c.choices for d in [c.choices[0].delta] if d.tool_calls]
@@ -333,6 +334,7 @@ def test_responses_function_call(gateway):
         tools=[{"type": "function", "name": function["name"], "parameters": function["parameters"], "strict": False}],
         tool_choice="required",
         max_output_tokens=80,
+        temperature=0,
     )
     (call,) = [item for item in response.output if item.type == "function_call"]
     jsonschema.validate(json.loads(call.arguments), function["parameters"])
@@ -387,6 +389,7 @@ def test_anthropic_tool_use(gateway):
             {"name": "get_current_weather", "description": "weather", "input_schema": WEATHER["function"]["parameters"]}
         ],
         tool_choice={"type": "any"},
+        extra_body={"temperature": 0},
     )
     (block,) = [b for b in message.content if b.type == "tool_use"]
     assert message.stop_reason == "tool_use"
