@@ -161,11 +161,13 @@ class Visit:
 
     def _shadow(self) -> None:
         """Offer the answered request for a shadow comparison (which runs after the response)."""
-        if self._routed is None:
+        shadows = self.gateway.shadows
+        policy = shadows.sampled(self.app.shadow())
+        if self._routed is None or policy is None:
             return
         routed, chat = self._routed
         served = ServedRequest.of(self.row.request_id, self.app.name, chat, routed, "".join(self.delivered))
-        self.gateway.shadows.consider(served, self.app.shadow(), trace.set_span_in_context(self.span))
+        shadows.start(served, policy, trace.set_span_in_context(self.span))
 
 
 def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:

@@ -46,7 +46,7 @@ from router.routing import ESTIMATED_ANSWER_TOKENS, Routed, Router
 from router.tier import Tier, TierKind
 
 log = logging.getLogger("edgeway.shadow")
-QUIET_S = 0.05  # no request started for this long: a quiet moment for the edge to work in
+QUIET_S = 0.25  # no request started for this long: a lull for the edge to work in
 MAX_WAIT_S = 10.0  # under steady traffic, a comparison waits at most this long for one
 
 
@@ -136,14 +136,26 @@ class Shadower:
 
     def consider(self, served: ServedRequest, policy: ShadowPolicy | None, parent: Context | None = None) -> None:
         """Sample the request and, if it may be compared, start comparing it in the background."""
+        drawn = self.sampled(policy)
+        if drawn is not None:
+            self.start(served, drawn, parent)
+
+    def sampled(self, policy: ShadowPolicy | None) -> ShadowPolicy | None:
+        """The policy, if a request is drawn for a comparison and there is room for one: the
+        gateway asks this first, so a request not drawn costs a random number and no more."""
         if policy is None or self.draw() >= policy.sample:
-            return
+            return None
+        if len(self._tasks) >= self._room:
+            self.stats["skipped: busy"] += 1
+            return None
+        return policy
+
+    def start(self, served: ServedRequest, policy: ShadowPolicy, parent: Context | None = None) -> None:
+        """Compare a sampled request in the background, if it may be compared at all."""
         other = self._other(served.tier, policy)
         reason = why_not(served, other)
         if reason is None and self.router.models.get(policy.judge) is None:
             reason = "no judge"
-        if reason is None and len(self._tasks) >= self._room:
-            reason = "busy"
         if reason is not None or other is None:
             self.stats[f"skipped: {reason}"] += 1
             return

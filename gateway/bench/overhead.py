@@ -42,7 +42,7 @@ BODY = {
 LEVELS = ((1, 200), (16, 600), (64, 800))
 TRACED = "edgeway+traces"
 SHADOWED = "edgeway+shadow"
-SHADOW_ROUNDS = 5
+SHADOW_ROUNDS = 7
 
 
 def _rss_mb(pid: int) -> float:
