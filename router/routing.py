@@ -93,6 +93,8 @@ class Router:
             name: Breaker(name, r.circuit_failures, r.circuit_cooldown_s) for name, r in guarded_models.items()
         }
         self.catalog = Catalog({name: ModelInfo(name, m.tier, m.context_window) for name, m in models.items()})
+        # what embeds asks for the semantic cache: local, so an ask compared never leaves the machine
+        self.embedder = next((m for m in models.values() if m.tier == "edge" and "embeddings" in m.capabilities), None)
 
     # --- deciding: pure ---------------------------------------------------------------------
     def signals(self, request: ChatRequest) -> Signals:
@@ -318,7 +320,7 @@ class Router:
             # (an answer of a fallback or an escalation is not the keyed model's: not kept)
             policy, app, exact = caller.cache, caller.app, key
             candidate = semantic_key(app, decision.targets[0], request) if policy.semantic else None
-            text = last_user_text(request)
+            text = last_user_text(request) if candidate is not None else None
 
             def keep(answer: Answer) -> None:
                 self.cache.put(app, exact, pack(answer), policy.ttl_s)
@@ -337,8 +339,7 @@ class Router:
         the edge embeddings' cosine at least `min_similarity`."""
         candidate = semantic_key(app, model, request)
         stored = self.cache.get(app, candidate) if candidate is not None else None
-        embedder = next((m for m in self.models.values() if m.tier == "edge" and "embeddings" in m.capabilities), None)
-        text = last_user_text(request)
+        embedder, text = self.embedder, last_user_text(request)
         if stored is None or embedder is None or text is None:
             return None, None
         key, cached_text = unpack_candidate(stored)

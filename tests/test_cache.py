@@ -104,8 +104,9 @@ SEMANTIC = CachePolicy(3600, semantic=True, min_similarity=0.9)
 
 
 def semantic_pair() -> tuple[Router, FakeTier, FakeTier]:
-    r, edge, cloud = routed_pair()
+    edge, cloud = FakeTier("edge", "edge"), FakeTier("cloud", "cloud", text="the cached answer")
     edge.capabilities = frozenset({"embeddings"})  # its fake vectors: [len(text), 1]
+    r = Router({"edge": edge, "cloud": cloud}, SCORER_FOR_TESTS, {"cloud": Price(1e-6, 1e-6)}, MemoryStore())
     return r, edge, cloud
 
 
