@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Generic
 
 from classifiers.signals import Scorer, Signals
-from router import tracing
+from router import semantic, tracing
 from router.answer import Answer, ChunkStream, Usage
 from router.budget import AppBudget, seconds_to_midnight
 from router.cache import CachePolicy, CacheStore, MemoryCache, cacheable, key_of, pack, unpack
@@ -33,9 +33,8 @@ from router.modes import EMBEDDED, STREAMED, WHOLE, Mode, R
 from router.offload import off_loop
 from router.pricing import FREE, Price
 from router.redaction import Redaction
-from router.request import FEATURE_FIELDS, ChatRequest, parse_embeddings_request
+from router.request import FEATURE_FIELDS, ChatRequest
 from router.resilience import Breaker, RetryPolicy, guarded
-from router.semantic import cosine, last_user_text, pack_candidate, semantic_key, unpack_candidate
 from router.tier import Tier, TierKind
 
 log = logging.getLogger("edgeway.router")
@@ -299,7 +298,9 @@ class Router:
             key = key_of(caller.app, decision.targets[0], request)
             found, similarity = self.cache.get(caller.app, key), None
             if found is None and caller.cache.semantic:
-                found, similarity = await self._similar(caller.app, caller.cache, decision.targets[0], request)
+                found, similarity = await semantic.similar(
+                    self.cache, self.embedder, caller.app, caller.cache, decision.targets[0], request
+                )
             if found is not None:  # the cheapest route of all: nothing admitted, nothing called
                 served = self.models[decision.targets[0]]
                 replayed = mode.replay(unpack(found))
@@ -319,43 +320,16 @@ class Router:
         if key is not None and caller.cache is not None and routed.model.name == decision.targets[0]:
             # (an answer of a fallback or an escalation is not the keyed model's: not kept)
             policy, app, exact = caller.cache, caller.app, key
-            candidate = semantic_key(app, decision.targets[0], request) if policy.semantic else None
-            text = last_user_text(request) if candidate is not None else None
+            record = semantic.record(app, decision.targets[0], request, exact) if policy.semantic else None
 
             def keep(answer: Answer) -> None:
                 self.cache.put(app, exact, pack(answer), policy.ttl_s)
-                if candidate is not None and text is not None:  # what a request in other words may match
-                    self.cache.put(app, candidate, pack_candidate(exact, text), policy.ttl_s)
+                if record is not None:  # what a request in other words may match
+                    self.cache.put(app, *record, policy.ttl_s)
 
             routed.result = mode.remember(routed.result, keep)
             routed.cache = "miss"
         return routed
-
-    async def _similar(
-        self, app: str, policy: CachePolicy, model: str, request: ChatRequest
-    ) -> tuple[bytes | None, float | None]:
-        """A cached answer to this request in other words, and how similar the two asks are:
-        the same content words first (no embedding is computed without such a candidate), then
-        the edge embeddings' cosine at least `min_similarity`."""
-        candidate = semantic_key(app, model, request)
-        stored = self.cache.get(app, candidate) if candidate is not None else None
-        embedder, text = self.embedder, last_user_text(request)
-        if stored is None or embedder is None or text is None:
-            return None, None
-        key, cached_text = unpack_candidate(stored)
-        found = self.cache.get(app, key)
-        if found is None:
-            return None, None
-        texts = parse_embeddings_request({"model": embedder.name, "input": [text, cached_text]})
-        try:
-            with tracing.step("edgeway.cache.similarity") as span:
-                vectors = [item["embedding"] for item in (await embedder.embed(texts)).body["data"]]
-                similarity = cosine(vectors[0], vectors[1])
-                span.set_attribute("edgeway.cache.similarity", similarity)
-        except EdgewayError as exc:  # the cache is an optimisation: without embeddings, a miss
-            log.warning("semantic cache of %s: no embeddings (%s)", app, exc.message)
-            return None, None
-        return (found, similarity) if similarity >= policy.min_similarity else (None, None)
 
     def _cascades(self, decision: Decision) -> bool:
         return decision.cascade is not None and self.models[decision.targets[0]].tier == "edge"

@@ -17,6 +17,7 @@ agree but whose sense does not.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import re
 import unicodedata
@@ -25,8 +26,13 @@ from typing import Any
 
 import orjson
 
-from router.cache import UNKEYED
-from router.request import ChatRequest
+from router import tracing
+from router.cache import UNKEYED, CachePolicy, CacheStore
+from router.errors import EdgewayError
+from router.request import ChatRequest, parse_embeddings_request
+from router.tier import Tier
+
+log = logging.getLogger("edgeway.router")
 
 # Words whose dropping changes no ask. Kept, because they can: question words ("when" / "why"),
 # tense ("was", "did"), modals, pronouns ("can you help me" / "can I help you"), prepositions,
@@ -76,11 +82,36 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norms if norms else 0.0
 
 
-def pack_candidate(key: str, text: str) -> bytes:
-    """What the semantic index keeps of a cached request: its exact key and its last user text."""
-    return orjson.dumps({"key": key, "text": text})
+def record(app: str, model: str, request: ChatRequest, exact: str) -> tuple[str, bytes] | None:
+    """What the semantic index keeps of a cached request, as (its key, its value): the request's
+    exact cache key and its last user text. None: not a request to match by meaning."""
+    candidate, text = semantic_key(app, model, request), last_user_text(request)
+    if candidate is None or text is None:
+        return None
+    return candidate, orjson.dumps({"key": exact, "text": text})
 
 
-def unpack_candidate(value: bytes) -> tuple[str, str]:
-    stored = orjson.loads(value)
-    return stored["key"], stored["text"]
+async def similar(
+    cache: CacheStore, embedder: Tier | None, app: str, policy: CachePolicy, model: str, request: ChatRequest
+) -> tuple[bytes | None, float | None]:
+    """A cached answer to this request in other words, and how similar the two asks are: the
+    same content words first (no embedding is computed without such a candidate), then the edge
+    embeddings' cosine at least `min_similarity`."""
+    candidate, text = semantic_key(app, model, request), last_user_text(request)
+    stored = cache.get(app, candidate) if candidate is not None else None
+    if stored is None or embedder is None or text is None:
+        return None, None
+    kept = orjson.loads(stored)
+    found = cache.get(app, kept["key"])
+    if found is None:
+        return None, None
+    texts = parse_embeddings_request({"model": embedder.name, "input": [text, kept["text"]]})
+    try:
+        with tracing.step("edgeway.cache.similarity") as span:
+            vectors = [item["embedding"] for item in (await embedder.embed(texts)).body["data"]]
+            similarity = cosine(vectors[0], vectors[1])
+            span.set_attribute("edgeway.cache.similarity", similarity)
+    except EdgewayError as exc:  # the cache is an optimisation: without embeddings, a miss
+        log.warning("semantic cache of %s: no embeddings (%s)", app, exc.message)
+        return None, None
+    return (found, similarity) if similarity >= policy.min_similarity else (None, None)

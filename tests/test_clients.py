@@ -102,22 +102,16 @@ def test_litellm_sdk_as_a_client(gateway):
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
-    answer = litellm.completion(
-        model=f"openai/{EDGE}",
-        api_base=base_url(gateway),
-        api_key=APP_KEYS["alpha"],
-        messages=[{"role": "user", "content": "Say hello."}],
-        max_tokens=8,
-    )
+    ask = {
+        "model": f"openai/{EDGE}",
+        "api_base": base_url(gateway),
+        "api_key": APP_KEYS["alpha"],
+        "messages": [{"role": "user", "content": "Say hello."}],
+        "max_tokens": 8,
+    }
+    answer = litellm.completion(**ask)
     assert answer.choices[0].message.content and answer.usage.completion_tokens <= 8
-    streamed = litellm.completion(
-        model=f"openai/{EDGE}",
-        api_base=base_url(gateway),
-        api_key=APP_KEYS["alpha"],
-        messages=[{"role": "user", "content": "Say hello."}],
-        max_tokens=8,
-        stream=True,
-    )
+    streamed = litellm.completion(**ask, stream=True)
     assert "".join(chunk.choices[0].delta.content or "" for chunk in streamed)
 
 
