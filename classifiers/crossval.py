@@ -250,58 +250,11 @@ def main() -> None:
     parser.add_argument("--no-litellm", action="store_true", help="skip LiteLLM's complexity_router")
     parser.add_argument("--folds", type=int, default=5)
     args = parser.parse_args()
-    print("\n".join(report(not args.no_litellm, args.folds) + [""] + calibration_report() + [""] + privacy_report()))
+    from classifiers import crossval_privacy
+
+    tables = report(not args.no_litellm, args.folds) + [""] + calibration_report() + [""] + crossval_privacy.report()
+    print("\n".join(tables))
 
 
 if __name__ == "__main__":
     main()
-
-
-# --- privacy on real prompts ------------------------------------------------------------------
-def _unit_spans(prompt: str, units: list[str]) -> list[tuple[int, int]]:
-    """Where the annotated private units occur (they are lower-cased as annotated)."""
-    lowered, spans = prompt.lower(), []
-    for unit in units:
-        start = lowered.find(unit)
-        while start >= 0 and unit:
-            spans.append((start, start + len(unit)))
-            start = lowered.find(unit, start + 1)
-    return spans
-
-
-def privacy_report() -> list[str]:
-    """Recall on real private prompts (PUPA: found when a finding overlaps a private unit), and
-    the share of real public instructions (AlpacaEval) with any finding, by type."""
-    from classifiers.privacy import PrivacyScanner
-
-    scanner = PrivacyScanner()
-    pupa = _read("pupa_dev.jsonl")
-    by_category: dict[str, list[int]] = {}
-    flagged_any = 0
-    for r in pupa:
-        units = _unit_spans(r["prompt"], r["pii_units"])
-        found = scanner.scan(r["prompt"])
-        flagged_any += bool(found)
-        hit = any(f.start < e and s < f.end for f in found for s, e in units)
-        by_category.setdefault(r["category"], []).append(int(hit))
-    public = [r["prompt"] for r in _read("alpaca_eval_dev.jsonl")]
-    public_types: dict[str, int] = {}
-    public_any = 0
-    for prompt in public:
-        types = {f.type for f in scanner.scan(prompt)}
-        public_any += bool(types)
-        for t in types:
-            public_types[t] = public_types.get(t, 0) + 1
-    hits = [h for hs in by_category.values() for h in hs]
-    lines = [
-        f"real private prompts (PUPA dev, {len(pupa)}): a finding on a private unit in {np.mean(hits):.1%}; "
-        f"any finding in {flagged_any / len(pupa):.1%}",
-        "| category | prompts | found |",
-        "| --- | ---: | ---: |",
-    ]
-    lines += [f"| {c} | {len(h)} | {np.mean(h):.1%} |" for c, h in sorted(by_category.items())]
-    lines.append(
-        f"\nreal public instructions (AlpacaEval dev, {len(public)}): any finding in {public_any / len(public):.1%}; "
-        + ", ".join(f"{t} {n}" for t, n in sorted(public_types.items(), key=lambda kv: -kv[1]))
-    )
-    return lines

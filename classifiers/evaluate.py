@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from classifiers import crossval
+from classifiers import crossval, crossval_privacy
 from classifiers.complexity import ComplexityModel
 from classifiers.crossval import apgr, cpt, pgr_curve
 from classifiers.privacy import PrivacyScanner
@@ -77,8 +77,8 @@ def evaluate_complexity(with_litellm: bool) -> tuple[list[str], dict]:
     }
     lines, curves = [], {}
     for subset, index in subsets.items():
-        weak = np.array([rows[i]["weak_correct"] for i in index])
-        strong = np.array([rows[i]["strong_correct"] for i in index])
+        weak = np.array([rows[i]["weak_correct"] for i in index], dtype=float)
+        strong = np.array([rows[i]["strong_correct"] for i in index], dtype=float)
         lines.append(
             f"\n{subset}: {len(index)} prompts; weak model right on {weak.mean():.1%}, strong on {strong.mean():.1%}"
         )
@@ -240,7 +240,7 @@ def main() -> None:
     REPORTS.mkdir(exist_ok=True)
     complexity_lines, curves = evaluate_complexity(not args.no_litellm)
     lines = ["## Headline: real data, validated by group (`python -m classifiers.crossval`)", ""]
-    lines += crossval.report(not args.no_litellm) + [""] + crossval.privacy_report()
+    lines += crossval.report(not args.no_litellm) + [""] + crossval_privacy.report()
     lines += ["", "## Complexity, row-hash split with template rows (coverage only, not a headline)"]
     lines += complexity_lines + ["", "## Privacy, template and synthetic data (coverage only, not a headline)"]
     lines += evaluate_privacy()

@@ -18,6 +18,9 @@ import numpy as np
 
 from classifiers.complexity import MODEL_PATH as COMPLEXITY_PATH
 from classifiers.complexity import complexity_text
+from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
+from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
+from classifiers.privacy.context import context_text
 from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
 from classifiers.privacy.contextual import SPAN_TYPES, SpanModel
 from classifiers.tokens import MODEL_PATH as TOKENS_PATH
@@ -66,35 +69,46 @@ def complexity_rows() -> list[dict]:
     return rows
 
 
-def train_complexity(rows: list[dict]) -> bytes:
-    from skl2onnx import convert_sklearn
-    from skl2onnx.common.data_types import StringTensorType
+WORDS = r"\b\w\w+\b"  # onnxruntime's tokenizer reads \w and \b as ASCII: fine for English prompts only
+ASCII_WORDS = r"[a-z0-9_]{2,}"  # the same in both engines, whatever the language (texts are lower case)
+
+
+def tfidf_logreg(
+    texts: list[str],
+    labels: list[int],
+    C: float,
+    max_features: int,
+    sample_weight: list[float] | None = None,
+    token_pattern: str = WORDS,
+):
+    """Binary TF-IDF over word 1-2-grams and a logistic regression: the shape of every text model
+    here (`classifiers.text_model`). Binary term weights score as well as sublinear ones (APGR
+    0.577 / 0.687 against 0.575 / 0.683 on the old split) and are cheaper: no logarithm over the
+    vector. Texts arrive `clipped`: lower-casing is not done in ONNX (its StringNormalizer needs OS
+    locales)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
-    train = [r for r in rows if r["split"] == "train"]
-    # Lowercasing happens in complexity_text, not in ONNX (its StringNormalizer needs OS locales).
-    # Binary term weights: as good as sublinear ones on the held-out split (APGR 0.577 / 0.687
-    # against 0.575 / 0.683) and cheaper to score: no logarithm over the 8,000-wide vector.
-    pipeline = Pipeline(
-        [
-            (
-                "tfidf",
-                TfidfVectorizer(
-                    lowercase=False,
-                    token_pattern=r"\b\w\w+\b",
-                    ngram_range=(1, 2),
-                    min_df=3,
-                    max_features=8000,
-                    binary=True,
-                    dtype=np.float32,
-                ),
-            ),
-            ("logreg", LogisticRegression(C=0.5, max_iter=3000)),  # C chosen on a validation split of train
-        ]
+    vectorizer = TfidfVectorizer(
+        lowercase=False,
+        token_pattern=token_pattern,
+        ngram_range=(1, 2),
+        min_df=3,
+        max_features=max_features,
+        binary=True,
+        dtype=np.float32,
     )
-    pipeline.fit([complexity_text(r["prompt"]) for r in train], [r["label"] for r in train])
+    pipeline = Pipeline([("tfidf", vectorizer), ("logreg", LogisticRegression(C=C, max_iter=3000))])
+    pipeline.fit(texts, labels, logreg__sample_weight=sample_weight)
+    return pipeline
+
+
+def onnx_bytes(pipeline, texts: list[str], name: str) -> bytes:
+    """The fitted pipeline as ONNX, checked to score `texts` as it does, the same bytes every time."""
+    from skl2onnx import convert_sklearn
+    from skl2onnx.common.data_types import StringTensorType
+
     onnx_model = convert_sklearn(
         pipeline,
         initial_types=[("text", StringTensorType([None, 1]))],
@@ -102,15 +116,22 @@ def train_complexity(rows: list[dict]) -> bytes:
         target_opset=17,
     )
     _idf_in_the_vectorizer(onnx_model)
-    _check_scores(onnx_model, pipeline, [complexity_text(r["prompt"]) for r in train[:500]])
+    _check_scores(onnx_model, pipeline, texts)
     onnx_model.producer_version = ""  # keep the bytes independent of the converter's patch release
-    onnx_model.graph.name = "edgeway_complexity"  # skl2onnx names the graph with a random uuid
+    onnx_model.graph.name = name  # skl2onnx names the graph with a random uuid
     # ... and lists opsets in set order, which changes with Python's hash seed
     opsets = sorted((o.domain, o.version) for o in onnx_model.opset_import)
     del onnx_model.opset_import[:]
     for domain, version in opsets:
         onnx_model.opset_import.add(domain=domain, version=version)
     return onnx_model.SerializeToString()
+
+
+def train_complexity(rows: list[dict]) -> bytes:
+    train = [r for r in rows if r["split"] == "train"]
+    texts = [complexity_text(r["prompt"]) for r in train]
+    pipeline = tfidf_logreg(texts, [r["label"] for r in train], C=0.5, max_features=8000)
+    return onnx_bytes(pipeline, texts[:500], "edgeway_complexity")
 
 
 def _check_scores(model, pipeline, texts: list[str]) -> None:
@@ -157,6 +178,75 @@ def privacy_rows() -> list[dict]:
         rows.append({"text": r["text"], "spans": spans, "split": split_of(r["text"]), "source": "presidio"})
     rows += [{**r, "source": "edgeway"} for r in read_jsonl("privacy_prompts.jsonl")]
     return rows
+
+
+def real_span_rows(private: list[PrivatePrompt], public: list[str], typer: dict) -> list[dict]:
+    """Real prompts as span-model rows: a candidate on one of PUPA's private units is personal
+    data of the type that `typer` (a model trained on the template rows alone) gives it, as PUPA's
+    units have no type; every candidate in a public instruction is none."""
+    model = SpanModel.untrained(typer["common"])
+    weights, bias = typer["weights"], np.array(typer["bias"])
+    rows = []
+    for p in private:
+        spans = []
+        for kind, start, end in model.candidates(p.text):
+            if any(start < e and s < end for s, e in p.units):
+                score = bias + sum(
+                    (np.array(weights[f]) for f in model.features(p.text, kind, start, end) if f in weights),
+                    np.zeros(len(bias)),
+                )
+                spans.append({"type": SPAN_TYPES[1 + int(np.argmax(score[1:]))], "start": start, "end": end})
+        rows.append({"text": p.text, "spans": spans, "split": "train", "source": "pupa"})
+    rows += [{"text": t, "spans": [], "split": "train", "source": "alpaca_eval"} for t in public]
+    return rows
+
+
+def span_rows(private: list[PrivatePrompt], public: list[str]) -> list[dict]:
+    """Everything the span model trains on: the template rows' training split and the real rows."""
+    templates = [r for r in privacy_rows() if r["split"] == "train"]
+    return templates + real_span_rows(private, public, train_spans(templates))
+
+
+COVERAGE_WEIGHT = 0.05  # a template or exam row counts a twentieth of a real one: coverage, not the signal
+CONTEXT_FEATURES = 20000
+EXAM_SAMPLE = 5  # every fifth MMLU / GSM8K question: public questions that name people and places
+
+
+def train_context(private: list[str], public: list[str]) -> bytes:
+    """The private-context gate (`classifiers.privacy.context`): real private prompts against real
+    public ones, the template rows' training split for coverage (with personal data or not)."""
+    templates = [(r["text"], int(bool(r["spans"]))) for r in privacy_rows() if r["split"] == "train"]
+    templates += [(r["prompt"], 0) for r in read_jsonl("routellm_train.jsonl")[::EXAM_SAMPLE]]
+    texts = [context_text(t) for t in private + public] + [context_text(t) for t, _ in templates]
+    labels = [1] * len(private) + [0] * len(public) + [label for _, label in templates]
+    weights = [1.0] * (len(private) + len(public)) + [COVERAGE_WEIGHT] * len(templates)
+    pipeline = tfidf_logreg(texts, labels, 2.0, CONTEXT_FEATURES, weights, ASCII_WORDS)
+    return sparse_model(pipeline, ASCII_WORDS, texts)
+
+
+def sparse_model(pipeline, token_pattern: str, texts: list[str]) -> bytes:
+    """The fitted pipeline as `SparseTextModel`'s JSON, checked to score `texts` as it does."""
+    import tempfile
+
+    from classifiers.text_model import SparseTextModel
+
+    vectorizer, logreg = pipeline.steps[0][1], pipeline.steps[1][1]
+    coef = logreg.coef_[0]
+    grams = {
+        gram: [float(coef[i] * vectorizer.idf_[i]), float(vectorizer.idf_[i] ** 2)]
+        for gram, i in vectorizer.vocabulary_.items()
+    }
+    data = {"token_pattern": token_pattern, "bias": float(logreg.intercept_[0]), "grams": grams}
+    encoded = (json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        f.write(encoded)
+        f.flush()
+        model = SparseTextModel(Path(f.name))
+        scored = np.array([model.probability(t) for t in texts])
+    trained = pipeline.predict_proba(texts)[:, 1]
+    if np.abs(scored - trained).max() > 1e-6:
+        raise AssertionError(f"the sparse model is off by {np.abs(scored - trained).max():.2e}")
+    return encoded
 
 
 def common_words() -> list[str]:
@@ -233,14 +323,28 @@ def token_texts(complexity: list[dict], privacy: list[dict], split: str) -> list
     return texts
 
 
+def train_privacy() -> tuple[str, bytes]:
+    """The span model (as JSON) and the private-context gate (ONNX), on every real prompt, with the
+    thresholds that `classifiers.crossval_privacy` chooses on validation folds."""
+    from classifiers.crossval_privacy import thresholds
+
+    private, public = private_prompts(), public_prompts()
+    spans = train_spans(span_rows(private, public))
+    spans.update(thresholds().as_dict())
+    context = train_context([p.text for p in private], public)
+    return json.dumps(spans, sort_keys=True, separators=(",", ":")) + "\n", context
+
+
 def main() -> None:
     complexity = complexity_rows()
     privacy = privacy_rows()
     COMPLEXITY_PATH.parent.mkdir(parents=True, exist_ok=True)
     COMPLEXITY_PATH.write_bytes(train_complexity(complexity))
-    SPANS_PATH.write_text(json.dumps(train_spans(privacy), sort_keys=True, separators=(",", ":")) + "\n")
+    spans, context = train_privacy()
+    SPANS_PATH.write_text(spans)
+    CONTEXT_PATH.write_bytes(context)
     TOKENS_PATH.write_text(json.dumps(train_token_estimate(token_texts(complexity, privacy, "train")), indent=1) + "\n")
-    for path in (COMPLEXITY_PATH, SPANS_PATH, TOKENS_PATH):
+    for path in (COMPLEXITY_PATH, SPANS_PATH, CONTEXT_PATH, TOKENS_PATH):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         print(f"wrote {path.relative_to(DATA.parent.parent)} ({path.stat().st_size:,} bytes, sha256 {digest})")
 

@@ -219,23 +219,27 @@ def test_held_out_privacy_quality_meets_the_targets():
         for kind in ("EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS", "SECRET"):
             if kind in by_type and by_type[kind].gold >= 5:
                 assert by_type[kind].recall >= 0.95 and by_type[kind].precision >= 0.9, (kind, by_type[kind])
-        assert by_type["PERSON"].recall >= 0.85, by_type["PERSON"]
+        # 0.88 on Presidio's synthetic sentences before real prompts trained the span model and the
+        # private-context gate; 0.76 since: a name outside a private-looking text must be sure,
+        # which took the flag rate on real public prompts from 15% to 5%
+        assert by_type["PERSON"].recall >= 0.75, by_type["PERSON"]
     assert scores["edgeway realistic prompts, held-out half (unseen names)"]["STREET_ADDRESS"].recall >= 0.85
 
 
 def test_training_rebuilds_the_committed_artifacts_bit_for_bit():
-    import json
-
+    """Models and thresholds alike: the thresholds come from the cross-validation, run again here."""
     from classifiers.complexity import MODEL_PATH as complexity_path
+    from classifiers.privacy.context import MODEL_PATH as context_path
     from classifiers.privacy.contextual import MODEL_PATH as spans_path
-    from classifiers.train import complexity_rows, privacy_rows, train_complexity, train_spans
+    from classifiers.train import complexity_rows, train_complexity, train_privacy
 
     assert (
         hashlib.sha256(train_complexity(complexity_rows())).digest()
         == hashlib.sha256(complexity_path.read_bytes()).digest()
     )
-    spans = json.dumps(train_spans(privacy_rows()), sort_keys=True, separators=(",", ":")) + "\n"
+    spans, context = train_privacy()
     assert spans == spans_path.read_text()
+    assert hashlib.sha256(context).digest() == hashlib.sha256(context_path.read_bytes()).digest()
 
 
 def test_a_person_addressed_by_name_is_found_however_common_the_name():

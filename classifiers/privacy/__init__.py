@@ -5,8 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from classifiers import _scan
+from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
+from classifiers.privacy.context import PrivateContext
 from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
 from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, drop_overlaps
+from classifiers.privacy.introduced import CUES as INTRODUCTIONS
+from classifiers.privacy.introduced import introduced
 from classifiers.privacy.readings import Windows, international_phones, reread
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
 
@@ -14,9 +18,10 @@ from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structure
 class PrivacyScanner:
     """Scans texts for private data (the Scorer keeps what it found in recent texts)."""
 
-    def __init__(self, model_path: Path = MODEL_PATH) -> None:
+    def __init__(self, model_path: Path = MODEL_PATH, context_path: Path = CONTEXT_PATH) -> None:
         self.spans = SpanModel.load(model_path)
-        self.anchors = ANCHORS + CUES
+        self.context = PrivateContext(context_path)
+        self.anchors = ANCHORS + CUES + INTRODUCTIONS
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, WINDOW_SPECS)
 
     def scan(self, text: str) -> tuple[Finding, ...]:
@@ -39,10 +44,18 @@ class PrivacyScanner:
         if numbers:
             found += international_phones(text, numbers, found)
         if labeled:
-            found += self.spans.findings(labeled)
+            found += self._entities(text, labeled)
         if hits:
-            found += cued(text, hits)
+            found += cued(text, hits) + introduced(text, hits, self.spans.common)
         return found, Windows(numbers, encoded)
+
+    def _entities(self, text: str, labeled: list[tuple[int, int, int, float]]) -> list[Finding]:
+        """The span model's candidates that are findings (`SpanModel`): the context model runs only
+        when a candidate is possible but not sure."""
+        sure = [c for c in labeled if c[3] >= self.spans.confident]
+        if len(sure) < len(labeled) and self.context.score(text) >= self.spans.context:
+            sure = labeled
+        return self.spans.findings(sure)
 
 
 __all__ = ["CONTEXTUAL_TYPES", "ENTITY_TYPES", "STRUCTURED_TYPES", "Finding", "PrivacyScanner"]

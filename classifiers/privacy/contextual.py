@@ -8,6 +8,7 @@ in C (classifiers/scan/spans.c, 40 us for a 1,000-token conversation where Pytho
 Candidates, the first shape that matches at each position (as regular expressions; UP is a capital):
   unit        \b(?:Suite|Apt\.?|Apartment|Unit|P\.?O\.? Box|Box|Flat|Floor|PSC)[ \t]*#?\d+[A-Za-z]?\b
   num-street  \b\d{1,6}[A-Za-z]?(?:[ \t]+[\w'’.-]+){0,3}[ \t]+CAPWORD(?:[ \t]+\d{1,5}[A-Za-z]?\b)?
+              (no word in it ends a sentence: a full stop ends only initials and "St."; CAPWORD not "I")
   postal      \b(?:[A-Z]{2}[ \t]+\d{5}(?:-\d{4})?|\d{4,5}[ \t]+UP[\w'’-]+)\b
   cap         (?<![\w@/])CAPWORD(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+UP))){0,4}
   where CAPWORD is UP[\w'’&]*(?:[.-][\w'’]+)*\.? and PARTICLE one of van von de da del ... y dos das.
@@ -46,13 +47,27 @@ _UP_TABLE = bytes(1 if re.fullmatch(f"[{_UP}]", chr(c)) else 0 for c in range(0x
 
 
 class SpanModel:
-    """The learned labeler; its weights are `classifiers/models/pii_spans.json`."""
+    """The learned labeler; its weights are `classifiers/models/pii_spans.json`.
+
+    A candidate's confidence is the chance that it is personal data of some type at all. It is a
+    finding when that is at least `confident`, or at least `threshold` in a text that reads as a
+    private document (`PrivateContext` at or above `context`): "Larry Page" in "Who is Larry
+    Page?" is a famous name in a public question; "Juraj Holaza" in a team announcement is not.
+    The three thresholds are chosen by `classifiers.crossval` on validation folds."""
 
     def __init__(
-        self, weights: dict[str, list[float]], bias: list[float], common: Iterable[str], threshold: float = 0.5
+        self,
+        weights: dict[str, list[float]],
+        bias: list[float],
+        common: Iterable[str],
+        threshold: float = 0.5,
+        confident: float | None = None,
+        context: float = 1.0,
     ) -> None:
         self.common = frozenset(common)
         self.threshold = threshold
+        self.confident = threshold if confident is None else confident
+        self.context = context
         self.native = _scan.Model(
             _UP_TABLE,
             sorted(self.common),
@@ -66,7 +81,14 @@ class SpanModel:
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> SpanModel:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(data["weights"], data["bias"], data["common"], data.get("threshold", 0.5))
+        return cls(
+            data["weights"],
+            data["bias"],
+            data["common"],
+            data.get("threshold", 0.5),
+            data.get("confident"),
+            data.get("context", 1.0),
+        )
 
     @classmethod
     def untrained(cls, common: Iterable[str]) -> SpanModel:

@@ -79,71 +79,7 @@ def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
     if windows.encoded:
         runs = (m for start, end in windows.encoded for m in _BASE64_RUN.finditer(text, start, end))
         extra += _decoded(text, runs, _base64, scan)
-    if any(cue in lowered for cue in _ADDRESSING_CUES):
-        extra += _addressed(text)
     return extra
-
-
-# --- people addressed by name: greetings, sign-offs, "my name is" ------------------------------
-_ADDRESSING_CUES = (
-    "dear ",
-    "hi ",
-    "hello ",
-    "hey ",
-    "bonjour ",
-    "hola ",
-    "hallo ",
-    "ciao ",
-    "name is",
-    "name was",
-    "regards",
-    "sincerely",
-    "thanks,",
-    "cheers,",
-)
-_NAME = r"([A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)?)"
-_GREETING = re.compile(
-    r"(?:^|(?<=[\n.!?\"“]))\s*(?:Dear|Hi|Hello|Hey|Bonjour|Hola|Hallo|Ciao)\s+(?:(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+)?"
-    + _NAME
-    + r"\s*[,!:\n]"
-)
-_INTRODUCED = re.compile(r"\b(?i:my|her|his|their) (?i:name) (?i:is|was|'s)\s+" + _NAME)
-_SIGNED = re.compile(
-    r"(?i:regards|sincerely|thanks|thank you|cheers|best wishes|yours truly)\s*,?\s*\n+\s*" + _NAME + r"\s*(?:\n|$)"
-)
-_NOT_A_NAME = frozenset(
-    {
-        "there",
-        "all",
-        "everyone",
-        "team",
-        "sir",
-        "madam",
-        "customer",
-        "friend",
-        "friends",
-        "world",
-        "guys",
-        "folks",
-        "colleagues",
-        "hiring",
-        "manager",
-        "the",
-        "my",
-        "you",
-        "again",
-    }
-)
-
-
-def _addressed(text: str) -> Iterator[Finding]:
-    """A name a message is addressed to, signed with, or introduced by: in quoted emails and letters
-    that is who they are about, however common the name."""
-    for pattern in (_GREETING, _INTRODUCED, _SIGNED):
-        for m in pattern.finditer(text):
-            first = m.group(1).split()[0]
-            if first.lower() not in _NOT_A_NAME:
-                yield Finding("PERSON", m.start(1), m.end(1), 0.7, "addressed")
 
 
 # --- folded --------------------------------------------------------------------------------

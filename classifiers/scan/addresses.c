@@ -211,14 +211,18 @@ int street_like(const Model *m, const Text *t, Py_ssize_t s, Py_ssize_t e) {
     return found;
 }
 /* Joins the pieces of one street address (street, unit, town, postcode) into one span, runs each
- * address on to where it stops, and drops the ones that are no street. In place; the new count. */
+ * address on to where it stops, and drops the ones that are no street. In place; the new count.
+ * Only pieces that are more likely than not an address are joined: the model keeps unlikely
+ * candidates too, for texts that read as private, and "21 253 109 8211" after a postcode is a
+ * phone number, not the address's next line. */
+#define JOIN_CONFIDENCE 0.5
 Py_ssize_t settle_addresses(const Model *m, const Text *t, Labeled *found, Py_ssize_t n) {
     Py_ssize_t kept = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         Labeled f = found[i];
         Labeled *last = kept ? &found[kept - 1] : NULL;
         if (last && last->label == STREET_ADDRESS && f.label == STREET_ADDRESS && f.start - last->end <= 40 &&
-            address_gap(t, last->end, f.start)) {
+            last->confidence >= JOIN_CONFIDENCE && f.confidence >= JOIN_CONFIDENCE && address_gap(t, last->end, f.start)) {
             last->end = f.end > last->end ? f.end : last->end;
             last->confidence = f.confidence > last->confidence ? f.confidence : last->confidence;
         } else {

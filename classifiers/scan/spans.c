@@ -153,7 +153,9 @@ static Py_ssize_t unit(const Text *t, Py_ssize_t i) {
     return -1;
 }
 
-/* num-street: \b\d{1,6}[A-Za-z]?(?:[ \t]+[\w'’.-]+){0,3}[ \t]+CAPWORD(?:[ \t]+\d{1,5}[A-Za-z]?\b)? */
+/* num-street: \b\d{1,6}[A-Za-z]?(?:[ \t]+[\w'’.-]+){0,3}[ \t]+CAPWORD(?:[ \t]+\d{1,5}[A-Za-z]?\b)?
+ * where no word but an initial or an abbreviation ("N.", "St.") ends in a full stop, and CAPWORD
+ * is not "I": "$8 each. How" and "12 eggs. I drop" are two sentences, not a street. */
 static inline int street_char(Py_UCS4 c) { return is_word(c) || is_apos(c) || c == '.' || c == '-'; }
 
 static Py_ssize_t num_street(const Model *m, const Text *t, Py_ssize_t i) {
@@ -165,9 +167,10 @@ static Py_ssize_t num_street(const Model *m, const Text *t, Py_ssize_t i) {
     Py_ssize_t ends[4] = {p, 0, 0, 0};   /* where the number, and each word after it, ends */
     int words = 0;
     while (words < 3 && is_blank(at(t, ends[words]))) {
-        Py_ssize_t q = skip_blank(t, ends[words]);
+        Py_ssize_t q = skip_blank(t, ends[words]), w = q;
         if (!street_char(at(t, q))) break;
         while (street_char(at(t, q))) q++;
+        if (at(t, q - 1) == '.' && q - w > 3) break;   /* a sentence ends here */
         ends[++words] = q;
     }
     for (int k = words; k >= 0; k--) {   /* the most words before a capitalized one */
@@ -175,6 +178,7 @@ static Py_ssize_t num_street(const Model *m, const Text *t, Py_ssize_t i) {
         Py_ssize_t q = skip_blank(t, ends[k]);
         if (!is_up(m, at(t, q))) continue;
         Py_ssize_t e = capword(t, q);
+        if (e == q + 1 && at(t, q) == 'I') continue;
         if (is_blank(at(t, e))) {
             Py_ssize_t s = skip_blank(t, e);
             if (is_digit(at(t, s))) {
@@ -594,13 +598,15 @@ PyObject *model_find(PyObject *model, const Text *text) {
         }
         double score[N_TYPES];
         for (int k = 0; k < N_TYPES; k++) score[k] = self->bias[k] + sums[k] / WEIGHT_SCALE;
-        int best = 0;
-        for (int k = 1; k < N_TYPES; k++)
+        /* the likeliest type other than none, with the chance that it is one of them at all:
+         * 1 - P(none), which a low threshold reads as "possibly a name" */
+        int best = 1;
+        for (int k = 2; k < N_TYPES; k++)
             if (score[k] > score[best]) best = k;
-        double total = 0;
-        for (int k = 0; k < N_TYPES; k++) total += exp(score[k] - score[best]);
-        double confidence = 1.0 / total;
-        if (best == 0 || confidence < self->threshold) continue;
+        double total = 0, top = score[0] > score[best] ? score[0] : score[best];
+        for (int k = 0; k < N_TYPES; k++) total += exp(score[k] - top);
+        double confidence = 1.0 - exp(score[0] - top) / total;
+        if (confidence < self->threshold) continue;
         if (count == room) {
             room = room ? room * 2 : 16;
             Labeled *grown = PyMem_Realloc(labeled, (size_t)room * sizeof(Labeled));

@@ -1,0 +1,191 @@
+"""Privacy, measured on real prompts the models never saw: PUPA's private prompts (found when a
+finding overlaps one of the units its annotators marked) and AlpacaEval's public instructions
+(flagged when anything is found), in five folds by prompt.
+
+    python -m classifiers.crossval      (prints this with the complexity tables)
+
+Each fold trains the span model and the private-context gate on the other folds' real prompts
+and the template rows, and scores its own prompts with every candidate kept (the thresholds at
+their floor). The three thresholds (`SpanModel`) are then chosen, for each fold, on the other
+folds' scores alone: the most recall whose public flag rate there is at most `FLAG_TARGET`.
+Baselines in the same run: the span model without the gate, and the detectors that need no
+model (structured identifiers, cues).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
+from classifiers.privacy import PrivacyScanner
+
+FOLDS = 5
+FLAG_TARGET = 0.05
+FLOOR = 0.02  # the lowest threshold considered: below it every capitalized word is a name
+SPAN_MODEL = "span-model"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    threshold: float  # a candidate is a finding in a private-looking text from here
+    confident: float  # and anywhere from here
+    context: float  # a text looks private from here
+
+    def as_dict(self) -> dict[str, float]:
+        return {"threshold": self.threshold, "confident": self.confident, "context": self.context}
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One held-out prompt as its fold's models read it."""
+
+    others: tuple[tuple[str, int, int], ...]  # (type, start, end) found without the span model
+    candidates: tuple[tuple[str, int, int, float], ...]  # the span model's, with its confidence
+    context: float  # the gate's P(private document)
+    units: tuple[tuple[int, int], ...] = ()
+
+    def findings(self, t: Thresholds) -> list[tuple[str, int, int]]:
+        keep = self.context >= t.context
+        entities = [(k, s, e) for k, s, e, c in self.candidates if c >= t.confident or (keep and c >= t.threshold)]
+        return list(self.others) + entities
+
+    def found(self, t: Thresholds) -> bool:
+        return any(s < ue and us < e for _, s, e in self.findings(t) for us, ue in self.units)
+
+
+def fold_of(text: str) -> int:
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) % FOLDS
+
+
+@cache
+def _templates() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The template rows' training split, and a span model trained on it alone (it types PUPA's units)."""
+    from classifiers.train import privacy_rows, train_spans
+
+    rows = [r for r in privacy_rows() if r["split"] == "train"]
+    return rows, train_spans(rows)
+
+
+def fold_scanner(private: Sequence[PrivatePrompt], public: Sequence[str], where: Path) -> PrivacyScanner:
+    """A PrivacyScanner trained on these prompts (and the template rows), every candidate kept."""
+    from classifiers.train import real_span_rows, train_context, train_spans
+
+    templates, typer = _templates()
+    spans = train_spans(templates + real_span_rows(list(private), list(public), typer))
+    spans.update(Thresholds(FLOOR, FLOOR, 0.0).as_dict())
+    (where / "spans.json").write_text(json.dumps(spans))
+    (where / "context.json").write_bytes(train_context([p.text for p in private], list(public)))
+    return PrivacyScanner(where / "spans.json", where / "context.json")
+
+
+def score(scanner: PrivacyScanner, text: str, units: tuple[tuple[int, int], ...] = ()) -> Scored:
+    found = scanner.scan(text)
+    return Scored(
+        tuple((f.type, f.start, f.end) for f in found if f.detector != SPAN_MODEL),
+        tuple((f.type, f.start, f.end, f.confidence) for f in found if f.detector == SPAN_MODEL),
+        scanner.context.score(text),
+        units,
+    )
+
+
+def out_of_fold() -> tuple[list[tuple[int, Scored, PrivatePrompt]], list[tuple[int, Scored, str]]]:
+    private, public = private_prompts(), public_prompts()
+    held_private, held_public = [], []
+    with tempfile.TemporaryDirectory() as where:
+        for k in range(FOLDS):
+            scanner = fold_scanner(
+                [p for p in private if fold_of(p.text) != k], [t for t in public if fold_of(t) != k], Path(where)
+            )
+            held_private += [(k, score(scanner, p.text, p.units), p) for p in private if fold_of(p.text) == k]
+            held_public += [(k, score(scanner, t), t) for t in public if fold_of(t) == k]
+    return held_private, held_public
+
+
+def _grid(scored: Iterable[Scored]) -> list[Thresholds]:
+    contexts = sorted({round(float(q), 3) for q in np.quantile([s.context for s in scored], np.linspace(0, 1, 41))})
+    return [
+        Thresholds(threshold, confident, context)
+        for threshold in (FLOOR, 0.05, 0.1, 0.2, 0.3, 0.5)
+        for confident in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.01)
+        if confident >= threshold
+        for context in contexts + [1.01]
+    ]
+
+
+def choose(private: Sequence[Scored], public: Sequence[Scored], gate: bool = True) -> Thresholds:
+    """The thresholds with the most recall whose public flag rate is at most FLAG_TARGET."""
+    best, best_recall = Thresholds(1.01, 1.01, 1.01), -1.0
+    alone = [Thresholds(c, c, 1.01) for c in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)]
+    for t in _grid([*private, *public]) if gate else alone:
+        if np.mean([bool(s.findings(t)) for s in public]) > FLAG_TARGET:
+            continue
+        recall = float(np.mean([s.found(t) for s in private]))
+        if recall > best_recall:
+            best, best_recall = t, recall
+    return best
+
+
+def thresholds() -> Thresholds:
+    """The shipped model's thresholds: chosen on every fold's held-out scores."""
+    private, public = out_of_fold()
+    return choose([s for _, s, _ in private], [s for _, s, _ in public])
+
+
+def report() -> list[str]:
+    private, public = out_of_fold()
+    lines = [
+        f"privacy on real prompts, {FOLDS} folds by prompt: recall = PUPA prompts ({len(private)}) with a finding on "
+        f"a private unit; flagged = AlpacaEval instructions ({len(public)}, one with personal data left out) with any "
+        f"finding; thresholds chosen on the other folds for a flag rate <= {FLAG_TARGET:.0%}",
+        "| detectors | recall | flagged |",
+        "| --- | ---: | ---: |",
+    ]
+    never = Thresholds(1.01, 1.01, 1.01)
+    rules: dict[str, Callable[[int], Thresholds]] = {
+        "no model: identifiers, secrets, cues": lambda k: never,
+        "+ span model alone": lambda k: choose(*_other_folds(private, public, k), gate=False),
+        "+ span model and private-context gate (shipped)": lambda k: choose(*_other_folds(private, public, k)),
+    }
+    chosen: dict[str, list[Thresholds]] = {name: [rule(k) for k in range(FOLDS)] for name, rule in rules.items()}
+    for name, per_fold in chosen.items():
+        recall = np.mean([s.found(per_fold[k]) for k, s, _ in private])
+        flagged = np.mean([bool(s.findings(per_fold[k])) for k, s, _ in public])
+        lines.append(f"| {name} | {recall:.1%} | {flagged:.1%} |")
+    shipped = chosen["+ span model and private-context gate (shipped)"]
+    lines += ["", "| PUPA category | prompts | found |", "| --- | ---: | ---: |"]
+    by_category: dict[str, list[bool]] = {}
+    for k, s, p in private:
+        by_category.setdefault(p.category, []).append(s.found(shipped[k]))
+    lines += [f"| {c} | {len(h)} | {np.mean(h):.1%} |" for c, h in sorted(by_category.items())]
+    types: dict[str, int] = {}
+    for k, s, _ in public:
+        for kind in {kind for kind, _, _ in s.findings(shipped[k])}:
+            types[kind] = types.get(kind, 0) + 1
+    named = [(k, s) for k, s, _ in public if any(c >= 0.5 for *_, c in s.candidates)]
+    named_flagged = np.mean([bool(s.findings(shipped[k])) for k, s in named])
+    lines.append(
+        "\npublic instructions flagged, by type: "
+        + (", ".join(f"{t} {n}" for t, n in sorted(types.items(), key=lambda kv: -kv[1])) or "none")
+        + f"; of the {len(named)} that name someone or something (a candidate the span model calls a name at 0.5:"
+        f" 'Larry Page', 'Okinawa Japan', 'Duck Typing'), {named_flagged:.1%} flagged"
+    )
+    lines.append(
+        "thresholds per fold (threshold / confident / context): "
+        + ", ".join(f"{t.threshold:g}/{t.confident:g}/{t.context:g}" for t in shipped)
+    )
+    return lines
+
+
+def _other_folds(
+    private: list[tuple[int, Scored, PrivatePrompt]], public: list[tuple[int, Scored, str]], k: int
+) -> tuple[list[Scored], list[Scored]]:
+    return [s for j, s, _ in private if j != k], [s for j, s, _ in public if j != k]

@@ -1,0 +1,51 @@
+"""The real prompts privacy is trained and measured on: PUPA's private prompts (with the units
+their annotators marked) and AlpacaEval's public instructions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent
+
+# Checked by hand (all 404 were read for names, addresses, emails and numbers): one AlpacaEval
+# instruction does carry personal data, a conference's participants with their email addresses,
+# so it is not counted as a public prompt. Famous people, places, works and products are public.
+PUBLIC_WITH_PERSONAL_DATA = ("Please prepare a table containing a summary of the information of the participants",)
+
+
+@dataclass(frozen=True)
+class PrivatePrompt:
+    text: str
+    units: tuple[tuple[int, int], ...]  # where its annotated private units occur
+    category: str
+
+
+def _read(name: str) -> list[dict]:
+    with open(DATA / name, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def unit_spans(prompt: str, units: list[str]) -> tuple[tuple[int, int], ...]:
+    """Where the annotated private units occur (they are lower-cased as annotated)."""
+    lowered, spans = prompt.lower(), []
+    for unit in units:
+        start = lowered.find(unit)
+        while start >= 0 and unit:
+            spans.append((start, start + len(unit)))
+            start = lowered.find(unit, start + 1)
+    return tuple(spans)
+
+
+def private_prompts() -> list[PrivatePrompt]:
+    return [
+        PrivatePrompt(r["prompt"], unit_spans(r["prompt"], r["pii_units"]), r["category"])
+        for r in _read("pupa_dev.jsonl")
+    ]
+
+
+def public_prompts() -> list[str]:
+    return [
+        r["prompt"] for r in _read("alpaca_eval_dev.jsonl") if not r["prompt"].startswith(PUBLIC_WITH_PERSONAL_DATA)
+    ]

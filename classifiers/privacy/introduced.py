@@ -1,0 +1,117 @@
+"""People and organizations that the words around them introduce, whatever their case.
+
+The span model reads capitalized runs and weighs them; real prompts also say "Hi Cory,", "Best
+regards,\\nOmar", "my name is aisha", "my brother harrison" or "a company called soskill". There
+the words before say what the name is, so it is found however common the name: a greeting or a
+signature in a quoted email is who the email is about. Each pattern is tried only where its cue
+occurs (`anchors.anchored`); a captured word that is a common word ("my brother and", "Hi
+there,") ends the name, and a name that is only common words is none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
+from classifiers.privacy.findings import Finding
+
+_CAPITALIZED = r"([A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)?)"
+_ANY_CASE = r"([^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*)?)"  # one or two words
+_GREETINGS: tuple[str, ...] = ("dear", "hi", "hello", "hey", "good morning", "good afternoon", "good evening")
+_GREETINGS += ("bonjour", "hola", "hallo", "ciao")
+_GREETING = re.compile(
+    r"(?:^|(?<=[\n.!?\"“]))\s*(?:Dear|Hi|Hello|Hey|Good (?:morning|afternoon|evening)|Bonjour|Hola|Hallo|Ciao)\s+"
+    r"(?:(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+)?" + _CAPITALIZED + r"\s*[,!:\n]"
+)
+_NAMED_CUES = ("name is", "name was", "name's", "call me")
+_NAMED = re.compile(r"\b(?i:(?:my|her|his|their) name (?:is|was|'s)|call me)[ \t]+" + _ANY_CASE)
+_SIGN_OFFS = ("regards", "sincerely", "thanks", "thank you", "cheers", "best wishes", "yours truly")
+_SIGNED = re.compile(
+    r"(?i:regards|sincerely|thanks|thank you|cheers|best wishes|yours truly)\s*,?\s*\n+\s*"
+    + _CAPITALIZED
+    + r"\s*(?:\n|$)"
+)
+_RELATIONS = (
+    "brother sister wife husband son daughter friend boss manager colleague coworker co-worker cousin uncle "
+    "aunt mom mother dad father boyfriend girlfriend partner fiance fiancé fiancee fiancée grandma grandpa "
+    "grandmother grandfather niece nephew neighbor neighbour roommate classmate teacher supervisor"
+).split()
+_RELATED = re.compile(rf"(?i)\bmy[ \t]+(?:{'|'.join(_RELATIONS)})[ \t]+" + _ANY_CASE)
+_EMPLOYER_CUES = (
+    "company called", "company named", "company is", "business called", "business named", "startup called",
+    "brand called", "brand named", "firm called", "agency called", "shop called", "store called",
+    "restaurant called", "work at", "worked at", "working at", "work for", "worked for", "working for",
+    "employed at", "employed by", "intern at", "interned at", "studied at", "study at", "studying at",
+    "graduated from", "enrolled at",
+)  # fmt: skip
+_EMPLOYER = re.compile(
+    rf"(?i)\b(?:{'|'.join(_EMPLOYER_CUES)})[ \t]+(?:the[ \t]+)?([\w&'’.-]+(?:[ \t]+[\w&'’.-]+){{0,2}})"
+)
+CUES = Anchors((), _GREETINGS + _NAMED_CUES + _SIGN_OFFS + tuple(f"my {r}" for r in _RELATIONS) + _EMPLOYER_CUES)
+_GREETING_SET, _NAMED_SET, _SIGN_OFF_SET = frozenset(_GREETINGS), frozenset(_NAMED_CUES), frozenset(_SIGN_OFFS)
+_RELATED_SET, _EMPLOYER_SET = frozenset(f"my {r}" for r in _RELATIONS), frozenset(_EMPLOYER_CUES)
+_ALL_CUES = frozenset(CUES.folded)
+# Words that follow these cues without being names: "Hi there", "Dear Hiring Manager", "worked at a"
+_NOT_NAMES = frozenset(
+    "there all everyone everybody team sir madam customer friend friends world guys folks colleagues hiring "
+    "manager the my you your our his her their again so much for yes no ok okay in on at of a an this that "
+    "and or but to from with home night work school least most first last".split()
+)
+
+
+def introduced(text: str, hits: Hits, common: frozenset[str]) -> list[Finding]:
+    """PERSON and ORGANIZATION findings after their cues. `hits`: `CUES.find(text)`, or more;
+    `common`: words too common to be a name when written in lower case."""
+    if _ALL_CUES.isdisjoint(hits):
+        return []
+    found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common)]
+    for m in anchored(_RELATED, text, starts_of(hits, _RELATED_SET)):
+        found += [Finding("PERSON", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
+    for m in anchored(_EMPLOYER, text, starts_of(hits, _EMPLOYER_SET)):
+        found += [Finding("ORGANIZATION", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
+    return found
+
+
+def _addressed(text: str, hits: Hits, common: frozenset[str]) -> Iterator[tuple[int, int]]:
+    """Who a message is addressed to, signed by, or names as the writer."""
+    for m in anchored(_GREETING, text, _line_starts(text, starts_of(hits, _GREETING_SET))):
+        yield from _name(text, m, common)
+    for m in anchored(_NAMED, text, _word_starts(text, starts_of(hits, _NAMED_SET))):
+        yield from _name(text, m, common)
+    for m in anchored(_SIGNED, text, starts_of(hits, _SIGN_OFF_SET)):
+        yield from _name(text, m, common)
+
+
+def _name(text: str, m: re.Match[str], common: frozenset[str]) -> Iterator[tuple[int, int]]:
+    """The captured words up to the first that is not a name: one of `_NOT_NAMES`, or a common
+    word written in lower case."""
+    start = end = m.start(1)
+    for word in re.finditer(r"\S+", m.group(1)):
+        w = word.group().strip(".,'’")
+        if not w or w.lower() in _NOT_NAMES or (w.islower() and w in common):
+            break
+        end = m.start(1) + word.start() + len(word.group().rstrip(".,'’"))
+    if end > start:
+        yield start, end
+
+
+def _line_starts(text: str, starts: Iterable[int]) -> list[int]:
+    """A greeting's match begins at the whitespace before it (its pattern looks behind that)."""
+    out = []
+    for s in starts:
+        while s > 0 and text[s - 1].isspace():
+            s -= 1
+        out.append(s)
+    return out
+
+
+def _word_starts(text: str, starts: Iterable[int]) -> list[int]:
+    """ "name is" begins two words earlier ("my name is", "her name was")."""
+    out = []
+    for s in starts:
+        out.append(s)
+        for _ in range(2):
+            s = text.rfind(" ", 0, max(0, s - 1)) + 1
+            out.append(s)
+    return out

@@ -1,0 +1,86 @@
+"""Private data the way real prompts carry it: names introduced in lower case, names in a private
+document, famous names in a public question left alone; and how its thresholds are chosen."""
+
+from __future__ import annotations
+
+import pytest
+
+from classifiers.crossval_privacy import Scored, Thresholds, choose
+from classifiers.privacy import PrivacyScanner
+
+
+@pytest.fixture(scope="module")
+def scanner() -> PrivacyScanner:
+    return PrivacyScanner()
+
+
+def found(scanner: PrivacyScanner, text: str) -> list[tuple[str, str]]:
+    return [(f.type, text[f.start : f.end]) for f in scanner.scan(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "finding"),
+    [
+        ("write me a best mans speech for my brother harrison and his wife eden", ("PERSON", "harrison")),
+        ("Generate brand names for my company called soskill but don't use kill", ("ORGANIZATION", "soskill")),
+        ("the company is wolfram research can you add anything about it", ("ORGANIZATION", "wolfram")),
+        ("hello, my name is aisha and I need a cover letter", ("PERSON", "aisha")),
+        ("Good evening Ahmad,\nplease find the offer attached.", ("PERSON", "Ahmad")),
+        ("I worked at Deloitte for three years as an analyst.", ("ORGANIZATION", "Deloitte")),
+    ],
+)
+def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
+    assert finding in found(scanner, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my friend and I want to learn chess",
+        "I worked at a bakery, what should I put on my CV?",
+        "Hi there, how do magnets work?",
+        "Dear Hiring Manager, here is what I want to say",
+    ],
+)
+def test_a_common_word_after_a_cue_is_no_name(scanner, text):
+    assert not [f for f in scanner.scan(text) if f.detector in ("introduced", "addressed")], text
+
+
+def test_a_famous_name_in_a_public_question_is_not_private(scanner):
+    for question in ("Who is Larry Page?", "Prove Fermat's little theorem.", "Explain TypeScript and Duck Typing"):
+        assert found(scanner, question) == [], question
+
+
+def test_names_in_a_private_document_are_found(scanner):
+    text = (
+        "is this grammatically correct? Juraj Holaza from Brno Flight Systems team was awarded by TOP FLYER "
+        "AWARD for his outstanding contribution on E1 Cargo program. Congratulation!"
+    )
+    names = {value for kind, value in found(scanner, text) if kind in ("PERSON", "ORGANIZATION")}
+    assert any("Holaza" in n for n in names) and any("Brno" in n for n in names), names
+
+
+def test_two_sentences_with_numbers_are_no_street_address(scanner):
+    for text in ("She bought two shirts at $8 each. How much did she spend?", "I have 12 eggs. I drop 2."):
+        assert "STREET_ADDRESS" not in {kind for kind, _ in found(scanner, text)}, text
+    assert ("STREET_ADDRESS", "42 N. Main Street") in found(scanner, "Send it to 42 N. Main Street please")
+
+
+def _scored(candidate: float, context: float, units: tuple[tuple[int, int], ...] = ((0, 5),)) -> Scored:
+    return Scored(others=(), candidates=(("PERSON", 0, 5, candidate),), context=context, units=units)
+
+
+def test_a_candidate_is_a_finding_when_sure_or_when_its_text_reads_private():
+    t = Thresholds(threshold=0.1, confident=0.9, context=0.6)
+    assert _scored(0.95, 0.0).found(t)  # sure anywhere
+    assert _scored(0.2, 0.7).found(t)  # possible, in a private-looking text
+    assert not _scored(0.2, 0.5).found(t)  # possible, in a public-looking one
+    assert not _scored(0.05, 0.9).found(t)  # below the floor everywhere
+
+
+def test_thresholds_are_the_most_recall_within_the_public_flag_target():
+    private = [_scored(0.3, 0.8) for _ in range(10)] + [_scored(0.95, 0.1) for _ in range(10)]
+    public = [_scored(0.3, 0.3, ()) for _ in range(95)] + [_scored(0.3, 0.9, ()) for _ in range(5)]
+    t = choose(private, public)
+    assert all(p.found(t) for p in private)  # every private prompt, while ...
+    assert sum(bool(p.findings(t)) for p in public) <= 5  # ... at most 5% of public ones are flagged
