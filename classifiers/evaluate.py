@@ -1,19 +1,19 @@
-"""Evaluate the classifiers on the held-out split they were never trained on.
+"""The whole evaluation, written to `classifiers/reports/`.
 
     python -m classifiers.evaluate [--no-litellm]
 
-Complexity, in RouteLLM's terms: sorting prompts by score and sending the top share to the
+The headline is `classifiers.crossval`'s: real data with measured labels, validated by group.
+Complexity in RouteLLM's terms: sorting prompts by score and sending the top share to the
 strong (cloud) model, PGR is the share of the weak-to-strong quality gap recovered; APGR is its
-mean over all cloud shares; CPT(x%) the cloud share needed to recover x% of the gap. Compared in
-the same run with a random router and LiteLLM's `complexity_router` on the same prompts.
-Privacy: per-type precision, recall and F1. The tables go to stdout and to
-`classifiers/reports/evaluation.md`; the curve to `classifiers/reports/complexity_curve.png`.
+mean over all cloud shares; CPT(x%) the cloud share needed to recover x% of the gap. Then, for
+coverage only, privacy per type on the template and synthetic rows' held-out split, and the
+token estimate. The tables go to `classifiers/reports/evaluation.md`, the curves (one per real
+source) to `classifiers/reports/complexity_curve.png`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from classifiers import crossval, crossval_privacy
-from classifiers.complexity import ComplexityModel
-from classifiers.crossval import apgr, cpt, pgr_curve
+from classifiers.crossval import apgr, pgr_curve
 from classifiers.privacy import PrivacyScanner
 from classifiers.tokens import TokenEstimator
 from classifiers.train import complexity_rows, privacy_rows, token_texts
@@ -42,69 +41,24 @@ PRESIDIO_EVALUATED = {
 }
 
 
-# --- routing curves: RouteLLM's metrics, from classifiers.crossval
-def litellm_scores(prompts: list[str]) -> tuple[np.ndarray, float] | None:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    try:
-        from litellm.router_strategy.complexity_router.complexity_router import ComplexityRouter
-    except ImportError:
-        return None
-    router = ComplexityRouter("evaluation", ctx=None)
-    started = time.perf_counter()
-    scores = np.array([router.classify(p)[1] for p in prompts])
-    return scores, (time.perf_counter() - started) / len(prompts)
-
-
-def evaluate_complexity(with_litellm: bool) -> tuple[list[str], dict]:
-    rows = [r for r in complexity_rows() if r["split"] == "test"]
-    model = ComplexityModel()
-    started = time.perf_counter()
-    ours = np.array([model.score(r["prompt"]) for r in rows])
-    our_seconds = (time.perf_counter() - started) / len(rows)
-    routers: dict[str, tuple[np.ndarray, float | None]] = {"edgeway (ONNX)": (ours, our_seconds)}
-    if with_litellm:
-        found = litellm_scores([r["prompt"] for r in rows])
-        if found is not None:
-            routers["LiteLLM complexity_router"] = found
-    rng = np.random.default_rng(0)
-    routers["random"] = (rng.random(len(rows)), None)
-
-    subsets = {
-        "RouteLLM held-out (measured labels)": [
-            i for i, r in enumerate(rows) if not r["source"].startswith("edgeway/")
-        ],
-        "all held-out (incl. edgeway traffic)": list(range(len(rows))),
-    }
-    lines, curves = [], {}
-    for subset, index in subsets.items():
-        weak = np.array([rows[i]["weak_correct"] for i in index], dtype=float)
-        strong = np.array([rows[i]["strong_correct"] for i in index], dtype=float)
-        lines.append(
-            f"\n{subset}: {len(index)} prompts; weak model right on {weak.mean():.1%}, strong on {strong.mean():.1%}"
-        )
-        lines.append("| router | APGR | CPT(50%) | CPT(80%) | ms / prompt |")
-        lines.append("| --- | ---: | ---: | ---: | ---: |")
-        for name, (scores, seconds) in routers.items():
-            shares, pgr = pgr_curve(scores[index], weak, strong)
-            curves[(subset, name)] = (shares, pgr)
-            ms = "" if seconds is None else f"{seconds * 1e3:.3f}"
-            lines.append(
-                f"| {name} | {apgr(shares, pgr):.3f} | {cpt(shares, pgr, 0.5):.1%} | "
-                f"{cpt(shares, pgr, 0.8):.1%} | {ms} |"
-            )
-    labels = np.array([r["label"] for r in rows])
-    brier = float(np.mean((ours - labels) ** 2))
-    bins = np.minimum((ours * 10).astype(int), 9)
-    ece = sum(
-        abs(ours[bins == b].mean() - labels[bins == b].mean()) * (bins == b).mean()
-        for b in range(10)
-        if (bins == b).any()
-    )
-    lines.append(
-        f"\ncalibration of P(edge is not enough) on all held-out prompts: Brier {brier:.3f}, "
-        f"ECE (10 bins) {ece:.3f}, base rate {labels.mean():.3f}"
-    )
-    return lines, curves
+# --- routing curves, from classifiers.crossval's held-out scores
+def routing_curves(with_litellm: bool) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """(source, router) -> the PGR curve, edgeway's from held-out scores."""
+    oof = crossval.out_of_fold_words()
+    weight = oof.best_length_weight()
+    litellm = crossval.litellm_router() if with_litellm else None
+    curves = {}
+    for kind in crossval.KINDS:
+        rows = oof.rows[kind]
+        weak, strong = np.array([r.weak for r in rows]), np.array([r.strong for r in rows])
+        routers = {"edgeway, out of fold": oof.scores(kind, weight)}
+        if litellm is not None:
+            routers["LiteLLM complexity_router"] = litellm([r.prompt for r in rows])
+        routers["prompt length"] = np.array([len(r.prompt) for r in rows], dtype=float)
+        routers["random"] = np.random.default_rng(0).random(len(rows))
+        for name, scores in routers.items():
+            curves[(kind, name)] = pgr_curve(scores, weak, strong)
+    return curves
 
 
 def plot(curves: dict, path: Path) -> None:
@@ -238,11 +192,10 @@ def main() -> None:
     parser.add_argument("--no-litellm", action="store_true", help="skip LiteLLM's complexity_router")
     args = parser.parse_args()
     REPORTS.mkdir(exist_ok=True)
-    complexity_lines, curves = evaluate_complexity(not args.no_litellm)
+    curves = routing_curves(not args.no_litellm)
     lines = ["## Headline: real data, validated by group (`python -m classifiers.crossval`)", ""]
     lines += crossval.report(not args.no_litellm) + [""] + crossval_privacy.report()
-    lines += ["", "## Complexity, row-hash split with template rows (coverage only, not a headline)"]
-    lines += complexity_lines + ["", "## Privacy, template and synthetic data (coverage only, not a headline)"]
+    lines += ["", "## Privacy, template and synthetic data (coverage only, not a headline)"]
     lines += evaluate_privacy()
     lines += ["", "## Token counts"] + evaluate_tokens()
     plot(curves, REPORTS / "complexity_curve.png")

@@ -151,15 +151,15 @@ class Scorer:
         strings, media = forwarded_strings(body if body is not None else {"messages": messages})
         findings = [PrivacyFinding(*f, path) for path, text in strings for f in self.facts(text).findings]
         findings += [PrivacyFinding("UNSCANNED", 0, 0, 1.0, "media", path) for path in media]
-        model = self.complexity
+        model, joined = self.complexity, joined_counts(counts)
         return Signals(
             privacy=tuple(findings),
-            prompt_tokens=self.tokens.from_counts(joined_counts(counts)) + TOKENS_PER_MESSAGE * len(messages),
+            prompt_tokens=self.tokens.from_counts(joined) + TOKENS_PER_MESSAGE * len(messages),
             max_tokens=max_tokens,
             language=_language(messages, pieces),
             text_only=_text_only(messages),
             metadata=dict(metadata or {}),
-            score_complexity=lambda: model.score("\n".join(text for _, _, text in pieces)),
+            score_complexity=lambda: model.score("\n".join(text for _, _, text in pieces), joined),
         )
 
 

@@ -13,11 +13,13 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from classifiers.complexity import MODEL_PATH as COMPLEXITY_PATH
 from classifiers.complexity import complexity_text
+from classifiers.crossval import RoutingRow, routing_rows
 from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import context_text
@@ -69,8 +71,8 @@ def complexity_rows() -> list[dict]:
     return rows
 
 
-WORDS = r"\b\w\w+\b"  # onnxruntime's tokenizer reads \w and \b as ASCII: fine for English prompts only
-ASCII_WORDS = r"[a-z0-9_]{2,}"  # the same in both engines, whatever the language (texts are lower case)
+WORDS = r"\b\w\w+\b"
+ASCII_WORDS = r"[a-z0-9_]{2,}"  # no words of other scripts: the gate learns from English prompts
 
 
 def tfidf_logreg(
@@ -80,12 +82,11 @@ def tfidf_logreg(
     max_features: int,
     sample_weight: list[float] | None = None,
     token_pattern: str = WORDS,
-):
+) -> Any:
     """Binary TF-IDF over word 1-2-grams and a logistic regression: the shape of every text model
     here (`classifiers.text_model`). Binary term weights score as well as sublinear ones (APGR
-    0.577 / 0.687 against 0.575 / 0.683 on the old split) and are cheaper: no logarithm over the
-    vector. Texts arrive `clipped`: lower-casing is not done in ONNX (its StringNormalizer needs OS
-    locales)."""
+    0.577 / 0.687 against 0.575 / 0.683 on the old split) and are what `SparseTextModel` reads.
+    Texts arrive `clipped`."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
@@ -97,77 +98,66 @@ def tfidf_logreg(
         min_df=3,
         max_features=max_features,
         binary=True,
-        dtype=np.float32,
     )
     pipeline = Pipeline([("tfidf", vectorizer), ("logreg", LogisticRegression(C=C, max_iter=3000))])
     pipeline.fit(texts, labels, logreg__sample_weight=sample_weight)
     return pipeline
 
 
-def onnx_bytes(pipeline, texts: list[str], name: str) -> bytes:
-    """The fitted pipeline as ONNX, checked to score `texts` as it does, the same bytes every time."""
-    from skl2onnx import convert_sklearn
-    from skl2onnx.common.data_types import StringTensorType
+def soft_tfidf_logreg(texts: list[str], targets: list[float], C: float, max_features: int) -> Any:
+    """Trained on a soft target: each text counts as positive with weight `target`, negative with
+    the rest."""
+    n = len(texts)
+    weights = list(targets) + [1.0 - t for t in targets]
+    return tfidf_logreg(texts * 2, [1] * n + [0] * n, C, max_features, weights)
 
-    onnx_model = convert_sklearn(
-        pipeline,
-        initial_types=[("text", StringTensorType([None, 1]))],
-        options={id(pipeline.steps[1][1]): {"zipmap": False}},
-        target_opset=17,
+
+def sparse_model(pipeline: Any, token_pattern: str, texts: list[str], extra: dict[str, float] | None = None) -> bytes:
+    """The fitted pipeline as `SparseTextModel`'s JSON (with `extra` fields), checked to score
+    `texts` as scikit-learn does."""
+    import tempfile
+
+    from classifiers.text_model import SparseTextModel
+
+    vectorizer, logreg = pipeline.steps[0][1], pipeline.steps[1][1]
+    coef = logreg.coef_[0]
+    grams = {
+        gram: [float(coef[i] * vectorizer.idf_[i]), float(vectorizer.idf_[i] ** 2)]
+        for gram, i in vectorizer.vocabulary_.items()
+    }
+    data = {"token_pattern": token_pattern, "bias": float(logreg.intercept_[0]), "grams": grams, **(extra or {})}
+    encoded = (json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        f.write(encoded)
+        f.flush()
+        model = SparseTextModel(Path(f.name))
+        scored = np.array([model.logit(t) for t in texts])
+    trained = pipeline.decision_function(texts)
+    if np.abs(scored - trained).max() > 1e-6:
+        raise AssertionError(f"the sparse model is off by {np.abs(scored - trained).max():.2e}")
+    return encoded
+
+
+COMPLEXITY_C, COMPLEXITY_FEATURES = 0.5, 8000
+
+
+def complexity_words(rows: list[RoutingRow]) -> Any:
+    """The complexity model's words term, trained on what routing buys (`RoutingRow.target`)."""
+    return soft_tfidf_logreg(
+        [complexity_text(r.prompt) for r in rows], [r.target for r in rows], COMPLEXITY_C, COMPLEXITY_FEATURES
     )
-    _idf_in_the_vectorizer(onnx_model)
-    _check_scores(onnx_model, pipeline, texts)
-    onnx_model.producer_version = ""  # keep the bytes independent of the converter's patch release
-    onnx_model.graph.name = name  # skl2onnx names the graph with a random uuid
-    # ... and lists opsets in set order, which changes with Python's hash seed
-    opsets = sorted((o.domain, o.version) for o in onnx_model.opset_import)
-    del onnx_model.opset_import[:]
-    for domain, version in opsets:
-        onnx_model.opset_import.add(domain=domain, version=version)
-    return onnx_model.SerializeToString()
 
 
-def train_complexity(rows: list[dict]) -> bytes:
-    train = [r for r in rows if r["split"] == "train"]
-    texts = [complexity_text(r["prompt"]) for r in train]
-    pipeline = tfidf_logreg(texts, [r["label"] for r in train], C=0.5, max_features=8000)
-    return onnx_bytes(pipeline, texts[:500], "edgeway_complexity")
+def train_complexity() -> bytes:
+    """On every real row and the template traffic, with the length weight and the calibration that
+    `classifiers.crossval` chooses on validation folds."""
+    from classifiers.crossval import length_weight_and_calibration
 
-
-def _check_scores(model, pipeline, texts: list[str]) -> None:
-    """The exported model scores what the trained one does (to float32 rounding)."""
-    import onnxruntime
-
-    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    exported = session.run(["probabilities"], {"text": np.array([[t] for t in texts], dtype=object)})[0][:, 1]
-    trained = pipeline.predict_proba(texts)[:, 1]
-    if np.abs(exported - trained).max() > 1e-5:
-        raise AssertionError(f"the ONNX model is off by {np.abs(exported - trained).max():.2e}")
-
-
-def _idf_in_the_vectorizer(model) -> None:
-    """skl2onnx writes binary TF-IDF as counts, two Casts to 0/1 and a Mul by the idf vector: three
-    passes over an 8,000-wide vector per request. ONNX's TfIdfVectorizer does that itself in mode
-    IDF (each n-gram present gives its weight), so the weights move into it and the three go."""
-    import onnx
-    from onnx import numpy_helper
-
-    graph = model.graph
-    vectorizer = next(n for n in graph.node if n.op_type == "TfIdfVectorizer")
-    casts = [n for n in graph.node if n.op_type == "Cast"]
-    mul = next(n for n in graph.node if n.op_type == "Mul")
-    idf = next(numpy_helper.to_array(i) for i in graph.initializer if i.name in mul.input)
-    attributes = {a.name: a for a in vectorizer.attribute}
-    indexes = onnx.helper.get_attribute_value(attributes["ngram_indexes"])
-    for name, value in (("mode", "IDF"), ("weights", [float(idf[i]) for i in indexes])):
-        vectorizer.attribute.remove(attributes[name])
-        vectorizer.attribute.append(onnx.helper.make_attribute(name, value))
-    for node in graph.node:
-        node.input[:] = [vectorizer.output[0] if x == mul.output[0] else x for x in node.input]
-    for node in casts + [mul]:
-        graph.node.remove(node)
-    for initializer in [i for i in graph.initializer if i.name in mul.input]:
-        graph.initializer.remove(initializer)
+    rows = routing_rows()
+    length_weight, scale, shift = length_weight_and_calibration()
+    pipeline = complexity_words(rows)
+    extra = {"length_weight": length_weight, "scale": scale, "shift": shift}
+    return sparse_model(pipeline, WORDS, [complexity_text(r.prompt) for r in rows], extra)
 
 
 # --- personal data spans ------------------------------------------------------------------
@@ -222,31 +212,6 @@ def train_context(private: list[str], public: list[str]) -> bytes:
     weights = [1.0] * (len(private) + len(public)) + [COVERAGE_WEIGHT] * len(templates)
     pipeline = tfidf_logreg(texts, labels, 2.0, CONTEXT_FEATURES, weights, ASCII_WORDS)
     return sparse_model(pipeline, ASCII_WORDS, texts)
-
-
-def sparse_model(pipeline, token_pattern: str, texts: list[str]) -> bytes:
-    """The fitted pipeline as `SparseTextModel`'s JSON, checked to score `texts` as it does."""
-    import tempfile
-
-    from classifiers.text_model import SparseTextModel
-
-    vectorizer, logreg = pipeline.steps[0][1], pipeline.steps[1][1]
-    coef = logreg.coef_[0]
-    grams = {
-        gram: [float(coef[i] * vectorizer.idf_[i]), float(vectorizer.idf_[i] ** 2)]
-        for gram, i in vectorizer.vocabulary_.items()
-    }
-    data = {"token_pattern": token_pattern, "bias": float(logreg.intercept_[0]), "grams": grams}
-    encoded = (json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
-    with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        f.write(encoded)
-        f.flush()
-        model = SparseTextModel(Path(f.name))
-        scored = np.array([model.probability(t) for t in texts])
-    trained = pipeline.predict_proba(texts)[:, 1]
-    if np.abs(scored - trained).max() > 1e-6:
-        raise AssertionError(f"the sparse model is off by {np.abs(scored - trained).max():.2e}")
-    return encoded
 
 
 def common_words() -> list[str]:
@@ -339,7 +304,7 @@ def main() -> None:
     complexity = complexity_rows()
     privacy = privacy_rows()
     COMPLEXITY_PATH.parent.mkdir(parents=True, exist_ok=True)
-    COMPLEXITY_PATH.write_bytes(train_complexity(complexity))
+    COMPLEXITY_PATH.write_bytes(train_complexity())
     spans, context = train_privacy()
     SPANS_PATH.write_text(spans)
     CONTEXT_PATH.write_bytes(context)

@@ -60,3 +60,21 @@ def test_a_threshold_keeps_its_share_on_the_edge_and_says_what_it_recovers():
         assert abs(float((scores < threshold).mean()) - edge) < 0.002
         expected = 1.0 if edge <= 0.5 else (1 - edge) / 0.5  # the cloud's share of the hard half
         assert abs(recovered - expected) < 0.01
+
+
+def test_the_length_weight_is_the_one_with_the_best_mean_apgr_over_the_sources():
+    from classifiers.crossval import KINDS, LENGTH_WEIGHTS, OutOfFold
+
+    rng = np.random.default_rng(0)
+    made, words, lengths = {}, {}, {}
+    for kind in KINDS:
+        n = 200
+        length = rng.random(n) * 5
+        gain = (rng.random(n) < length / 5).astype(float)  # longer prompts gain more from the cloud
+        made[kind] = [RoutingRow(f"{kind}{i}", kind, f"{kind}{i}", 1 - g, 1.0, g) for i, g in enumerate(gain)]
+        words[kind] = rng.normal(size=n)  # a words term that knows nothing
+        lengths[kind] = length
+    oof = OutOfFold(made, words, lengths)
+    mean = {w: np.mean([oof.measure(k, oof.scores(k, w)).apgr for k in KINDS]) for w in LENGTH_WEIGHTS}
+    assert oof.best_length_weight() == max(mean, key=mean.__getitem__) == max(LENGTH_WEIGHTS)
+    assert mean[0.0] < mean[max(LENGTH_WEIGHTS)]
