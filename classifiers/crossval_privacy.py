@@ -75,26 +75,36 @@ def _templates() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return rows, train_spans(rows)
 
 
-def fold_scanner(private: Sequence[PrivatePrompt], public: Sequence[str], where: Path) -> PrivacyScanner:
-    """A PrivacyScanner trained on these prompts (and the template rows), every candidate kept."""
+@dataclass(frozen=True)
+class FoldScanners:
+    """One fold's models, as two scanners: one keeps every span candidate, one none (so what the
+    other detectors find is what they find when the span model's unlikely candidates are not
+    there to overlap them, as in the shipped scanner)."""
+
+    every: PrivacyScanner
+    none: PrivacyScanner
+
+    def score(self, text: str, units: tuple[tuple[int, int], ...] = ()) -> Scored:
+        return Scored(
+            tuple((f.type, f.start, f.end) for f in self.none.scan(text)),
+            tuple((f.type, f.start, f.end, f.confidence) for f in self.every.scan(text) if f.detector == SPAN_MODEL),
+            self.every.context.score(text),
+            units,
+        )
+
+
+def fold_scanners(private: Sequence[PrivatePrompt], public: Sequence[str], where: Path) -> FoldScanners:
+    """Scanners trained on these prompts (and the template rows)."""
     from classifiers.train import real_span_rows, train_context, train_spans
 
     templates, typer = _templates()
     spans = train_spans(templates + real_span_rows(list(private), list(public), typer))
-    spans.update(Thresholds(FLOOR, FLOOR, 0.0).as_dict())
-    (where / "spans.json").write_text(json.dumps(spans))
     (where / "context.json").write_bytes(train_context([p.text for p in private], list(public)))
-    return PrivacyScanner(where / "spans.json", where / "context.json")
-
-
-def score(scanner: PrivacyScanner, text: str, units: tuple[tuple[int, int], ...] = ()) -> Scored:
-    found = scanner.scan(text)
-    return Scored(
-        tuple((f.type, f.start, f.end) for f in found if f.detector != SPAN_MODEL),
-        tuple((f.type, f.start, f.end, f.confidence) for f in found if f.detector == SPAN_MODEL),
-        scanner.context.score(text),
-        units,
-    )
+    scanners = []
+    for name, thresholds in (("every", Thresholds(FLOOR, FLOOR, 0.0)), ("none", Thresholds(2.0, 2.0, 2.0))):
+        (where / f"{name}.json").write_text(json.dumps({**spans, **thresholds.as_dict()}))
+        scanners.append(PrivacyScanner(where / f"{name}.json", where / "context.json"))
+    return FoldScanners(*scanners)
 
 
 def out_of_fold() -> tuple[list[tuple[int, Scored, PrivatePrompt]], list[tuple[int, Scored, str]]]:
@@ -102,11 +112,11 @@ def out_of_fold() -> tuple[list[tuple[int, Scored, PrivatePrompt]], list[tuple[i
     held_private, held_public = [], []
     with tempfile.TemporaryDirectory() as where:
         for k in range(FOLDS):
-            scanner = fold_scanner(
+            scanners = fold_scanners(
                 [p for p in private if fold_of(p.text) != k], [t for t in public if fold_of(t) != k], Path(where)
             )
-            held_private += [(k, score(scanner, p.text, p.units), p) for p in private if fold_of(p.text) == k]
-            held_public += [(k, score(scanner, t), t) for t in public if fold_of(t) == k]
+            held_private += [(k, scanners.score(p.text, p.units), p) for p in private if fold_of(p.text) == k]
+            held_public += [(k, scanners.score(t), t) for t in public if fold_of(t) == k]
     return held_private, held_public
 
 

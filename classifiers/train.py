@@ -198,7 +198,7 @@ def span_rows(private: list[PrivatePrompt], public: list[str]) -> list[dict]:
 
 
 COVERAGE_WEIGHT = 0.05  # a template or exam row counts a twentieth of a real one: coverage, not the signal
-CONTEXT_FEATURES = 20000
+CONTEXT_C, CONTEXT_FEATURES = 2.0, 20000
 EXAM_SAMPLE = 5  # every fifth MMLU / GSM8K question: public questions that name people and places
 
 
@@ -210,7 +210,7 @@ def train_context(private: list[str], public: list[str]) -> bytes:
     texts = [context_text(t) for t in private + public] + [context_text(t) for t, _ in templates]
     labels = [1] * len(private) + [0] * len(public) + [label for _, label in templates]
     weights = [1.0] * (len(private) + len(public)) + [COVERAGE_WEIGHT] * len(templates)
-    pipeline = tfidf_logreg(texts, labels, 2.0, CONTEXT_FEATURES, weights, ASCII_WORDS)
+    pipeline = tfidf_logreg(texts, labels, CONTEXT_C, CONTEXT_FEATURES, weights, ASCII_WORDS)
     return sparse_model(pipeline, ASCII_WORDS, texts)
 
 

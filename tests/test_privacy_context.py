@@ -27,6 +27,8 @@ def found(scanner: PrivacyScanner, text: str) -> list[tuple[str, str]]:
         ("hello, my name is aisha and I need a cover letter", ("PERSON", "aisha")),
         ("Good evening Ahmad,\nplease find the offer attached.", ("PERSON", "Ahmad")),
         ("I worked at Deloitte for three years as an analyst.", ("ORGANIZATION", "Deloitte")),
+        ("create a campaign for my startup msitu africa and its farmers", ("ORGANIZATION", "msitu africa")),
+        ("make this nicer:\nHello professor Klump,\nI hope you are well.", ("PERSON", "Klump")),
     ],
 )
 def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):

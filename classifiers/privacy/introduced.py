@@ -22,7 +22,7 @@ _GREETINGS: tuple[str, ...] = ("dear", "hi", "hello", "hey", "good morning", "go
 _GREETINGS += ("bonjour", "hola", "hallo", "ciao")
 _GREETING = re.compile(
     r"(?:^|(?<=[\n.!?\"“]))\s*(?:Dear|Hi|Hello|Hey|Good (?:morning|afternoon|evening)|Bonjour|Hola|Hallo|Ciao)\s+"
-    r"(?:(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+)?" + _CAPITALIZED + r"\s*[,!:\n]"
+    r"(?:(?:Mr|Mrs|Ms|Dr|Prof|[Pp]rofessor|[Dd]octor)\.?\s+)?" + _CAPITALIZED + r"\s*[,!:\n]"
 )
 _NAMED_CUES = ("name is", "name was", "name's", "call me")
 _NAMED = re.compile(r"\b(?i:(?:my|her|his|their) name (?:is|was|'s)|call me)[ \t]+" + _ANY_CASE)
@@ -39,6 +39,7 @@ _RELATIONS = (
 ).split()
 _RELATED = re.compile(rf"(?i)\bmy[ \t]+(?:{'|'.join(_RELATIONS)})[ \t]+" + _ANY_CASE)
 _EMPLOYER_CUES = (
+    "my company", "my startup", "my business", "my brand", "my firm", "my agency", "my employer",
     "company called", "company named", "company is", "business called", "business named", "startup called",
     "brand called", "brand named", "firm called", "agency called", "shop called", "store called",
     "restaurant called", "work at", "worked at", "working at", "work for", "worked for", "working for",
@@ -46,7 +47,8 @@ _EMPLOYER_CUES = (
     "graduated from", "enrolled at",
 )  # fmt: skip
 _EMPLOYER = re.compile(
-    rf"(?i)\b(?:{'|'.join(_EMPLOYER_CUES)})[ \t]+(?:the[ \t]+)?([\w&'’.-]+(?:[ \t]+[\w&'’.-]+){{0,2}})"
+    rf"(?i)\b(?:{'|'.join(_EMPLOYER_CUES)})[ \t]+(?!(?:called|named|is)\b)(?:the[ \t]+)?"
+    r"([\w&'’.-]+(?:[ \t]+[\w&'’.-]+){0,2})"
 )
 CUES = Anchors((), _GREETINGS + _NAMED_CUES + _SIGN_OFFS + tuple(f"my {r}" for r in _RELATIONS) + _EMPLOYER_CUES)
 _GREETING_SET, _NAMED_SET, _SIGN_OFF_SET = frozenset(_GREETINGS), frozenset(_NAMED_CUES), frozenset(_SIGN_OFFS)
