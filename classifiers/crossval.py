@@ -1,13 +1,16 @@
 """Complexity, measured on prompts the model never saw, by group: no MMLU subject, GSM8K question
 or AlpacaEval instruction is on both sides of a fold.
 
-    python -m classifiers.crossval [--no-litellm] [--folds 5]
+    python -m classifiers.crossval [--no-litellm] [--folds 5] [--words-c C]
 
 Each real source is scored out of fold, on its own: MMLU by subject (grouped k-fold: a fold's
 subjects are absent from its training data), GSM8K and AlpacaEval by prompt. A fold trains on
 every other row (the other sources, this source's other folds, and the template traffic, which
-adds coverage and is never scored). Baselines run in the same process on the same prompts:
-LiteLLM's `complexity_router`, prompt length, and a random router (the mean of 200 seeds).
+adds coverage and is never scored). The fold models give the words term's logit; the length
+term's weight is then chosen on these held-out scores (`LENGTH_WEIGHTS`), and so is the shipped
+calibration. Baselines run in the same process on the same prompts: the words term alone,
+LiteLLM's `complexity_router`, prompt length, and a random router (the mean of 200 seeds). The
+privacy tables (`classifiers.crossval_privacy`) follow.
 
 What routing buys is the label: for MMLU and GSM8K, the strong model right where the weak one was
 wrong (a prompt both miss gains nothing from the cloud); for AlpacaEval, GPT-4-turbo's answer
@@ -296,7 +299,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-litellm", action="store_true", help="skip LiteLLM's complexity_router")
     parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument(
+        "--words-c", type=float, help="the words term's regularization, to compare (default: the shipped one)"
+    )
     args = parser.parse_args()
+    if args.words_c is not None:
+        from classifiers import train
+
+        train.COMPLEXITY_C = args.words_c
     from classifiers import crossval_privacy
 
     tables = report(not args.no_litellm, args.folds) + [""] + calibration_report() + [""] + crossval_privacy.report()

@@ -194,7 +194,8 @@ def main() -> None:
     REPORTS.mkdir(exist_ok=True)
     curves = routing_curves(not args.no_litellm)
     lines = ["## Headline: real data, validated by group (`python -m classifiers.crossval`)", ""]
-    lines += crossval.report(not args.no_litellm) + [""] + crossval_privacy.report()
+    lines += crossval.report(not args.no_litellm) + [""] + crossval.calibration_report()
+    lines += [""] + crossval_privacy.report()
     lines += ["", "## Privacy, template and synthetic data (coverage only, not a headline)"]
     lines += evaluate_privacy()
     lines += ["", "## Token counts"] + evaluate_tokens()

@@ -50,7 +50,7 @@ class PrivacyScanner:
         return found, Windows(numbers, encoded)
 
     def _entities(self, text: str, labeled: list[tuple[int, int, int, float]]) -> list[Finding]:
-        """The span model's candidates that are findings (`SpanModel`): the context model runs only
+        """The span model's candidates that are findings (`SpanModel`): the gate runs only
         when a candidate is possible but not sure."""
         sure = [c for c in labeled if c[3] >= self.spans.confident]
         if len(sure) < len(labeled) and self.context.score(text) >= self.spans.context:

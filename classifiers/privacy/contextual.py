@@ -53,7 +53,7 @@ class SpanModel:
     finding when that is at least `confident`, or at least `threshold` in a text that reads as a
     private document (`PrivateContext` at or above `context`): "Larry Page" in "Who is Larry
     Page?" is a famous name in a public question; "Juraj Holaza" in a team announcement is not.
-    The three thresholds are chosen by `classifiers.crossval` on validation folds."""
+    The three thresholds are chosen by `classifiers.crossval_privacy` on validation folds."""
 
     def __init__(
         self,
