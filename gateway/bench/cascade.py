@@ -3,9 +3,11 @@ tells hard prompts from easy ones.
 
 1. Time to first token of a streamed edge answer, plain and cascaded (held back until the whole
    answer and its confidence are known), for the same prompts and max_tokens.
-2. The edge's confidence (geometric mean token probability) on held-out prompts against their
-   labels (1 = the edge tier is not enough): ROC AUC of (1 - confidence), next to the complexity
-   classifier's AUC on the same prompts.
+2. The edge's confidence (geometric mean token probability) on MMLU and GSM8K prompts against
+   their measured labels (1 = the weak model was wrong): ROC AUC of (1 - confidence), next to the
+   complexity classifier's on the same prompts, each score from a fold model that never saw the
+   prompt's MMLU subject or GSM8K question (`classifiers.crossval`; the shipped model trained on
+   them all).
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ import time
 
 import numpy as np
 
-from classifiers import Scorer
-from classifiers.train import complexity_rows
+from classifiers import crossval
 from edge_runtime import EdgeEngine, EdgeModelConfig
 from router.edge import EdgeModel
 from router.request import parse_chat_request
@@ -57,14 +58,14 @@ async def _measure(edge: EdgeModel, prompts: list[str], max_tokens: int) -> tupl
     return plain, held
 
 
-async def _confidences(edge: EdgeModel, rows: list[dict]) -> list[float]:
+async def _confidences(edge: EdgeModel, prompts: list[str]) -> list[float]:
     out = []
-    for row in rows:
+    for prompt in prompts:
         body = {
             "model": "auto",
             "max_tokens": 16,
             "temperature": 0,
-            "messages": [{"role": "user", "content": row["prompt"][-3000:]}],
+            "messages": [{"role": "user", "content": prompt[-3000:]}],
         }
         answer = await edge.complete(parse_chat_request(body), confidence=True)
         out.append(answer.confidence if answer.confidence is not None else 1.0)
@@ -84,16 +85,21 @@ def run(repeat: int = 3) -> None:
                 f"{statistics.median(plain) * 1e3:.0f} ms, cascaded (held back) {statistics.median(held) * 1e3:.0f} "
                 f"ms: {statistics.median(held) / statistics.median(plain):.1f}x"
             )
-        rows = [r for r in complexity_rows() if r["split"] == "test"]
+        oof = crossval.out_of_fold_words()
+        weight = oof.best_length_weight()
+        rows = [
+            (r.prompt, int(r.weak == 0.0), float(score))
+            for kind in ("mmlu", "gsm8k")
+            for r, score in zip(oof.rows[kind], oof.scores(kind, weight), strict=True)
+        ]
         rng = np.random.default_rng(0)
         sample = [rows[i] for i in rng.choice(len(rows), size=min(len(rows), 40 * repeat), replace=False)]
-        confidence = asyncio.run(_confidences(edge, sample))
-        labels = [r["label"] for r in sample]
-        complexity = Scorer().complexity
+        confidence = asyncio.run(_confidences(edge, [prompt for prompt, _, _ in sample]))
+        labels = [label for _, label, _ in sample]
         print(
-            f"on {len(sample)} held-out prompts ({sum(labels)} labeled 'edge is not enough'): ROC AUC of "
-            f"1 - edge confidence {auc([1 - c for c in confidence], labels):.3f}; of the complexity classifier "
-            f"{auc([complexity.score(r['prompt']) for r in sample], labels):.3f} (0.5 = no information)"
+            f"on {len(sample)} MMLU / GSM8K prompts ({sum(labels)} the weak model got wrong): ROC AUC of "
+            f"1 - edge confidence {auc([1 - c for c in confidence], labels):.3f}; of the complexity classifier, "
+            f"out of fold, {auc([score for _, _, score in sample], labels):.3f} (0.5 = no information)"
         )
     finally:
         engine.close()
