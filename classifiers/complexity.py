@@ -10,7 +10,6 @@ ranks prompts better than the words do.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -38,9 +37,9 @@ def length_term(counts: Counts) -> float:
 class ComplexityModel:
     def __init__(self, path: Path = MODEL_PATH) -> None:
         self._words = SparseTextModel(path)
-        data = json.loads(path.read_text(encoding="utf-8"))
-        self.length_weight = float(data["length_weight"])
-        self._scale, self._shift = float(data["scale"]), float(data["shift"])
+        extra = self._words.extra
+        self.length_weight = float(extra["length_weight"])
+        self._scale, self._shift = float(extra["scale"]), float(extra["shift"])
 
     def score(self, text: str, counts: Counts | None = None) -> float:
         """`counts`: `text_counts(text)`, when the caller has them."""

@@ -26,6 +26,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -184,23 +185,19 @@ class OutOfFold:
         )
 
 
-_OUT_OF_FOLD: dict[int, OutOfFold] = {}
-
-
+@cache
 def out_of_fold_words(folds: int = 5) -> OutOfFold:
     """Computed once per process (about 40 s): the report and the training both read it."""
-    if folds not in _OUT_OF_FOLD:
-        from classifiers.complexity import length_term
-        from classifiers.tokens import text_counts
+    from classifiers.complexity import length_term
+    from classifiers.tokens import text_counts
 
-        rows = routing_rows()
-        mine = {kind: [r for r in rows if r.kind == kind] for kind in KINDS}
-        _OUT_OF_FOLD[folds] = OutOfFold(
-            mine,
-            {kind: out_of_fold(rows, kind, fit_words, folds) for kind in KINDS},
-            {kind: np.array([length_term(text_counts(r.prompt)) for r in mine[kind]]) for kind in KINDS},
-        )
-    return _OUT_OF_FOLD[folds]
+    rows = routing_rows()
+    mine = {kind: [r for r in rows if r.kind == kind] for kind in KINDS}
+    return OutOfFold(
+        mine,
+        {kind: out_of_fold(rows, kind, fit_words, folds) for kind in KINDS},
+        {kind: np.array([length_term(text_counts(r.prompt)) for r in mine[kind]]) for kind in KINDS},
+    )
 
 
 def length_weight_and_calibration() -> tuple[float, float, float]:

@@ -19,9 +19,7 @@ import json
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -66,15 +64,6 @@ def fold_of(text: str) -> int:
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) % FOLDS
 
 
-@cache
-def _templates() -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The template rows' training split, and a span model trained on it alone (it types PUPA's units)."""
-    from classifiers.train import privacy_rows, train_spans
-
-    rows = [r for r in privacy_rows() if r["split"] == "train"]
-    return rows, train_spans(rows)
-
-
 @dataclass(frozen=True)
 class FoldScanners:
     """One fold's models, as two scanners: one keeps every span candidate, one none (so what the
@@ -95,10 +84,9 @@ class FoldScanners:
 
 def fold_scanners(private: Sequence[PrivatePrompt], public: Sequence[str], where: Path) -> FoldScanners:
     """Scanners trained on these prompts (and the template rows)."""
-    from classifiers.train import real_span_rows, train_context, train_spans
+    from classifiers.train import span_rows, train_context, train_spans
 
-    templates, typer = _templates()
-    spans = train_spans(templates + real_span_rows(list(private), list(public), typer))
+    spans = train_spans(span_rows(list(private), list(public)))
     (where / "context.json").write_bytes(train_context([p.text for p in private], list(public)))
     scanners = []
     for name, thresholds in (("every", Thresholds(FLOOR, FLOOR, 0.0)), ("none", Thresholds(2.0, 2.0, 2.0))):

@@ -32,6 +32,8 @@ class SparseTextModel:
         self._pattern = re.compile(data["token_pattern"])
         self._bias = float(data["bias"])
         self._grams: dict[str, tuple[float, float]] = {g: (w, q) for g, (w, q) in data["grams"].items()}
+        # what a model that builds on this one stored beside it (the complexity model's length weight)
+        self.extra: dict[str, float] = {k: v for k, v in data.items() if k not in ("token_pattern", "bias", "grams")}
 
     def logit(self, prepared: str) -> float:
         """For a text already `clipped`."""

@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 from collections import Counter
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -198,10 +199,18 @@ def real_span_rows(private: list[PrivatePrompt], public: list[str], typer: dict)
     return rows
 
 
+@cache
+def template_spans() -> tuple[list[dict], dict]:
+    """The template rows' training split, and a span model trained on it alone (it types PUPA's
+    units): the same for every fold and for the shipped model, so made once."""
+    rows = [r for r in privacy_rows() if r["split"] == "train"]
+    return rows, train_spans(rows)
+
+
 def span_rows(private: list[PrivatePrompt], public: list[str]) -> list[dict]:
     """Everything the span model trains on: the template rows' training split and the real rows."""
-    templates = [r for r in privacy_rows() if r["split"] == "train"]
-    return templates + real_span_rows(private, public, train_spans(templates))
+    templates, typer = template_spans()
+    return templates + real_span_rows(private, public, typer)
 
 
 COVERAGE_WEIGHT = 0.05  # a template or exam row counts a twentieth of a real one: coverage, not the signal
