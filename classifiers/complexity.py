@@ -36,7 +36,7 @@ def length_term(counts: Counts) -> float:
 
 class ComplexityModel:
     def __init__(self, path: Path = MODEL_PATH) -> None:
-        self._words = SparseTextModel(path)
+        self._words = SparseTextModel.load(path)
         extra = self._words.extra
         self.length_weight = float(extra["length_weight"])
         self._scale, self._shift = float(extra["scale"]), float(extra["shift"])

@@ -62,10 +62,21 @@ def routing_rows() -> list[RoutingRow]:
     for r in _read("alpaca_eval_dev.jsonl"):
         wins = r["win_vs_gpt4"]
         preferred = 1.0 - float(np.mean(list(wins.values())))
-        rows.append(RoutingRow(r["prompt"], "alpaca_eval", r["prompt"], float(wins[EDGE_MODEL]), 0.5, preferred))
+        group = opening(r["prompt"])
+        rows.append(RoutingRow(r["prompt"], "alpaca_eval", group, float(wins[EDGE_MODEL]), 0.5, preferred))
     for r in _read("traffic_labeled.jsonl"):  # coverage only: trained on, never scored
         rows.append(RoutingRow(r["prompt"], "template", r["prompt"], 0.0, 1.0, float(r["needs_cloud"])))
     return rows
+
+
+OPENING = 40
+
+
+def opening(text: str) -> str:
+    """What near-duplicates share: nine AlpacaEval instructions are one template ("I like to host
+    guests at my home from time to time, ..." and a dish), three PUPA prompts one test log; the
+    first 40 characters, in lower case and single spaces, keep each family in one fold."""
+    return " ".join(text.lower().split())[:OPENING]
 
 
 def _fold_of(group: str, folds: int) -> int:

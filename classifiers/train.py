@@ -26,7 +26,7 @@ from classifiers.complexity import complexity_text
 from classifiers.crossval import RoutingRow, routing_rows
 from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
-from classifiers.privacy.context import context_text
+from classifiers.privacy.context import context_pieces_text, context_text
 from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
 from classifiers.privacy.contextual import SPAN_TYPES, SpanModel
 from classifiers.tokens import MODEL_PATH as TOKENS_PATH
@@ -116,11 +116,9 @@ def soft_tfidf_logreg(texts: list[str], targets: list[float], C: float, max_feat
     return tfidf_logreg(texts * 2, [1] * n + [0] * n, C, max_features, weights)
 
 
-def sparse_model(pipeline: Any, token_pattern: str, texts: list[str], extra: dict[str, float] | None = None) -> bytes:
-    """The fitted pipeline as `SparseTextModel`'s JSON (with `extra` fields), checked to score
+def sparse_model(pipeline: Any, token_pattern: str, texts: list[str], extra: dict[str, float] | None = None) -> dict:
+    """The fitted pipeline as `SparseTextModel`'s data (with `extra` fields), checked to score
     `texts` as scikit-learn does."""
-    import tempfile
-
     from classifiers.text_model import SparseTextModel
 
     vectorizer, logreg = pipeline.steps[0][1], pipeline.steps[1][1]
@@ -130,16 +128,57 @@ def sparse_model(pipeline: Any, token_pattern: str, texts: list[str], extra: dic
         for gram, i in vectorizer.vocabulary_.items()
     }
     data = {"token_pattern": token_pattern, "bias": float(logreg.intercept_[0]), "grams": grams, **(extra or {})}
-    encoded = (json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
-    with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        f.write(encoded)
-        f.flush()
-        model = SparseTextModel(Path(f.name))
-        scored = np.array([model.logit(t) for t in texts])
-    trained = pipeline.decision_function(texts)
+    data = json.loads(json.dumps(data))  # as read back from the file
+    model = SparseTextModel(data)
+    _check("the sparse model", np.array([model.logit(t) for t in texts]), pipeline.decision_function(texts))
+    return data
+
+
+def _check(name: str, scored: np.ndarray, trained: np.ndarray) -> None:
     if np.abs(scored - trained).max() > 1e-6:
-        raise AssertionError(f"the sparse model is off by {np.abs(scored - trained).max():.2e}")
-    return encoded
+        raise AssertionError(f"{name} is off by {np.abs(scored - trained).max():.2e}")
+
+
+def encoded(data: dict) -> bytes:
+    return (json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+# Read from the wheel of `wordllama` (the train extra), never imported: its loader downloads.
+WORDLLAMA_VOCAB = "tokenizers/l2_supercat_tokenizer_config.json"
+WORDLLAMA_WEIGHTS = "weights/l2_supercat_256.safetensors"
+PIECES_C = 0.3  # 0.3 and 0.9 tried on the validation folds (0.01 / 0.03 of a unit-scaled C): alike
+
+
+def wordllama() -> tuple[dict[str, int], np.ndarray]:
+    """Llama 2's piece vocabulary and WordLlama's embedding of each piece."""
+    import importlib.util
+
+    from safetensors.numpy import load_file
+
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or spec.origin is None:
+        raise ImportError("wordllama (pip install -e '.[train]') holds the static embeddings")
+    root = Path(spec.origin).parent
+    vocab = json.loads((root / WORDLLAMA_VOCAB).read_text(encoding="utf-8"))["model"]["vocab"]
+    return vocab, load_file(str(root / WORDLLAMA_WEIGHTS))["embedding.weight"].astype(np.float64)
+
+
+def piece_model(texts: list[str], labels: list[int], weights: list[float]) -> dict:
+    """A logistic regression on each text's mean piece embedding, folded into one score per piece
+    (`classifiers.pieces`), checked to score `texts` as scikit-learn does."""
+    from sklearn.linear_model import LogisticRegression
+
+    from classifiers.pieces import PieceModel, pieces
+
+    vocab, embedding = wordllama()
+    longest = max(len(p) for p in vocab)
+    x = np.stack([embedding[pieces(t, vocab, longest)].mean(axis=0) for t in texts])
+    logreg = LogisticRegression(C=PIECES_C, max_iter=5000).fit(x, labels, sample_weight=weights)
+    scores = embedding @ logreg.coef_[0]
+    data = {"bias": float(logreg.intercept_[0]), "scores": {p: float(scores[i]) for p, i in vocab.items()}}
+    model = PieceModel(data)
+    _check("the piece model", np.array([model.logit(t) for t in texts]), logreg.decision_function(x))
+    return data
 
 
 # C chosen on the validation folds by mean APGR over the three sources (`python -m
@@ -165,7 +204,7 @@ def train_complexity() -> bytes:
     length_weight, scale, shift = length_weight_and_calibration()
     pipeline = complexity_words(rows)
     extra = {"length_weight": length_weight, "scale": scale, "shift": shift}
-    return sparse_model(pipeline, WORDS, [complexity_text(r.prompt) for r in rows], extra)
+    return encoded(sparse_model(pipeline, WORDS, [complexity_text(r.prompt) for r in rows], extra))
 
 
 # --- personal data spans ------------------------------------------------------------------
@@ -223,11 +262,13 @@ def train_context(private: list[str], public: list[str]) -> bytes:
     public ones, the template rows' training split for coverage (with personal data or not)."""
     templates = [(r["text"], int(bool(r["spans"]))) for r in privacy_rows() if r["split"] == "train"]
     templates += [(r["prompt"], 0) for r in read_jsonl("routellm_train.jsonl")[::EXAM_SAMPLE]]
-    texts = [context_text(t) for t in private + public] + [context_text(t) for t, _ in templates]
+    raw = private + public + [t for t, _ in templates]
     labels = [1] * len(private) + [0] * len(public) + [label for _, label in templates]
     weights = [1.0] * (len(private) + len(public)) + [COVERAGE_WEIGHT] * len(templates)
+    texts = [context_text(t) for t in raw]
     pipeline = tfidf_logreg(texts, labels, CONTEXT_C, CONTEXT_FEATURES, weights, ASCII_WORDS)
-    return sparse_model(pipeline, ASCII_WORDS, texts)
+    words = sparse_model(pipeline, ASCII_WORDS, texts)
+    return encoded({"words": words, "pieces": piece_model([context_pieces_text(t) for t in raw], labels, weights)})
 
 
 def common_words() -> list[str]:

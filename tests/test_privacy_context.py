@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from classifiers.crossval_privacy import Scored, Thresholds, choose
+from classifiers.crossval_privacy import CHOSEN_FOR, Scored, Thresholds, choose
 from classifiers.privacy import PrivacyScanner
 
 
@@ -81,8 +81,11 @@ def test_a_candidate_is_a_finding_when_sure_or_when_its_text_reads_private():
 
 
 def test_thresholds_are_the_most_recall_within_the_public_flag_target():
+    allowed = round(CHOSEN_FOR * 100)  # of 100 public prompts
     private = [_scored(0.3, 0.8) for _ in range(10)] + [_scored(0.95, 0.1) for _ in range(10)]
-    public = [_scored(0.3, 0.3, ()) for _ in range(95)] + [_scored(0.3, 0.9, ()) for _ in range(5)]
+    public = [_scored(0.3, 0.3, ()) for _ in range(100 - allowed)] + [_scored(0.3, 0.9, ()) for _ in range(allowed)]
     t = choose(private, public)
     assert all(p.found(t) for p in private)  # every private prompt, while ...
-    assert sum(bool(p.findings(t)) for p in public) <= 5  # ... at most 5% of public ones are flagged
+    assert sum(bool(p.findings(t)) for p in public) <= allowed  # ... at most that share of public ones is flagged
+    one_more = public[: -allowed - 1] + [_scored(0.3, 0.9, ())] * (allowed + 1)
+    assert not all(p.found(choose(private, one_more)) for p in private)  # one more would be too many

@@ -28,9 +28,9 @@ def _read(name: str) -> list[dict]:
 
 
 def unit_spans(prompt: str, units: list[str]) -> tuple[tuple[int, int], ...]:
-    """Where the annotated private units occur (they are lower-cased as annotated)."""
+    """Where the annotated private units occur, in any case (most are annotated in lower case)."""
     lowered, spans = prompt.lower(), []
-    for unit in units:
+    for unit in (u.lower() for u in units):
         start = lowered.find(unit)
         while start >= 0 and unit:
             spans.append((start, start + len(unit)))

@@ -2,17 +2,23 @@
 text) rather than a question about the world: the names in the first are private, the names in
 the second mostly famous.
 
-A TF-IDF + logistic regression text model (`classifiers.text_model.SparseTextModel`) that `classifiers.train`
-fits on real prompts that carry private information (PUPA) against real public instructions
-(AlpacaEval), with edgeway's template prompts for coverage. The span model uses it as a gate:
-see `SpanModel`.
+Two terms, added as logits, each a logistic regression that `classifiers.train` fits on real
+prompts that carry private information (PUPA) against real public instructions (AlpacaEval), with
+edgeway's template prompts for coverage: the words (binary TF-IDF over word 1-2-grams,
+`classifiers.text_model.SparseTextModel`) and the mean of the text's static word-piece embeddings
+(`classifiers.pieces.PieceModel`), which knows words it was never trained on and reads line
+breaks, case and punctuation, the shape of a letter or a résumé. The span model uses the sum as a
+gate: see `SpanModel`.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
-from classifiers.text_model import SparseTextModel, clipped
+from classifiers.pieces import PieceModel
+from classifiers.text_model import SparseTextModel, clipped, head_and_tail
 
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "private_context.json"
 HEAD_CHARS = 1000  # a letter's greeting, a résumé's header: what the document is
@@ -20,13 +26,28 @@ TAIL_CHARS = 300  # and its sign-off, or the request after a pasted text
 
 
 def context_text(text: str) -> str:
+    """What the words term reads."""
     return clipped(text, HEAD_CHARS, TAIL_CHARS)
+
+
+def context_pieces_text(text: str) -> str:
+    """What the pieces term reads: the same characters, in their own case."""
+    return head_and_tail(text, HEAD_CHARS, TAIL_CHARS)
 
 
 class PrivateContext:
     def __init__(self, path: Path = MODEL_PATH) -> None:
-        self._model = SparseTextModel(path)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        self._words = SparseTextModel(data["words"])
+        self._pieces = PieceModel(data["pieces"])
+
+    def terms(self, text: str) -> tuple[float, float]:
+        """The words term's logit and the pieces term's."""
+        return self._words.logit(context_text(text)), self._pieces.logit(context_pieces_text(text))
+
+    def logit(self, text: str) -> float:
+        return sum(self.terms(text))
 
     def score(self, text: str) -> float:
         """P(the text is a private document)."""
-        return self._model.probability(context_text(text)) if text.strip() else 0.0
+        return 1.0 / (1.0 + math.exp(-max(-500.0, self.logit(text)))) if text.strip() else 0.0

@@ -99,12 +99,15 @@ def _name(text: str, m: re.Match[str], common: frozenset[str]) -> Iterator[tuple
 
 
 def _line_starts(text: str, starts: Iterable[int]) -> list[int]:
-    """A greeting's match begins at the whitespace before it (its pattern looks behind that)."""
+    """A greeting's match begins where a line or a sentence ends, then any whitespace: at the
+    greeting itself, or at any of the whitespace before it ("nicer:\nHello professor Klump,"
+    begins after the line break, "Thanks.  Hi Cory," after the full stop)."""
     out = []
     for s in starts:
+        out.append(s)
         while s > 0 and text[s - 1].isspace():
             s -= 1
-        out.append(s)
+            out.append(s)
     return out
 
 

@@ -103,7 +103,8 @@ PyMODINIT_FUNC PyInit__scan(void) {
     fill_ascii();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    if (add_type(m, &ModelType, "Model") || add_type(m, &AnchorsType, "Anchors") || add_type(m, &ScannerType, "Scanner")) {
+    if (add_type(m, &ModelType, "Model") || add_type(m, &AnchorsType, "Anchors") || add_type(m, &ScannerType, "Scanner") ||
+        add_type(m, &GramsType, "Grams")) {
         Py_DECREF(m);
         return NULL;
     }

@@ -25,6 +25,9 @@ PyObject *counts(PyObject *module, PyObject *args);
 extern PyTypeObject ModelType;
 PyObject *model_find(PyObject *model, const Text *t);
 
+/* grams.c */
+extern PyTypeObject GramsType;
+
 /* anchors.c */
 extern PyTypeObject AnchorsType;
 PyObject *anchors_find(PyObject *anchors, const Text *t);
