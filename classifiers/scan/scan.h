@@ -25,8 +25,9 @@ PyObject *counts(PyObject *module, PyObject *args);
 extern PyTypeObject ModelType;
 PyObject *model_find(PyObject *model, const Text *t);
 
-/* grams.c */
+/* grams.c, pieces.c */
 extern PyTypeObject GramsType;
+extern PyTypeObject PiecesType;
 
 /* anchors.c */
 extern PyTypeObject AnchorsType;
