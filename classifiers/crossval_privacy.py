@@ -163,19 +163,24 @@ def report() -> list[str]:
         "| --- | ---: | ---: |",
     ]
     never = Thresholds(1.01, 1.01, 1.01)
-    rules: dict[str, Callable[[int], Thresholds]] = {
-        "no model: identifiers, secrets, cues": lambda k: never,
-        "+ span model alone": lambda k: choose(*_other_folds(private, public, k), gate=False),
-        WORDS_ONLY: lambda k: choose(*_words_only(*_other_folds(private, public, k))),
-        "+ span model and private-context gate (shipped)": lambda k: choose(*_other_folds(private, public, k)),
+    # each row: how a fold's thresholds are chosen, and how a prompt is read (the gate as shipped,
+    # or its words term alone)
+    rules: dict[str, tuple[Callable[[int], Thresholds], Callable[[Scored], Scored]]] = {
+        "no model: identifiers, secrets, cues": (lambda k: never, _same),
+        "+ span model alone": (lambda k: choose(*_other_folds(private, public, k), gate=False), _same),
+        "+ span model and the gate's words term alone": (
+            lambda k: choose(*_words_only(*_other_folds(private, public, k))),
+            Scored.words_only,
+        ),
+        SHIPPED: (lambda k: choose(*_other_folds(private, public, k)), _same),
     }
-    chosen: dict[str, list[Thresholds]] = {name: [rule(k) for k in range(FOLDS)] for name, rule in rules.items()}
+    chosen: dict[str, list[Thresholds]] = {name: [rule(k) for k in range(FOLDS)] for name, (rule, _) in rules.items()}
     for name, per_fold in chosen.items():
-        view = Scored.words_only if name == WORDS_ONLY else _same
+        view = rules[name][1]
         recall = np.mean([view(s).found(per_fold[k]) for k, s, _ in private])
         flagged = np.mean([bool(view(s).findings(per_fold[k])) for k, s, _ in public])
         lines.append(f"| {name} | {recall:.1%} | {flagged:.1%} |")
-    shipped = chosen["+ span model and private-context gate (shipped)"]
+    shipped = chosen[SHIPPED]
     lines += ["", "| PUPA category | prompts | found |", "| --- | ---: | ---: |"]
     by_category: dict[str, list[bool]] = {}
     for k, s, p in private:
@@ -200,7 +205,7 @@ def report() -> list[str]:
     return lines
 
 
-WORDS_ONLY = "+ span model and the gate's words term alone"
+SHIPPED = "+ span model and private-context gate (shipped)"
 
 
 def _same(s: Scored) -> Scored:
