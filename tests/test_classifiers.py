@@ -105,6 +105,23 @@ def test_capitalized_words_that_are_not_personal_are_left_alone():
         assert [t for t, _ in found(text, scanner) if t in ("PERSON", "STREET_ADDRESS")] == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The job ran at 1971-09-07 22:49 and failed.",
+        "log: 2024-03-15 10:22:31 ERROR timeout on worker 3",
+        "[2026-12-01 14:59:58] worker 7 restarted",
+    ],
+)
+def test_a_log_line_s_timestamp_is_no_phone_and_its_time_no_house_number(text):
+    assert not PrivacyScanner().scan(text), text
+
+
+def test_a_phone_number_that_starts_like_a_year_is_still_one():
+    text = "My number is +86 138 0013 8000, or call 2024-555-0199"
+    assert [f.type for f in PrivacyScanner().scan(text)] == ["PHONE", "PHONE"]
+
+
 def test_signals_read_the_whole_conversation_and_content_parts(scorer):
     messages = [
         {"role": "system", "content": "You help Acme support agents."},

@@ -53,6 +53,8 @@ _SPELLED_DOT = re.compile(_DOT, re.IGNORECASE)
 _PERCENT_RUN = re.compile(r"[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}")
 _DIGIT_RUN = re.compile(r"\+?\d[\d \t().-]{5,20}\d")
+# An ISO date, then maybe a time: a timestamp in a log line, not a phone number ("1971-09-07 22").
+_TIMESTAMP = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\d-])")
 
 
 class Windows(NamedTuple):
@@ -215,7 +217,7 @@ def international_phones(text: str, windows: list[tuple[int, int]], found: list[
             if any(s < end and start < e for s, e in taken):
                 continue
             digits = sum(ch.isdigit() for ch in m.group())
-            if 7 <= digits <= 15 and _is_phone(m.group(), digits):
+            if 7 <= digits <= 15 and not _TIMESTAMP.match(m.group()) and _is_phone(m.group(), digits):
                 phones.append(Finding("PHONE", start, end, 0.8, "phonenumbers"))
     return phones
 

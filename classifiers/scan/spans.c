@@ -159,7 +159,8 @@ static Py_ssize_t unit(const Text *t, Py_ssize_t i) {
 static inline int street_char(Py_UCS4 c) { return is_word(c) || is_apos(c) || c == '.' || c == '-'; }
 
 static Py_ssize_t num_street(const Model *m, const Text *t, Py_ssize_t i) {
-    if (!is_digit(at(t, i)) || !boundary(t, i)) return -1;
+    /* after a colon the number is a time's seconds or a ratio ("10:22:31 ERROR"), not a house */
+    if (!is_digit(at(t, i)) || !boundary(t, i) || at(t, i - 1) == ':') return -1;
     Py_ssize_t p = i;
     while (is_digit(at(t, p))) p++;
     if (p - i > 6) return -1;
