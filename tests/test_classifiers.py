@@ -117,6 +117,13 @@ def test_a_log_line_s_timestamp_is_no_phone_and_its_time_no_house_number(text):
     assert not PrivacyScanner().scan(text), text
 
 
+def test_a_version_number_is_no_ip_address_and_an_address_still_is():
+    for text in ("upgrade to version 1.2.3.4 first", "fixed in v2.0.0.1", "Build 10.0.1.7 is out"):
+        assert not PrivacyScanner().scan(text), text
+    text = "the server at 10.0.1.7 runs version 3"
+    assert [(f.type, text[f.start : f.end]) for f in PrivacyScanner().scan(text)] == [("IP_ADDRESS", "10.0.1.7")]
+
+
 def test_a_phone_number_that_starts_like_a_year_is_still_one():
     text = "My number is +86 138 0013 8000, or call 2024-555-0199"
     assert [f.type for f in PrivacyScanner().scan(text)] == ["PHONE", "PHONE"]

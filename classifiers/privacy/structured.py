@@ -216,6 +216,8 @@ def phones(text: str, start: int = 0, end: int | None = None) -> Iterator[Findin
 
 # --- IP addresses -------------------------------------------------------------------------
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])")
+# A dotted quad right after one of these is a version ("version 1.2.3.4", "v2.0.0.1"), not an address.
+_VERSION = re.compile(r"(?i)(?:\bv|\bver|\bversion|\brelease|\bbuild)\.?[ \t]*$")
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4}){0,6}(?![\w:])")
 # Where the patterns can match (`_scan.windows`: digits, separators, longest gap, fewest digits,
 # fewest separators, margin). IPv4: dotted runs of four digits or more. IPv6: two colons or more
@@ -234,6 +236,8 @@ def ips(
     for start, end in windows(text, DOTTED_WINDOWS) if dotted is None else dotted:
         for m in _IPV4.finditer(text, start, end):
             if m.start() and (text[m.start() - 1].isdigit() or text[m.start() - 1] == "."):
+                continue
+            if _VERSION.search(text, max(0, m.start() - 12), m.start()):
                 continue
             try:
                 ipaddress.IPv4Address(m.group())
