@@ -22,24 +22,10 @@ typedef struct {
     size_t seen_mask, seen_capacity;
 } Grams;
 
-static size_t power_of_two_for(Py_ssize_t n) {   /* at most half full */
-    size_t size = 16;
-    while (size < (size_t)n * 2) size <<= 1;
-    return size;
-}
-
 static void Grams_dealloc(Grams *self) {
     PyMem_Free(self->slots);
     PyMem_Free(self->seen);
     Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static uint64_t hash_gram(PyObject *gram) {
-    uint64_t h = HASH_START;
-    int kind = PyUnicode_KIND(gram);
-    const void *data = PyUnicode_DATA(gram);
-    for (Py_ssize_t i = 0; i < PyUnicode_GET_LENGTH(gram); i++) h = mix(h, PyUnicode_READ(kind, data, i));
-    return finish(h);
 }
 
 /* Grams(grams: list[str], weights: list[float], squares: list[float], ascii: bool) */
@@ -52,7 +38,7 @@ static int Grams_init(Grams *self, PyObject *args, PyObject *kwargs) {
     Py_ssize_t n = PyList_GET_SIZE(grams);
     if (PyList_GET_SIZE(weights) != n || PyList_GET_SIZE(squares) != n)
         return PyErr_SetString(PyExc_ValueError, "one weight and one square a gram"), -1;
-    size_t size = power_of_two_for(n);
+    size_t size = slots_for(n);
     PyMem_Free(self->slots);
     if (!(self->slots = PyMem_Calloc(size, sizeof(GramSlot)))) return PyErr_NoMemory(), -1;
     self->mask = size - 1;
@@ -62,7 +48,7 @@ static int Grams_init(Grams *self, PyObject *args, PyObject *kwargs) {
         if (!PyUnicode_Check(gram)) return PyErr_SetString(PyExc_TypeError, "grams are str"), -1;
         double w = PyFloat_AsDouble(PyList_GET_ITEM(weights, i)), q = PyFloat_AsDouble(PyList_GET_ITEM(squares, i));
         if (PyErr_Occurred()) return -1;
-        uint64_t h = hash_gram(gram);
+        uint64_t h = hash_str(gram);
         size_t j = h & self->mask;
         while (self->slots[j].key && self->slots[j].key != h) j = (j + 1) & self->mask;
         if (self->slots[j].key) return PyErr_Format(PyExc_ValueError, "gram %R repeats or its hash does", gram), -1;
@@ -94,7 +80,7 @@ static void count(Grams *g, uint64_t h, double *weighted, double *squares) {
 
 static PyObject *sums(PyObject *self, const Text *t) {
     Grams *g = (Grams *)self;
-    size_t size = power_of_two_for(t->len + 1);   /* a text has fewer grams than characters */
+    size_t size = slots_for(t->len + 1);   /* a text has fewer grams than characters */
     if (size > g->seen_capacity) {
         PyMem_Free(g->seen);
         if (!(g->seen = PyMem_Calloc(size, sizeof(uint64_t)))) return g->seen_capacity = 0, PyErr_NoMemory();

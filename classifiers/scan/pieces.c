@@ -41,8 +41,7 @@ static int Pieces_init(Pieces *self, PyObject *args, PyObject *kwargs) {
     if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &pieces, &PyList_Type, &scores)) return -1;
     Py_ssize_t n = PyList_GET_SIZE(pieces);
     if (PyList_GET_SIZE(scores) != n) return PyErr_SetString(PyExc_ValueError, "one score a piece"), -1;
-    size_t size = 16;
-    while (size < (size_t)n * 2) size <<= 1;
+    size_t size = slots_for(n);
     PyMem_Free(self->slots);
     if (!(self->slots = PyMem_Calloc(size, sizeof(PieceSlot)))) return PyErr_NoMemory(), -1;
     self->mask = size - 1;
@@ -53,11 +52,7 @@ static int Pieces_init(Pieces *self, PyObject *args, PyObject *kwargs) {
             return PyErr_SetString(PyExc_ValueError, "a piece is a str of 1 to 64 characters"), -1;
         double score = PyFloat_AsDouble(PyList_GET_ITEM(scores, i));
         if (PyErr_Occurred()) return -1;
-        uint64_t h = HASH_START;
-        int kind = PyUnicode_KIND(piece);
-        const void *data = PyUnicode_DATA(piece);
-        for (Py_ssize_t k = 0; k < PyUnicode_GET_LENGTH(piece); k++) h = mix(h, PyUnicode_READ(kind, data, k));
-        h = finish(h);
+        uint64_t h = hash_str(piece);
         size_t j = h & self->mask;
         while (self->slots[j].key && self->slots[j].key != h) j = (j + 1) & self->mask;
         if (self->slots[j].key) return PyErr_Format(PyExc_ValueError, "piece %R repeats or its hash does", piece), -1;

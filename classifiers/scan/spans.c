@@ -18,15 +18,6 @@ static const char *KIND_NAMES[] = {"unit", "num-street", "postal", "cap"};
 static const char *PARTICLES[] = {"van", "von", "de", "da", "del", "der", "den", "di", "du", "le", "la", "bin",
                                   "al", "y", "dos", "das", NULL};
 
-static uint64_t hash_str(PyObject *s) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-    int kind = PyUnicode_KIND(s);
-    const void *data = PyUnicode_DATA(s);
-    uint64_t h = HASH_START;
-    for (Py_ssize_t i = 0; i < n; i++) h = mix(h, PyUnicode_READ(kind, data, i));
-    return finish(h);
-}
-
 static void Model_dealloc(Model *self) {
     PyMem_Free(self->common.keys);
     PyMem_Free(self->streets.keys);

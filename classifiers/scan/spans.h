@@ -30,12 +30,6 @@ typedef struct {
 
 static inline unsigned known_bit(uint64_t h) { return (unsigned)(h >> (64 - 17)); }
 
-static inline size_t slots_for(Py_ssize_t n) {   /* open addressing at most half full */
-    size_t size = 16;
-    while (size < (size_t)n * 2) size <<= 1;
-    return size;
-}
-
 static inline int table_init(Table *t, Py_ssize_t n) {
     size_t size = slots_for(n);
     t->slots = PyMem_Calloc(size, sizeof(Slot));

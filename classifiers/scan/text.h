@@ -95,5 +95,20 @@ static inline uint64_t mix_cps(uint64_t h, const Py_UCS4 *cps, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++) h = mix(h, cps[i]);
     return h;
 }
+static inline uint64_t hash_str(PyObject *s) {   /* a str's hash, as a text's code points hash */
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    uint64_t h = HASH_START;
+    for (Py_ssize_t i = 0; i < n; i++) h = mix(h, PyUnicode_READ(kind, data, i));
+    return finish(h);
+}
+
+/* Slots for n keys in an open-addressing table at most half full: a power of two. */
+static inline size_t slots_for(Py_ssize_t n) {
+    size_t size = 16;
+    while (size < (size_t)n * 2) size <<= 1;
+    return size;
+}
 
 #endif
