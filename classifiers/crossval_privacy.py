@@ -34,7 +34,7 @@ FLAG_TARGET = 0.05  # the issue's target for public prompts flagged
 # (what fits four folds fits the fifth less well); at 4% they flag 4.7%.
 CHOSEN_FOR = 0.04
 FLOOR = 0.02  # the lowest threshold considered: below it every capitalized word is a name
-SPAN_MODEL = "span-model"
+GATED = frozenset(("span-model", "link", "capitals"))  # the detectors whose findings the gate decides on
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Scored:
     """One held-out prompt as its fold's models read it."""
 
     others: tuple[tuple[str, int, int], ...]  # (type, start, end) found without the span model
-    candidates: tuple[tuple[str, int, int, float], ...]  # the span model's, with its confidence
+    candidates: tuple[tuple[str, int, int, float], ...]  # the gated ones (names, links), with a confidence
     context: float  # the gate's P(private document)
     units: tuple[tuple[int, int], ...] = ()
     words_context: float = 0.0  # what the gate's words term alone says
@@ -87,7 +87,7 @@ class FoldScanners:
         words, _ = self.every.context.terms(text)
         return Scored(
             tuple((f.type, f.start, f.end) for f in self.none.scan(text)),
-            tuple((f.type, f.start, f.end, f.confidence) for f in self.every.scan(text) if f.detector == SPAN_MODEL),
+            tuple((f.type, f.start, f.end, f.confidence) for f in self.every.scan(text) if f.detector in GATED),
             self.every.context.score(text),
             units,
             1.0 / (1.0 + math.exp(-words)),
@@ -122,12 +122,18 @@ def out_of_fold() -> tuple[list[tuple[int, Scored, PrivatePrompt]], list[tuple[i
     return held_private, held_public
 
 
+# A candidate the span model is 90% sure of is a finding in any text: left to the flag target
+# alone, some folds chose 0.95 or "never", and "Send it to 42 N. Main Street" was found only where
+# the gate read the message as private.
+CONFIDENT = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
 def _grid(scored: Iterable[Scored]) -> list[Thresholds]:
     contexts = sorted({round(float(q), 3) for q in np.quantile([s.context for s in scored], np.linspace(0, 1, 41))})
     return [
         Thresholds(threshold, confident, context)
         for threshold in (FLOOR, 0.05, 0.1, 0.2, 0.3, 0.5)
-        for confident in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.01)
+        for confident in CONFIDENT
         if confident >= threshold
         for context in contexts + [1.01]
     ]

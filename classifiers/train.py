@@ -252,7 +252,11 @@ def span_rows(private: list[PrivatePrompt], public: list[str]) -> list[dict]:
     return templates + real_span_rows(private, public, typer)
 
 
-COVERAGE_WEIGHT = 0.05  # a template or exam row counts a twentieth of a real one: coverage, not the signal
+# A template or exam row counts a fiftieth of a real prompt in the gate: coverage, not the signal.
+# Out of fold (python -m classifiers.crossval), PUPA recall / public prompts flagged: at 0.05
+# 58.4% / 4.5%, at 0.02 61.4% / 4.2%, at 0.01 61.7% / 4.7%; below 0.02 Presidio's one-liners
+# ("Megan lives on Via Tasso 129") read ever more public.
+CONTEXT_COVERAGE_WEIGHT = 0.02
 CONTEXT_C, CONTEXT_FEATURES = 2.0, 20000
 EXAM_SAMPLE = 5  # every fifth MMLU / GSM8K question: public questions that name people and places
 
@@ -264,7 +268,7 @@ def train_context(private: list[str], public: list[str]) -> bytes:
     templates += [(r["prompt"], 0) for r in read_jsonl("routellm_train.jsonl")[::EXAM_SAMPLE]]
     raw = private + public + [t for t, _ in templates]
     labels = [1] * len(private) + [0] * len(public) + [label for _, label in templates]
-    weights = [1.0] * (len(private) + len(public)) + [COVERAGE_WEIGHT] * len(templates)
+    weights = [1.0] * (len(private) + len(public)) + [CONTEXT_COVERAGE_WEIGHT] * len(templates)
     texts = [context_text(t) for t in raw]
     pipeline = tfidf_logreg(texts, labels, CONTEXT_C, CONTEXT_FEATURES, weights, ASCII_WORDS)
     words = sparse_model(pipeline, ASCII_WORDS, texts)
@@ -277,6 +281,15 @@ def common_words() -> list[str]:
     for r in read_jsonl("routellm_train.jsonl"):
         counts.update(w for w in re.findall(r"\b[a-z][a-z']+\b", r["prompt"]))
     return sorted(w for w, n in counts.items() if n >= 15)
+
+
+def acronyms() -> list[str]:
+    """Words in capitals that public questions use ("USA", "CEO", "TV"): in a private text they
+    are not names (`classifiers.privacy.capitals`)."""
+    from classifiers.privacy.capitals import CAPITALS
+
+    counts = Counter(w for r in read_jsonl("routellm_train.jsonl") for w in CAPITALS.findall(r["prompt"]))
+    return sorted(w for w, n in counts.items() if n >= 2)
 
 
 def span_label(start: int, end: int, spans: list[dict]) -> str:
@@ -318,6 +331,7 @@ def train_spans(rows: list[dict]) -> dict:
         "bias": [round(float(b), 4) for b in model.intercept_],
         "threshold": 0.5,
         "common": sorted(common),
+        "acronyms": acronyms(),
         "weights": weights,
     }
 

@@ -89,7 +89,9 @@ def test_a_written_address_is_one_span_down_to_its_postcode_and_no_further():
     scanner = PrivacyScanner()
     text = "Ship to:\n3247 Rua Igreja 25\n Apt. 236\n Ribeirão\n Portugal 30971\n21 253 109 8211-Office\n\nThanks"
     assert dict(found(text, scanner))["STREET_ADDRESS"] == "3247 Rua Igreja 25\n Apt. 236\n Ribeirão\n Portugal 30971"
-    assert dict(found("Megan lives on Via Tasso 129 with her dog.", scanner))["STREET_ADDRESS"] == "Via Tasso 129"
+    # its extent, whether or not the gate reads this one-liner as private
+    text = "Megan lives on Via Tasso 129 with her dog."
+    assert "Via Tasso 129" in {text[start:end] for _, start, end in scanner.spans.candidates(text)}
     text = "The letter arrived at 760 Passauer Strasse 33, Cite Guedouala, Tunisia last night."
     assert dict(found(text, scanner))["STREET_ADDRESS"] == "760 Passauer Strasse 33, Cite Guedouala, Tunisia"
 
@@ -256,8 +258,10 @@ def test_held_out_privacy_quality_meets_the_targets():
         # private-context gate; 0.76 since: a name outside a private-looking text must be sure,
         # which took the flag rate on real public prompts from 15% to 5%; 0.67 since the gate's
         # pieces term, whose context threshold (chosen on real prompts) reads Presidio's news-like
-        # one-liners ("Bryan Maclean's killers sentenced to life in prison") as public
-        assert by_type["PERSON"].recall >= 0.65, by_type["PERSON"]
+        # one-liners ("Bryan Maclean's killers sentenced to life in prison") as public; 0.63 since
+        # the template rows weigh less in the gate (0.02 of a real prompt, from 0.05: PUPA recall
+        # 58.4% -> 61.4% with 4.5% -> 4.2% of public prompts flagged, out of fold)
+        assert by_type["PERSON"].recall >= 0.6, by_type["PERSON"]
     assert scores["edgeway realistic prompts, held-out half (unseen names)"]["STREET_ADDRESS"].recall >= 0.85
 
 

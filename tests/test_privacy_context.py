@@ -7,6 +7,9 @@ import pytest
 
 from classifiers.crossval_privacy import CHOSEN_FOR, Scored, Thresholds, choose
 from classifiers.privacy import PrivacyScanner
+from classifiers.privacy.capitals import capitals
+from classifiers.privacy.links import CUES as LINK_CUES
+from classifiers.privacy.links import find_links
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +69,67 @@ def test_two_sentences_with_numbers_are_no_street_address(scanner):
     for text in ("She bought two shirts at $8 each. How much did she spend?", "I have 12 eggs. I drop 2."):
         assert "STREET_ADDRESS" not in {kind for kind, _ in found(scanner, text)}, text
     assert ("STREET_ADDRESS", "42 N. Main Street") in found(scanner, "Send it to 42 N. Main Street please")
+
+
+@pytest.mark.parametrize(
+    ("text", "link"),
+    [
+        (
+            'how to run this on docker "https://gitlab.com/adblockinc/ext/adblock"',
+            "https://gitlab.com/adblockinc/ext/adblock",
+        ),
+        (
+            "rewrite from https://www.tomshardware.com/reviews/best-cpus,3986.html.",
+            "https://www.tomshardware.com/reviews/best-cpus,3986.html",
+        ),
+        ("our site (www.mallotts.co.uk/contact) is down", "www.mallotts.co.uk/contact"),
+        ("Help me summarize this brokerage: FOREX.com", "FOREX.com"),
+        ("SSO issues when being added by blacksunplc.com, can you", "blacksunplc.com"),
+    ],
+)
+def test_a_link_is_found_whole_and_without_the_punctuation_around_it(text, link):
+    assert [text[f.start : f.end] for f in find_links(text, LINK_CUES.find(text))] == [link]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "write to jane@acme.com today",  # an email address, found as one
+        "python train.py --epochs 3",  # a file
+        "I love Paris.It is lovely",  # a sentence missing its space
+        "upgrade to version 1.2.3",
+    ],
+)
+def test_an_address_a_file_or_a_run_on_sentence_is_no_link(text):
+    assert find_links(text, LINK_CUES.find(text)) == []
+
+
+def test_a_link_is_private_in_a_private_text_and_not_in_a_question(scanner):
+    email = (
+        "re write : Hi, Hope you're doing well. We are having some SSO issues with Workiva when being "
+        "added by blacksunplc.com, can you check?"
+    )
+    assert ("URL", "blacksunplc.com") in found(scanner, email)
+    question = "Summarize the main points of https://en.wikipedia.org/wiki/Photosynthesis for a school report."
+    assert found(scanner, question) == []
+
+
+def test_a_word_in_capitals_is_a_name_in_a_private_text_only(scanner):
+    assert ("ORGANIZATION", "SPARC") in found(scanner, "list all job offering from SPARC companies with a URL link")
+    assert found(scanner, "What does NASA do? Explain like I am five.") == []
+
+    # next to Chinese, hyphenated, and not when it is a common word
+    def named(text: str) -> list[str]:
+        return [text[f.start : f.end] for f in capitals(text, scanner.spans.common, scanner.spans.acronyms)]
+
+    assert named("除了UNI-EASTERN，他 ANYTHING") == ["UNI-EASTERN"]
+    # nor an acronym public questions use, nor the name of a kind of data
+    assert named("send my SSN and the IBAN to the CEO of SPARC in the USA") == ["SPARC"]
+
+
+def test_a_name_written_next_to_chinese_is_a_candidate(scanner):
+    text = "发封英语邮件告诉Tim，附件是备份(我选择的是Nvidia)"
+    assert {text[s:e] for _, s, e in scanner.spans.candidates(text)} >= {"Tim", "Nvidia"}
 
 
 def _scored(candidate: float, context: float, units: tuple[tuple[int, int], ...] = ((0, 5),)) -> Scored:

@@ -147,6 +147,27 @@ def test_anchored_patterns_match_what_finditer_matches(text):
     ]
 
 
+LINK_TEXT = ["https://", "http:", "//", "www.", "WWW.", "acme", "co", ".com", ".co", ".uk", ".de", "/path", "?q=1"]
+LINK_TEXT += ["#top"]
+LINK_TEXT += [".", "-", "_", "@", " ", ",", ")", "'", "x", "1", "é", "中", "py", ".py"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts(LINK_TEXT, size=30))
+def test_links_are_the_matches_of_their_patterns_over_the_whole_text(text):
+    from classifiers.privacy import links as linking
+
+    spans = sorted(
+        (m.span() for pattern in (linking._SCHEMED, linking._WWW, linking._HOST) for m in pattern.finditer(text)),
+        key=lambda s: (s[0], -s[1]),
+    )
+    kept: list[tuple[int, int]] = []
+    for start, end in spans:
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end))
+    assert [(f.start, f.end) for f in linking.find_links(text, linking.CUES.find(text))] == kept
+
+
 def test_an_iban_shaped_run_with_odd_capitals_is_no_iban_and_no_error():
     text = "pay DE89 3704 0044 0532 0130 0İ and GB82 WEST 1234 5698 7654 3ı today"
     assert [f.type for f in PrivacyScanner().scan(text)].count("IBAN") == 0

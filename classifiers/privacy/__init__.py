@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from classifiers import _scan
+from classifiers.privacy.capitals import capitals
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import PrivateContext
 from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
 from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, drop_overlaps
 from classifiers.privacy.introduced import CUES as INTRODUCTIONS
 from classifiers.privacy.introduced import introduced
+from classifiers.privacy.links import CUES as LINKS
+from classifiers.privacy.links import find_links
 from classifiers.privacy.readings import Windows, international_phones, reread
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
 
@@ -21,7 +24,7 @@ class PrivacyScanner:
     def __init__(self, model_path: Path = MODEL_PATH, context_path: Path = CONTEXT_PATH) -> None:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
-        self.anchors = ANCHORS + CUES + INTRODUCTIONS
+        self.anchors = ANCHORS + CUES + INTRODUCTIONS + LINKS
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, WINDOW_SPECS)
 
     def scan(self, text: str) -> tuple[Finding, ...]:
@@ -43,19 +46,22 @@ class PrivacyScanner:
         )
         if numbers:
             found += international_phones(text, numbers, found)
-        if labeled:
-            found += self._entities(text, labeled)
+        gated = self.spans.findings(labeled) if labeled else []
         if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common)
+            gated += find_links(text, hits)
+        gated += capitals(text, self.spans.common, self.spans.acronyms)
+        if gated:
+            found += self._decided(text, gated)
         return found, Windows(numbers, encoded)
 
-    def _entities(self, text: str, labeled: list[tuple[int, int, int, float]]) -> list[Finding]:
-        """The span model's candidates that are findings (`SpanModel`): the gate runs only
-        when a candidate is possible but not sure."""
-        sure = [c for c in labeled if c[3] >= self.spans.confident]
-        if len(sure) < len(labeled) and self.context.score(text) >= self.spans.context:
-            sure = labeled
-        return self.spans.findings(sure)
+    def _decided(self, text: str, gated: list[Finding]) -> list[Finding]:
+        """The names the span model labeled, the links and the words in capitals that are
+        findings (`SpanModel`): the gate runs only when one is possible but not sure."""
+        sure = [f for f in gated if f.confidence >= self.spans.confident]
+        if len(sure) < len(gated) and self.context.score(text) >= self.spans.context:
+            return gated
+        return sure
 
 
 __all__ = ["CONTEXTUAL_TYPES", "ENTITY_TYPES", "STRUCTURED_TYPES", "Finding", "PrivacyScanner"]

@@ -12,7 +12,8 @@ Candidates, the first shape that matches at each position (as regular expression
               not after a colon: "10:22:31 ERROR" is a time)
   postal      \b(?:[A-Z]{2}[ \t]+\d{5}(?:-\d{4})?|\d{4,5}[ \t]+UP[\w'’-]+)\b
   cap         (?<![\w@/])CAPWORD(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+UP))){0,4}
-  where CAPWORD is UP[\w'’&]*(?:[.-][\w'’]+)*\.? and PARTICLE one of van von de da del ... y dos das.
+  where CAPWORD is UP[\w'’&]*(?:[.-][\w'’]+)*\.? and PARTICLE one of van von de da del ... y dos das;
+  \w here leaves out the scripts written without spaces (CJK, Thai): "告诉Tim，" holds "Tim".
 A capitalized run loses a first word that is only capitalized because a sentence starts with it
 ("Call Diego Sato" -> "Diego Sato"), and one common word alone ("Answer", "I") is no candidate.
 
@@ -64,8 +65,10 @@ class SpanModel:
         threshold: float = 0.5,
         confident: float | None = None,
         context: float = 1.0,
+        acronyms: Iterable[str] = (),
     ) -> None:
         self.common = frozenset(common)
+        self.acronyms = frozenset(acronyms)  # words in capitals that public questions use
         self.threshold = threshold
         self.confident = threshold if confident is None else confident
         self.context = context
@@ -89,6 +92,7 @@ class SpanModel:
             data.get("threshold", 0.5),
             data.get("confident"),
             data.get("context", 1.0),
+            data.get("acronyms", ()),
         )
 
     @classmethod

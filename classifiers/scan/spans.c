@@ -94,14 +94,14 @@ static int Model_init(Model *self, PyObject *args, PyObject *kwargs) {
 }
 
 /* --- candidate shapes ---------------------------------------------------------------------- */
-/* CAPWORD: [UP][\w'’&]*(?:[.-][\w'’]+)*\.?   (t[i] is a capital) */
+/* CAPWORD: [UP][\w'’&]*(?:[.-][\w'’]+)*\.?   (t[i] is a capital; \w less the unspaced scripts) */
 static Py_ssize_t capword(const Text *t, Py_ssize_t i) {
     Py_ssize_t e = i + 1;
     Py_UCS4 c;
-    while ((c = at(t, e)) && (is_word(c) || is_apos(c) || c == '&')) e++;
-    while (((c = at(t, e)) == '.' || c == '-') && (is_word(at(t, e + 1)) || is_apos(at(t, e + 1)))) {
+    while ((c = at(t, e)) && (is_spaced_word(c) || is_apos(c) || c == '&')) e++;
+    while (((c = at(t, e)) == '.' || c == '-') && (is_spaced_word(at(t, e + 1)) || is_apos(at(t, e + 1)))) {
         e += 2;
-        while ((c = at(t, e)) && (is_word(c) || is_apos(c))) e++;
+        while ((c = at(t, e)) && (is_spaced_word(c) || is_apos(c))) e++;
     }
     if (at(t, e) == '.') e++;
     return e;
@@ -227,10 +227,10 @@ static Py_ssize_t particle(const Model *m, const Text *t, Py_ssize_t q) {
     return -1;
 }
 
-/* cap: (?<![\w@/])CAPWORD(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+[UP]))){0,4} */
+/* cap: (?<![\w@/])CAPWORD (\w less the unspaced scripts: "我选择的是Nvidia")(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+[UP]))){0,4} */
 static Py_ssize_t cap(const Model *m, const Text *t, Py_ssize_t i) {
     Py_UCS4 before = at(t, i - 1);
-    if (!is_up(m, at(t, i)) || is_word(before) || before == '@' || before == '/') return -1;
+    if (!is_up(m, at(t, i)) || is_spaced_word(before) || before == '@' || before == '/') return -1;
     Py_ssize_t e = capword(t, i);
     for (int k = 0; k < 4 && is_blank(at(t, e)); k++) {
         Py_ssize_t q = skip_blank(t, e), p;

@@ -60,6 +60,14 @@ static inline Py_UCS4 fold(Py_UCS4 c) {
     if (c == 0x17F) return 's';   /* long s */
     return Py_UNICODE_TOLOWER(c);
 }
+/* Scripts written without spaces between words (Chinese, Japanese, Korean, Thai): a Latin word in
+ * such a text begins and ends right next to them ("告诉Tim，"). */
+static inline int is_unspaced(Py_UCS4 c) {
+    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0x0E00 && c <= 0x0E7F);
+}
+/* \w, but not a character of those scripts */
+static inline int is_spaced_word(Py_UCS4 c) { return is_word(c) && !is_unspaced(c); }
 static inline int is_blank(Py_UCS4 c) { return c == ' ' || c == '\t'; }
 static inline int is_apos(Py_UCS4 c) { return c == '\'' || c == 0x2019; }
 static inline int is_ascii_letter(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }

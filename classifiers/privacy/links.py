@@ -1,0 +1,67 @@
+"""Links: web addresses ("https://gitlab.com/acme/payroll", "www.mallotts.com") and bare host
+names ("blacksunplc.com", "FOREX.com").
+
+A link names a person's page, a company's site or a shared document as surely as their name
+does: 47 of PUPA's 438 private prompts hold one, most marked private by its annotators, and 2 of
+AlpacaEval's 403 public instructions ("medium.com", a DOI). Whether it is private is a question of the
+text around it, so a link is a finding the private-context gate decides on, as a name the span
+model finds is (`SpanModel`): found in a letter, a résumé or a log, not in a question about the
+world.
+
+Each pattern is tried only where its literal occurs (`anchors.anchored`): "://", "www." or a
+top-level domain in lower case. Top-level domains that are also file extensions (.py, .pl, .js,
+.md, .sh) are left out: "train.py" is a file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
+from classifiers.privacy.findings import Finding
+
+CONFIDENCE = 0.6  # below the span model's `confident`: the gate decides
+# In lower case, as hosts are written: "Paris.It is" is a sentence missing its space. Two-letter
+# domains that end words too often ("log.in", "do.it", "ref.no") are left out with the extensions.
+_TLDS = "com org net edu gov info biz io co ai app dev tv ly uk ca au de fr nl ch eu ru cn jp kr br".split()
+_END = r"(?<![.,;:!?'\"’”)\]])"  # a link does not end in the punctuation around it
+_PATH = r"(?:[/?#][^\s<>\"'`]*)?"
+_SCHEMED = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s<>\"'`/?#]+" + _PATH + _END)
+_WWW = re.compile(r"(?i:www)\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+" + _PATH + _END)
+_HOST = re.compile(
+    r"(?<![\w@.-])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+    rf"\.(?:{'|'.join(_TLDS)})(?![\w-]|\.[A-Za-z0-9])" + _PATH + _END
+)
+_SCHEME = 21  # the longest scheme `_SCHEMED` reads before "://"
+_DOTS = tuple(f".{tld}" for tld in _TLDS)
+CUES = Anchors(("://", *_DOTS), ("www.",))
+_DOT_SET, _SCHEMES = frozenset(_DOTS), frozenset(("://",))
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+
+
+def _host_start(text: str, dot: int) -> int:
+    """Where the host name ending in the top-level domain at `dot` begins."""
+    at = dot
+    while at > 0 and text[at - 1] in _HOST_CHARS:
+        at -= 1
+    while at < dot and not text[at].isalnum():
+        at += 1
+    return at
+
+
+def find_links(text: str, hits: Hits) -> list[Finding]:
+    """`hits`: `CUES.find(text)`, or more."""
+    spans: list[tuple[int, int]] = []
+    if "://" in hits:
+        starts = starts_of(hits, _SCHEMES, range(2, _SCHEME + 1))
+        spans += [m.span() for m in anchored(_SCHEMED, text, starts)]
+    if "www." in hits:
+        spans += [m.span() for m in anchored(_WWW, text, hits["www."])]
+    dots = [at for dot in _DOT_SET.intersection(hits) for at in hits[dot]]
+    if dots:
+        spans += [m.span() for m in anchored(_HOST, text, (_host_start(text, at) for at in dots))]
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if not kept or start >= kept[-1][1]:  # "www.x.com" is one link, not two
+            kept.append((start, end))
+    return [Finding("URL", start, end, CONFIDENCE, "link") for start, end in kept]
