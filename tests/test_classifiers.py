@@ -91,7 +91,7 @@ def test_a_written_address_is_one_span_down_to_its_postcode_and_no_further():
     assert dict(found(text, scanner))["STREET_ADDRESS"] == "3247 Rua Igreja 25\n Apt. 236\n Ribeirão\n Portugal 30971"
     # its extent, whether or not the gate reads this one-liner as private
     text = "Megan lives on Via Tasso 129 with her dog."
-    assert "Via Tasso 129" in {text[start:end] for _, start, end in scanner.spans.candidates(text)}
+    assert "Via Tasso 129" in {text[start:end] for _, start, end, _ in scanner.spans.native.find(text)}
     text = "The letter arrived at 760 Passauer Strasse 33, Cite Guedouala, Tunisia last night."
     assert dict(found(text, scanner))["STREET_ADDRESS"] == "760 Passauer Strasse 33, Cite Guedouala, Tunisia"
 
