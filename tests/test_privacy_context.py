@@ -125,6 +125,7 @@ def test_a_word_in_capitals_is_a_name_in_a_private_text_only(scanner):
     assert named("除了UNI-EASTERN，他 ANYTHING") == ["UNI-EASTERN"]
     # nor an acronym public questions use, nor the name of a kind of data
     assert named("send my SSN and the IBAN to the CEO of SPARC in the USA") == ["SPARC"]
+    assert named("my query SELECT * FROM users WHERE id = 1 returns NULL as JSON over HTTP") == []
 
 
 def test_a_name_written_next_to_chinese_is_a_candidate(scanner):

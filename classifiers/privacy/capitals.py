@@ -7,8 +7,9 @@ email, a résumé, a company's text: `PrivateContext`) the employer, the supplie
 are often written so (out of fold, PUPA recall 57.3% -> 62.8% at 5.2% of public prompts flagged
 once these, and Latin words next to Chinese, were candidates). There, a word in capitals is a
 finding unless it is a common word ("ANYTHING", "INGREDIENTS"), an acronym of public questions
-("USA", "CEO", "TV": seen twice or more in the MMLU and GSM8K prompts, `SpanModel.acronyms`) or
-the name of a kind of data ("my SSN is", "IBAN:"); out of such a text, none is.
+("USA", "CEO", "TV": seen twice or more in the MMLU and GSM8K prompts) or of the web and code
+("JSON", "HTTP", "SELECT": one piece in Llama 2's vocabulary; both `SpanModel.acronyms`) or the
+name of a kind of data ("my SSN is", "IBAN:"); out of such a text, none is.
 """
 
 from __future__ import annotations
