@@ -104,6 +104,15 @@ def test_an_address_a_file_or_a_run_on_sentence_is_no_link(text):
     assert find_links(text, LINK_CUES.find(text)) == []
 
 
+def test_a_run_of_host_characters_is_read_once_however_many_domains_it_holds():
+    from classifiers.privacy.links import _host_starts
+
+    text = "see " + "ab.cox" * 10_000  # one run of 60,000 host characters with 10,000 ".co" in it
+    dots = [i for i in range(len(text)) if text.startswith(".co", i)]
+    assert _host_starts(text, dots) == [4]  # one start to try, not one walk back per dot
+    assert find_links(text, LINK_CUES.find(text)) == []  # and no host name that long
+
+
 def test_a_link_is_private_in_a_private_text_and_not_in_a_question(scanner):
     email = (
         "re write : Hi, Hope you're doing well. We are having some SSO issues with Workiva when being "

@@ -29,7 +29,7 @@ _PATH = r"(?:[/?#][^\s<>\"'`]*)?"
 _SCHEMED = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s<>\"'`/?#]+" + _PATH + _END)
 _WWW = re.compile(r"(?i:www)\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+" + _PATH + _END)
 _HOST = re.compile(
-    r"(?<![\w@.-])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+    r"(?<![\w@.-])[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?){0,8}"
     rf"\.(?:{'|'.join(_TLDS)})(?![\w-]|\.[A-Za-z0-9])" + _PATH + _END
 )
 _SCHEME = 21  # the longest scheme `_SCHEMED` reads before "://"
@@ -39,14 +39,22 @@ _DOT_SET, _SCHEMES = frozenset(_DOTS), frozenset(("://",))
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
 
 
-def _host_start(text: str, dot: int) -> int:
-    """Where the host name ending in the top-level domain at `dot` begins."""
-    at = dot
-    while at > 0 and text[at - 1] in _HOST_CHARS:
-        at -= 1
-    while at < dot and not text[at].isalnum():
-        at += 1
-    return at
+def _host_starts(text: str, dots: list[int]) -> list[int]:
+    """Where the host names ending in the top-level domains at `dots` begin: each run of host
+    characters is walked once, however many dots it holds ("ab.coxab.cox..." x 10,000)."""
+    starts, run_start, run_end = [], -1, -1
+    for dot in sorted(dots):
+        if not run_start <= dot < run_end:
+            run_start = run_end = dot
+            while run_start > 0 and text[run_start - 1] in _HOST_CHARS:
+                run_start -= 1
+            while run_end < len(text) and text[run_end] in _HOST_CHARS:
+                run_end += 1
+            at = run_start
+            while at < dot and not text[at].isalnum():
+                at += 1
+            starts.append(at)
+    return starts
 
 
 def find_links(text: str, hits: Hits) -> list[Finding]:
@@ -59,7 +67,7 @@ def find_links(text: str, hits: Hits) -> list[Finding]:
         spans += [m.span() for m in anchored(_WWW, text, hits["www."])]
     dots = [at for dot in _DOT_SET.intersection(hits) for at in hits[dot]]
     if dots:
-        spans += [m.span() for m in anchored(_HOST, text, (_host_start(text, at) for at in dots))]
+        spans += [m.span() for m in anchored(_HOST, text, _host_starts(text, dots))]
     kept: list[tuple[int, int]] = []
     for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
         if not kept or start >= kept[-1][1]:  # "www.x.com" is one link, not two
