@@ -152,6 +152,18 @@ LINK_TEXT += ["#top"]
 LINK_TEXT += [".", "-", "_", "@", " ", ",", ")", "'", "x", "1", "é", "中", "py", ".py"]
 
 
+CAPITAL_TEXT = ["AB", "C", "9", "&", "-", "--", "a", " ", "Ab", "\n", "_", "é", "中", "İ"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts(CAPITAL_TEXT, size=30))
+def test_words_in_capitals_in_their_windows_are_those_in_the_whole_text(text):
+    from classifiers.privacy.capitals import CAPITAL_WINDOWS, capitals
+
+    windows = _scan.Scanner(ANCHORS.native, SpanModel.untrained(()).native, (CAPITAL_WINDOWS,)).scan(text)[1][0]
+    assert capitals(text, set(), set(), windows) == capitals(text, set(), set())
+
+
 @settings(max_examples=300, deadline=None)
 @given(texts(LINK_TEXT, size=30))
 def test_links_are_the_matches_of_their_patterns_over_the_whole_text(text):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from classifiers import _scan
-from classifiers.privacy.capitals import capitals
+from classifiers.privacy.capitals import CAPITAL_WINDOWS, capitals
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import PrivateContext
 from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
@@ -25,7 +25,7 @@ class PrivacyScanner:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
         self.anchors = ANCHORS + CUES + INTRODUCTIONS + LINKS
-        self._native = _scan.Scanner(self.anchors.native, self.spans.native, WINDOW_SPECS)
+        self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
 
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Every finding in `text`, as written and as it reads folded, spelled out or decoded
@@ -35,12 +35,12 @@ class PrivacyScanner:
         return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
 
     def _detect(self, text: str) -> tuple[list[Finding], Windows]:
-        # One call into C: every pattern's leading literals, the windows the number patterns can
-        # match in, and the span model's labels. Python then looks only where those point.
-        hits, found_windows, labeled = self._native.scan(text)
-        numbers, ibans, dotted, colons, encoded = found_windows
+        # One call into C: every pattern's leading literals, the windows the number patterns and
+        # the words in capitals can be in, and the span model's labels. Python then looks only where those point.
+        hits, windows, labeled = self._native.scan(text)
+        numbers, ibans, dotted, colons, encoded, capital_windows = windows
         found = (
-            find_structured(text, hits, found_windows)
+            find_structured(text, hits, (numbers, ibans, dotted, colons, encoded))
             if hits or numbers or ibans or dotted or colons or "@" in text
             else []
         )
@@ -50,7 +50,8 @@ class PrivacyScanner:
         if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common)
             gated += find_links(text, hits)
-        gated += capitals(text, self.spans.common, self.spans.acronyms)
+        if capital_windows:
+            gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)
         if gated:
             found += self._decided(text, gated)
         return found, Windows(numbers, encoded)
