@@ -1,7 +1,10 @@
 """Policy files that take effect when they change, without a restart.
 
 `PolicyFiles.refresh()` (the gateway calls it every half second) reloads each file whose
-modification time or size changed. A valid edit replaces the policy for the next request; requests
+modification time or size changed, once it has stopped changing: a file is read when two looks in
+a row see the same new time and size, so an edit written in two steps (truncated, then written,
+as `Path.write_text` and many editors do) is read whole, not half-written and reported as a
+failure. A valid edit replaces the policy for the next request (within a second); requests
 already running keep the decision they were given. An invalid edit keeps the last good policy and
 is reported in `errors` (the gateway shows it in the log, /readyz and /metrics).
 """
@@ -29,6 +32,7 @@ class Loaded:
     error: str | None = None
     reloads: int = 0
     failed_reloads: int = 0
+    settling: tuple[float, int] | None = None  # a new stamp seen once, read when seen again
 
 
 def _stamp(path: Path) -> tuple[float, int]:
@@ -64,8 +68,12 @@ class PolicyFiles:
                 self._failed(app, entry, str(_unreadable(entry.path, exc)))
                 continue
             if stamp == entry.stamp:
+                entry.settling = None
                 continue
-            entry.stamp = stamp
+            if stamp != entry.settling:
+                entry.settling = stamp
+                continue
+            entry.stamp, entry.settling = stamp, None
             try:
                 entry.policy = load_policy(entry.path, self.models)
             except FileError as exc:

@@ -299,14 +299,42 @@ def test_a_changed_policy_applies_within_two_seconds_and_a_broken_one_keeps_the_
     assert first.choices and rest[-1].choices[0].finish_reason in ("stop", "length")
 
     path.write_text("app: reload\nrules:\n  - name: broken\n    route: clowd\n")
-    time.sleep(1.2)
-    assert ask(policy_gateway, "reload", "Hi").headers["x-edgeway-route"] == "cloud"
-    status = httpx.get(policy_gateway.url + "/readyz").json()["policies"]["reload"]
+    deadline = time.monotonic() + 3
+    while not (status := httpx.get(policy_gateway.url + "/readyz").json()["policies"]["reload"])["error"]:
+        assert time.monotonic() < deadline, "the broken policy was not noticed within 3 s"
+        time.sleep(0.1)
     assert "unknown model 'clowd'" in status["error"]
+    assert ask(policy_gateway, "reload", "Hi").headers["x-edgeway-route"] == "cloud"
     assert "NOT reloaded" in policy_gateway.log()
     metrics = httpx.get(policy_gateway.url + "/metrics").text
     assert 'edgeway_policy_valid{app="reload"} 0.0' in metrics
     assert 'edgeway_policy_reload_failures_total{app="reload"} 1.0' in metrics
+
+
+def test_a_file_is_read_once_it_stops_changing_so_a_half_written_edit_is_no_failure(tmp_path):
+    """`Path.write_text` truncates, then writes: a look between the two saw an empty file and
+    reported a failed reload (and a broken edit counted twice)."""
+    from policies.policy import Models
+    from policies.reload import PolicyFiles
+
+    path = tmp_path / "reload.yaml"
+    path.write_text(POLICIES["reload"])
+    files = PolicyFiles({"reload": path}, Models(("smollm2",), ("gpt-fake",)))
+    entry = files.loaded["reload"]
+
+    path.write_text("")  # the truncation, seen by one look ...
+    files.refresh()
+    path.write_text("app: reload\nrules:\n  - name: broken\n    route: clowd\n")  # ... then the content
+    files.refresh()
+    assert entry.failed_reloads == 0 and entry.error is None  # still changing: not read yet
+    files.refresh()
+    assert entry.failed_reloads == 1 and "unknown model 'clowd'" in str(entry.error)
+    assert files.current("reload").spec.rules[0].route == "edge"  # the last good policy stays
+
+    path.write_text(POLICIES["reload"].replace("route: edge\n    fallback: none", "route: cloud"))
+    files.refresh()
+    files.refresh()
+    assert entry.error is None and entry.reloads == 1 and files.current("reload").spec.rules[0].route == "cloud"
 
 
 def edgeway(*args: str) -> subprocess.CompletedProcess:
