@@ -56,6 +56,21 @@ def test_a_famous_name_in_a_public_question_is_not_private(scanner):
         assert found(scanner, question) == [], question
 
 
+@pytest.mark.parametrize(
+    ("public", "private"),
+    [
+        ("Write study notes on the history of the USA.", "I have a history of depression since 2010."),
+        (
+            "Zee and her team found that light at night can lead to type 2 diabetes.",
+            "My dad and I both have type 2 diabetes.",
+        ),
+    ],
+)
+def test_health_is_what_a_person_tells_of_their_own(scanner, public, private):
+    assert [kind for kind, _ in found(scanner, public) if kind == "HEALTH"] == []
+    assert "HEALTH" in {kind for kind, _ in found(scanner, private)}
+
+
 def test_names_in_a_private_document_are_found(scanner):
     text = (
         "is this grammatically correct? Juraj Holaza from Brno Flight Systems team was awarded by TOP FLYER "
@@ -155,7 +170,7 @@ def test_a_candidate_is_a_finding_when_sure_or_when_its_text_reads_private():
 
 
 def test_thresholds_are_the_most_recall_within_the_public_flag_target():
-    allowed = round(CHOSEN_FOR * 100)  # of 100 public prompts
+    allowed = int(CHOSEN_FOR * 100)  # of 100 public prompts (3 at 3.5%)
     private = [_scored(0.3, 0.8) for _ in range(10)] + [_scored(0.95, 0.1) for _ in range(10)]
     public = [_scored(0.3, 0.3, ()) for _ in range(100 - allowed)] + [_scored(0.3, 0.9, ()) for _ in range(allowed)]
     t = choose(private, public)

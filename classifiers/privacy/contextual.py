@@ -147,7 +147,8 @@ _BIRTH = re.compile(
 _BIRTH_CUES = ("born", "birth", "dob", "d.o", "do.b", "date of birth", "geboren", "né", "nacid", "nato", "nata")
 _HEALTH = re.compile(
     r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
-    r"medication for|history of|tested positive for|diagnosticad[oa] con|diagnostiziert mit)\s+"
+    r"medication for|(?:(?<=\ba )|(?<=family )|(?<=medical )|(?<=past )|(?<=prior ))history of|"  # not "of the USA"
+    r"tested positive for|diagnosticad[oa] con|diagnostiziert mit)\s+"
     r"((?:an? |the )?[\w'’-]+(?: [\w'’-]+){0,3}?)"
     r"(?=\s+(?:last|in|since|two|three|a|and|but|so|for|when|after)\b|[.,;:!?)\n]|$)"
 )
@@ -206,7 +207,10 @@ _CONDITION_HINTS = (
     "ptsd",
     "ocd",
 )
-_FIRST_PERSON = re.compile(r"(?i)(?=[imshpc])\b(?:i|i'm|i am|my|me|she|he|her|his|patient|client)\b")
+# Told in the first person, or of a patient or client: "her team ... can lead to type 2 diabetes"
+# in a news article is no one's health (it was, with she/he/her/his here: 1 public prompt flagged,
+# no PUPA unit found; edgeway's template HEALTH unchanged at 1.000 / 1.000).
+_FIRST_PERSON = re.compile(r"(?i)(?=[imwopc])\b(?:i|i'm|i am|my|me|we|our|patient|client)\b")
 # What (?i)[a-z] matches: ASCII letters, and four others that re's IGNORECASE folds to them.
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\u0130\u0131\u017f\u212a")
 CUES = Anchors((), _BIRTH_CUES + _HEALTH_CUES + _CONDITION_HINTS)
