@@ -26,7 +26,7 @@ import numpy as np
 
 from classifiers.crossval import opening
 from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
-from classifiers.privacy import PrivacyScanner
+from classifiers.privacy import GATED_DETECTORS, PrivacyScanner
 
 FOLDS = 5
 FLAG_TARGET = 0.05  # the target for public prompts flagged
@@ -36,7 +36,6 @@ FLAG_TARGET = 0.05  # the issue's target for public prompts flagged
 # was set after seeing those figures.
 CHOSEN_FOR = 0.035
 FLOOR = 0.02  # the lowest threshold considered: below it every capitalized word is a name
-GATED = frozenset(("span-model", "link", "capitals"))  # the detectors whose findings the gate decides on
 
 
 @dataclass(frozen=True)
@@ -87,9 +86,10 @@ class FoldScanners:
 
     def score(self, text: str, units: tuple[tuple[int, int], ...] = ()) -> Scored:
         words, _ = self.every.context.terms(text)
+        gated = [f for f in self.every.scan(text) if f.detector in GATED_DETECTORS]
         return Scored(
             tuple((f.type, f.start, f.end) for f in self.none.scan(text)),
-            tuple((f.type, f.start, f.end, f.confidence) for f in self.every.scan(text) if f.detector in GATED),
+            tuple((f.type, f.start, f.end, f.confidence) for f in gated),
             self.every.context.score(text),
             units,
             1.0 / (1.0 + math.exp(-words)),

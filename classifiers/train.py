@@ -283,6 +283,7 @@ def common_words() -> list[str]:
     return sorted(w for w, n in counts.items() if n >= 15)
 
 
+@cache  # every fold's span model reads it: the MMLU prompts and Llama 2's vocabulary, once
 def acronyms() -> list[str]:
     """Words in capitals that are no names in a private text (`classifiers.privacy.capitals`):
     those public questions use ("USA", "CEO", "TV": twice or more in the MMLU/GSM8K prompts) and

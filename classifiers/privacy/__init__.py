@@ -6,16 +6,22 @@ from pathlib import Path
 
 from classifiers import _scan
 from classifiers.privacy.capitals import CAPITAL_WINDOWS, capitals
+from classifiers.privacy.capitals import DETECTOR as CAPITALS_DETECTOR
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import PrivateContext
 from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
+from classifiers.privacy.contextual import DETECTOR as SPAN_DETECTOR
 from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, drop_overlaps
 from classifiers.privacy.introduced import CUES as INTRODUCTIONS
 from classifiers.privacy.introduced import introduced
 from classifiers.privacy.links import CUES as LINKS
+from classifiers.privacy.links import DETECTOR as LINK_DETECTOR
 from classifiers.privacy.links import find_links
 from classifiers.privacy.readings import Windows, international_phones, reread
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
+
+# The detectors whose findings the private-context gate decides on (`PrivacyScanner._decided`).
+GATED_DETECTORS = frozenset((SPAN_DETECTOR, LINK_DETECTOR, CAPITALS_DETECTOR))
 
 
 class PrivacyScanner:
@@ -65,4 +71,4 @@ class PrivacyScanner:
         return sure
 
 
-__all__ = ["CONTEXTUAL_TYPES", "ENTITY_TYPES", "STRUCTURED_TYPES", "Finding", "PrivacyScanner"]
+__all__ = ["CONTEXTUAL_TYPES", "ENTITY_TYPES", "GATED_DETECTORS", "STRUCTURED_TYPES", "Finding", "PrivacyScanner"]

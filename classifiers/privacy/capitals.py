@@ -20,6 +20,7 @@ from collections.abc import Iterable, Set
 from classifiers.privacy.findings import Finding
 
 CONFIDENCE = 0.3  # never `confident`: found only where the gate says the text is private
+DETECTOR = "capitals"
 # ASCII letters and digits around, not \w: a name in capitals stands right next to Chinese
 # ("除了UNI-EASTERN，").
 CAPITALS = re.compile(r"(?=[A-Z])(?<![A-Za-z0-9&-])[A-Z](?:[A-Z0-9&]|-(?=[A-Z0-9]))*[A-Z0-9](?![A-Za-z0-9&-])")
@@ -41,7 +42,7 @@ def capitals(
 ) -> list[Finding]:
     """`windows`: per `CAPITAL_WINDOWS`, when the caller has them."""
     return [
-        Finding("ORGANIZATION", m.start(), m.end(), CONFIDENCE, "capitals")
+        Finding("ORGANIZATION", m.start(), m.end(), CONFIDENCE, DETECTOR)
         for start, end in (((0, len(text)),) if windows is None else windows)
         for m in CAPITALS.finditer(text, start, end)
         if m.group() not in acronyms and m.group() not in DATA_NAMES and m.group().lower() not in common

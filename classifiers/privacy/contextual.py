@@ -43,6 +43,7 @@ from classifiers.privacy.findings import Finding
 
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "pii_spans.json"
 SPAN_TYPES = ("O", "PERSON", "ORGANIZATION", "STREET_ADDRESS")
+DETECTOR = "span-model"
 
 _UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽА-ЯΑ-Ω"
 _UP_TABLE = bytes(1 if re.fullmatch(f"[{_UP}]", chr(c)) else 0 for c in range(0x500))  # the C scan's capitals
@@ -115,8 +116,7 @@ class SpanModel:
     def findings(labeled: list[tuple[int, int, int, float]]) -> list[Finding]:
         """Findings from `native.find(text)`: (type index, start, end, confidence) in text order."""
         return [
-            Finding(SPAN_TYPES[label], start, end, confidence, "span-model")
-            for label, start, end, confidence in labeled
+            Finding(SPAN_TYPES[label], start, end, confidence, DETECTOR) for label, start, end, confidence in labeled
         ]
 
 

@@ -21,6 +21,7 @@ from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
 
 CONFIDENCE = 0.6  # below the span model's `confident`: the gate decides
+DETECTOR = "link"
 # In lower case, as hosts are written: "Paris.It is" is a sentence missing its space. Two-letter
 # domains that end words too often ("log.in", "do.it", "ref.no") are left out with the extensions.
 _TLDS = "com org net edu gov info biz io co ai app dev tv ly uk ca au de fr nl ch eu ru cn jp kr br".split()
@@ -72,4 +73,4 @@ def find_links(text: str, hits: Hits) -> list[Finding]:
     for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
         if not kept or start >= kept[-1][1]:  # "www.x.com" is one link, not two
             kept.append((start, end))
-    return [Finding("URL", start, end, CONFIDENCE, "link") for start, end in kept]
+    return [Finding("URL", start, end, CONFIDENCE, DETECTOR) for start, end in kept]

@@ -227,7 +227,8 @@ static Py_ssize_t particle(const Model *m, const Text *t, Py_ssize_t q) {
     return -1;
 }
 
-/* cap: (?<![\w@/])CAPWORD (\w less the unspaced scripts: "我选择的是Nvidia")(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+[UP]))){0,4} */
+/* cap: (?<![\w@/])CAPWORD(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+[UP]))){0,4}
+ * (\w less the unspaced scripts: "我选择的是Nvidia") */
 static Py_ssize_t cap(const Model *m, const Text *t, Py_ssize_t i) {
     Py_UCS4 before = at(t, i - 1);
     if (!is_up(m, at(t, i)) || is_spaced_word(before) || before == '@' || before == '/') return -1;
