@@ -1,11 +1,13 @@
 """The complexity signal: a calibrated probability that routing this prompt to the cloud buys
 quality the edge tier would not give.
 
-Two terms, learned by `classifiers.train` and weighed by `classifiers.crossval` on validation
+Three terms, learned by `classifiers.train` and weighed by `classifiers.crossval` on validation
 folds: what the prompt's words ask for (binary TF-IDF over word 1-2-grams and a logistic
-regression, `classifiers.text_model.SparseTextModel`) and how long it is (log words), which
-carries across topics where words do not: on MMLU subjects never trained on, length alone
-ranks prompts better than the words do.
+regression, `classifiers.text_model.SparseTextModel`), how long the whole text is (log words),
+which carries across topics where words do not (on MMLU subjects never trained on, length alone
+ranks prompts better than the words do), and how long the ask is (log words of the first line of
+the latest user message): "Summarize the article.\\n\\n<the article>" is long and easy, a word
+problem told in one long paragraph is long and hard.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from classifiers.tokens import Counts, text_counts
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "complexity.json"
 HEAD_CHARS = 100  # the start of a long conversation: the system prompt, the task
 TAIL_CHARS = 500  # and its end: the latest turns
+ASK_CHARS = 1000  # an ask's first line is read this far: beyond, its log length barely moves
 
 
 def complexity_text(text: str) -> str:
@@ -34,17 +37,28 @@ def length_term(counts: Counts) -> float:
     return math.log1p(spaces + newlines + 1)
 
 
+def ask_term(ask: str) -> float:
+    """log(1 + words) of the ask's first line that holds any: the instruction, without the text
+    it supplies below it (an article, a contract, a list of choices)."""
+    start = len(ask) - len(ask.lstrip())
+    end = ask.find("\n", start, start + ASK_CHARS)
+    return math.log1p(len(ask[start : end if end >= 0 else start + ASK_CHARS].split()))
+
+
 class ComplexityModel:
     def __init__(self, path: Path = MODEL_PATH) -> None:
         self._words = SparseTextModel.load(path)
         extra = self._words.extra
         self.length_weight = float(extra["length_weight"])
+        self.ask_weight = float(extra["ask_weight"])
         self._scale, self._shift = float(extra["scale"]), float(extra["shift"])
 
-    def score(self, text: str, counts: Counts | None = None) -> float:
-        """`counts`: `text_counts(text)`, when the caller has them."""
+    def score(self, text: str, counts: Counts | None = None, ask: str | None = None) -> float:
+        """`counts`: `text_counts(text)`, when the caller has them; `ask`: the latest user
+        message's text (the whole `text` when not given: a single prompt)."""
         if not text.strip():
             return 0.0
         length = length_term(counts if counts is not None else text_counts(text))
-        z = self._words.logit(complexity_text(text)) + self.length_weight * length
+        asked = ask_term(text if ask is None else ask)
+        z = self._words.logit(complexity_text(text)) + self.length_weight * length + self.ask_weight * asked
         return 1.0 / (1.0 + math.exp(-max(-500.0, self._scale * z + self._shift)))

@@ -45,7 +45,7 @@ PRESIDIO_EVALUATED = {
 def routing_curves(with_litellm: bool) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(source, router) -> the PGR curve, edgeway's from held-out scores."""
     oof = crossval.out_of_fold_words()
-    weight = oof.best_length_weight()
+    weight = oof.best_weights()
     litellm = crossval.litellm_router() if with_litellm else None
     curves = {}
     for kind in crossval.KINDS:

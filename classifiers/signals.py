@@ -151,7 +151,7 @@ class Scorer:
         strings, media = forwarded_strings(body if body is not None else {"messages": messages})
         findings = [PrivacyFinding(*f, path) for path, text in strings for f in self.facts(text).findings]
         findings += [PrivacyFinding("UNSCANNED", 0, 0, 1.0, "media", path) for path in media]
-        model, joined = self.complexity, joined_counts(counts)
+        model, joined, ask = self.complexity, joined_counts(counts), _ask(messages, pieces)
         return Signals(
             privacy=tuple(findings),
             prompt_tokens=self.tokens.from_counts(joined) + TOKENS_PER_MESSAGE * len(messages),
@@ -159,8 +159,17 @@ class Scorer:
             language=_language(messages, pieces),
             text_only=_text_only(messages),
             metadata=dict(metadata or {}),
-            score_complexity=lambda: model.score("\n".join(text for _, _, text in pieces), joined),
+            score_complexity=lambda: model.score("\n".join(text for _, _, text in pieces), joined, ask),
         )
+
+
+def _ask(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> str:
+    """What the complexity model reads as the ask: the latest user text that holds any, else the
+    latest text (a conversation of a system prompt alone)."""
+    for message, _, text in reversed(pieces):
+        if messages[message].get("role") == "user" and text.strip():
+            return text
+    return pieces[-1][2] if pieces else ""
 
 
 def _language(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> str:

@@ -48,7 +48,7 @@ class SparseTextModel:
             [float(data["grams"][g][1]) for g in grams],
             TOKEN_PATTERNS[data["token_pattern"]],
         )
-        # what a model that builds on this one stored beside it (the complexity model's length weight)
+        # what a model that builds on this one stored beside it (the complexity model's length weights)
         self.extra: dict[str, float] = {k: v for k, v in data.items() if k not in ("token_pattern", "bias", "grams")}
 
     @classmethod

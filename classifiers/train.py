@@ -4,7 +4,7 @@
 
 Deterministic: the same data and library versions give the same bytes (checked by the tests).
 Every real row is trained on; the figures come from `python -m classifiers.crossval`, which
-trains one model per fold and also chooses the length weight, the calibration and the privacy
+trains one model per fold and also chooses the length weights, the calibration and the privacy
 thresholds written here. Template rows held out by `split_of` are never trained on;
 `python -m classifiers.evaluate` scores them as a regression check.
 """
@@ -196,14 +196,14 @@ def complexity_words(rows: list[RoutingRow]) -> Any:
 
 
 def train_complexity() -> bytes:
-    """On every real row and the template traffic, with the length weight and the calibration that
+    """On every real row and the template traffic, with the length weights and the calibration that
     `classifiers.crossval` chooses on validation folds."""
-    from classifiers.crossval import length_weight_and_calibration
+    from classifiers.crossval import weights_and_calibration
 
     rows = routing_rows()
-    length_weight, scale, shift = length_weight_and_calibration()
+    weights, scale, shift = weights_and_calibration()
     pipeline = complexity_words(rows)
-    extra = {"length_weight": length_weight, "scale": scale, "shift": shift}
+    extra = {"length_weight": weights.length, "ask_weight": weights.ask, "scale": scale, "shift": shift}
     return encoded(sparse_model(pipeline, WORDS, [complexity_text(r.prompt) for r in rows], extra))
 
 

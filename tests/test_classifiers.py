@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 
 import pytest
@@ -178,7 +179,7 @@ def test_a_next_turn_reads_only_its_new_message_and_counts_as_if_all_were_read(s
 def test_complexity_is_scored_only_when_something_reads_it(scorer):
     scored = []
     score = scorer.complexity.score
-    scorer.complexity.score = lambda text, counts=None: scored.append(text) or score(text, counts)
+    scorer.complexity.score = lambda text, counts=None, ask=None: scored.append(text) or score(text, counts, ask)
     try:
         signals = scorer.signals([{"role": "user", "content": "Prove Fermat's little theorem."}])
         assert scored == [] and signals.pii_types == frozenset()  # routing on privacy alone: no model run
@@ -187,6 +188,46 @@ def test_complexity_is_scored_only_when_something_reads_it(scorer):
         assert len(scored) == 1  # scored once, then kept
     finally:
         scorer.complexity.score = score
+
+
+def test_the_ask_is_the_first_line_of_the_latest_user_text():
+    from classifiers.complexity import ASK_CHARS, ask_term
+
+    assert ask_term("Summarize the article.\n\n" + "Words of an article. " * 200) == math.log1p(3)
+    assert ask_term("\n\n  Solve for x:  2x + 3 = 7\nA. 1\nB. 2") == math.log1p(8)  # leading blank lines skipped
+    assert ask_term("") == ask_term(" \n ") == 0.0
+    one_line = "word " * 100_000  # a megabyte without a line break is read ASK_CHARS far
+    assert ask_term(one_line) == math.log1p(ASK_CHARS // 5)
+
+
+def test_complexity_reads_the_latest_user_message_as_the_ask(scorer):
+    asks = []
+    score = scorer.complexity.score
+    scorer.complexity.score = lambda text, counts=None, ask=None: asks.append(ask) or score(text, counts, ask)
+    article = "Summarize this.\n\n" + "A sentence of the article. " * 50
+    try:
+        conversations = [
+            [{"role": "system", "content": "You are terse."}, {"role": "user", "content": article}],
+            [
+                {"role": "user", "content": [{"type": "text", "text": "Explain monads."}]},
+                {"role": "assistant", "content": "A monad is..."},
+                {"role": "user", "content": "  "},  # an empty turn says nothing of what is asked
+            ],
+            [{"role": "system", "content": "Only a system prompt."}],
+        ]
+        for messages in conversations:
+            assert 0.0 <= scorer.signals(messages).complexity <= 1.0
+    finally:
+        scorer.complexity.score = score
+    assert asks == [article, "Explain monads.", "Only a system prompt."]
+
+
+def test_a_long_supplied_text_weighs_less_than_a_long_ask(scorer):
+    """The same words, once as an instruction with the text it supplies below, once as one long ask."""
+    body = "The committee met on Tuesday and reviewed the budget for the coming year in detail. " * 6
+    supplied = scorer.signals([{"role": "user", "content": "Summarize the text below.\n\n" + body}]).complexity
+    asked = scorer.signals([{"role": "user", "content": "Summarize the text below. " + body}]).complexity
+    assert supplied < asked
 
 
 def test_complexity_sends_a_hard_request_to_the_cloud_and_small_talk_to_the_edge(scorer):

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from classifiers.crossval import RoutingRow, calibration, measure, mmlu_folds, out_of_fold, random_measure
+from classifiers.crossval import (
+    EDGE_MODEL,
+    RoutingRow,
+    calibration,
+    measure,
+    mmlu_folds,
+    out_of_fold,
+    random_measure,
+    routing_rows,
+)
 
 
 def rows() -> list[RoutingRow]:
@@ -62,19 +71,38 @@ def test_a_threshold_keeps_its_share_on_the_edge_and_says_what_it_recovers():
         assert abs(recovered - expected) < 0.01
 
 
-def test_the_length_weight_is_the_one_with_the_best_mean_apgr_over_the_sources():
-    from classifiers.crossval import KINDS, LENGTH_WEIGHTS, OutOfFold
+def test_the_length_weights_are_the_pair_with_the_best_mean_apgr_over_the_sources():
+    from classifiers.crossval import KINDS, LENGTH_WEIGHTS, OutOfFold, Weights
 
     rng = np.random.default_rng(0)
-    made, words, lengths = {}, {}, {}
+    made, words, lengths, asks = {}, {}, {}, {}
     for kind in KINDS:
         n = 200
-        length = rng.random(n) * 5
-        gain = (rng.random(n) < length / 5).astype(float)  # longer prompts gain more from the cloud
+        ask = rng.random(n) * 5
+        gain = (rng.random(n) < ask / 5).astype(float)  # longer asks gain more from the cloud
         made[kind] = [RoutingRow(f"{kind}{i}", kind, f"{kind}{i}", 1 - g, 1.0, g) for i, g in enumerate(gain)]
         words[kind] = rng.normal(size=n)  # a words term that knows nothing
-        lengths[kind] = length
-    oof = OutOfFold(made, words, lengths)
-    mean = {w: np.mean([oof.measure(k, oof.scores(k, w)).apgr for k in KINDS]) for w in LENGTH_WEIGHTS}
-    assert oof.best_length_weight() == max(mean, key=mean.__getitem__) == max(LENGTH_WEIGHTS)
-    assert mean[0.0] < mean[max(LENGTH_WEIGHTS)]
+        lengths[kind] = rng.random(n) * 5  # nor does the whole text's length here
+        asks[kind] = ask
+    oof = OutOfFold(made, words, lengths, asks)
+    grid = [Weights(length, ask) for length in LENGTH_WEIGHTS for ask in LENGTH_WEIGHTS]
+    mean = {w: np.mean([oof.measure(k, oof.scores(k, w)).apgr for k in KINDS]) for w in grid}
+    best = oof.best_weights()
+    assert best == max(mean, key=mean.__getitem__)
+    assert best.ask == max(LENGTH_WEIGHTS) and best.length < best.ask
+    assert mean[Weights(0.0, 0.0)] < mean[best]
+
+
+def test_alpaca_eval_is_labeled_by_what_the_cloud_buys_over_the_edge():
+    """GPT-4-turbo preferred over the edge's answer: one minus the edge model's preference."""
+    import json
+
+    from classifiers.crossval import DATA
+
+    wins = {}
+    for line in (DATA / "alpaca_eval_dev.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        wins[r["prompt"]] = r["win_vs_gpt4"][EDGE_MODEL]
+    alpaca = [r for r in routing_rows() if r.kind == "alpaca_eval"]
+    assert len(alpaca) == 404
+    assert all(r.weak == wins[r.prompt] and r.strong == 0.5 and r.target == 1.0 - r.weak for r in alpaca)

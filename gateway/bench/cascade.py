@@ -86,7 +86,7 @@ def run(repeat: int = 3) -> None:
                 f"ms: {statistics.median(held) / statistics.median(plain):.1f}x"
             )
         oof = crossval.out_of_fold_words()
-        weight = oof.best_length_weight()
+        weight = oof.best_weights()
         rows = [
             (r.prompt, int(r.weak == 0.0), float(score))
             for kind in ("mmlu", "gsm8k")
