@@ -13,6 +13,7 @@ problem told in one long paragraph is long and hard.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from classifiers.text_model import SparseTextModel, clipped
@@ -22,6 +23,7 @@ MODEL_PATH = Path(__file__).resolve().parent / "models" / "complexity.json"
 HEAD_CHARS = 100  # the start of a long conversation: the system prompt, the task
 TAIL_CHARS = 500  # and its end: the latest turns
 ASK_CHARS = 1000  # an ask's first line is read this far: beyond, its log length barely moves
+_LEADING_SPACE = re.compile(r"\s*")
 
 
 def complexity_text(text: str) -> str:
@@ -40,7 +42,8 @@ def length_term(counts: Counts) -> float:
 def ask_term(ask: str) -> float:
     """log(1 + words) of the ask's first line that holds any: the instruction, without the text
     it supplies below it (an article, a contract, a list of choices)."""
-    start = len(ask) - len(ask.lstrip())
+    leading = _LEADING_SPACE.match(ask)  # without copying a long message, as lstrip() would
+    start = leading.end() if leading else 0
     end = ask.find("\n", start, start + ASK_CHARS)
     return math.log1p(len(ask[start : end if end >= 0 else start + ASK_CHARS].split()))
 

@@ -166,9 +166,9 @@ def report() -> list[str]:
         f"privacy on real prompts, {FOLDS} folds by prompt: recall = PUPA prompts ({len(private)}) with a finding on "
         f"a private unit; flagged = AlpacaEval instructions ({len(public)}, one with personal data left out) with any "
         f"finding (target <= {FLAG_TARGET:.0%}); thresholds chosen on the other folds for a flag rate "
-        f"<= {CHOSEN_FOR:.1%}",
-        "| detectors | recall | flagged |",
-        "| --- | ---: | ---: |",
+        f"<= {CHOSEN_FOR:.1%}; any finding = PUPA prompts with a finding anywhere (issue #12's first measure)",
+        "| detectors | recall | any finding | flagged |",
+        "| --- | ---: | ---: | ---: |",
     ]
     never = Thresholds(1.01, 1.01, 1.01)
     # each row: how a fold's thresholds are chosen, and how a prompt is read (the gate as shipped,
@@ -186,8 +186,9 @@ def report() -> list[str]:
     for name, per_fold in chosen.items():
         view = rules[name][1]
         recall = np.mean([view(s).found(per_fold[k]) for k, s, _ in private])
+        anywhere = np.mean([bool(view(s).findings(per_fold[k])) for k, s, _ in private])
         flagged = np.mean([bool(view(s).findings(per_fold[k])) for k, s, _ in public])
-        lines.append(f"| {name} | {recall:.1%} | {flagged:.1%} |")
+        lines.append(f"| {name} | {recall:.1%} | {anywhere:.1%} | {flagged:.1%} |")
     shipped = chosen[SHIPPED]
     lines += ["", "| PUPA category | prompts | found |", "| --- | ---: | ---: |"]
     by_category: dict[str, list[bool]] = {}

@@ -100,6 +100,10 @@ def test_two_sentences_with_numbers_are_no_street_address(scanner):
         ("our site (www.mallotts.co.uk/contact) is down", "www.mallotts.co.uk/contact"),
         ("Help me summarize this brokerage: FOREX.com", "FOREX.com"),
         ("SSO issues when being added by blacksunplc.com, can you", "blacksunplc.com"),
+        (
+            "querySrv ENOTFOUND _mongodb._tcp.admass-tests.vyc4g.mongodb.net",
+            "_mongodb._tcp.admass-tests.vyc4g.mongodb.net",
+        ),
     ],
 )
 def test_a_link_is_found_whole_and_without_the_punctuation_around_it(text, link):
@@ -113,6 +117,7 @@ def test_a_link_is_found_whole_and_without_the_punctuation_around_it(text, link)
         "python train.py --epochs 3",  # a file
         "I love Paris.It is lovely",  # a sentence missing its space
         "upgrade to version 1.2.3",
+        "call my_site.com_handler() twice",  # an identifier, not a host
     ],
 )
 def test_an_address_a_file_or_a_run_on_sentence_is_no_link(text):

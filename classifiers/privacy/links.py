@@ -29,20 +29,23 @@ _END = r"(?<![.,;:!?'\"’”)\]])"  # a link does not end in the punctuation ar
 _PATH = r"(?:[/?#][^\s<>\"'`]*)?"
 _SCHEMED = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s<>\"'`/?#]+" + _PATH + _END)
 _WWW = re.compile(r"(?i:www)\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+" + _PATH + _END)
+# A label may start with an underscore: the service labels of SRV names, "_mongodb._tcp.acme.net".
+_LABEL = r"_?[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOST = re.compile(
-    r"(?<![\w@.-])[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?){0,8}"
-    rf"\.(?:{'|'.join(_TLDS)})(?![\w-]|\.[A-Za-z0-9])" + _PATH + _END
+    rf"(?<![\w@.-]){_LABEL}(?:\.{_LABEL}){{0,8}}\.(?:{'|'.join(_TLDS)})(?![\w-]|\.[A-Za-z0-9])" + _PATH + _END
 )
 _SCHEME = 21  # the longest scheme `_SCHEMED` reads before "://"
 _DOTS = tuple(f".{tld}" for tld in _TLDS)
 CUES = Anchors(("://", *_DOTS), ("www.",))
 _DOT_SET, _SCHEMES = frozenset(_DOTS), frozenset(("://",))
-_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
 
 
 def _host_starts(text: str, dots: list[int]) -> list[int]:
-    """Where the host names ending in the top-level domains at `dots` begin: each run of host
-    characters is walked once, however many dots it holds ("ab.coxab.cox..." x 10,000)."""
+    """Where the host names ending in the top-level domains at `dots` can begin: each run of host
+    characters is walked once, however many dots it holds ("ab.coxab.cox..." x 10,000). Only a
+    run's start can: every other place in it follows a host character, which `_HOST` does not
+    start after."""
     starts, run_start, run_end = [], -1, -1
     for dot in sorted(dots):
         if not run_start <= dot < run_end:
@@ -51,10 +54,7 @@ def _host_starts(text: str, dots: list[int]) -> list[int]:
                 run_start -= 1
             while run_end < len(text) and text[run_end] in _HOST_CHARS:
                 run_end += 1
-            at = run_start
-            while at < dot and not text[at].isalnum():
-                at += 1
-            starts.append(at)
+            starts.append(run_start)
     return starts
 
 
