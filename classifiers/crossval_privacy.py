@@ -27,6 +27,7 @@ import numpy as np
 from classifiers.crossval import opening
 from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
 from classifiers.privacy import GATED_DETECTORS, PrivacyScanner
+from classifiers.privacy.context import probability
 
 FOLDS = 5
 FLAG_TARGET = 0.05  # the target for public prompts flagged
@@ -85,12 +86,12 @@ class FoldScanners:
     none: PrivacyScanner
 
     def score(self, text: str, units: tuple[tuple[int, int], ...] = ()) -> Scored:
-        words, _ = self.every.context.terms(text)
+        words, pieces = self.every.context.terms(text)
         gated = [f for f in self.every.scan(text) if f.detector in GATED_DETECTORS]
         return Scored(
             tuple((f.type, f.start, f.end) for f in self.none.scan(text)),
             tuple((f.type, f.start, f.end, f.confidence) for f in gated),
-            self.every.context.score(text),
+            probability(text, words + pieces),
             units,
             1.0 / (1.0 + math.exp(-words)),
         )

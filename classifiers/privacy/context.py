@@ -50,4 +50,9 @@ class PrivateContext:
 
     def score(self, text: str) -> float:
         """P(the text is a private document)."""
-        return 1.0 / (1.0 + math.exp(-max(-500.0, self.logit(text)))) if text.strip() else 0.0
+        return probability(text, self.logit(text))
+
+
+def probability(text: str, logit: float) -> float:
+    """The gate's score from its logit for `text` (an empty text is no document)."""
+    return 1.0 / (1.0 + math.exp(-max(-500.0, logit))) if text.strip() else 0.0
