@@ -8,7 +8,7 @@ valid signals.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -163,20 +163,23 @@ class Scorer:
         )
 
 
+def _user_texts(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> Iterator[str]:
+    """The user's texts, the latest first."""
+    return (text for message, _, text in reversed(pieces) if messages[message].get("role") == "user")
+
+
 def _ask(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> str:
     """What the complexity model reads as the ask: the latest user text that holds any, else the
-    latest text (a conversation of a system prompt alone)."""
-    for message, _, text in reversed(pieces):
-        if messages[message].get("role") == "user" and text.strip():
-            return text
-    return pieces[-1][2] if pieces else ""
+    latest text (a conversation of a system prompt alone). Read on every request, so no text is
+    copied to tell (as strip() would a long message)."""
+    latest = pieces[-1][2] if pieces else ""
+    return next((text for text in _user_texts(messages, pieces) if text and not text.isspace()), latest)
 
 
 def _language(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> str:
     """The answer's language: that of the latest user text that shows one, else of all the text."""
-    for message, _, text in reversed(pieces):
-        if messages[message].get("role") == "user":
-            language = detect_language(text)
-            if language != "und":
-                return language
+    for text in _user_texts(messages, pieces):
+        language = detect_language(text)
+        if language != "und":
+            return language
     return detect_language("\n".join(text for _, _, text in pieces))
