@@ -32,6 +32,7 @@ def found(scanner: PrivacyScanner, text: str) -> list[tuple[str, str]]:
         ("I worked at Deloitte for three years as an analyst.", ("ORGANIZATION", "Deloitte")),
         ("create a campaign for my startup msitu africa and its farmers", ("ORGANIZATION", "msitu africa")),
         ("make this nicer:\nHello professor Klump,\nI hope you are well.", ("PERSON", "Klump")),
+        ("write me an essay about my best friend named sulaiman for a class", ("PERSON", "sulaiman")),
     ],
 )
 def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
@@ -49,6 +50,32 @@ def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
 )
 def test_a_common_word_after_a_cue_is_no_name(scanner, text):
     assert not [f for f in scanner.scan(text) if f.detector in ("introduced", "addressed")], text
+
+
+@pytest.mark.parametrize(
+    ("text", "user"),
+    [
+        (r"input_file_path = r'C:\Users\Abu Bakr Siddique\Desktop\Test.txt'", "Abu Bakr Siddique"),
+        ('open("C:\\\\Users\\\\jdoe\\\\notes.txt")', "jdoe"),
+        ('File "/home/rickard/Documents/rs232/new copy.py", line 3', "rickard"),
+        ("ls /Users/mwong/Library/Logs", "mwong"),
+    ],
+)
+def test_a_home_folder_names_its_user_in_any_public_text(scanner, text, user):
+    assert ("PERSON", user) in found(scanner, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cd /home/user/project/ and run make",
+        r"copy it to C:\Users\Public\Documents today",
+        "GET https://api.github.com/users/octocat/repos",
+        "mount it under /Users/Shared/data",
+    ],
+)
+def test_a_placeholder_or_shared_home_folder_names_no_one(scanner, text):
+    assert not [f for f in scanner.scan(text) if f.detector == "home-folder"], text
 
 
 def test_a_famous_name_in_a_public_question_is_not_private(scanner):

@@ -37,7 +37,12 @@ _RELATIONS = (
     "aunt mom mother dad father boyfriend girlfriend partner fiance fiancé fiancee fiancée grandma grandpa "
     "grandmother grandfather niece nephew neighbor neighbour roommate classmate teacher supervisor"
 ).split()
-_RELATED = re.compile(rf"(?i)\bmy[ \t]+(?:{'|'.join(_RELATIONS)})[ \t]+" + _ANY_CASE)
+# "my best friend named sulaiman": a word may tell which friend, and "named" may come before the name
+_KINDS = "best close old dear good younger older little big elder late new former".split()
+_RELATED = re.compile(
+    rf"(?i)\bmy[ \t]+(?:(?:{'|'.join(_KINDS)})[ \t]+)?(?:{'|'.join(_RELATIONS)})[ \t]+(?:(?:named|called)[ \t]+)?"
+    + _ANY_CASE
+)
 _EMPLOYER_CUES = (
     "my company", "my startup", "my business", "my brand", "my firm", "my agency", "my employer",
     "company called", "company named", "company is", "business called", "business named", "startup called",
@@ -50,9 +55,21 @@ _EMPLOYER = re.compile(
     rf"(?i)\b(?:{'|'.join(_EMPLOYER_CUES)})[ \t]+(?!(?:called|named|is)\b)(?:the[ \t]+)?"
     r"([\w&'’.-]+(?:[ \t]+[\w&'’.-]+){0,2})"
 )
-CUES = Anchors((), _GREETINGS + _NAMED_CUES + _SIGN_OFFS + tuple(f"my {r}" for r in _RELATIONS) + _EMPLOYER_CUES)
+_RELATED_CUES = tuple(f"my {r}" for r in _RELATIONS) + tuple(f"my {k} " for k in _KINDS)
+# A home folder is named for its user: "C:\\Users\\Abu Bakr Siddique\\Desktop", "/home/rickard/Documents".
+_HOME_CUES = ("\\users\\", "/home/", "/users/")
+_HOME = re.compile(
+    r"(?i)(?:[a-z]:\\+users\\+([^\\/:*?\"<>|%$\r\n]{1,64}?)(?=\\)|(?<![\w.~])/(?:home|users)/([^\s/:*?\"<>|%$]{1,64})/)"
+)
+_NOT_USERS = frozenset(
+    "user username users yourname your_username your-username yourusername you me name admin administrator "
+    "public default all root ubuntu pi runner vagrant ec2-user guest test runneradmin appdata shared library "
+    "defaultuser0".split()
+) | {"all users", "default user"}
+CUES = Anchors((), _GREETINGS + _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES)
 _GREETING_SET, _NAMED_SET, _SIGN_OFF_SET = frozenset(_GREETINGS), frozenset(_NAMED_CUES), frozenset(_SIGN_OFFS)
-_RELATED_SET, _EMPLOYER_SET = frozenset(f"my {r}" for r in _RELATIONS), frozenset(_EMPLOYER_CUES)
+_RELATED_SET, _EMPLOYER_SET = frozenset(_RELATED_CUES), frozenset(_EMPLOYER_CUES)
+_HOME_SET = frozenset(_HOME_CUES)
 _ALL_CUES = frozenset(CUES.folded)
 # Words that follow these cues without being names: "Hi there", "Dear Hiring Manager", "worked at a"
 _NOT_NAMES = frozenset(
@@ -72,7 +89,17 @@ def introduced(text: str, hits: Hits, common: frozenset[str]) -> list[Finding]:
         found += [Finding("PERSON", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
     for m in anchored(_EMPLOYER, text, starts_of(hits, _EMPLOYER_SET)):
         found += [Finding("ORGANIZATION", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
-    return found
+    return found + [Finding("PERSON", s, e, 0.9, "home-folder") for s, e in _home_users(text, hits)]
+
+
+def _home_users(text: str, hits: Hits) -> Iterator[tuple[int, int]]:
+    """The user a home folder is named for ("C:\\Users\\" begins two or three characters before
+    its cue: a drive letter, a colon, and one backslash or two, as code escapes them)."""
+    windows = [at - back for at in hits.get("\\users\\", ()) for back in (2, 3) if at >= back]
+    for m in anchored(_HOME, text, windows + starts_of(hits, _HOME_SET - {"\\users\\"})):
+        group = 1 if m.start(1) >= 0 else 2
+        if m.group(group).strip().lower() not in _NOT_USERS:
+            yield m.start(group), m.end(group)
 
 
 def _addressed(text: str, hits: Hits, common: frozenset[str]) -> Iterator[tuple[int, int]]:
