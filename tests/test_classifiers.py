@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from classifiers import Scorer
 from classifiers.privacy import PrivacyScanner
+from classifiers.privacy.readings import unquoted
 from classifiers.privacy.structured import find_structured, iban_ok, luhn_ok
 from classifiers.signals import TOKENS_PER_MESSAGE
 
@@ -125,6 +127,26 @@ def test_a_version_number_is_no_ip_address_and_an_address_still_is():
         assert not PrivacyScanner().scan(text), text
     text = "the server at 10.0.1.7 runs version 3"
     assert [(f.type, text[f.start : f.end]) for f in PrivacyScanner().scan(text)] == [("IP_ADDRESS", "10.0.1.7")]
+
+
+def test_a_percent_encoded_value_is_found_where_its_escapes_are():
+    scanner = PrivacyScanner()
+    text = "GET https://shop.example/track?to=jane.roe%40example.com&lang=caf%C3%A9 HTTP/1.1"
+    assert ("EMAIL", "jane.roe%40example.com") in found(text, scanner)
+    text = "Inject SELECT * FROM Users WHERE client_ip = ?%//!%20\\|19.253.176.22|%20/"
+    assert found(text, scanner) == [("IP_ADDRESS", "19.253.176.22")]
+    text = "card%3A%204111%201111%201111%201111%20thanks"
+    assert found(text, scanner) == [("CREDIT_CARD", "4111%201111%201111%201111")]
+
+
+@given(st.lists(st.sampled_from(["%", "4", "0", "A", "e", "%41", "%C3", "%A9", "%e2%82%ac", "%F0%9F", "%ZZ", " "])))
+def test_unquoting_maps_every_character_back_to_what_it_was_decoded_from(parts):
+    run = "".join(parts)
+    decoded, starts, ends = unquoted(run)
+    assert decoded == unquote(run, errors="replace")
+    assert len(starts) == len(ends) == len(decoded)
+    assert all(0 <= s < e <= len(run) for s, e in zip(starts, ends, strict=True))
+    assert starts == sorted(starts) and ends == sorted(ends)
 
 
 def test_a_phone_number_that_starts_like_a_year_is_still_one():

@@ -22,8 +22,8 @@ from classifiers.privacy.findings import Finding
 CONFIDENCE = 0.3  # never `confident`: found only where the gate says the text is private
 DETECTOR = "capitals"
 # ASCII letters and digits around, not \w: a name in capitals stands right next to Chinese
-# ("除了UNI-EASTERN，").
-CAPITALS = re.compile(r"(?=[A-Z])(?<![A-Za-z0-9&-])[A-Z](?:[A-Z0-9&]|-(?=[A-Z0-9]))*[A-Z0-9](?![A-Za-z0-9&-])")
+# ("除了UNI-EASTERN，"); none after a percent sign, where "%E2" is an escaped byte.
+CAPITALS = re.compile(r"(?=[A-Z])(?<![A-Za-z0-9&%-])[A-Z](?:[A-Z0-9&]|-(?=[A-Z0-9]))*[A-Z0-9](?![A-Za-z0-9&-])")
 
 
 DATA_NAMES = frozenset(

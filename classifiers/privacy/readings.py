@@ -10,8 +10,8 @@
   valid number written with its country code, and mobile numbers of the countries in
   `MOBILE_REGIONS` written nationally (`13800138000`).
 
-Each finding is located in the original text (a folded reading maps each of its characters back;
-a decoded run is found as the whole encoded run), so that redaction masks it where it is. A
+Each finding is located in the original text (a folded or percent-decoded reading maps each of
+its characters back; a base64 run is found whole), so that redaction masks it where it is. A
 base64 run too long to decode is reported as UNSCANNED: what cannot be read is never taken for
 clean.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
@@ -77,7 +78,7 @@ def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
     if " at " in lowered or "(at" in lowered or "( at" in lowered or "[at" in lowered or "[ at" in lowered:
         extra += _spelled(text, lowered)
     if "%" in text:
-        extra += _decoded(text, _PERCENT_RUN.finditer(text), _percent, scan)
+        extra += _percent_decoded(text, scan)
     if windows.encoded:
         runs = (m for start, end in windows.encoded for m in _BASE64_RUN.finditer(text, start, end))
         extra += _decoded(text, runs, _base64, scan)
@@ -168,9 +169,65 @@ _NOT_A_MAILBOX = frozenset({"look", "meet", "me", "us", "him", "her", "them", "i
 
 
 # --- encoded -------------------------------------------------------------------------------
-def _percent(run: str) -> str | None:
-    decoded = unquote(run, errors="replace")
-    return decoded if decoded != run else None
+_ESCAPED_BYTES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def unquoted(run: str) -> tuple[str, list[int], list[int]]:
+    """`urllib.parse.unquote(run, errors="replace")`, and for each of its characters where in
+    `run` the text it came from starts and ends (a character of several UTF-8 bytes comes from
+    all their escapes)."""
+    out: list[str] = []
+    origin: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for m in _ESCAPED_BYTES.finditer(run):
+        _as_written(run, at, m.start(), out, origin, ends)
+        at = m.end()
+        raw = bytes.fromhex(m.group().replace("%", ""))
+        if raw.isascii():  # one character an escape
+            out.append(raw.decode("ascii"))
+            origin += range(m.start(), m.end(), 3)
+            ends += range(m.start() + 3, m.end() + 1, 3)
+            continue
+        decoder, start = codecs.getincrementaldecoder("utf-8")("replace"), m.start()
+        for escape, byte in zip(range(m.start(), m.end(), 3), raw, strict=True):
+            chars = decoder.decode(bytes((byte,)))
+            out += chars
+            origin += [start] * len(chars)
+            ends += [escape + 3] * len(chars)
+            start = escape + 3 - 3 * len(decoder.getstate()[0])  # where the bytes still held began
+        chars = decoder.decode(b"", final=True)  # a sequence cut short
+        out += chars
+        origin += [start] * len(chars)
+        ends += [m.end()] * len(chars)
+    _as_written(run, at, len(run), out, origin, ends)
+    return "".join(out), origin, ends
+
+
+def _as_written(run: str, start: int, end: int, out: list[str], origin: list[int], ends: list[int]) -> None:
+    out.append(run[start:end])
+    origin += range(start, end)
+    ends += range(start + 1, end + 1)
+
+
+def _percent_decoded(text: str, scan: Scan) -> list[Finding]:
+    """What the percent-encoded runs hold, each finding where its escapes are ("jane%40example.com"
+    in a URL's query is that much of it)."""
+    found: list[Finding] = []
+    for m in _PERCENT_RUN.finditer(text):
+        if m.end() - m.start() > MAX_DECODED:
+            found.append(Finding("UNSCANNED", m.start(), m.end(), 1.0, "too-long-to-decode"))
+            continue
+        decoded = unquote(m.group(), errors="replace")
+        inner = [f for f in scan(decoded) if f.end > f.start] if decoded != m.group() else []
+        if inner:  # the map back costs ten times the decoding: made only for what holds a finding
+            _, origin, ends = unquoted(m.group())
+            at = m.start()
+            found += [
+                f._replace(start=at + origin[f.start], end=at + ends[f.end - 1], detector=f"{f.detector}+decoded")
+                for f in inner
+            ]
+    return found
 
 
 def _base64(run: str) -> str | None:
@@ -190,6 +247,8 @@ def _base64(run: str) -> str | None:
 def _decoded(
     text: str, runs: Iterable[re.Match[str]], decode: Callable[[str], str | None], scan: Scan
 ) -> list[Finding]:
+    """What the base64 runs hold: each run that holds anything is one finding (a decoded byte is
+    no character of the text)."""
     found: list[Finding] = []
     for m in runs:
         if m.end() - m.start() > MAX_DECODED:
