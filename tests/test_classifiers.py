@@ -36,18 +36,20 @@ def test_structured_identifiers_are_kept_only_when_they_validate():
         "card 4111 1111 1111 1111, not 4111 1111 1111 1112; IBAN GB82 WEST 1234 5698 7654 32, not "
         "GB82WEST12345698765433; SSN 123-45-6789 but not 666-45-6789; mail ann@example.org; "
         "server 192.168.1.20 but not 999.1.1.1; call +44 20 7946 0958 or 0033 6 12 34 56 78, not ticket "
-        "#0000123"
+        "#0000123; Maestro 6762 2216 5679, not order 123456789031"
     )
     kinds = {(f.type, text[f.start : f.end]) for f in find_structured(text)}
-    assert ("CREDIT_CARD", "4111 1111 1111 1111") in kinds
+    assert ("CREDIT_CARD", "4111 1111 1111 1111") in kinds and ("CREDIT_CARD", "6762 2216 5679") in kinds
     assert ("IBAN", "GB82 WEST 1234 5698 7654 32") in kinds
     assert ("US_SSN", "123-45-6789") in kinds
     assert ("EMAIL", "ann@example.org") in kinds
     assert ("IP_ADDRESS", "192.168.1.20") in kinds
     assert ("PHONE", "+44 20 7946 0958") in kinds and ("PHONE", "0033 6 12 34 56 78") in kinds
     values = {value for _, value in kinds}
+    luhn_but_no_card = "123456789031"  # twelve digits: a card only with a Maestro prefix
     for invalid in ("4111 1111 1111 1112", "GB82WEST12345698765433", "666-45-6789", "999.1.1.1", "0000123"):
         assert invalid not in values
+    assert ("CREDIT_CARD", luhn_but_no_card) not in kinds
 
 
 @pytest.mark.parametrize(

@@ -42,8 +42,11 @@ def _in_url_authority(before: str) -> bool:
 # --- payment cards (Luhn) -----------------------------------------------------------------
 # Patterns that begin with a lookbehind also say what their first character is, as a lookahead:
 # the regex engine then skips other positions quickly (a pass over a page: 160 -> 60 us).
-_CARD = re.compile(r"(?=\d)(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+_CARD = re.compile(r"(?=\d)(?<![\d-])(?:\d[ -]?){11,18}\d(?![\d-])")
 _CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|22)|35|62|8[1-8])")
+# A Maestro card may have only 12 digits: one of those is a card only with a Maestro prefix (with
+# the Luhn check, about one 12-digit number in 100,000 passes by chance).
+_MAESTRO_12 = re.compile(r"^(?:5018|5020|5038|5893|6304|6759|676[1-3])")
 
 
 def luhn_ok(digits: str) -> bool:
@@ -59,7 +62,7 @@ def luhn_ok(digits: str) -> bool:
 def cards(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
     for m in _CARD.finditer(text, start, len(text) if end is None else end):
         digits = re.sub(r"\D", "", m.group())
-        if 13 <= len(digits) <= 19 and luhn_ok(digits) and len(set(digits)) > 1:
+        if (13 <= len(digits) <= 19 or _MAESTRO_12.match(digits)) and luhn_ok(digits) and len(set(digits)) > 1:
             yield Finding("CREDIT_CARD", m.start(), m.end(), 0.97 if _CARD_PREFIX.match(digits) else 0.85, "luhn")
 
 
