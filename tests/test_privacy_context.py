@@ -33,6 +33,7 @@ def found(scanner: PrivacyScanner, text: str) -> list[tuple[str, str]]:
         ("create a campaign for my startup msitu africa and its farmers", ("ORGANIZATION", "msitu africa")),
         ("make this nicer:\nHello professor Klump,\nI hope you are well.", ("PERSON", "Klump")),
         ("write me an essay about my best friend named sulaiman for a class", ("PERSON", "sulaiman")),
+        ("make it polite - Hello Cory (HR), I was following up on the offer", ("PERSON", "Cory")),
     ],
 )
 def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):

@@ -20,9 +20,12 @@ _CAPITALIZED = r"([A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)?)"
 _ANY_CASE = r"([^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*)?)"  # one or two words
 _GREETINGS: tuple[str, ...] = ("dear", "hi", "hello", "hey", "good morning", "good afternoon", "good evening")
 _GREETINGS += ("bonjour", "hola", "hallo", "ciao")
+# A greeting opens a line, a sentence, a quote or what follows a colon or a dash ("rewrite this -
+# Hi Jacob (PM),"); a role in brackets may follow the name.
 _GREETING = re.compile(
-    r"(?:^|(?<=[\n.!?\"“]))\s*(?:Dear|Hi|Hello|Hey|Good (?:morning|afternoon|evening)|Bonjour|Hola|Hallo|Ciao)\s+"
-    r"(?:(?:Mr|Mrs|Ms|Dr|Prof|[Pp]rofessor|[Dd]octor)\.?\s+)?" + _CAPITALIZED + r"\s*[,!:\n]"
+    r"(?:^|(?<=[\n.!?\"“:])|(?<=[–—-] ))\s*"
+    r"(?:Dear|Hi|Hello|Hey|Good (?:morning|afternoon|evening)|Bonjour|Hola|Hallo|Ciao)\s+"
+    r"(?:(?:Mr|Mrs|Ms|Dr|Prof|[Pp]rofessor|[Dd]octor)\.?\s+)?" + _CAPITALIZED + r"(?:\s*\([^()\n]{1,24}\))?\s*[,!:\n]"
 )
 _NAMED_CUES = ("name is", "name was", "name's", "call me")
 _NAMED = re.compile(r"\b(?i:(?:my|her|his|their) name (?:is|was|'s)|call me)[ \t]+" + _ANY_CASE)
