@@ -60,7 +60,8 @@ _EMPLOYER = re.compile(
 )
 _RELATED_CUES = tuple(f"my {r}" for r in _RELATIONS) + tuple(f"my {k} " for k in _KINDS)
 # A home folder is named for its user: "C:\\Users\\Abu Bakr Siddique\\Desktop", "/home/rickard/Documents".
-_HOME_CUES = ("\\users\\", "/home/", "/users/")
+_WINDOWS_HOME, _UNIX_HOMES = "\\users\\", ("/home/", "/users/")
+_HOME_CUES = (_WINDOWS_HOME, *_UNIX_HOMES)
 _HOME = re.compile(
     r"(?i)(?:[a-z]:\\+users\\+([^\\/:*?\"<>|%$\r\n]{1,64}?)(?=\\)|(?<![\w.~])/(?:home|users)/([^\s/:*?\"<>|%$]{1,64})/)"
 )
@@ -72,7 +73,7 @@ _NOT_USERS = frozenset(
 CUES = Anchors((), _GREETINGS + _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES)
 _GREETING_SET, _NAMED_SET, _SIGN_OFF_SET = frozenset(_GREETINGS), frozenset(_NAMED_CUES), frozenset(_SIGN_OFFS)
 _RELATED_SET, _EMPLOYER_SET = frozenset(_RELATED_CUES), frozenset(_EMPLOYER_CUES)
-_HOME_SET = frozenset(_HOME_CUES)
+_WINDOWS_HOME_SET, _UNIX_HOME_SET = frozenset((_WINDOWS_HOME,)), frozenset(_UNIX_HOMES)
 _ALL_CUES = frozenset(CUES.folded)
 # Words that follow these cues without being names: "Hi there", "Dear Hiring Manager", "worked at a"
 _NOT_NAMES = frozenset(
@@ -98,8 +99,8 @@ def introduced(text: str, hits: Hits, common: frozenset[str]) -> list[Finding]:
 def _home_users(text: str, hits: Hits) -> Iterator[tuple[int, int]]:
     """The user a home folder is named for ("C:\\Users\\" begins two or three characters before
     its cue: a drive letter, a colon, and one backslash or two, as code escapes them)."""
-    windows = [at - back for at in hits.get("\\users\\", ()) for back in (2, 3) if at >= back]
-    for m in anchored(_HOME, text, windows + starts_of(hits, _HOME_SET - {"\\users\\"})):
+    windows = starts_of(hits, _WINDOWS_HOME_SET, back=(2, 3))
+    for m in anchored(_HOME, text, windows + starts_of(hits, _UNIX_HOME_SET)):
         group = 1 if m.start(1) >= 0 else 2
         if m.group(group).strip().lower() not in _NOT_USERS:
             yield m.start(group), m.end(group)

@@ -184,11 +184,6 @@ def unquoted(run: str) -> tuple[str, list[int], list[int]]:
         _as_written(run, at, m.start(), out, origin, ends)
         at = m.end()
         raw = bytes.fromhex(m.group().replace("%", ""))
-        if raw.isascii():  # one character an escape
-            out.append(raw.decode("ascii"))
-            origin += range(m.start(), m.end(), 3)
-            ends += range(m.start() + 3, m.end() + 1, 3)
-            continue
         decoder, start = codecs.getincrementaldecoder("utf-8")("replace"), m.start()
         for escape, byte in zip(range(m.start(), m.end(), 3), raw, strict=True):
             chars = decoder.decode(bytes((byte,)))
