@@ -159,9 +159,12 @@ def evaluate_privacy() -> list[str]:
         lines.append(f"\n{title}")
         lines.append("| type | gold | precision | recall | F1 |")
         lines.append("| --- | ---: | ---: | ---: | ---: |")
-        for t in sorted(by_type):
+        for t in sorted(t for t, score in by_type.items() if score.gold):
             score = by_type[t]
             lines.append(f"| {t} | {score.gold} | {score.precision:.3f} | {score.recall:.3f} | {score.f1:.3f} |")
+        unannotated = [f"{t} ({score.predicted} found)" for t, score in sorted(by_type.items()) if not score.gold]
+        if unannotated:
+            lines.append(f"\nnot annotated in this set: {', '.join(unannotated)}")
     lines.append(
         f"\n(a finding is right when at least half of it lies on gold spans of its type; a gold span is "
         f"found when findings of its type cover at least half of it; evaluated in "

@@ -34,6 +34,8 @@ def found(scanner: PrivacyScanner, text: str) -> list[tuple[str, str]]:
         ("make this nicer:\nHello professor Klump,\nI hope you are well.", ("PERSON", "Klump")),
         ("write me an essay about my best friend named sulaiman for a class", ("PERSON", "sulaiman")),
         ("make it polite - Hello Cory (HR), I was following up on the offer", ("PERSON", "Cory")),
+        ("Write an unformal email to Ms. yoyo, tell her the amount was paid", ("PERSON", "yoyo")),
+        ("hi Mr. chan please reply to the invoice", ("PERSON", "chan")),
     ],
 )
 def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
@@ -47,6 +49,8 @@ def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
         "I worked at a bakery, what should I put on my CV?",
         "Hi there, how do magnets work?",
         "Dear Hiring Manager, here is what I want to say",
+        "What does Dr. mean on an envelope, and Mr and mrs?",
+        "Send the DMs to the Items team",
     ],
 )
 def test_a_common_word_after_a_cue_is_no_name(scanner, text):

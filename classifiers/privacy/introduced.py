@@ -1,11 +1,11 @@
 """People and organizations that the words around them introduce, whatever their case.
 
 The span model reads capitalized runs and weighs them; real prompts also say "Hi Cory,", "Best
-regards,\\nOmar", "my name is aisha", "my brother harrison" or "a company called soskill". There
-the words before say what the name is, so it is found however common the name: a greeting or a
-signature in a quoted email is who the email is about. Each pattern is tried only where its cue
-occurs (`anchors.anchored`); a captured word that is a common word ("my brother and", "Hi
-there,") ends the name, and a name that is only common words is none.
+regards,\\nOmar", "my name is aisha", "my brother harrison", "Ms. yoyo" or "a company called
+soskill". There the words before say what the name is, so it is found however common the name:
+a greeting or a signature in a quoted email is who the email is about. Each pattern is tried
+only where its cue occurs (`anchors.anchored`); a captured word that is a common word ("my
+brother and", "Hi there,") ends the name, and a name that is only common words is none.
 """
 
 from __future__ import annotations
@@ -59,6 +59,13 @@ _EMPLOYER = re.compile(
     r"([\w&'’.-]+(?:[ \t]+[\w&'’.-]+){0,2})"
 )
 _RELATED_CUES = tuple(f"my {r}" for r in _RELATIONS) + tuple(f"my {k} " for k in _KINDS)
+# "an email to Ms. yoyo": a title names a person. A capitalized name after one is the span model's
+# (the title is among its features, and its gate tells a public "Dr. King" from a private "Dr.
+# Hossam"); a name in lower case it never sees. The titles are found as written: "dr" and "ms" in
+# any case are inside too many words.
+_TITLES = ("Mr", "Mrs", "Ms", "Miss", "Dr", "Prof")
+_TITLE_CUES = tuple(f"{t}{after}" for t in _TITLES for after in (". ", " "))
+_TITLED = re.compile(rf"\b(?:{'|'.join(_TITLES)})\.?[ \t]+([a-z][\w'’-]*(?:[ \t]+[a-z][\w'’-]*)?)")
 # A home folder is named for its user: "C:\\Users\\Abu Bakr Siddique\\Desktop", "/home/rickard/Documents".
 _WINDOWS_HOME, _UNIX_HOMES = "\\users\\", ("/home/", "/users/")
 _HOME_CUES = (_WINDOWS_HOME, *_UNIX_HOMES)
@@ -70,16 +77,17 @@ _NOT_USERS = frozenset(
     "public default all root ubuntu pi runner vagrant ec2-user guest test runneradmin appdata shared library "
     "defaultuser0".split()
 ) | {"all users", "default user"}
-CUES = Anchors((), _GREETINGS + _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES)
+CUES = Anchors(_TITLE_CUES, _GREETINGS + _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES)
 _GREETING_SET, _NAMED_SET, _SIGN_OFF_SET = frozenset(_GREETINGS), frozenset(_NAMED_CUES), frozenset(_SIGN_OFFS)
 _RELATED_SET, _EMPLOYER_SET = frozenset(_RELATED_CUES), frozenset(_EMPLOYER_CUES)
+_TITLE_SET = frozenset(_TITLE_CUES)
 _WINDOWS_HOME_SET, _UNIX_HOME_SET = frozenset((_WINDOWS_HOME,)), frozenset(_UNIX_HOMES)
-_ALL_CUES = frozenset(CUES.folded)
+_ALL_CUES = frozenset(CUES.folded + CUES.exact)
 # Words that follow these cues without being names: "Hi there", "Dear Hiring Manager", "worked at a"
 _NOT_NAMES = frozenset(
     "there all everyone everybody team sir madam customer friend friends world guys folks colleagues hiring "
     "manager the my you your our his her their again so much for yes no ok okay in on at of a an this that "
-    "and or but to from with home night work school least most first last".split()
+    "and or but to from with home night work school least most first last please thanks thank".split()
 )
 
 
@@ -113,6 +121,8 @@ def _addressed(text: str, hits: Hits, common: frozenset[str]) -> Iterator[tuple[
     for m in anchored(_NAMED, text, _word_starts(text, starts_of(hits, _NAMED_SET))):
         yield from _name(text, m, common)
     for m in anchored(_SIGNED, text, starts_of(hits, _SIGN_OFF_SET)):
+        yield from _name(text, m, common)
+    for m in anchored(_TITLED, text, starts_of(hits, _TITLE_SET)):
         yield from _name(text, m, common)
 
 
