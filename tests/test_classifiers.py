@@ -335,9 +335,11 @@ def test_training_rebuilds_the_committed_artifacts_bit_for_bit():
     from classifiers.complexity import MODEL_PATH as complexity_path
     from classifiers.privacy.context import MODEL_PATH as context_path
     from classifiers.privacy.contextual import MODEL_PATH as spans_path
-    from classifiers.train import train_complexity, train_privacy
+    from classifiers.privacy.places import MODEL_PATH as places_path
+    from classifiers.train import train_complexity, train_places, train_privacy
 
     assert hashlib.sha256(train_complexity()).digest() == hashlib.sha256(complexity_path.read_bytes()).digest()
+    assert train_places() == places_path.read_bytes()
     spans, context = train_privacy()
     assert spans == spans_path.read_text()
     assert hashlib.sha256(context).digest() == hashlib.sha256(context_path.read_bytes()).digest()

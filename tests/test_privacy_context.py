@@ -58,6 +58,33 @@ def test_a_common_word_after_a_cue_is_no_name(scanner, text):
 
 
 @pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        (
+            "Hi Omar,\nI moved to pampanga last month, so please send the contract there.\nBest regards,\nAisha",
+            "pampanga",
+        ),
+        ("improve my cover letter: I grew up in Fujian and studied soil science in Devizes for four years", "Fujian"),
+        ("中译英：我从青岛搬到北京工作了三年，负责公司的融资项目", "青岛"),
+    ],
+)
+def test_a_place_in_someones_own_document_is_a_location(scanner, text, place):
+    assert ("LOCATION", place) in found(scanner, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is the capital of France, and how far is it from London?",
+        "Why is Texas so big?",
+        "Hi Omar,\nhave a nice day, see you in march.\nBest regards,\nAisha",
+    ],
+)
+def test_a_place_in_a_question_about_the_world_or_an_english_word_is_none(scanner, text):
+    assert not [f for f in scanner.scan(text) if f.type == "LOCATION"], text
+
+
+@pytest.mark.parametrize(
     ("text", "user"),
     [
         (r"input_file_path = r'C:\Users\Abu Bakr Siddique\Desktop\Test.txt'", "Abu Bakr Siddique"),

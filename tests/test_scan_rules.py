@@ -317,6 +317,34 @@ def test_each_address_rule_at_every_position_of_a_written_address(text):
 _SPANS: list[SpanModel] = []
 
 
+# --- phrases: the place names, as a walk over `[^\W\d_][\w'’-]*` words would find them -------
+PLACE_TEXT = ["new", "york", "New", "York", "NEW", "lake", "city", "rio", "de", "janeiro", " ", "  ", "\t", "\n",
+              ", ", ".", "-", "'", "’", "9", "_", "x", "İ", "Straße"]  # fmt: skip
+PHRASES = ["new york", "new york city", "york", "lake city", "rio de janeiro", "de", "straße", "x-york"]
+
+
+def _walked(text: str, phrases: set[str], longest: int) -> list[tuple[int, int]]:
+    words = [m.span() for m in re.finditer(r"[^\W\d_][\w'’-]*", text)]
+    found, i = [], 0
+    while i < len(words):
+        for n in range(min(longest, len(words) - i), 0, -1):
+            phrase = text[words[i][0] : words[i + n - 1][1]]
+            if "\n" not in phrase and " ".join(phrase.split()).lower() in phrases:
+                found.append((words[i][0], words[i + n - 1][1]))
+                i += n
+                break
+        else:
+            i += 1
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts(PLACE_TEXT, size=24))
+def test_phrases_are_found_where_a_walk_over_the_words_finds_them(text):
+    # "İ" lower-cases to two characters in Python and to one in C: no phrase here holds it
+    assert _scan.Phrases(PHRASES, 3).find(text) == _walked(text, set(PHRASES), 3)
+
+
 def _shared_spans() -> SpanModel:
     if not _SPANS:
         _SPANS.append(SpanModel.load())

