@@ -147,6 +147,44 @@ def test_anchored_patterns_match_what_finditer_matches(text):
     ]
 
 
+def _windowed(text: str, spec: tuple[str, str, int, int, int, int]) -> list[tuple[int, int]]:
+    """What `_scan.windows` finds, as a regular expression finds it: clusters of the digits joined by
+    gaps of at most `max_gap` separators, then filtered, widened and merged."""
+    digits, separators, max_gap, min_digits, min_separators, margin = spec
+    digit = r"\d" if not digits else f"[{re.escape(digits)}]"
+    gap = f"[{re.escape(separators)}]{{0,{max_gap}}}" if separators and max_gap else ""
+    merged: list[list[int]] = []
+    for m in re.finditer(f"{digit}(?:{gap}{digit})*", text):
+        seps = sum(1 for c in m.group() if c in separators) if separators else 0
+        if len(m.group()) - seps < min_digits or seps < min_separators:
+            continue
+        start, end = max(0, m.start() - margin), min(len(text), m.end() + margin)
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(s, e) for s, e in merged]
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts(NUMBER_TEXT + ["AB", "&", "-", "Ab", ":", "ff", "==", "+/", "x" * 12], size=40))
+def test_each_window_is_a_cluster_a_regular_expression_finds(text):
+    from classifiers.privacy.capitals import CAPITAL_WINDOWS
+
+    for spec in (*WINDOW_SPECS, CAPITAL_WINDOWS):
+        assert _scan.windows(text, spec) == _windowed(text, spec), spec
+
+
+def test_a_code_point_is_in_a_range_where_the_character_class_says():
+    from classifiers.privacy.readings import _FOLDABLE
+
+    ranges = _FOLDABLE + ((0x4E00, 0x9FFF), (0x41, 0x41))
+    cls = re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges) + "]")
+    every = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    assert [c for c in every if _scan.any_in("ab" + c, ranges) != bool(cls.search(c))] == []
+    assert not _scan.any_in("", ranges) and _scan.any_in("xA", ranges) and not _scan.any_in("é", ((0x4E00, 0x9FFF),))
+
+
 LINK_TEXT = ["https://", "http:", "//", "www.", "WWW.", "acme", "co", ".com", ".co", ".uk", ".de", "/path", "?q=1"]
 LINK_TEXT += ["#top"]
 LINK_TEXT += [".", "-", "_", "@", " ", ",", ")", "'", "x", "1", "é", "中", "py", ".py"]
@@ -361,3 +399,5 @@ def test_the_compiled_scan_rejects_what_it_cannot_read():
         _scan.Anchors(["x"], [])  # a literal of one character cannot be filtered
     with pytest.raises(ValueError):
         _scan.windows("12", ("é", "", 1, 1, 0, 0))
+    with pytest.raises(ValueError):
+        _scan.windows("12", ("", "-1", 1, 1, 0, 0))  # a digit cannot also be a separator

@@ -18,8 +18,10 @@ from classifiers.privacy.findings import Finding
 
 _CAPITALIZED = r"([A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)?)"
 _ANY_CASE = r"([^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*)?)"  # one or two words
-_GREETINGS: tuple[str, ...] = ("dear", "hi", "hello", "hey", "good morning", "good afternoon", "good evening")
-_GREETINGS += ("bonjour", "hola", "hallo", "ciao")
+# As written, as `_GREETING` matches them: "hi" in any case is inside "this", "which" and "think"
+# in most messages, and each would send the message through every cue's pattern.
+_GREETINGS: tuple[str, ...] = ("Dear", "Hi", "Hello", "Hey", "Good morning", "Good afternoon", "Good evening")
+_GREETINGS += ("Bonjour", "Hola", "Hallo", "Ciao")
 # A greeting opens a line, a sentence, a quote or what follows a colon or a dash ("rewrite this -
 # Hi Jacob (PM),"); a role in brackets may follow the name.
 _GREETING = re.compile(
@@ -77,7 +79,7 @@ _NOT_USERS = frozenset(
     "public default all root ubuntu pi runner vagrant ec2-user guest test runneradmin appdata shared library "
     "defaultuser0".split()
 ) | {"all users", "default user"}
-CUES = Anchors(_TITLE_CUES, _GREETINGS + _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES)
+CUES = Anchors(_TITLE_CUES + _GREETINGS, _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES)
 _GREETING_SET, _NAMED_SET, _SIGN_OFF_SET = frozenset(_GREETINGS), frozenset(_NAMED_CUES), frozenset(_SIGN_OFFS)
 _RELATED_SET, _EMPLOYER_SET = frozenset(_RELATED_CUES), frozenset(_EMPLOYER_CUES)
 _TITLE_SET = frozenset(_TITLE_CUES)

@@ -29,6 +29,7 @@ from urllib.parse import unquote
 
 import phonenumbers
 
+from classifiers import _scan
 from classifiers.privacy.findings import Finding
 
 Scan = Callable[[str], list[Finding]]
@@ -37,11 +38,13 @@ MOBILE_REGIONS = ("CN", "IN", "BR", "JP", "GB", "DE", "FR", "RU", "ID", "MX", "N
 READ_AGAIN = frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "SECRET", "IP_ADDRESS"})
 
 # What folding changes: invisible format characters, compatibility forms, odd dots and at signs.
-_FOLDABLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
-    "\u3164\ufe00-\ufe0f\ufeff\uffa0\uff01-\uff5e\u2024\u2027\u3002\uff61\u2080-\u2089\u2070-\u2079"
-    "\u2460-\u24ff\U0001d400-\U0001d7ff]"
-)
+_FOLDABLE = (  # (first, last) code points, for `_scan.any_in`
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFF01, 0xFF5E), (0x2024, 0x2024),
+    (0x2027, 0x2027), (0x3002, 0x3002), (0xFF61, 0xFF61), (0x2080, 0x2089), (0x2070, 0x2079),
+    (0x2460, 0x24FF), (0x1D400, 0x1D7FF),
+)  # fmt: skip
 _ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
 _DOTTED_DIGITS = re.compile(r"(?<![\d.])\d{2,6}(?:\.\d{2,6}){2,}(?![\d.])")
 # Separators need white space or brackets around their word, so that no letters can be read two
@@ -69,7 +72,7 @@ def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
     """Findings in `text` that only another reading shows, located in `text`."""
     extra: list[Finding] = []
     if (
-        (not text.isascii() and _FOLDABLE.search(text))
+        (not text.isascii() and _scan.any_in(text, _FOLDABLE))
         or ("\\u" in text and _ESCAPE.search(text))
         or any(_DOTTED_DIGITS.search(text, start, end) for start, end in windows.numbers)
     ):

@@ -19,6 +19,7 @@ int charset(PyObject *chars, CharSet *set);
 int read_spec(PyObject *spec, WindowSpec *w);
 PyObject *find_windows(const Text *t, const WindowSpec *w);
 PyObject *windows(PyObject *module, PyObject *args);
+PyObject *any_in(PyObject *module, PyObject *args);
 PyObject *counts(PyObject *module, PyObject *args);
 
 /* spans.c */
