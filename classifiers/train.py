@@ -277,12 +277,16 @@ def train_context(private: list[str], public: list[str]) -> bytes:
     return encoded({"words": words, "pieces": piece_model([context_pieces_text(t) for t in raw], labels, weights)})
 
 
+# Capitalized alone, never a name: "Hi, my cat just ..." was a PERSON, as was "the business I've bought stock from".
+_NEVER_NAMES = ("hi", "i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll")
+
+
 def common_words() -> list[str]:
     """Words seen often in lower case in ordinary prompts: capitalized, they are rarely names."""
     counts: Counter[str] = Counter()
     for r in read_jsonl("routellm_train.jsonl"):
         counts.update(w for w in re.findall(r"\b[a-z][a-z']+\b", r["prompt"]))
-    return sorted(w for w, n in counts.items() if n >= 15)
+    return sorted({w for w, n in counts.items() if n >= 15} | set(_NEVER_NAMES))
 
 
 @cache  # every fold's span model reads it: the MMLU prompts and Llama 2's vocabulary, once

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from classifiers.crossval_privacy import CHOSEN_FOR, Scored, Thresholds, choose
+from classifiers.crossval_privacy import CHOSEN_FOR, Scored, Thresholds, choose, held_out_curve
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.capitals import capitals
 from classifiers.privacy.links import CUES as LINK_CUES
@@ -108,6 +108,14 @@ def test_a_home_folder_names_its_user_in_any_public_text(scanner, text, user):
 )
 def test_a_placeholder_or_shared_home_folder_names_no_one(scanner, text):
     assert not [f for f in scanner.scan(text) if f.detector == "home-folder"], text
+
+
+@pytest.mark.parametrize(
+    "text", ["Hi, my cat just chewed on a weed.", "the business I've bought stock from", "I’m sure I'd go, I’ll call"]
+)
+def test_a_greeting_or_i_with_its_contractions_is_no_name(scanner, text):
+    # each a PERSON in a text the gate read as private, before they were common words
+    assert scanner.spans.candidates(text) == []
 
 
 def test_a_famous_name_in_a_public_question_is_not_private(scanner):
@@ -242,3 +250,12 @@ def test_thresholds_are_the_most_recall_within_the_public_flag_target():
     assert sum(bool(p.findings(t)) for p in public) <= allowed  # ... at most that share of public ones is flagged
     one_more = public[: -allowed - 1] + [_scored(0.3, 0.9, ())] * (allowed + 1)
     assert not all(p.found(choose(private, one_more)) for p in private)  # one more would be too many
+
+
+def test_the_held_out_curve_gives_the_recall_each_flag_rate_allows():
+    # half the private prompts read as private as 4 public ones in 100: found only once 4% may be flagged
+    private = [_scored(0.3, 0.8) for _ in range(10)] + [_scored(0.3, 0.6) for _ in range(10)]
+    public = [_scored(0.3, 0.2, ()) for _ in range(96)] + [_scored(0.3, 0.7, ()) for _ in range(4)]
+    assert held_out_curve(private, public).endswith(
+        "50.0% at 3.0% flagged, 50.0% at 3.5% flagged, 100.0% at 4.0% flagged, 100.0% at 5.0% flagged"
+    )
