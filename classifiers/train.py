@@ -277,8 +277,12 @@ def train_context(private: list[str], public: list[str]) -> bytes:
     return encoded({"words": words, "pieces": piece_model([context_pieces_text(t) for t in raw], labels, weights)})
 
 
-# Capitalized alone, never a name: "Hi, my cat just ..." was a PERSON, as was "the business I've bought stock from".
-_NEVER_NAMES = ("hi", "i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll")
+# Capitalized alone, never a name: "Hi, my cat just ..." was a PERSON, as was "the business I've
+# bought stock from"; so were "Mi", "Ma" and "Cómo" where a prompt in Spanish, French or Italian
+# begins a sentence with "my" or "how".
+_NEVER_NAMES: tuple[str, ...] = ("hi", "i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll")
+_NEVER_NAMES += ("mi", "mis", "mon", "ma", "mes", "mein", "meine", "meu", "meus", "minha", "minhas", "mijn", "miei")
+_NEVER_NAMES += ("cómo", "qué", "dónde", "cuándo", "cuál", "cuánto", "comment", "pourquoi", "warum", "perché")
 
 
 def common_words() -> list[str]:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from classifiers import Scorer
-from classifiers.privacy import PrivacyScanner
+from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.privacy.readings import unquoted
 from classifiers.privacy.structured import find_structured, iban_ok, luhn_ok
 from classifiers.signals import TOKENS_PER_MESSAGE
@@ -136,7 +136,8 @@ def test_a_percent_encoded_value_is_found_where_its_escapes_are():
     text = "GET https://shop.example/track?to=jane.roe%40example.com&lang=caf%C3%A9 HTTP/1.1"
     assert ("EMAIL", "jane.roe%40example.com") in found(text, scanner)
     text = "Inject SELECT * FROM Users WHERE client_ip = ?%//!%20\\|19.253.176.22|%20/"
-    assert found(text, scanner) == [("IP_ADDRESS", "19.253.176.22")]
+    # what the decoding finds; the span model's guesses in a log that reads as private are its own tests'
+    assert [f for f in found(text, scanner) if f[0] in STRUCTURED_TYPES] == [("IP_ADDRESS", "19.253.176.22")]
     text = "card%3A%204111%201111%201111%201111%20thanks"
     assert found(text, scanner) == [("CREDIT_CARD", "4111%201111%201111%201111")]
 

@@ -118,6 +118,19 @@ def test_a_greeting_or_i_with_its_contractions_is_no_name(scanner, text):
     assert scanner.spans.candidates(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Write a plot in the style of Neil Stephenson.", ["Neil Stephenson"]),
+        ("This is a test of French. Read the story and answer.", ["French"]),
+        ("Prof. Wang met Acme Inc. staff in the U.S. office", ["Prof. Wang", "Acme Inc.", "U.S."]),
+        ("A letter to J. R. R. Tolkien from Elm St. at noon", ["J. R. R. Tolkien", "Elm St."]),
+    ],
+)
+def test_a_full_stop_that_ends_a_sentence_ends_a_name_and_is_no_part_of_it(scanner, text, names):
+    assert [text[s:e] for _, s, e in scanner.spans.candidates(text)] == names
+
+
 def test_a_famous_name_in_a_public_question_is_not_private(scanner):
     for question in ("Who is Larry Page?", "Prove Fermat's little theorem.", "Explain TypeScript and Duck Typing"):
         assert found(scanner, question) == [], question

@@ -12,7 +12,9 @@ Candidates, the first shape that matches at each position (as regular expression
               not after a colon: "10:22:31 ERROR" is a time)
   postal      \b(?:[A-Z]{2}[ \t]+\d{5}(?:-\d{4})?|\d{4,5}[ \t]+UP[\w'’-]+)\b
   cap         (?<![\w@/])CAPWORD(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+UP))){0,4}
-  where CAPWORD is UP[\w'’&]*(?:[.-][\w'’]+)*\.? and PARTICLE one of van von de da del ... y dos das;
+  where CAPWORD is UP[\w'’&]*(?:[.-][\w'’]+)*\.? and PARTICLE one of van von de da del ... y dos das,
+              and a CAPWORD whose full stop ends a sentence ends the run, without it ("Neil
+              Stephenson.", "French. Read"; not an initial, "U.S.", "St.", "Inc." or "Prof.");
   \w here leaves out the scripts written without spaces (CJK, Thai): "告诉Tim，" holds "Tim".
 A capitalized run loses a first word that is only capitalized because a sentence starts with it
 ("Call Diego Sato" -> "Diego Sato"), and one common word alone ("Answer", "I") is no candidate.

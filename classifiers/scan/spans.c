@@ -227,16 +227,37 @@ static Py_ssize_t particle(const Model *m, const Text *t, Py_ssize_t q) {
     return -1;
 }
 
+/* Whether the full stop that ends the CAPWORD t[s:e] ends a sentence: not after an initial, a
+ * dotted acronym ("U.S."), a word of three letters or fewer ("St.", "Mr.", "Inc.") or one of a
+ * few longer abbreviations ("Prof. Wang"). "Neil Stephenson." is a name and a full stop; "French.
+ * Read the story" is two sentences. */
+static const char *LONG_ABBREVIATIONS[] = {"Prof", "Corp", "Dept", "Capt", "Univ", NULL};
+static int ends_sentence(const Text *t, Py_ssize_t s, Py_ssize_t e) {
+    if (at(t, e - 1) != '.' || e - 1 - s <= 3) return 0;
+    for (Py_ssize_t i = s; i < e - 1; i++)
+        if (at(t, i) == '.') return 0;
+    for (const char **a = LONG_ABBREVIATIONS; *a; a++) {
+        Py_ssize_t n = (Py_ssize_t)strlen(*a), j = 0;
+        while (j < n && j < e - 1 - s && at(t, s + j) == (Py_UCS4)(*a)[j]) j++;
+        if (j == n && n == e - 1 - s) return 0;
+    }
+    return 1;
+}
+
 /* cap: (?<![\w@/])CAPWORD(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+[UP]))){0,4}
- * (\w less the unspaced scripts: "我选择的是Nvidia") */
+ * (\w less the unspaced scripts: "我选择的是Nvidia"), ending, without its full stop, at a word
+ * whose full stop ends a sentence */
 static Py_ssize_t cap(const Model *m, const Text *t, Py_ssize_t i) {
     Py_UCS4 before = at(t, i - 1);
     if (!is_up(m, at(t, i)) || is_spaced_word(before) || before == '@' || before == '/') return -1;
     Py_ssize_t e = capword(t, i);
+    if (ends_sentence(t, i, e)) return e - 1;
     for (int k = 0; k < 4 && is_blank(at(t, e)); k++) {
         Py_ssize_t q = skip_blank(t, e), p;
-        if (is_up(m, at(t, q)))
+        if (is_up(m, at(t, q))) {
             e = capword(t, q);
+            if (ends_sentence(t, q, e)) return e - 1;
+        }
         else if (at(t, q) == '&')
             e = q + 1;
         else if ((p = particle(m, t, q)) >= 0)
