@@ -66,6 +66,8 @@ def test_a_common_word_after_a_cue_is_no_name(scanner, text):
         ),
         ("improve my cover letter: I grew up in Fujian and studied soil science in Devizes for four years", "Fujian"),
         ("中译英：我从青岛搬到北京工作了三年，负责公司的融资项目", "青岛"),
+        # the span model calls it a person, sure; a place's name of two words is that place
+        ("Our office in San Francisco sent this:\nHi Tom, the invoice from Acme is attached.", "San Francisco"),
     ],
 )
 def test_a_place_in_someones_own_document_is_a_location(scanner, text, place):
@@ -129,6 +131,11 @@ def test_a_greeting_or_i_with_its_contractions_is_no_name(scanner, text):
 )
 def test_a_full_stop_that_ends_a_sentence_ends_a_name_and_is_no_part_of_it(scanner, text, names):
     assert [text[s:e] for _, s, e in scanner.spans.candidates(text)] == names
+
+
+def test_a_name_made_of_two_places_names_stays_a_name(scanner):
+    text = "Our office: Jackson Smith and David Easton sent this:\nHi Tom, the invoice is attached."
+    assert {("PERSON", "Jackson Smith"), ("PERSON", "David Easton")} <= set(found(scanner, text))
 
 
 def test_a_famous_name_in_a_public_question_is_not_private(scanner):
