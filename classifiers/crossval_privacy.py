@@ -129,15 +129,20 @@ def out_of_fold() -> tuple[list[tuple[int, Scored, PrivatePrompt]], list[tuple[i
 # alone, some folds chose 0.95 or "never", and "Send it to 42 N. Main Street" was found only where
 # the gate read the message as private.
 CONFIDENT = (0.5, 0.6, 0.7, 0.8, 0.9)
+# (threshold, confident) pairs considered; the context threshold is searched for each
+_FLOORS_AND_CEILINGS = tuple(
+    (threshold, confident)
+    for threshold in (FLOOR, 0.05, 0.1, 0.2, 0.3, 0.5)
+    for confident in CONFIDENT
+    if confident >= threshold
+)
 
 
 def _grid(scored: Iterable[Scored]) -> list[Thresholds]:
     contexts = sorted({round(float(q), 3) for q in np.quantile([s.context for s in scored], np.linspace(0, 1, 41))})
     return [
         Thresholds(threshold, confident, context)
-        for threshold in (FLOOR, 0.05, 0.1, 0.2, 0.3, 0.5)
-        for confident in CONFIDENT
-        if confident >= threshold
+        for threshold, confident in _FLOORS_AND_CEILINGS
         for context in contexts + [1.01]
     ]
 
@@ -237,19 +242,18 @@ def held_out_curve(private: list[Scored], public: list[Scored]) -> str:
 
     def best(rate: float) -> float:
         recalls = [0.0]
-        for threshold in (FLOOR, 0.05, 0.1, 0.2, 0.3, 0.5):
-            for confident in (c for c in CONFIDENT if c >= threshold):
-                lo, hi = 0, len(contexts) - 1
-                if flagged(Thresholds(threshold, confident, contexts[hi])) > rate:
-                    continue
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if flagged(Thresholds(threshold, confident, contexts[mid])) <= rate:
-                        hi = mid
-                    else:
-                        lo = mid + 1
-                t = Thresholds(threshold, confident, contexts[lo])
-                recalls.append(float(np.mean([s.found(t) for s in private])))
+        for threshold, confident in _FLOORS_AND_CEILINGS:
+            lo, hi = 0, len(contexts) - 1
+            if flagged(Thresholds(threshold, confident, contexts[hi])) > rate:
+                continue
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if flagged(Thresholds(threshold, confident, contexts[mid])) <= rate:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            t = Thresholds(threshold, confident, contexts[lo])
+            recalls.append(float(np.mean([s.found(t) for s in private])))
         return max(recalls)
 
     return "the held-out curve, thresholds shared by all folds (a view, not the shipped choice): " + ", ".join(

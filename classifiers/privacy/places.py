@@ -26,8 +26,8 @@ MODEL_PATH = Path(__file__).resolve().parents[1] / "models" / "places.json"
 CONFIDENCE = 0.3  # below the span model's `confident`: the gate decides
 DETECTOR = "place"
 LONGEST = 3  # words in a place name looked up: "Rio de Janeiro", "New South Wales"
-_HAN = re.compile(r"[\u4e00-\u9fff]{2,}")
 _HAN_RANGE = ((0x4E00, 0x9FFF),)  # asked first, in C: the pattern's search cost 100 instructions a character
+_HAN = re.compile(f"[{chr(_HAN_RANGE[0][0])}-{chr(_HAN_RANGE[0][1])}]{{2,}}")
 
 
 class Places:
