@@ -3,11 +3,15 @@ document, famous names in a public question left alone; and how its thresholds a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from classifiers.crossval_privacy import CHOSEN_FOR, Scored, Thresholds, choose, held_out_curve
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.capitals import capitals
+from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
+from classifiers.privacy.contextual import SpanModel
 from classifiers.privacy.links import CUES as LINK_CUES
 from classifiers.privacy.links import find_links
 
@@ -167,6 +171,25 @@ def test_names_in_a_private_document_are_found(scanner):
     assert any("Holaza" in n for n in names) and any("Brno" in n for n in names), names
 
 
+def test_a_name_the_model_finds_likelier_an_address_is_still_a_name_when_it_is_no_address():
+    """A street address needs a number or a street word; a run of capitalized words that has
+    neither used to vanish when the model labeled it an address, however sure it was that it is
+    personal data. It is a name now, as sure as the model is once an address is ruled out."""
+    weights = json.loads(SPANS_PATH.read_text(encoding="utf-8"))
+    every = SpanModel(weights["weights"], weights["bias"], weights["common"], threshold=0.0)
+    for text, name in [
+        ("Write me an overview of who we are (Mishdad Beauty Website), for the site", "Mishdad Beauty Website"),
+        ("RECOMMENDATIONS TO INCREASE REVENUE OF Nouf Water Factory today", "Nouf Water Factory"),
+    ]:
+        labeled = {(f.type, text[f.start : f.end]): f.confidence for f in every.find(text)}
+        assert [kind for kind, value in labeled if name in value] in (["PERSON"], ["ORGANIZATION"]), labeled
+    address = "Send it to 42 N. Main Street please"
+    labeled_address = [(f.type, address[f.start : f.end]) for f in every.find(address)]
+    assert labeled_address == [("STREET_ADDRESS", "42 N. Main Street")]
+    # and a number's run of words is no one's name
+    assert every.find("She bought two shirts at $8 each. How much did she spend?") == []
+
+
 def test_two_sentences_with_numbers_are_no_street_address(scanner):
     for text in ("She bought two shirts at $8 each. How much did she spend?", "I have 12 eggs. I drop 2."):
         assert "STREET_ADDRESS" not in {kind for kind, _ in found(scanner, text)}, text
@@ -187,6 +210,9 @@ def test_two_sentences_with_numbers_are_no_street_address(scanner):
         ("our site (www.mallotts.co.uk/contact) is down", "www.mallotts.co.uk/contact"),
         ("Help me summarize this brokerage: FOREX.com", "FOREX.com"),
         ("SSO issues when being added by blacksunplc.com, can you", "blacksunplc.com"),
+        ("we changed our SMTP address to @blacksun-global.com . Old", "blacksun-global.com"),
+        ("book registration slots in academics.klef.in I need", "academics.klef.in"),
+        ("Lost task 5016.3 (TID 67443) (bisw87.misc.t-mobile.pl executor 16)", "bisw87.misc.t-mobile.pl"),
         (
             "querySrv ENOTFOUND _mongodb._tcp.admass-tests.vyc4g.mongodb.net",
             "_mongodb._tcp.admass-tests.vyc4g.mongodb.net",
@@ -202,6 +228,8 @@ def test_a_link_is_found_whole_and_without_the_punctuation_around_it(text, link)
     [
         "write to jane@acme.com today",  # an email address, found as one
         "python train.py --epochs 3",  # a file
+        "as the proof shows, e.g.in the second case",  # a country's domain ends only a host of a real name
+        "book it at yourfriend.in",  # two labels: "log.in", "do.it" are words run together
         "I love Paris.It is lovely",  # a sentence missing its space
         "upgrade to version 1.2.3",
         "call my_site.com_handler() twice",  # an identifier, not a host

@@ -10,7 +10,10 @@ world.
 
 Each pattern is tried only where its literal occurs (`anchors.anchored`): "://", "www." or a
 top-level domain in lower case. Top-level domains that are also file extensions (.py, .pl, .js,
-.md, .sh) are left out: "train.py" is a file.
+.md, .sh) are left out: "train.py" is a file. A host of three labels or more may end in any
+country's domain ("academics.klef.in", "bisw87.misc.t-mobile.pl"): no file is named so. An
+address's domain alone, after an "@" that follows no address's local part ("from @blacksunplc.com
+to @blacksun-global.com"), is a host.
 """
 
 from __future__ import annotations
@@ -25,19 +28,29 @@ DETECTOR = "link"
 # In lower case, as hosts are written: "Paris.It is" is a sentence missing its space. Two-letter
 # domains that end words too often ("log.in", "do.it", "ref.no") are left out with the extensions.
 _TLDS = "com org net edu gov info biz io co ai app dev tv ly uk ca au de fr nl ch eu ru cn jp kr br".split()
+# After two labels or more, the second of them three characters or more ("e.g.in" is no host).
+_DEEP_TLDS = (
+    "in pl it es pt se no dk fi at be cz sk hu ro bg gr tr ua by kz ir il sa ae qa eg ng ke za "
+    "pk bd lk vn th my sg id ph hk tw mx ar cl pe ve nz us"
+).split()
 _END = r"(?<![.,;:!?'\"’”)\]])"  # a link does not end in the punctuation around it
 _PATH = r"(?:[/?#][^\s<>\"'`]*)?"
 _SCHEMED = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s<>\"'`/?#]+" + _PATH + _END)
 _WWW = re.compile(r"(?i:www)\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+" + _PATH + _END)
 # A label may start with an underscore: the service labels of SRV names, "_mongodb._tcp.acme.net".
 _LABEL = r"_?[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_HOST = re.compile(
-    rf"(?<![\w@.-]){_LABEL}(?:\.{_LABEL}){{0,8}}\.(?:{'|'.join(_TLDS)})(?![\w-]|\.[A-Za-z0-9])" + _PATH + _END
+_NO_LOCAL_PART = r"(?<![\w.-])(?<![\w.+%-]@)"  # "@acme.com" may be a host; "jane@acme.com" is an email
+_TLD_END = r"(?![\w-]|\.[A-Za-z0-9])"
+_HOST = re.compile(rf"{_NO_LOCAL_PART}{_LABEL}(?:\.{_LABEL}){{0,8}}\.(?:{'|'.join(_TLDS)}){_TLD_END}" + _PATH + _END)
+_DEEP_HOST = re.compile(
+    rf"{_NO_LOCAL_PART}{_LABEL}(?:\.{_LABEL}){{0,7}}\.[A-Za-z0-9][A-Za-z0-9-]{{1,61}}[A-Za-z0-9]"
+    rf"\.(?:{'|'.join(_DEEP_TLDS)}){_TLD_END}" + _PATH + _END
 )
 _SCHEME = 21  # the longest scheme `_SCHEMED` reads before "://"
 _DOTS = tuple(f".{tld}" for tld in _TLDS)
-CUES = Anchors(("://", *_DOTS), ("www.",))
-_DOT_SET, _SCHEMES = frozenset(_DOTS), frozenset(("://",))
+_DEEP_DOTS = tuple(f".{tld}" for tld in _DEEP_TLDS)
+CUES = Anchors(("://", *_DOTS, *_DEEP_DOTS), ("www.",))
+_DOT_SET, _DEEP_DOT_SET, _SCHEMES = frozenset(_DOTS), frozenset(_DEEP_DOTS), frozenset(("://",))
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
 
 
@@ -66,9 +79,10 @@ def find_links(text: str, hits: Hits) -> list[Finding]:
         spans += [m.span() for m in anchored(_SCHEMED, text, starts)]
     if "www." in hits:
         spans += [m.span() for m in anchored(_WWW, text, hits["www."])]
-    dots = [at for dot in _DOT_SET.intersection(hits) for at in hits[dot]]
-    if dots:
-        spans += [m.span() for m in anchored(_HOST, text, _host_starts(text, dots))]
+    for pattern, dot_set in ((_HOST, _DOT_SET), (_DEEP_HOST, _DEEP_DOT_SET)):
+        dots = [at for dot in dot_set.intersection(hits) for at in hits[dot]]
+        if dots:
+            spans += [m.span() for m in anchored(pattern, text, _host_starts(text, dots))]
     kept: list[tuple[int, int]] = []
     for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
         if not kept or start >= kept[-1][1]:  # "www.x.com" is one link, not two

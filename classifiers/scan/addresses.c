@@ -225,6 +225,7 @@ Py_ssize_t settle_addresses(const Model *m, const Text *t, Labeled *found, Py_ss
             last->confidence >= JOIN_CONFIDENCE && f.confidence >= JOIN_CONFIDENCE && address_gap(t, last->end, f.start)) {
             last->end = f.end > last->end ? f.end : last->end;
             last->confidence = f.confidence > last->confidence ? f.confidence : last->confidence;
+            last->name_confidence = 0;   /* pieces of one address: no name if it is none */
         } else {
             found[kept++] = f;
         }
@@ -234,10 +235,19 @@ Py_ssize_t settle_addresses(const Model *m, const Text *t, Labeled *found, Py_ss
     for (Py_ssize_t i = 0; i < n; i++) {
         Labeled f = found[i];
         if (f.label == STREET_ADDRESS) {
-            f.end = address_end(m, t, f.end);
-            int street = street_like(m, t, f.start, f.end);
+            Py_ssize_t end = address_end(m, t, f.end);
+            int street = street_like(m, t, f.start, end);
             if (street < 0) return -1;
-            if (!street) continue;
+            if (street) {
+                f.end = end;
+            } else if (f.name_confidence >= m->threshold) {
+                /* no number, no street word: "Nouf Water Factory", "Mishdad Beauty Website" are
+                 * names the model found likelier an address */
+                f.label = f.name_label;
+                f.confidence = f.name_confidence;
+            } else {
+                continue;
+            }
         }
         found[kept++] = f;
     }

@@ -621,6 +621,10 @@ PyObject *model_find(PyObject *model, const Text *text) {
         for (int k = 0; k < N_TYPES; k++) total += exp(score[k] - top);
         double confidence = 1.0 - exp(score[0] - top) / total;
         if (confidence < self->threshold) continue;
+        int name = score[ORGANIZATION] > score[PERSON] ? ORGANIZATION : PERSON;
+        double named = exp(score[PERSON] - top) + exp(score[ORGANIZATION] - top);
+        /* only a run of capitalized words may be a name: "8 each. How" is no one's */
+        double name_confidence = kind == CAP ? named / (named + exp(score[0] - top)) : 0.0;
         if (count == room) {
             room = room ? room * 2 : 16;
             Labeled *grown = PyMem_Realloc(labeled, (size_t)room * sizeof(Labeled));
@@ -631,7 +635,7 @@ PyObject *model_find(PyObject *model, const Text *text) {
             }
             labeled = grown;
         }
-        labeled[count++] = (Labeled){best, start, end, confidence};
+        labeled[count++] = (Labeled){best, start, end, confidence, name, name_confidence};
     }
     PyObject *out = NULL;
     if (!failed && found >= 0 && (count = settle_addresses(self, &t, labeled, count)) >= 0 && (out = PyList_New(count))) {

@@ -7,7 +7,9 @@
 #define N_TYPES 4         /* O, PERSON, ORGANIZATION, STREET_ADDRESS */
 #define UP_LIMIT 0x500    /* every capital the candidates start with is below this */
 #define MAX_FEATURES 48
-#define STREET_ADDRESS 3   /* SPAN_TYPES index */
+#define PERSON 1           /* SPAN_TYPES indexes */
+#define ORGANIZATION 2
+#define STREET_ADDRESS 3
 
 /* Open addressing keyed by the 64-bit hash alone (with 12k keys a false match is a 1e-15 event),
  * a feature's weights in its slot: one cache line read a lookup. The weights are trained to four
@@ -96,6 +98,11 @@ typedef struct {
     int label;
     Py_ssize_t start, end;
     double confidence;
+    /* What a run of capitalized words is if it is no street address after all
+     * (`settle_addresses`): the likelier of PERSON and ORGANIZATION, and P(either | not an
+     * address), never above `confidence`; 0 for the other kinds of candidate. */
+    int name_label;
+    double name_confidence;
 } Labeled;
 
 /* Room for the lower-cased words of the candidate being labeled: one per call, never shared, so
