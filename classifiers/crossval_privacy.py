@@ -6,7 +6,7 @@ finding overlaps one of the units its annotators marked) and AlpacaEval's public
 
 Each fold trains the span model and the private-context gate on the other folds' real prompts
 and the template rows, and scores its own prompts with every candidate kept (the thresholds at
-their floor). The three thresholds (`SpanModel`) are then chosen, for each fold, on the other
+their floor). The four thresholds (`SpanModel`) are then chosen, for each fold, on the other
 folds' scores alone: the most recall whose public flag rate there is at most `CHOSEN_FOR`.
 Baselines in the same run: the span model without the gate, and the detectors that need no
 model (structured identifiers, cues).
@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,6 +28,9 @@ from classifiers.crossval import opening
 from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
 from classifiers.privacy import GATED_DETECTORS, PrivacyScanner
 from classifiers.privacy.context import probability
+from classifiers.privacy.places import CONFIDENCE as PLACE_CONFIDENCE
+from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
+from classifiers.privacy.places import TYPE as PLACE_TYPE
 
 FOLDS = 5
 FLAG_TARGET = 0.05  # the issue's target for public prompts flagged
@@ -43,10 +46,16 @@ FLOOR = 0.02  # the lowest threshold considered: below it every capitalized word
 class Thresholds:
     threshold: float  # a candidate is a finding in a private-looking text from here
     confident: float  # and anywhere from here
-    context: float  # a text looks private from here
+    context: float  # a text looks private from here, for the names, links and words in capitals
+    place_context: float  # and for the places
 
     def as_dict(self) -> dict[str, float]:
-        return {"threshold": self.threshold, "confident": self.confident, "context": self.context}
+        return {
+            "threshold": self.threshold,
+            "confident": self.confident,
+            "context": self.context,
+            "place_context": self.place_context,
+        }
 
 
 @dataclass(frozen=True)
@@ -54,10 +63,11 @@ class Scored:
     """One held-out prompt as its fold's models read it."""
 
     others: tuple[tuple[str, int, int], ...]  # (type, start, end) found without the span model
-    candidates: tuple[tuple[str, int, int, float], ...]  # the gated ones (names, links), with a confidence
+    candidates: tuple[tuple[str, int, int, float], ...]  # the gated ones but places, with a confidence
     context: float  # the gate's P(private document)
     units: tuple[tuple[int, int], ...] = ()
     words_context: float = 0.0  # what the gate's words term alone says
+    places: tuple[tuple[int, int], ...] = ()  # (start, end): findings in a private-looking text only
 
     def words_only(self) -> Scored:
         return replace(self, context=self.words_context)
@@ -65,6 +75,8 @@ class Scored:
     def findings(self, t: Thresholds) -> list[tuple[str, int, int]]:
         keep = self.context >= t.context
         entities = [(k, s, e) for k, s, e, c in self.candidates if c >= t.confident or (keep and c >= t.threshold)]
+        if self.context >= t.place_context and PLACE_CONFIDENCE >= t.threshold:
+            entities += [(PLACE_TYPE, s, e) for s, e in self.places]
         return list(self.others) + entities
 
     def found(self, t: Thresholds) -> bool:
@@ -87,13 +99,16 @@ class FoldScanners:
 
     def score(self, text: str, units: tuple[tuple[int, int], ...] = ()) -> Scored:
         words, pieces = self.every.context.terms(text)
-        gated = [f for f in self.every.scan(text) if f.detector in GATED_DETECTORS]
+        # the places apart, as the gate decides on them apart: the ones a more confident name
+        # overlaps too, since where the text reads private enough for places only, they are found
+        gated = [f for f in self.every.scan(text) if f.detector in GATED_DETECTORS and f.detector != PLACE_DETECTOR]
         return Scored(
             tuple((f.type, f.start, f.end) for f in self.none.scan(text)),
             tuple((f.type, f.start, f.end, f.confidence) for f in gated),
             probability(text, words + pieces),
             units,
             1.0 / (1.0 + math.exp(-words)),
+            tuple((f.start, f.end) for f in self.every.places.find(text)),
         )
 
 
@@ -104,7 +119,7 @@ def fold_scanners(private: Sequence[PrivatePrompt], public: Sequence[str], where
     spans = train_spans(span_rows(list(private), list(public)))
     (where / "context.json").write_bytes(train_context([p.text for p in private], list(public)))
     scanners = []
-    for name, thresholds in (("every", Thresholds(FLOOR, FLOOR, 0.0)), ("none", Thresholds(2.0, 2.0, 2.0))):
+    for name, thresholds in (("every", Thresholds(FLOOR, FLOOR, 0.0, 0.0)), ("none", Thresholds(2.0, 2.0, 2.0, 2.0))):
         (where / f"{name}.json").write_text(json.dumps({**spans, **thresholds.as_dict()}))
         scanners.append(PrivacyScanner(where / f"{name}.json", where / "context.json"))
     return FoldScanners(*scanners)
@@ -138,28 +153,87 @@ _FLOORS_AND_CEILINGS = tuple(
 )
 
 
-def _grid(scored: Iterable[Scored]) -> list[Thresholds]:
-    contexts = sorted({round(float(q), 3) for q in np.quantile([s.context for s in scored], np.linspace(0, 1, 41))})
-    return [
-        Thresholds(threshold, confident, context)
-        for threshold, confident in _FLOORS_AND_CEILINGS
-        for context in contexts + [1.01]
-    ]
+@dataclass(frozen=True)
+class _Reads:
+    """What each prompt needs, for each (threshold, confident) pair, to be flagged (or found: on a
+    private unit): nothing (a finding without the gate, or a sure name), a text that reads
+    private enough for names, or for places. Every share of a grid of two context thresholds
+    follows from them by counting, in O(grid) for each pair."""
+
+    anyway: np.ndarray  # (pairs, prompts) bool
+    name: np.ndarray  # a candidate at or above the pair's threshold
+    place: np.ndarray  # a place, at or above it
+    context: np.ndarray  # (prompts,)
+
+    @classmethod
+    def of(cls, scored: Sequence[Scored], on_units: bool) -> _Reads:
+        def on(s: Scored, start: int, end: int) -> bool:
+            return not on_units or any(start < ue and us < end for us, ue in s.units)
+
+        anyway, name, place = [], [], []
+        for threshold, confident in _FLOORS_AND_CEILINGS:
+            anyway.append(
+                [
+                    any(on(s, a, b) for _, a, b in s.others)
+                    or any(c >= confident and on(s, a, b) for _, a, b, c in s.candidates)
+                    for s in scored
+                ]
+            )
+            name.append([any(c >= threshold and on(s, a, b) for _, a, b, c in s.candidates) for s in scored])
+            place.append([PLACE_CONFIDENCE >= threshold and any(on(s, a, b) for a, b in s.places) for s in scored])
+        return cls(np.array(anyway), np.array(name), np.array(place), np.array([s.context for s in scored]))
+
+    def shares(self, pair: int, contexts: np.ndarray, place_contexts: np.ndarray) -> np.ndarray:
+        """(contexts, place contexts): the share of prompts flagged (found) at each."""
+        rest = ~self.anyway[pair]
+        name, place = self.name[pair] & rest, self.place[pair] & rest
+
+        def at_least(mask: np.ndarray, limits: np.ndarray) -> np.ndarray:
+            reads = np.sort(self.context[mask])
+            return len(reads) - np.searchsorted(reads, limits, side="left")
+
+        both = at_least(name & place, np.minimum.outer(contexts, place_contexts).ravel())
+        hit = (
+            at_least(name & ~place, contexts)[:, None]
+            + at_least(place & ~name, place_contexts)[None, :]
+            + both.reshape(len(contexts), len(place_contexts))
+            + (~rest).sum()
+        )
+        shares: np.ndarray = hit / max(1, len(self.context))
+        return shares
+
+
+def _best(private: _Reads, public: _Reads, contexts: np.ndarray, flag_rate: float) -> tuple[float, Thresholds | None]:
+    """The most recall within `flag_rate` over the pairs and the grid `contexts` x `contexts`;
+    of equal recalls, the lowest pair, then the lowest thresholds."""
+    best: tuple[float, Thresholds | None] = (-1.0, None)
+    for pair, (threshold, confident) in enumerate(_FLOORS_AND_CEILINGS):
+        within = public.shares(pair, contexts, contexts) <= flag_rate
+        recall = np.where(within, private.shares(pair, contexts, contexts), -1.0)
+        i, j = np.unravel_index(int(np.argmax(recall)), recall.shape)
+        if recall[i, j] > best[0]:
+            best = (float(recall[i, j]), Thresholds(threshold, confident, float(contexts[i]), float(contexts[j])))
+    return best
 
 
 def choose(
     private: Sequence[Scored], public: Sequence[Scored], gate: bool = True, flag_rate: float = CHOSEN_FOR
 ) -> Thresholds:
-    """The thresholds with the most recall whose public flag rate is at most `flag_rate`."""
-    best, best_recall = Thresholds(1.01, 1.01, 1.01), -1.0
-    alone = [Thresholds(c, c, 1.01) for c in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)]
-    for t in _grid([*private, *public]) if gate else alone:
-        if np.mean([bool(s.findings(t)) for s in public]) > flag_rate:
-            continue
-        recall = float(np.mean([s.found(t) for s in private]))
-        if recall > best_recall:
-            best, best_recall = t, recall
-    return best
+    """The thresholds with the most recall whose public flag rate is at most `flag_rate`, the two
+    contexts each one of 41 quantiles of the gate's scores (or never)."""
+    never = Thresholds(1.01, 1.01, 1.01, 1.01)
+    if not gate:
+        best, best_recall = never, -1.0
+        for t in (Thresholds(c, c, 1.01, 1.01) for c in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)):
+            if np.mean([bool(s.findings(t)) for s in public]) > flag_rate:
+                continue
+            recall = float(np.mean([s.found(t) for s in private]))
+            if recall > best_recall:
+                best, best_recall = t, recall
+        return best
+    reads = [s.context for s in (*private, *public)]
+    contexts = np.array(sorted({round(float(q), 3) for q in np.quantile(reads, np.linspace(0, 1, 41))}) + [1.01])
+    return _best(_Reads.of(private, True), _Reads.of(public, False), contexts, flag_rate)[1] or never
 
 
 def thresholds() -> Thresholds:
@@ -178,7 +252,7 @@ def report() -> list[str]:
         "| detectors | recall | any finding | flagged |",
         "| --- | ---: | ---: | ---: |",
     ]
-    never = Thresholds(1.01, 1.01, 1.01)
+    never = Thresholds(1.01, 1.01, 1.01, 1.01)
     # each row: how a fold's thresholds are chosen, and how a prompt is read (the gate as shipped,
     # or its words term alone)
     rules: dict[str, tuple[Callable[[int], Thresholds], Callable[[Scored], Scored]]] = {
@@ -217,8 +291,8 @@ def report() -> list[str]:
     )
     lines.append(held_out_curve([s for _, s, _ in private], [s for _, s, _ in public]))
     lines.append(
-        "thresholds per fold (threshold / confident / context): "
-        + ", ".join(f"{t.threshold:g}/{t.confident:g}/{t.context:g}" for t in shipped)
+        "thresholds per fold (threshold / confident / context / place context): "
+        + ", ".join(f"{t.threshold:g}/{t.confident:g}/{t.context:g}/{t.place_context:g}" for t in shipped)
     )
     return lines
 
@@ -231,33 +305,13 @@ def held_out_curve(private: list[Scored], public: list[Scored]) -> str:
     """Recall at each public flag rate with one set of thresholds for every fold, read off the
     held-out scores themselves. Not how the shipped thresholds are chosen (that would be tuning on
     the test folds), but a steadier view of a change: the per-fold choice moves with a single public
-    instruction on either side of its limit. Exact: for each floor and ceiling, the lowest context
-    threshold within the rate (both rates only fall as it rises), found by bisection just above the
-    public texts' own scores."""
-    # just above each public text's score: what is feasible there is feasible from there down to it
-    contexts = sorted({0.0} | {float(np.nextafter(s.context, 2.0)) for s in public}) + [1.01]
-
-    def flagged(t: Thresholds) -> float:
-        return float(np.mean([bool(s.findings(t)) for s in public]))
-
-    def best(rate: float) -> float:
-        recalls = [0.0]
-        for threshold, confident in _FLOORS_AND_CEILINGS:
-            lo, hi = 0, len(contexts) - 1
-            if flagged(Thresholds(threshold, confident, contexts[hi])) > rate:
-                continue
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if flagged(Thresholds(threshold, confident, contexts[mid])) <= rate:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            t = Thresholds(threshold, confident, contexts[lo])
-            recalls.append(float(np.mean([s.found(t) for s in private])))
-        return max(recalls)
-
+    instruction on either side of its limit. Exact: both rates only fall as either context
+    threshold rises, so the best lies just above the public texts' own scores (or at 0), and
+    every pair of those is counted."""
+    contexts = np.array(sorted({0.0} | {float(np.nextafter(s.context, 2.0)) for s in public}) + [1.01])
+    found, flagged = _Reads.of(private, True), _Reads.of(public, False)
     return "the held-out curve, thresholds shared by all folds (a view, not the shipped choice): " + ", ".join(
-        f"{best(rate):.1%} at {rate:.1%} flagged" for rate in CURVE_RATES
+        f"{max(0.0, _best(found, flagged, contexts, rate)[0]):.1%} at {rate:.1%} flagged" for rate in CURVE_RATES
     )
 
 

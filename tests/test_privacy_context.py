@@ -4,10 +4,13 @@ document, famous names in a public question left alone; and how its thresholds a
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from classifiers.crossval_privacy import CHOSEN_FOR, Scored, Thresholds, choose, held_out_curve
+from classifiers.crossval_privacy import _FLOORS_AND_CEILINGS, CHOSEN_FOR, Scored, Thresholds, choose, held_out_curve
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.capitals import capitals
 from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
@@ -282,11 +285,75 @@ def _scored(candidate: float, context: float, units: tuple[tuple[int, int], ...]
 
 
 def test_a_candidate_is_a_finding_when_sure_or_when_its_text_reads_private():
-    t = Thresholds(threshold=0.1, confident=0.9, context=0.6)
+    t = Thresholds(threshold=0.1, confident=0.9, context=0.6, place_context=0.4)
     assert _scored(0.95, 0.0).found(t)  # sure anywhere
     assert _scored(0.2, 0.7).found(t)  # possible, in a private-looking text
     assert not _scored(0.2, 0.5).found(t)  # possible, in a public-looking one
     assert not _scored(0.05, 0.9).found(t)  # below the floor everywhere
+
+
+def test_a_place_is_a_finding_from_its_own_context_threshold():
+    t = Thresholds(threshold=0.1, confident=0.9, context=0.6, place_context=0.4)
+    place = Scored(others=(), candidates=(), context=0.5, units=((0, 5),), places=((0, 5),))
+    assert place.found(t) and not replace(place, context=0.3).found(t)
+    name = _scored(0.3, 0.5)
+    assert not name.found(t)  # a name in the same text is not: its threshold is the other
+    # and no place is a finding where the floor is above a place's own confidence
+    assert not place.found(replace(t, threshold=0.5))
+
+
+def test_the_scanner_reads_places_and_names_against_their_own_context_thresholds(tmp_path):
+    model = json.loads(SPANS_PATH.read_text(encoding="utf-8"))
+    text = "we moved to pampanga last year, Mishdad and I"  # a place, and a name the model is unsure of
+    for context, place_context, expected in [
+        (1.01, 0.0, {"LOCATION"}),  # places in any text, names only when sure
+        (0.0, 1.01, {"PERSON"}),  # the other way round
+        (0.0, 0.0, {"LOCATION", "PERSON"}),
+    ]:
+        thresholds = {"threshold": 0.05, "confident": 0.99, "context": context, "place_context": place_context}
+        (tmp_path / "spans.json").write_text(json.dumps({**model, **thresholds}))
+        kinds = {f.type for f in PrivacyScanner(tmp_path / "spans.json").scan(text)}
+        assert kinds == expected, (context, place_context, kinds)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_the_thresholds_chosen_are_the_best_a_search_of_every_one_finds(data):
+    """The choice counts prompts per threshold instead of reading each prompt at each: it must
+    agree with reading them."""
+    reads = st.sampled_from((0.1, 0.3, 0.5, 0.7, 0.9))
+
+    def prompt(units: tuple[tuple[int, int], ...]) -> Scored:
+        names = data.draw(st.lists(st.tuples(st.sampled_from((0, 10)), reads), max_size=2))
+        return Scored(
+            others=(("EMAIL", 20, 25),) if data.draw(st.integers(0, 3)) == 0 else (),
+            candidates=tuple(("PERSON", at, at + 5, c) for at, c in names),
+            context=data.draw(reads),
+            units=units,
+            places=((0, 5),) if data.draw(st.booleans()) else (),
+        )
+
+    private = [prompt(((0, 5),)) for _ in range(data.draw(st.integers(1, 8)))]
+    public = [prompt(()) for _ in range(data.draw(st.integers(1, 8)))]
+    rate = data.draw(st.sampled_from((0.0, 0.2, 0.5)))
+    chosen = choose(private, public, flag_rate=rate)
+
+    def recall(t: Thresholds) -> float:
+        return sum(p.found(t) for p in private) / len(private)
+
+    def flagged(t: Thresholds) -> float:
+        return sum(bool(p.findings(t)) for p in public) / len(public)
+
+    assert flagged(chosen) <= rate or chosen.context > 1  # within the target, or never
+    contexts = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.01)
+    every = [
+        Thresholds(threshold, confident, context, place)
+        for threshold, confident in _FLOORS_AND_CEILINGS
+        for context in contexts
+        for place in contexts
+    ]
+    best = max((recall(t) for t in every if flagged(t) <= rate), default=0.0)
+    assert recall(chosen) == best
 
 
 def test_thresholds_are_the_most_recall_within_the_public_flag_target():

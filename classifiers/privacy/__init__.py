@@ -69,17 +69,21 @@ class PrivacyScanner:
     def _decided(self, text: str, gated: list[Finding]) -> list[Finding]:
         """The names the span model labeled, the links, the words in capitals and the places
         that are findings (`SpanModel`). A place is one only in a text the gate reads as private
-        (none is sure anywhere). A place the span model also labeled is what the more
-        confident of the two says (`drop_overlaps`): "Jackson" may be a person, "Fujian" at 0.17
-        is not. A name of two words or more that is a place's ("San Francisco") is that place,
-        whatever the span model says."""
+        (none is sure anywhere), from its own threshold: public questions name places in texts
+        that read far less private than those that name people ("the capital of France").
+        A place the span model also labeled is what the more confident of the two says
+        (`drop_overlaps`): "Jackson" may be a person, "Fujian" at 0.17 is not. A name of two
+        words or more that is a place's ("San Francisco") is that place, whatever the span model
+        says."""
         places = self.places.find(text)  # in C: cheaper than the gate, which runs only when it decides something
         if places:
             gated = [f for f in gated if not _one_place(text, f, places)]
         sure = [f for f in gated if f.confidence >= self.spans.confident]
-        if (places or len(sure) < len(gated)) and self.context.score(text) >= self.spans.context:
-            return gated + places
-        return sure
+        if not places and len(sure) == len(gated):
+            return sure
+        private = self.context.score(text)
+        names = gated if private >= self.spans.context else sure
+        return names + places if private >= self.spans.place_context else names
 
 
 def _one_place(text: str, found: Finding, places: list[Finding]) -> bool:

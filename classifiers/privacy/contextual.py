@@ -58,7 +58,8 @@ class SpanModel:
     finding when that is at least `confident`, or at least `threshold` in a text that reads as a
     private document (`PrivateContext` at or above `context`): "Larry Page" in "Who is Larry
     Page?" is a famous name in a public question; "Juraj Holaza" in a team announcement is not.
-    The three thresholds are chosen by `classifiers.crossval_privacy` on validation folds."""
+    A place (`classifiers.privacy.places`) is one in a text that reads private from `place_context`.
+    The four thresholds are chosen by `classifiers.crossval_privacy` on validation folds."""
 
     def __init__(
         self,
@@ -69,12 +70,14 @@ class SpanModel:
         confident: float | None = None,
         context: float = 1.0,
         acronyms: Iterable[str] = (),
+        place_context: float | None = None,
     ) -> None:
         self.common = frozenset(common)
         self.acronyms = frozenset(acronyms)  # words in capitals that public questions use
         self.threshold = threshold
         self.confident = threshold if confident is None else confident
         self.context = context
+        self.place_context = context if place_context is None else place_context
         self.native = _scan.Model(
             _UP_TABLE,
             sorted(self.common),
@@ -96,6 +99,7 @@ class SpanModel:
             data.get("confident"),
             data.get("context", 1.0),
             data.get("acronyms", ()),
+            data.get("place_context"),
         )
 
     @classmethod

@@ -25,6 +25,7 @@ from classifiers.privacy.findings import Finding
 MODEL_PATH = Path(__file__).resolve().parents[1] / "models" / "places.json"
 CONFIDENCE = 0.3  # below the span model's `confident`: the gate decides
 DETECTOR = "place"
+TYPE = "LOCATION"
 LONGEST = 3  # words in a place name looked up: "Rio de Janeiro", "New South Wales"
 _HAN_RANGE = ((0x4E00, 0x9FFF),)  # asked first, in C: the pattern's search cost 100 instructions a character
 _HAN = re.compile(f"[{chr(_HAN_RANGE[0][0])}-{chr(_HAN_RANGE[0][1])}]{{2,}}")
@@ -42,7 +43,7 @@ class Places:
 
     def find(self, text: str) -> list[Finding]:
         chinese = self._chinese(text) if not text.isascii() and _scan.any_in(text, _HAN_RANGE) else []
-        return [Finding("LOCATION", s, e, CONFIDENCE, DETECTOR) for s, e in self.latin.find(text) + chinese]
+        return [Finding(TYPE, s, e, CONFIDENCE, DETECTOR) for s, e in self.latin.find(text) + chinese]
 
     def _chinese(self, text: str) -> list[tuple[int, int]]:
         """The longest name at each character of a run of Chinese characters (no spaces between words)."""
