@@ -58,6 +58,9 @@ class Thresholds:
         }
 
 
+NEVER = Thresholds(1.01, 1.01, 1.01, 1.01)  # above every confidence and gate score
+
+
 @dataclass(frozen=True)
 class Scored:
     """One held-out prompt as its fold's models read it."""
@@ -221,9 +224,8 @@ def choose(
 ) -> Thresholds:
     """The thresholds with the most recall whose public flag rate is at most `flag_rate`, the two
     contexts each one of 41 quantiles of the gate's scores (or never)."""
-    never = Thresholds(1.01, 1.01, 1.01, 1.01)
     if not gate:
-        best, best_recall = never, -1.0
+        best, best_recall = NEVER, -1.0
         for t in (Thresholds(c, c, 1.01, 1.01) for c in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)):
             if np.mean([bool(s.findings(t)) for s in public]) > flag_rate:
                 continue
@@ -233,7 +235,7 @@ def choose(
         return best
     reads = [s.context for s in (*private, *public)]
     contexts = np.array(sorted({round(float(q), 3) for q in np.quantile(reads, np.linspace(0, 1, 41))}) + [1.01])
-    return _best(_Reads.of(private, True), _Reads.of(public, False), contexts, flag_rate)[1] or never
+    return _best(_Reads.of(private, True), _Reads.of(public, False), contexts, flag_rate)[1] or NEVER
 
 
 def thresholds() -> Thresholds:
@@ -252,11 +254,10 @@ def report() -> list[str]:
         "| detectors | recall | any finding | flagged |",
         "| --- | ---: | ---: | ---: |",
     ]
-    never = Thresholds(1.01, 1.01, 1.01, 1.01)
     # each row: how a fold's thresholds are chosen, and how a prompt is read (the gate as shipped,
     # or its words term alone)
     rules: dict[str, tuple[Callable[[int], Thresholds], Callable[[Scored], Scored]]] = {
-        "no model: identifiers, secrets, cues": (lambda k: never, _same),
+        "no model: identifiers, secrets, cues": (lambda k: NEVER, _same),
         "+ span model alone": (lambda k: choose(*_other_folds(private, public, k), gate=False), _same),
         "+ span model and the gate's words term alone": (
             lambda k: choose(*_words_only(*_other_folds(private, public, k))),
