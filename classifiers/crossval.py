@@ -228,13 +228,13 @@ def weights_and_calibration() -> tuple[Weights, float, float]:
     """The length terms' weights, and a logistic calibration (scale, shift) of the weighed sum
     fitted on the held-out scores of all three sources against what routing buys: the shipped
     score is then a probability, and no source's ranking changes."""
-    from sklearn.linear_model import LogisticRegression
+    from classifiers.train import logistic_regression
 
     oof = out_of_fold_words()
     weight = oof.best_weights()
     x = np.concatenate([oof.scores(k, weight) for k in KINDS])[:, None]
     t = np.concatenate([[r.target for r in oof.rows[k]] for k in KINDS])
-    model = LogisticRegression(C=1e6, max_iter=1000)
+    model = logistic_regression(1e6)
     model.fit(np.vstack([x, x]), np.r_[np.ones(len(t)), np.zeros(len(t))], sample_weight=np.r_[t, 1 - t])
     scale, shift = round(float(model.coef_[0][0]), 6), round(float(model.intercept_[0]), 6)
     if scale <= 0:  # the sources' base rates would then have turned every source's ranking around

@@ -81,6 +81,19 @@ WORDS = r"\b\w\w+\b"
 ASCII_WORDS = r"[a-z0-9_]{2,}"  # no words of other scripts: the gate learns from English prompts
 
 
+def logistic_regression(C: float) -> Any:
+    """Every logistic regression here, solved to its optimum (Newton-CG to a gradient of 1e-12),
+    so that any CPU rebuilds the same model. The problem is strictly convex and has one optimum;
+    lbfgs at scikit-learn's tolerance stops where its path leaves it, and the path follows the
+    CPU's rounding (OpenBLAS picks its kernels by CPU): the complexity model's bias was 1.2e-3
+    apart between the machine that committed it and an AMD EPYC, which flipped a near-tie in
+    the length weights' choice. Two orders of the same rows agree to 3e-13 this way, 8e-6 with
+    lbfgs even at a tolerance of 1e-10."""
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=C, solver="newton-cg", tol=1e-12, max_iter=1000)
+
+
 def tfidf_logreg(
     texts: list[str],
     labels: list[int],
@@ -94,7 +107,6 @@ def tfidf_logreg(
     0.577 / 0.687 against 0.575 / 0.683 on the old split) and are what `SparseTextModel` reads.
     Texts arrive `clipped`."""
     from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
     vectorizer = TfidfVectorizer(
@@ -105,7 +117,7 @@ def tfidf_logreg(
         max_features=max_features,
         binary=True,
     )
-    pipeline = Pipeline([("tfidf", vectorizer), ("logreg", LogisticRegression(C=C, max_iter=3000))])
+    pipeline = Pipeline([("tfidf", vectorizer), ("logreg", logistic_regression(C))])
     pipeline.fit(texts, labels, logreg__sample_weight=sample_weight)
     return pipeline
 
@@ -168,14 +180,12 @@ def wordllama() -> tuple[dict[str, int], np.ndarray]:
 def piece_model(texts: list[str], labels: list[int], weights: list[float]) -> dict:
     """A logistic regression on each text's mean piece embedding, folded into one score per piece
     (`classifiers.pieces`), checked to score `texts` as scikit-learn does."""
-    from sklearn.linear_model import LogisticRegression
-
     from classifiers.pieces import PieceModel, pieces
 
     vocab, embedding = wordllama()
     longest = max(len(p) for p in vocab)
     x = np.stack([embedding[pieces(t, vocab, longest)].mean(axis=0) for t in texts])
-    logreg = LogisticRegression(C=PIECES_C, max_iter=5000).fit(x, labels, sample_weight=weights)
+    logreg = logistic_regression(PIECES_C).fit(x, labels, sample_weight=weights)
     scores = embedding @ logreg.coef_[0]
     data = {"bias": float(logreg.intercept_[0]), "scores": {p: float(scores[i]) for p, i in vocab.items()}}
     model = PieceModel(data)
@@ -320,7 +330,6 @@ def span_label(start: int, end: int, spans: list[dict]) -> str:
 
 def train_spans(rows: list[dict]) -> dict:
     from sklearn.feature_extraction import DictVectorizer
-    from sklearn.linear_model import LogisticRegression
 
     common = frozenset(common_words())
     scanner = SpanModel.untrained(common)
@@ -333,7 +342,7 @@ def train_spans(rows: list[dict]) -> dict:
             labels.append(SPAN_TYPES.index(span_label(start, end, r["spans"])))
     vectorizer = DictVectorizer(sort=True)
     x = vectorizer.fit_transform(samples)
-    model = LogisticRegression(C=0.5, max_iter=5000)
+    model = logistic_regression(0.5)
     model.fit(x, labels)
     assert list(model.classes_) == list(range(len(SPAN_TYPES)))
     weights = {
