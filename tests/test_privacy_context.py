@@ -43,6 +43,8 @@ def found(scanner: PrivacyScanner, text: str) -> list[tuple[str, str]]:
         ("make it polite - Hello Cory (HR), I was following up on the offer", ("PERSON", "Cory")),
         ("Write an unformal email to Ms. yoyo, tell her the amount was paid", ("PERSON", "yoyo")),
         ("hi Mr. chan please reply to the invoice", ("PERSON", "chan")),
+        ("Let's play a game. I’m Tommy Rollins, the main character, and you are", ("PERSON", "Tommy Rollins")),
+        ("I am Priya Raman and I need a cover letter for a nursing job", ("PERSON", "Priya Raman")),
     ],
 )
 def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
@@ -58,6 +60,9 @@ def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
         "Dear Hiring Manager, here is what I want to say",
         "What does Dr. mean on an envelope, and Mr and mrs?",
         "Send the DMs to the Items team",
+        "I'm Sorry, what did you say?",
+        "I am Canadian and I want to work in the US",
+        "Write a song like I'm Still Standing by Elton John",
     ],
 )
 def test_a_common_word_after_a_cue_is_no_name(scanner, text):

@@ -1,8 +1,8 @@
 """People and organizations that the words around them introduce, whatever their case.
 
 The span model reads capitalized runs and weighs them; real prompts also say "Hi Cory,", "Best
-regards,\\nOmar", "my name is aisha", "my brother harrison", "Ms. yoyo" or "a company called
-soskill". There the words before say what the name is, so it is found however common the name:
+regards,\\nOmar", "my name is aisha", "I'm Tommy Rollins", "my brother harrison", "Ms. yoyo" or
+"a company called soskill". There the words before say what the name is, so it is found however common the name:
 a greeting or a signature in a quoted email is who the email is about. Each pattern is tried
 only where its cue occurs (`anchors.anchored`); a captured word that is a common word ("my
 brother and", "Hi there,") ends the name, and a name that is only common words is none.
@@ -31,6 +31,12 @@ _GREETING = re.compile(
 )
 _NAMED_CUES = ("name is", "name was", "name's", "call me")
 _NAMED = re.compile(r"\b(?i:(?:my|her|his|their) name (?:is|was|'s)|call me)[ \t]+" + _ANY_CASE)
+# "I'm Tommy Rollins, the main character": the writer's own full name. Two capitalized words, as
+# "I'm Sorry", "I am Canadian" or a title ("I'm Still Standing") are one word or hold a common one;
+# a first name alone is for "my name is". Neither AlpacaEval's public instructions nor the
+# MMLU/GSM8K questions hold one.
+_SELF_CUES = ("I'm ", "I’m ", "I am ")
+_SELF = re.compile(r"\bI(?:'m|’m| am)[ \t]+([A-Z][a-z'’-]+[ \t]+[A-Z][a-z'’-]+)\b")
 _SIGN_OFFS = ("regards", "sincerely", "thanks", "thank you", "cheers", "best wishes", "yours truly")
 _SIGNED = re.compile(
     r"(?i:regards|sincerely|thanks|thank you|cheers|best wishes|yours truly)\s*,?\s*\n+\s*"
@@ -79,10 +85,12 @@ _NOT_USERS = frozenset(
     "public default all root ubuntu pi runner vagrant ec2-user guest test runneradmin appdata shared library "
     "defaultuser0".split()
 ) | {"all users", "default user"}
-CUES = Anchors(_TITLE_CUES + _GREETINGS, _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES)
+CUES = Anchors(
+    _TITLE_CUES + _GREETINGS + _SELF_CUES, _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES
+)
 _GREETING_SET, _NAMED_SET, _SIGN_OFF_SET = frozenset(_GREETINGS), frozenset(_NAMED_CUES), frozenset(_SIGN_OFFS)
 _RELATED_SET, _EMPLOYER_SET = frozenset(_RELATED_CUES), frozenset(_EMPLOYER_CUES)
-_TITLE_SET = frozenset(_TITLE_CUES)
+_TITLE_SET, _SELF_SET = frozenset(_TITLE_CUES), frozenset(_SELF_CUES)
 _WINDOWS_HOME_SET, _UNIX_HOME_SET = frozenset((_WINDOWS_HOME,)), frozenset(_UNIX_HOMES)
 _ALL_CUES = frozenset(CUES.folded + CUES.exact)
 # Words that follow these cues without being names: "Hi there", "Dear Hiring Manager", "worked at a"
@@ -126,6 +134,9 @@ def _addressed(text: str, hits: Hits, common: frozenset[str]) -> Iterator[tuple[
         yield from _name(text, m, common)
     for m in anchored(_TITLED, text, starts_of(hits, _TITLE_SET)):
         yield from _name(text, m, common)
+    for m in anchored(_SELF, text, starts_of(hits, _SELF_SET)):
+        if not any(w.lower() in common or w.lower() in _NOT_NAMES for w in m.group(1).split()):
+            yield m.span(1)
 
 
 def _name(text: str, m: re.Match[str], common: frozenset[str]) -> Iterator[tuple[int, int]]:
