@@ -139,7 +139,7 @@ def test_shadow_replay_compares_a_file_of_prompts_resumes_and_feeds_the_fit(depl
     assert main(["shadow", "replay", str(prompts), "--config", str(deployment), "--app", "alpha"]) == 0
     out = deployment.parent / "prompts.shadow.jsonl"
     outcomes = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [o["outcome"] for o in outcomes] == ["cloud", "edge", "tie", "tie", "skipped"]
+    assert [o["outcome"] for o in outcomes] == ["cloud", "edge", "tie", "tie", "skipped"], outcomes
     assert outcomes[-1]["why"] == "kept local" and not upstream.saw_text("555 0134")
     captured = capsys.readouterr()
     assert "5/5" in captured.err  # the progress bar
