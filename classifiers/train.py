@@ -295,12 +295,18 @@ _NEVER_NAMES += ("mi", "mis", "mon", "ma", "mes", "mein", "meine", "meu", "meus"
 _NEVER_NAMES += ("cómo", "qué", "dónde", "cuándo", "cuál", "cuánto", "comment", "pourquoi", "warum", "perché")
 
 
-def common_words() -> list[str]:
-    """Words seen often in lower case in ordinary prompts: capitalized, they are rarely names."""
+@cache
+def lowercase_words(at_least: int) -> frozenset[str]:
+    """The words the MMLU/GSM8K prompts write in lower case `at_least` times."""
     counts: Counter[str] = Counter()
     for r in read_jsonl("routellm_train.jsonl"):
         counts.update(w for w in re.findall(r"\b[a-z][a-z']+\b", r["prompt"]))
-    return sorted({w for w, n in counts.items() if n >= 15} | set(_NEVER_NAMES))
+    return frozenset(w for w, n in counts.items() if n >= at_least)
+
+
+def common_words() -> list[str]:
+    """Words seen often in lower case in ordinary prompts: capitalized, they are rarely names."""
+    return sorted(lowercase_words(15) | set(_NEVER_NAMES))
 
 
 @cache  # every fold's span model reads it: the MMLU prompts and Llama 2's vocabulary, once
@@ -397,7 +403,8 @@ def train_privacy() -> tuple[str, bytes]:
 
 def train_places() -> bytes:
     vocab, _ = wordllama()
-    return place_names(frozenset(common_words()), frozenset(p[1:] for p in vocab if p.startswith("\u2581")))
+    words = frozenset(p[1:] for p in vocab if p.startswith("\u2581"))
+    return place_names(frozenset(common_words()), words, lowercase_words(2))
 
 
 def main() -> None:

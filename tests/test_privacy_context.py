@@ -98,6 +98,12 @@ def test_a_place_in_a_question_about_the_world_or_an_english_word_is_none(scanne
     assert not [f for f in scanner.scan(text) if f.type == "LOCATION"], text
 
 
+def test_a_town_named_like_a_word_that_questions_write_in_lower_case_is_no_place(scanner):
+    """There are towns called Yoga, Reservoir and Holiday; in a private text they were places."""
+    text = "improve my cover letter: I grew up in Fujian and did yoga near the reservoir every holiday for four years"
+    assert [name for kind, name in found(scanner, text) if kind == "LOCATION"] == ["Fujian"]
+
+
 @pytest.mark.parametrize(
     ("text", "user"),
     [
