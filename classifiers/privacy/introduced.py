@@ -2,10 +2,10 @@
 
 The span model reads capitalized runs and weighs them; real prompts also say "Hi Cory,", "Best
 regards,\\nOmar", "my name is aisha", "I'm Tommy Rollins", "my brother harrison", "Ms. yoyo" or
-"a company called soskill". There the words before say what the name is, so it is found however common the name:
-a greeting or a signature in a quoted email is who the email is about. Each pattern is tried
-only where its cue occurs (`anchors.anchored`); a captured word that is a common word ("my
-brother and", "Hi there,") ends the name, and a name that is only common words is none.
+"a company called soskill". There the words before say what the name is, so it is found however
+common the name: a greeting or a signature in a quoted email is who the email is about. Each
+pattern is tried only where its cue occurs (`anchors.anchored`); a captured word that is a common
+word ("my brother and", "Hi there,") ends the name, and a name that is only common words is none.
 """
 
 from __future__ import annotations
