@@ -76,6 +76,18 @@ def test_the_grams_are_summed_once_each_as_the_token_pattern_finds_them(pattern,
     assert SparseTextModel(data).logit(text) == pytest.approx(expected, abs=1e-12)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["ab", "cd", "é1", "x_y", " ", "\n"])).map(JOIN), min_size=2, max_size=6))
+def test_one_model_counts_each_gram_once_per_text_not_once_ever(texts):
+    """The model marks the grams a call has counted (classifiers/scan/grams.c); a later text
+    counts them again, the same text too."""
+    data = {"token_pattern": r"\b\w\w+\b", "bias": 0.0, "grams": GRAMS}
+    model = SparseTextModel(data)
+    for text in [*texts, texts[-1]]:
+        weighted, squares = _reference_sums(data, text)
+        assert model.logit(text) == pytest.approx(weighted / math.sqrt(squares) if squares else 0.0, abs=1e-12)
+
+
 def test_a_token_pattern_without_a_compiled_reading_is_refused():
     with pytest.raises(ValueError, match="no compiled scan"):
         SparseTextModel({"token_pattern": r"\w+", "bias": 0.0, "grams": {}})

@@ -44,16 +44,6 @@ static void put(uint64_t *table, size_t mask, uint64_t h) {
     table[j] = h;   /* a key given twice is one key */
 }
 
-static inline void filter_put(uint64_t *filter, unsigned bits, uint64_t h) {
-    unsigned a = (unsigned)(h & (bits - 1)), b = (unsigned)((h >> 32) & (bits - 1));
-    filter[a >> 6] |= 1ULL << (a & 63);
-    filter[b >> 6] |= 1ULL << (b & 63);
-}
-static inline int filter_may(const uint64_t *filter, unsigned bits, uint64_t h) {
-    unsigned a = (unsigned)(h & (bits - 1)), b = (unsigned)((h >> 32) & (bits - 1));
-    return (filter[a >> 6] >> (a & 63)) & (filter[b >> 6] >> (b & 63)) & 1;
-}
-
 static int holds(const uint64_t *table, size_t mask, uint64_t h) {
     for (size_t j = h & mask; table[j]; j = (j + 1) & mask)
         if (table[j] == h) return 1;

@@ -119,4 +119,23 @@ static inline size_t slots_for(Py_ssize_t n) {
     return size;
 }
 
+/* A filter of two bits a key, kept small enough to stay in cache: when either bit of a hash is
+ * clear the hash is surely not in the table it filters, which is then not read (a cache miss a
+ * look). `bits` is a power of two. */
+static inline void filter_put(uint64_t *filter, size_t bits, uint64_t h) {
+    size_t a = (size_t)(h & (bits - 1)), b = (size_t)((h >> 32) & (bits - 1));
+    filter[a >> 6] |= 1ULL << (a & 63);
+    filter[b >> 6] |= 1ULL << (b & 63);
+}
+static inline int filter_may(const uint64_t *filter, size_t bits, uint64_t h) {
+    size_t a = (size_t)(h & (bits - 1)), b = (size_t)((h >> 32) & (bits - 1));
+    return (filter[a >> 6] >> (a & 63)) & (filter[b >> 6] >> (b & 63)) & 1;
+}
+/* Filter bits for n keys: 16 a key, a power of two (about 1.4% of other hashes pass). */
+static inline size_t filter_bits_for(Py_ssize_t n) {
+    size_t bits = 4096;
+    while (bits < (size_t)n * 16) bits <<= 1;
+    return bits;
+}
+
 #endif
