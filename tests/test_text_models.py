@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from classifiers.pieces import NEWLINE, START, PieceModel, pieces, split
 from classifiers.privacy.context import PrivateContext
 from classifiers.text_model import TOKEN_PATTERNS, SparseTextModel
+from classifiers.tokens import _SYMBOLS, text_counts
 
 VOCAB = {f"<0x{b:02X}>": 100 + b for b in range(256)}  # NEWLINE among them
 VOCAB.update({START: 1, "\u2581ab": 3, "\u2581a": 4, "b": 5, "c": 6, "\u2581": 7, "bc": 8})
@@ -103,3 +104,17 @@ def test_the_gate_adds_its_two_terms_and_reads_a_letter_as_private():
     assert gate.score(letter) == pytest.approx(1 / (1 + math.exp(-(words + piece))))
     assert gate.score(letter) > 0.8
     assert gate.score("Who was the first president of the United States?") < 0.2
+
+
+COUNTED_TEXT = ["a", " ", "\n", "7", "٣", ".", "@", "é", "ÿ", "中", "🎉", "\ud800", "\x7f"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(COUNTED_TEXT)).map(JOIN))
+def test_the_token_estimates_counts_are_those_of_a_plain_reading(text):
+    """Counted in C in the str's own width (1, 2 or 4 bytes a character); UTF-8 as
+    "surrogatepass" writes it."""
+    extra = len(text.encode("utf-8", "surrogatepass")) - len(text)
+    digits = sum("0" <= c <= "9" for c in text)
+    symbols = sum(c in _SYMBOLS for c in text)
+    assert text_counts(text) == (text.count(" "), text.count("\n"), digits, symbols, extra, len(text))

@@ -9,9 +9,11 @@ typedef struct {   /* a set of ASCII characters, or (`decimal`) every decimal di
     int decimal;
 } CharSet;
 
+enum { W_DIGIT = 1, W_SEPARATOR = 2 };
 typedef struct {
     CharSet digits, separators;
     Py_ssize_t max_gap, min_digits, min_separators, margin;
+    unsigned char ascii[128];   /* W_DIGIT and W_SEPARATOR of each ASCII character: one load a character */
 } WindowSpec;
 
 /* windows.c */

@@ -33,8 +33,16 @@ int read_spec(PyObject *spec, WindowSpec *w) {
     const uint64_t digits_lo = w->digits.decimal ? 0x03FF000000000000ULL : w->digits.bits[0];
     if ((digits_lo & w->separators.bits[0]) || (w->digits.bits[1] & w->separators.bits[1]))
         return PyErr_SetString(PyExc_ValueError, "a window's digits and separators are different characters"), -1;
+    for (Py_UCS4 c = 0; c < 128; c++)
+        w->ascii[c] = (unsigned char)((in_set(c, &w->digits) ? W_DIGIT : 0) | (in_set(c, &w->separators) ? W_SEPARATOR : 0));
     return 0;
 }
+
+/* Whether c is one of the spec's digits, or of its separators (which are ASCII). */
+static inline int is_window_digit(const WindowSpec *w, Py_UCS4 c) {
+    return c < 128 ? w->ascii[c] & W_DIGIT : w->digits.decimal && Py_UNICODE_ISDECIMAL(c);
+}
+static inline int is_window_separator(const WindowSpec *w, Py_UCS4 c) { return c < 128 && (w->ascii[c] & W_SEPARATOR); }
 
 static int append_window(PyObject *out, Py_ssize_t start, Py_ssize_t end) {
     PyObject *item = Py_BuildValue("(nn)", start, end);
@@ -48,23 +56,15 @@ PyObject *find_windows(const Text *t, const WindowSpec *w) {
     Py_ssize_t open_start = -1, open_end = -1;   /* the window being widened */
     const Py_UCS4 *cps = t->cps;
     const Py_ssize_t n = t->len;
-    const uint64_t lo = w->digits.bits[0], hi = w->digits.bits[1];
     for (Py_ssize_t i = 0; out && i < n;) {
-        if (w->digits.decimal) {   /* most text has no digit here: tight loops to the next one */
-            while (i < n && (cps[i] < 128 ? !(ASCII[cps[i]] & C_DIGIT) : !Py_UNICODE_ISDECIMAL(cps[i]))) i++;
-        } else {
-            for (; i < n; i++) {
-                Py_UCS4 c = cps[i];
-                if (c < 64 ? (lo >> c) & 1 : c < 128 && (hi >> (c - 64)) & 1) break;
-            }
-        }
+        while (i < n && !is_window_digit(w, cps[i])) i++;   /* most text has no digit here */
         if (i >= n) break;
         Py_ssize_t start = i, end = i + 1, count = 1, seps = 0;
         for (;;) {   /* extend over the digits that follow, then over a gap of separators before a digit */
-            while (end < n && in_set(cps[end], &w->digits)) end++, count++;
+            while (end < n && is_window_digit(w, cps[end])) end++, count++;
             Py_ssize_t k = end;
-            while (k < n && k - end < w->max_gap && in_set(cps[k], &w->separators)) k++;
-            if (k == end || k >= n || !in_set(cps[k], &w->digits)) break;
+            while (k < n && k - end < w->max_gap && is_window_separator(w, cps[k])) k++;
+            if (k == end || k >= n || !is_window_digit(w, cps[k])) break;
             seps += k - end;
             count++;
             end = k + 1;
