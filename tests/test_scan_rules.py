@@ -54,6 +54,9 @@ LITERAL_TEXT = [
     "a",
     "s",
     "k",
+    "\u212a",  # the Kelvin sign, which IGNORECASE takes for "k"
+    "\u017f",  # the long s, taken for "s"
+    "İ",
 ]
 
 

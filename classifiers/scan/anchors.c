@@ -2,10 +2,11 @@
  * (classifiers/privacy/anchors.py). Folded literals are found as re's IGNORECASE finds them. */
 #include "scan.h"
 
-/* Most positions start no literal; bit tests over the next four (folded) characters say so, for
- * literals of four characters or more, of three ("api") and of two ("né"), so that a common
- * English "her" or "pre" is not taken for the start of "herpes" or "pregnan". The characters are
- * packed seven bits each (anything past ASCII as 127) and hashed with one multiply. */
+/* Most positions start no literal; bit tests over the next four (folded) characters say so: first
+ * of the two characters there, then of the four for literals of four characters or more, of
+ * three ("api") and of two ("né"), so that a common English "her" or "pre" is not taken for the
+ * start of "herpes" or "pregnan". The characters are packed seven bits each (anything past ASCII
+ * as 127); two index a bitmap of 2 KB, four or three are hashed with one multiply. */
 #define GRAM_BITS 32768
 static inline uint32_t seven(Py_UCS4 c) { return c < 127 ? c : 127; }
 static inline unsigned gram(uint32_t packed) { return (packed * 0x9E3779B1u) >> (32 - 15); }
@@ -28,6 +29,7 @@ typedef struct {
     PyObject *names;        /* tuple of the literals as given */
     int16_t *heads;         /* pair_key -> first literal, or -1 */
     uint64_t grams[3][GRAM_BITS / 64];   /* [length - 2]: the folded first 2, 3 or 4 characters of a literal, hashed */
+    uint64_t pairs[(MASK2 + 1) / 64];    /* the folded first two characters of a literal, packed: no hash */
 } Anchors;
 
 /* Literals are keyed by their first two characters (a non-ASCII second one, as in "né", as 127),
@@ -76,6 +78,7 @@ static int Anchors_init(Anchors *self, PyObject *args, PyObject *kwargs) {
         for (int j = 0; j < n; j++) packed |= seven(fold(lit->chars[j])) << (7 * j);
         unsigned g = gram(packed);
         self->grams[n - 2][g >> 6] |= 1ULL << (g & 63);
+        self->pairs[(packed & MASK2) >> 6] |= 1ULL << (packed & 63);
         int key = pair_key(is_folded, lit->chars[0], lit->chars[1]);
         lit->next = self->heads[key];
         self->heads[key] = (int16_t)i;
@@ -103,6 +106,7 @@ PyObject *anchors_find(PyObject *anchors, const Text *text) {
     uint32_t packed = seven(fold(at(&t, 0))) | seven(fold(at(&t, 1))) << 7 | seven(fold(at(&t, 2))) << 14;
     for (Py_ssize_t i = 0; out && i < t.len; i++, packed >>= 7) {
         packed |= seven(fold(at(&t, i + 3))) << 21;
+        if (!gram_bit(self->pairs, packed & MASK2)) continue;   /* most pairs of characters begin no literal */
         if (!gram_bit(self->grams[2], gram(packed)) && !gram_bit(self->grams[1], gram(packed & MASK3)) &&
             !gram_bit(self->grams[0], gram(packed & MASK2)))
             continue;
