@@ -20,7 +20,7 @@ from classifiers.privacy.links import find_links
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
-from classifiers.privacy.readings import Windows, international_phones, reread
+from classifiers.privacy.readings import AT_CUES, Windows, international_phones, reread, windows_of
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
 
 # The detectors whose findings the private-context gate decides on (`PrivacyScanner._decided`).
@@ -36,7 +36,7 @@ class PrivacyScanner:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
         self.places = Places(places_path)
-        self.anchors = ANCHORS + CUES + INTRODUCTIONS + LINKS
+        self.anchors = ANCHORS + CUES + INTRODUCTIONS + LINKS + AT_CUES
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
 
     def scan(self, text: str) -> tuple[Finding, ...]:
@@ -51,6 +51,7 @@ class PrivacyScanner:
         # the words in capitals can be in, and the span model's labels. Python then looks only where those point.
         hits, windows, labeled = self._native.scan(text)
         numbers, ibans, dotted, colons, encoded, capital_windows = windows
+        rereading = windows_of(hits, numbers, encoded)
         found = (
             find_structured(text, hits, (numbers, ibans, dotted, colons, encoded))
             if hits or numbers or ibans or dotted or colons or "@" in text
@@ -64,7 +65,7 @@ class PrivacyScanner:
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)
-        return found + self._decided(text, gated), Windows(numbers, encoded)
+        return found + self._decided(text, gated), rereading
 
     def _decided(self, text: str, gated: list[Finding]) -> list[Finding]:
         """The names the span model labeled, the links, the words in capitals and the places

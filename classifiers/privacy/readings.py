@@ -30,6 +30,7 @@ from urllib.parse import unquote
 import phonenumbers
 
 from classifiers import _scan
+from classifiers.privacy.anchors import Anchors, Hits
 from classifiers.privacy.findings import Finding
 
 Scan = Callable[[str], list[Finding]]
@@ -61,11 +62,28 @@ _DIGIT_RUN = re.compile(r"\+?\d[\d \t().-]{5,20}\d")
 _TIMESTAMP = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\d-])")
 
 
+# Where a spelled-out "at" can be, found in the scan's one pass (`classifiers.privacy.anchors`),
+# in any case and at the text's own positions: a lower-cased copy's can differ ("İ" lowers to two
+# characters, and an address after one was found three characters off, its mailbox left out).
+SPELLED_AT = " at "
+BRACKETED_ATS = ("(at", "( at", "[at", "[ at")
+AT_CUES = Anchors((), (SPELLED_AT, *BRACKETED_ATS))
+
+
 class Windows(NamedTuple):
     """Where the C scan saw runs worth reading again."""
 
     numbers: list[tuple[int, int]]  # seven digits or more: the only places dotted digits matter
     encoded: list[tuple[int, int]]  # 20 base64 characters or more
+    ats: list[int]  # where " at " is, in any case
+    bracketed_at: bool  # whether "(at", "[ at" or the like is there
+
+
+def windows_of(hits: Hits, numbers: list[tuple[int, int]], encoded: list[tuple[int, int]]) -> Windows:
+    """The windows, taking `AT_CUES`' literals out of `hits` (no other reading looks for them)."""
+    ats = hits.pop(SPELLED_AT, [])
+    bracketed = [hits.pop(literal) for literal in BRACKETED_ATS if literal in hits]
+    return Windows(numbers, encoded, ats, bool(bracketed))
 
 
 def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
@@ -77,9 +95,8 @@ def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
         or any(_DOTTED_DIGITS.search(text, start, end) for start, end in windows.numbers)
     ):
         extra += _folded(text, scan)
-    lowered = text.lower()
-    if " at " in lowered or "(at" in lowered or "( at" in lowered or "[at" in lowered or "[ at" in lowered:
-        extra += _spelled(text, lowered)
+    if windows.ats or windows.bracketed_at:
+        extra += _spelled(text, windows.ats)
     if "%" in text:
         extra += _percent_decoded(text, scan)
     if windows.encoded:
@@ -137,21 +154,20 @@ def _folded(text: str, scan: Scan) -> list[Finding]:
 
 
 # --- spelled -------------------------------------------------------------------------------
-def _ats(text: str, lowered: str) -> Iterator[tuple[int, int]]:
-    """Where each spelled-out "at" starts and ends: " at " found by str.find (a regular expression
-    over every text that holds the word cost 0.5 us a character); bracketed ones by the pattern."""
-    i = lowered.find(" at ")
-    while i >= 0:
+def _ats(text: str, ats: list[int]) -> Iterator[tuple[int, int]]:
+    """Where each spelled-out "at" starts and ends: " at " where the scan found it (a regular
+    expression over every text that holds the word cost 0.5 us a character); bracketed ones by the
+    pattern."""
+    for i in ats:
         yield i + 1, i + 3
-        i = lowered.find(" at ", i + 3)
     if "(" in text or "[" in text:
         for m in _AT_BRACKETED.finditer(text):
             yield m.start(), m.end()
 
 
-def _spelled(text: str, lowered: str) -> Iterator[Finding]:
+def _spelled(text: str, ats: list[int]) -> Iterator[Finding]:
     """From each spelled-out "at": a domain after it, then a mailbox before it."""
-    for before, after in _ats(text, lowered):
+    for before, after in _ats(text, ats):
         while after < len(text) and text[after].isspace():
             after += 1
         while before > 0 and text[before - 1].isspace():
