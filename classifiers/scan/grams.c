@@ -25,15 +25,14 @@ typedef struct {
     PyObject_HEAD
     GramSlot *slots;
     size_t mask;
-    uint64_t *filter;   /* most of a text's grams are in no vocabulary: these bits answer for them */
-    size_t filter_bits;
+    Filter filter;   /* most of a text's grams are in no vocabulary: these bits answer for them */
     int ascii;
     uint32_t calls;
 } Grams;
 
 static void Grams_dealloc(Grams *self) {
     PyMem_Free(self->slots);
-    PyMem_Free(self->filter);
+    filter_free(&self->filter);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -49,11 +48,7 @@ static int Grams_init(Grams *self, PyObject *args, PyObject *kwargs) {
         return PyErr_SetString(PyExc_ValueError, "one weight and one square a gram"), -1;
     size_t size = slots_for(n);
     PyMem_Free(self->slots);
-    PyMem_Free(self->filter);
-    self->filter_bits = filter_bits_for(n);
-    self->filter = NULL;
-    if (!(self->slots = PyMem_Calloc(size, sizeof(GramSlot))) ||
-        !(self->filter = PyMem_Calloc(self->filter_bits / 64, sizeof(uint64_t))))
+    if (!(self->slots = PyMem_Calloc(size, sizeof(GramSlot))) || filter_init(&self->filter, filter_bits_for(n)))
         return PyErr_NoMemory(), -1;
     self->mask = size - 1;
     self->ascii = ascii;
@@ -68,7 +63,7 @@ static int Grams_init(Grams *self, PyObject *args, PyObject *kwargs) {
         while (self->slots[j].key && self->slots[j].key != h) j = (j + 1) & self->mask;
         if (self->slots[j].key) return PyErr_Format(PyExc_ValueError, "gram %R repeats or its hash does", gram), -1;
         self->slots[j] = (GramSlot){h, w, q, 0};
-        filter_put(self->filter, self->filter_bits, h);
+        filter_put(&self->filter, h);
     }
     return 0;
 }
@@ -79,7 +74,7 @@ static int in_word(const Grams *g, Py_UCS4 c) {
 
 /* Adds the gram `h` to the sums, once per text. */
 static void count(Grams *g, uint64_t h, double *weighted, double *squares) {
-    if (!filter_may(g->filter, g->filter_bits, h)) return;
+    if (!filter_may(&g->filter, h)) return;
     for (size_t j = h & g->mask; g->slots[j].key; j = (j + 1) & g->mask) {
         GramSlot *slot = &g->slots[j];
         if (slot->key == h) {

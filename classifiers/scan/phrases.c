@@ -20,15 +20,16 @@
 typedef struct {
     PyObject_HEAD
     uint64_t *keys;     /* the phrases' hashes; open addressing, 0 = empty */
-    uint64_t firsts[FIRSTS_BITS / 64];     /* two bits of each word a phrase begins with */
-    uint64_t *filter;                      /* PHRASES_BITS: two bits of each phrase */
+    Filter firsts;      /* FIRSTS_BITS: each word a phrase begins with */
+    Filter filter;      /* PHRASES_BITS: each phrase */
     size_t mask;
     int longest;
 } Phrases;
 
 static void Phrases_dealloc(Phrases *self) {
     PyMem_Free(self->keys);
-    PyMem_Free(self->filter);
+    filter_free(&self->firsts);
+    filter_free(&self->filter);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -69,21 +70,18 @@ static int Phrases_init(Phrases *self, PyObject *args, PyObject *kwargs) {
     Py_ssize_t n = PyList_GET_SIZE(phrases);
     size_t size = slots_for(n);
     PyMem_Free(self->keys);
-    PyMem_Free(self->filter);
-    self->filter = NULL;
-    if (!(self->keys = PyMem_Calloc(size, sizeof(uint64_t))) ||
-        !(self->filter = PyMem_Calloc(PHRASES_BITS / 64, sizeof(uint64_t))))
+    if (!(self->keys = PyMem_Calloc(size, sizeof(uint64_t))) || filter_init(&self->filter, PHRASES_BITS) ||
+        filter_init(&self->firsts, FIRSTS_BITS))
         return PyErr_NoMemory(), -1;
     self->mask = size - 1;
     self->longest = longest;
-    memset(self->firsts, 0, sizeof self->firsts);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *phrase = PyList_GET_ITEM(phrases, i);
         if (!PyUnicode_Check(phrase)) return PyErr_SetString(PyExc_TypeError, "phrases are str"), -1;
         uint64_t h = hash_str(phrase), first = first_word_hash(phrase);
         put(self->keys, self->mask, h);
-        filter_put(self->filter, PHRASES_BITS, h);
-        if (first) filter_put(self->firsts, FIRSTS_BITS, first);
+        filter_put(&self->filter, h);
+        if (first) filter_put(&self->firsts, first);
     }
     return 0;
 }
@@ -139,10 +137,10 @@ static PyObject *find(PyObject *self, const Text *t) {
     uint64_t hashes[MAX_WORDS];
     for (Py_ssize_t k = 0; k < words;) {
         Py_ssize_t n = 0;
-        if (filter_may(p->firsts, FIRSTS_BITS, word_hash(t, starts[k], ends[k]))) {
+        if (filter_may(&p->firsts, word_hash(t, starts[k], ends[k]))) {
             n = words - k < p->longest ? words - k : p->longest;
             phrase_hashes(t, starts, ends, k, n, hashes);
-            while (n > 0 && !(hashes[n - 1] && filter_may(p->filter, PHRASES_BITS, hashes[n - 1]) &&
+            while (n > 0 && !(hashes[n - 1] && filter_may(&p->filter, hashes[n - 1]) &&
                               holds(p->keys, p->mask, hashes[n - 1])))
                 n--;
         }

@@ -20,20 +20,19 @@ typedef struct {
     PyObject_HEAD
     PieceSlot *slots;
     size_t mask;
-    uint64_t *filter;   /* a run is looked up at every length up to the longest piece's: most are no piece */
-    size_t filter_bits;
+    Filter filter;   /* a run is looked up at every length up to the longest piece's: most are no piece */
     Py_ssize_t longest;
     double bytes[256];   /* the score of each byte's piece, "<0x00>".."<0xFF>" */
 } Pieces;
 
 static void Pieces_dealloc(Pieces *self) {
     PyMem_Free(self->slots);
-    PyMem_Free(self->filter);
+    filter_free(&self->filter);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static const PieceSlot *piece_get(const Pieces *p, uint64_t h) {
-    if (!filter_may(p->filter, p->filter_bits, h)) return NULL;
+    if (!filter_may(&p->filter, h)) return NULL;
     for (size_t j = h & p->mask; p->slots[j].key; j = (j + 1) & p->mask)
         if (p->slots[j].key == h) return &p->slots[j];
     return NULL;
@@ -47,11 +46,7 @@ static int Pieces_init(Pieces *self, PyObject *args, PyObject *kwargs) {
     if (PyList_GET_SIZE(scores) != n) return PyErr_SetString(PyExc_ValueError, "one score a piece"), -1;
     size_t size = slots_for(n);
     PyMem_Free(self->slots);
-    PyMem_Free(self->filter);
-    self->filter_bits = filter_bits_for(n);
-    self->filter = NULL;
-    if (!(self->slots = PyMem_Calloc(size, sizeof(PieceSlot))) ||
-        !(self->filter = PyMem_Calloc(self->filter_bits / 64, sizeof(uint64_t))))
+    if (!(self->slots = PyMem_Calloc(size, sizeof(PieceSlot))) || filter_init(&self->filter, filter_bits_for(n)))
         return PyErr_NoMemory(), -1;
     self->mask = size - 1;
     self->longest = 1;
@@ -66,7 +61,7 @@ static int Pieces_init(Pieces *self, PyObject *args, PyObject *kwargs) {
         while (self->slots[j].key && self->slots[j].key != h) j = (j + 1) & self->mask;
         if (self->slots[j].key) return PyErr_Format(PyExc_ValueError, "piece %R repeats or its hash does", piece), -1;
         self->slots[j] = (PieceSlot){h, score};
-        filter_put(self->filter, self->filter_bits, h);
+        filter_put(&self->filter, h);
         if (PyUnicode_GET_LENGTH(piece) > self->longest) self->longest = PyUnicode_GET_LENGTH(piece);
     }
     for (int b = 0; b < 256; b++) {

@@ -121,17 +121,33 @@ static inline size_t slots_for(Py_ssize_t n) {
 
 /* A filter of two bits a key, kept small enough to stay in cache: when either bit of a hash is
  * clear the hash is surely not in the table it filters, which is then not read (a cache miss a
- * look). `bits` is a power of two. */
-static inline void filter_put(uint64_t *filter, size_t bits, uint64_t h) {
-    size_t a = (size_t)(h & (bits - 1)), b = (size_t)((h >> 32) & (bits - 1));
-    filter[a >> 6] |= 1ULL << (a & 63);
-    filter[b >> 6] |= 1ULL << (b & 63);
+ * look). `size` is in bits, a power of two. */
+typedef struct {
+    uint64_t *bits;
+    size_t size;
+} Filter;
+
+/* An empty filter of `size` bits in place of `f`'s (0, or -1 with no memory). */
+static inline int filter_init(Filter *f, size_t size) {
+    PyMem_Free(f->bits);
+    f->size = size;
+    f->bits = PyMem_Calloc(size / 64, sizeof(uint64_t));
+    return f->bits ? 0 : -1;
 }
-static inline int filter_may(const uint64_t *filter, size_t bits, uint64_t h) {
-    size_t a = (size_t)(h & (bits - 1)), b = (size_t)((h >> 32) & (bits - 1));
-    return (filter[a >> 6] >> (a & 63)) & (filter[b >> 6] >> (b & 63)) & 1;
+static inline void filter_free(Filter *f) {
+    PyMem_Free(f->bits);
+    f->bits = NULL;
 }
-/* Filter bits for n keys: 16 a key, a power of two (about 1.4% of other hashes pass). */
+static inline void filter_put(Filter *f, uint64_t h) {
+    size_t a = (size_t)(h & (f->size - 1)), b = (size_t)((h >> 32) & (f->size - 1));
+    f->bits[a >> 6] |= 1ULL << (a & 63);
+    f->bits[b >> 6] |= 1ULL << (b & 63);
+}
+static inline int filter_may(const Filter *f, uint64_t h) {
+    size_t a = (size_t)(h & (f->size - 1)), b = (size_t)((h >> 32) & (f->size - 1));
+    return (f->bits[a >> 6] >> (a & 63)) & (f->bits[b >> 6] >> (b & 63)) & 1;
+}
+/* Filter bits for a table of n keys: 16 a key, a power of two (about 1.4% of other hashes pass). */
 static inline size_t filter_bits_for(Py_ssize_t n) {
     size_t bits = 4096;
     while (bits < (size_t)n * 16) bits <<= 1;
