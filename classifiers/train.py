@@ -296,12 +296,17 @@ _NEVER_NAMES += ("cómo", "qué", "dónde", "cuándo", "cuál", "cuánto", "comm
 
 
 @cache
-def lowercase_words(at_least: int) -> frozenset[str]:
-    """The words the MMLU/GSM8K prompts write in lower case `at_least` times."""
+def _lowercase_counts() -> Counter[str]:
+    """How often the MMLU/GSM8K prompts write each word in lower case: counted once."""
     counts: Counter[str] = Counter()
     for r in read_jsonl("routellm_train.jsonl"):
         counts.update(w for w in re.findall(r"\b[a-z][a-z']+\b", r["prompt"]))
-    return frozenset(w for w, n in counts.items() if n >= at_least)
+    return counts
+
+
+def lowercase_words(at_least: int) -> frozenset[str]:
+    """The words the MMLU/GSM8K prompts write in lower case `at_least` times."""
+    return frozenset(w for w, n in _lowercase_counts().items() if n >= at_least)
 
 
 def common_words() -> list[str]:
