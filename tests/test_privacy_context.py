@@ -185,6 +185,22 @@ def test_names_in_a_private_document_are_found(scanner):
     assert any("Holaza" in n for n in names) and any("Brno" in n for n in names), names
 
 
+@pytest.mark.parametrize("ends", [("", "\n"), ("", "\n\n"), ("\n", ""), ("  ", " \n \n")])
+def test_white_space_around_a_text_changes_nothing_it_finds(scanner, ends):
+    """Pasted text and command-line clients end a message with line breaks; the gate's training
+    prompts have none around them. Read as sent, one trailing line break made this recap read as
+    public, and its names went unfound."""
+    before, after = ends
+    for text in (
+        "On Friday I met Emeka and Jonas from Vireo Pharma to plan the launch. Write a short recap.",
+        "Call Diego on +49 30 1349006 about the contract.",
+        "Patient Santiago, born 1985-07-11, reports chest pain. Summarize the triage steps.",
+    ):
+        shifted = [(kind, value) for kind, value in found(scanner, before + text + after)]
+        assert shifted == found(scanner, text) and any(kind == "PERSON" for kind, _ in shifted), text
+    assert scanner.context.score("\n" + text + "\n\n") == scanner.context.score(text)
+
+
 def test_a_name_the_model_finds_likelier_an_address_is_still_a_name_when_it_is_no_address():
     """A street address needs a number or a street word; a run of capitalized words that has
     neither used to vanish when the model labeled it an address, however sure it was that it is
