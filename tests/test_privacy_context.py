@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from classifiers.crossval_privacy import _FLOORS_AND_CEILINGS, CHOSEN_FOR, Scored, Thresholds, choose, held_out_curve
+from classifiers.data.real_privacy import private_prompts, public_prompts
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.capitals import capitals
 from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
@@ -199,6 +200,45 @@ def test_white_space_around_a_text_changes_nothing_it_finds(scanner, ends):
         shifted = [(kind, value) for kind, value in found(scanner, before + text + after)]
         assert shifted == found(scanner, text) and any(kind == "PERSON" for kind, _ in shifted), text
     assert scanner.context.score("\n" + text + "\n\n") == scanner.context.score(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "finding"),
+    [
+        ("Mi compañera Amara\u00a0Mensah trabaja en Bluefin Analytics.", ("PERSON", "Amara\u00a0Mensah")),
+        ("I live at 12\u00a0Baker\u00a0Street, London", ("STREET_ADDRESS", "12\u00a0Baker\u00a0Street, London")),
+        (
+            "IBAN DE89\u20023704\u20020044\u20020532\u20020130\u200200",
+            ("IBAN", "DE89\u20023704\u20020044\u20020532\u20020130\u200200"),
+        ),
+        ("SSN 123\u300045\u30006789", ("US_SSN", "123\u300045\u30006789")),
+        ("\ufeffPatient Leonie, born 1989-06-24, reports chest pain.", ("PERSON", "Leonie")),
+    ],
+)
+def test_a_value_written_with_other_spaces_is_found_whole(scanner, text, finding):
+    """No-break, thin, ideographic and zero-width spaces and a byte-order mark read as plain spaces,
+    where they are: a name's words and a number's groups stay together."""
+    assert finding in found(scanner, text)
+
+
+@pytest.fixture(scope="module")
+def real_prompts() -> list[str]:
+    return [p.text for p in private_prompts()] + public_prompts()
+
+
+def test_no_measured_prompt_reads_differently_with_other_spaces_or_line_breaks_around_it(scanner, real_prompts):
+    """Over PUPA's and AlpacaEval's prompts: with every space a no-break space, 232 of PUPA's 438
+    prompts lost a finding before spaces were read as plain ones; with a line break after it, every
+    prompt's gate score moved (23 PUPA prompts to the public side) before the gate read the text
+    trimmed."""
+
+    def values(text: str) -> set[str]:
+        return {text[f.start : f.end].replace("\u00a0", " ") for f in scanner.scan(text)}
+
+    lost = [t for t in real_prompts if values(t) - values(t.replace(" ", "\u00a0"))]
+    assert lost == []
+    moved = [t for t in real_prompts if scanner.context.score(t + "\n") != scanner.context.score(t)]
+    assert moved == []
 
 
 def test_a_name_the_model_finds_likelier_an_address_is_still_a_name_when_it_is_no_address():

@@ -58,6 +58,8 @@ SPELLINGS = {
     "card": "4111 1111 1111 1111",
     "card with zero-width spaces": "4111\u200b1111\u200b1111\u200b1111",
     "card with dots": "4111.1111.1111.1111",
+    "card with no-break spaces": "4111\u00a01111\u00a01111\u00a01111",  # as web pages and PDFs paste it
+    "phone with narrow no-break spaces": "+44\u202f20\u202f7946\u202f0958",  # as French typography sets it
     "Chinese mobile number": "13800138000",
     "base64 of an SSN and a card": base64.b64encode(b"Jane Roe, SSN 123-45-6789, card 4111 1111 1111 1111").decode(),
 }

@@ -20,7 +20,7 @@ from classifiers.privacy.links import find_links
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
-from classifiers.privacy.readings import AT_CUES, Windows, international_phones, reread, windows_of
+from classifiers.privacy.readings import AT_CUES, Windows, international_phones, reread, spaced, windows_of
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
 
 # The detectors whose findings the private-context gate decides on (`PrivacyScanner._decided`).
@@ -47,6 +47,9 @@ class PrivacyScanner:
         return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
 
     def _detect(self, text: str) -> tuple[list[Finding], Windows]:
+        # Other spaces read as plain ones, in place (`readings.spaced`); the folded reading still
+        # sees the original, zero-width spaces and all (`reread` is given `scan`'s own text).
+        text = spaced(text)
         # One call into C: every pattern's leading literals, the windows the number patterns and
         # the words in capitals can be in, and the span model's labels. Python then looks only where those point.
         hits, windows, labeled = self._native.scan(text)

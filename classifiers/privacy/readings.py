@@ -62,6 +62,23 @@ _DIGIT_RUN = re.compile(r"\+?\d[\d \t().-]{5,20}\d")
 _TIMESTAMP = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\d-])")
 
 
+# Spaces other than U+0020 (every other Unicode space separator: the no-break space of text pasted
+# from web pages, PDFs and French typography, thin and ideographic spaces), the zero-width space
+# and the byte-order mark. The patterns and the C scan join a number's groups and a name's words
+# over plain spaces: "4111\u00a01111\u00a01111\u00a01111" was no card, and "Amara\u00a0Mensah" two names.
+_SPACES = (
+    (0x00A0, 0x00A0), (0x1680, 0x1680), (0x2000, 0x200B), (0x202F, 0x202F), (0x205F, 0x205F),
+    (0x3000, 0x3000), (0xFEFF, 0xFEFF),
+)  # fmt: skip
+_AS_SPACE = {c: " " for first, last in _SPACES for c in range(first, last + 1)}
+
+
+def spaced(text: str) -> str:
+    """`text` with each of those read as a plain space: one character for one, so that every
+    position stays where it is. A text without one is not copied."""
+    return text.translate(_AS_SPACE) if not text.isascii() and _scan.any_in(text, _SPACES) else text
+
+
 # Where a spelled-out "at" can be, found in the scan's one pass (`classifiers.privacy.anchors`),
 # in any case and at the text's own positions: a lower-cased copy's can differ ("İ" lowers to two
 # characters, and an address after one was found three characters off, its mailbox left out).
