@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from urllib.parse import unquote
 
+import phonenumbers
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -165,6 +166,21 @@ def test_unquoting_maps_every_character_back_to_what_it_was_decoded_from(parts):
 def test_a_phone_number_that_starts_like_a_year_is_still_one():
     text = "My number is +86 138 0013 8000, or call 2024-555-0199"
     assert [f.type for f in PrivacyScanner().scan(text)] == ["PHONE", "PHONE"]
+
+
+def test_a_run_of_lone_digits_is_not_asked_of_the_numbering_plans(monkeypatch):
+    """A matrix or a row of scores ("3 1 4 1 5 9 2 6 ...") is no phone number written nationally;
+    asked of twelve numbering plans at every ten digits, it cost a hundred times what prose costs to
+    scan. A number grouped as mobile numbers are is still asked."""
+    asked: list[str] = []
+    parse = phonenumbers.parse
+    monkeypatch.setattr(phonenumbers, "parse", lambda raw, region: asked.append(raw) or parse(raw, region))
+    scanner = PrivacyScanner()
+    digits = " ".join("31415926535897932384626433832795" * 20)
+    assert [f for f in scanner.scan(digits) if f.type == "PHONE"] == []
+    assert asked == []
+    assert [(f.type, f.detector) for f in scanner.scan("my number is 13800138000")] == [("PHONE", "phonenumbers")]
+    assert asked
 
 
 def test_signals_read_the_whole_conversation_and_content_parts(scorer):

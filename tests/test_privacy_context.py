@@ -46,6 +46,10 @@ def found(scanner: PrivacyScanner, text: str) -> list[tuple[str, str]]:
         ("hi Mr. chan please reply to the invoice", ("PERSON", "chan")),
         ("Let's play a game. I’m Tommy Rollins, the main character, and you are", ("PERSON", "Tommy Rollins")),
         ("I am Priya Raman and I need a cover letter for a nursing job", ("PERSON", "Priya Raman")),
+        ("Please reply to this:\n> Hi Cory,\n> I was following up on your resume.", ("PERSON", "Cory")),
+        ("Reply to: **Dear Ahmad,** thanks for the offer", ("PERSON", "Ahmad")),
+        ("> Thanks for the update.\n> Best regards,\n> Omar", ("PERSON", "Omar")),
+        ("Best regards,\r\nOmar\r\n", ("PERSON", "Omar")),
     ],
 )
 def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
@@ -219,6 +223,14 @@ def test_a_value_written_with_other_spaces_is_found_whole(scanner, text, finding
     """No-break, thin, ideographic and zero-width spaces and a byte-order mark read as plain spaces,
     where they are: a name's words and a number's groups stay together."""
     assert finding in found(scanner, text)
+
+
+@pytest.mark.parametrize("mark", ["- ", "> ", "**", "• ", "# "])
+def test_a_line_s_markdown_marks_leave_its_first_word_where_a_sentence_starts(scanner, mark):
+    """ "Patient" is capitalized because the sentence starts with it, after a bullet or a quote's
+    mark as at the start of a line: the name is "Leonie", as without the mark."""
+    text = f"Triage notes:\n{mark}Patient Leonie, born 1989-06-24, reports chest pain."
+    assert ("PERSON", "Leonie") in found(scanner, text)
 
 
 @pytest.fixture(scope="module")

@@ -295,9 +295,17 @@ static Py_ssize_t lower(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_UCS4 *out)
     return n;
 }
 
+/* Marks a line or a quotation opens with, which leave the word after them where the sentence
+ * starts: markdown's bullets, emphasis, headings and quotes ("- Patient Leonie", "> Hi Cory",
+ * "**Call Diego"), other bullets and dashes, and opening quotes. */
+static int is_opening_mark(Py_UCS4 c) {
+    return c == '-' || c == '*' || c == '_' || c == '#' || c == '>' || c == '`' || c == '[' || c == '\'' ||
+           c == 0x2022 || c == 0x2013 || c == 0x2014 || c == 0x2018 || c == 0xAB;
+}
+
 static int at_sentence_start(const Text *t, Py_ssize_t start) {
     Py_ssize_t i = start - 1;
-    while (i >= 0 && is_blank(at(t, i))) i--;
+    while (i >= 0 && (is_blank(at(t, i)) || is_opening_mark(at(t, i)))) i--;
     if (i < 0) return 1;
     Py_UCS4 c = at(t, i);
     return c == '.' || c == '!' || c == '?' || c == ':' || c == '\n' || c == '"' || c == 0x201C || c == '(';
