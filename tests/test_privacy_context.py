@@ -201,7 +201,7 @@ def test_white_space_around_a_text_changes_nothing_it_finds(scanner, ends):
         "Call Diego on +49 30 1349006 about the contract.",
         "Patient Santiago, born 1985-07-11, reports chest pain. Summarize the triage steps.",
     ):
-        shifted = [(kind, value) for kind, value in found(scanner, before + text + after)]
+        shifted = found(scanner, before + text + after)
         assert shifted == found(scanner, text) and any(kind == "PERSON" for kind, _ in shifted), text
     assert scanner.context.score("\n" + text + "\n\n") == scanner.context.score(text)
 

@@ -51,6 +51,7 @@ class PrivateContext:
 
     def terms(self, text: str) -> tuple[float, float]:
         """The words term's logit and the pieces term's."""
+        text = trimmed(text)  # once for both: each term's own trimming then finds nothing to copy
         return self._words.logit(context_text(text)), self._pieces.logit(context_pieces_text(text))
 
     def logit(self, text: str) -> float:
@@ -63,4 +64,4 @@ class PrivateContext:
 
 def probability(text: str, logit: float) -> float:
     """The gate's score from its logit for `text` (an empty text is no document)."""
-    return 1.0 / (1.0 + math.exp(-max(-500.0, logit))) if text.strip() else 0.0
+    return 1.0 / (1.0 + math.exp(-max(-500.0, logit))) if text and not text.isspace() else 0.0

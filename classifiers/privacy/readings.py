@@ -312,19 +312,19 @@ def international_phones(text: str, windows: list[tuple[int, int]], found: list[
     return phones
 
 
+# Written nationally, a mobile number's digits stand in groups of two or more, but for a trunk
+# digit ("8 (912) 345-67-89"). A run of lone digits (a matrix, a row of scores) is none, and is not
+# asked of the twelve numbering plans: "1 1 1 ...", or random digits so spaced, cost 25-37 us a
+# character that way, a hundred times what prose costs.
+_LONE_DIGITS = re.compile(r"(?<!\d)\d(?!\d)")
+
+
 def _is_phone(raw: str, digits: int) -> bool:
     if raw.startswith("+"):
         return _valid(raw, None, any_type=True)
     if digits < 10 or len(_LONE_DIGITS.findall(raw)) > 2:
         return False
     return any(_valid(raw, region, any_type=False) for region in MOBILE_REGIONS)
-
-
-# Written nationally, a mobile number's digits stand in groups of two or more, but for a trunk
-# digit ("8 (912) 345-67-89"). A run of lone digits (a matrix, a row of scores) is none, and is not
-# asked of the twelve numbering plans: "1 1 1 ...", or random digits so spaced, cost 25-37 us a
-# character that way, a hundred times what prose costs.
-_LONE_DIGITS = re.compile(r"(?<!\d)\d(?!\d)")
 
 
 def _valid(raw: str, region: str | None, any_type: bool) -> bool:
