@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from classifiers import Scorer
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
+from classifiers.privacy.findings import Finding, drop_overlaps
 from classifiers.privacy.readings import unquoted
 from classifiers.privacy.structured import find_structured, iban_ok, luhn_ok
 from classifiers.signals import TOKENS_PER_MESSAGE
@@ -199,6 +200,46 @@ def test_a_phone_number_written_without_separators_is_found_after_its_cue(text, 
     """Nine digits or more in one run, as forms and phones' contact lists write them: the pattern
     once read at most eight before it wanted a separator, so none of these was found."""
     assert [text[f.start : f.end] for f in PrivacyScanner().scan(text) if f.type == "PHONE"] == [phone]
+
+
+@pytest.mark.parametrize(
+    "text, kind, value",
+    [
+        ("card 4111  1111  1111  1111 (copied from the PDF)", "CREDIT_CARD", "4111  1111  1111  1111"),
+        ("card\t4111\t1111\t1111\t1111", "CREDIT_CARD", "4111\t1111\t1111\t1111"),
+        ("IBAN DE89  3704  0044  0532  0130  00 please", "IBAN", "DE89  3704  0044  0532  0130  00"),
+        ("IBAN\tDE89\t3704\t0044\t0532\t0130\t00", "IBAN", "DE89\t3704\t0044\t0532\t0130\t00"),
+        ("office 415  555  2671", "PHONE", "415  555  2671"),
+        ("415\t555\t2671\tJane", "PHONE", "415\t555\t2671"),
+        ("write to josé@example.com", "EMAIL", "josé@example.com"),
+        ("user@bücher.de or user@пример.рф", "EMAIL", "user@bücher.de"),
+        ("请发邮件到jane.roe@example.com谢谢", "EMAIL", "jane.roe@example.com"),
+        ("メールはtaro@example.jpまで", "EMAIL", "taro@example.jp"),
+        ("전화번호는010-1234-5678입니다", "PHONE", "010-1234-5678"),
+        ("رقمي0501234567", "PHONE", "0501234567"),
+        ("Mon numéro fixe: 0140203040", "PHONE", "0140203040"),
+        ("рабочий телефон 4951234567", "PHONE", "4951234567"),
+        ("the host at fe80::1ff:fe23:4567:890a", "IP_ADDRESS", "fe80::1ff:fe23:4567:890a"),
+    ],
+)
+def test_an_identifier_is_found_as_real_text_writes_it(text, kind, value):
+    """Wider gaps (a table, a PDF, a justified line), accented and non-Latin addresses, a number
+    or an address right against a word of a script written without spaces, a cue in the user's
+    own language: each of these was missed."""
+    assert (kind, value) in found(text, PrivacyScanner())
+
+
+_SPAN = st.tuples(st.integers(0, 40), st.integers(1, 8), st.sampled_from([0.5, 0.8, 0.9]))
+
+
+@given(st.lists(_SPAN, max_size=30))
+def test_overlaps_resolve_to_the_most_confident_then_the_longest(spans):
+    findings = [Finding("PERSON", start, start + length, c, "test") for start, length, c in spans]
+    kept: list[Finding] = []  # the rule, one finding at a time against all that is kept
+    for f in sorted(findings, key=lambda f: (-f.confidence, f.start - f.end)):
+        if all(f.end <= k.start or f.start >= k.end for k in kept):
+            kept.append(f)
+    assert drop_overlaps(findings) == sorted(kept, key=lambda f: f.start)
 
 
 def test_a_long_number_with_no_cue_is_no_phone():

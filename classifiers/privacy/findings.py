@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from operator import attrgetter
 from typing import NamedTuple, Protocol
@@ -63,8 +64,15 @@ def drop_overlaps(findings: list[Finding]) -> list[Finding]:
     in_order = sorted(findings, key=_START)
     if all(a.end <= b.start for a, b in zip(in_order, in_order[1:], strict=False)):
         return in_order  # nothing overlaps (the usual case): no choice to make
+    # What is kept never overlaps, so kept in order of start its ends are in order too: a finding
+    # can only overlap its two neighbours there. Testing every kept one was quadratic: a text of
+    # 4,000 overlapping candidates ("DE89  DE89  ...", 24 KB) took 1.8 s.
     kept: list[Finding] = []
+    starts: list[int] = []
     for f in sorted(findings, key=lambda f: (-f.confidence, f.start - f.end)):
-        if all(f.end <= k.start or f.start >= k.end for k in kept):
-            kept.append(f)
-    return sorted(kept, key=_START)
+        i = bisect_right(starts, f.start)
+        if (i and f.start < kept[i - 1].end) or (i < len(kept) and kept[i].start < f.end):
+            continue
+        starts.insert(i, f.start)
+        kept.insert(i, f)
+    return kept

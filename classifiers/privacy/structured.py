@@ -17,9 +17,14 @@ from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
 
 # --- email --------------------------------------------------------------------------------
+# Letters and digits of an address: Latin with its accents, Greek and Cyrillic too, as
+# internationalized addresses and domains write them ("josé@example.com", "user@bücher.de"). A
+# letter of a script written without spaces may stand on either side: "请联系jane@example.com谢谢".
+_LETTERS = "A-Za-zÀ-ÖØ-öø-ɏͰ-ϿЀ-ӿ"
+_AL = _LETTERS + "0-9"
 _EMAIL = re.compile(
-    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
-    r"[A-Za-z]{2,24}\b"
+    rf"(?<![{_AL}._%+-])[{_AL}][{_AL}._%+-]{{0,63}}@(?:[{_AL}](?:[{_AL}-]{{0,61}}[{_AL}])?\.)+"
+    rf"[{_LETTERS}]{{2,24}}(?![{_AL}_])"
 )
 
 
@@ -40,9 +45,13 @@ def _in_url_authority(before: str) -> bool:
 
 
 # --- payment cards (Luhn) -----------------------------------------------------------------
+# Groups of digits stand one space, two, a tab or a hyphen apart: a number copied out of a table,
+# a PDF or a justified line keeps the wider gaps, and one written so was not found at all.
+_GAP = r"(?:[ \t] ?|-)"
+_GAPS = re.compile(r"[ \t]+|[.-]")
 # Patterns that begin with a lookbehind also say what their first character is, as a lookahead:
 # the regex engine then skips other positions quickly (a pass over a page: 160 -> 60 us).
-_CARD = re.compile(r"(?=\d)(?<![\d-])(?:\d[ -]?){11,18}\d(?![\d-])")
+_CARD = re.compile(rf"(?=\d)(?<![\d-])(?:\d{_GAP}?){{11,18}}\d(?![\d-])")
 _CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|22)|35|62|8[1-8])")
 # A Maestro card may have only 12 digits: one of those is a card only with a Maestro prefix (with
 # the Luhn check, about one 12-digit number in 100,000 passes by chance).
@@ -67,7 +76,7 @@ def cards(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding
 
 
 # --- IBAN (mod 97) ------------------------------------------------------------------------
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b", re.IGNORECASE)
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:(?:[ \t] ?)?[A-Z0-9]){11,30}\b", re.IGNORECASE)
 _IBAN_LENGTH = {
     "AD": 24,
     "AE": 23,
@@ -155,7 +164,7 @@ def iban_ok(compact: str) -> bool:
 def ibans(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
     for m in _IBAN.finditer(text, start, len(text) if end is None else end):
         raw = m.group()
-        compact = raw.replace(" ", "").upper()
+        compact = "".join(raw.split()).upper()
         # The pattern may run on into a following word; shorten to the country's length.
         length = _IBAN_LENGTH.get(compact[:2])
         if length and len(compact) > length:
@@ -163,7 +172,7 @@ def ibans(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding
             end = m.start()
             seen = 0
             while seen < length:
-                if text[end] != " ":
+                if not text[end].isspace():
                     seen += 1
                 end += 1
             if iban_ok(compact):
@@ -188,13 +197,22 @@ def ssns(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]
 
 
 # --- phone numbers ------------------------------------------------------------------------
+_PHONE_GAP = r"(?:[ \t] ?|[.-])"
+# A number may stand right against a word of a script other than Latin, Greek or Cyrillic: Korean
+# particles and Chinese and Japanese words are written so ("전화번호는010-1234-5678입니다").
 _PHONE = re.compile(
-    r"(?=[+(\d])(?<![\w+])(?:(?:\+|00)\d{1,3}[ \t.-]?)?(?:\(0?\d{1,4}\)[ \t.-]?|\(0\)[ \t]?)?\d{1,15}"
-    r"(?:[ \t.-]\d{2,8}){0,4}(?:[ \t]?(?:x|ext\.?)[ \t]?\d{1,5})?(?![\w:]|-\d)"
+    rf"(?=[+(\d])(?<![{_AL}_+])(?:(?:\+|00)\d{{1,3}}{_PHONE_GAP}?)?"
+    rf"(?:\(0?\d{{1,4}}\){_PHONE_GAP}?|\(0\)[ \t]?)?\d{{1,15}}"
+    rf"(?:{_PHONE_GAP}\d{{2,8}}){{0,4}}(?:[ \t]?(?:x|ext\.?)[ \t]?\d{{1,5}})?(?![{_AL}_:]|-\d)"
 )
+# The cues in the languages PUPA's and WildChat's users write most; a word of a script written
+# without spaces (or with its particle attached: Arabic "رقمي", my number) has no boundary to test.
 _PHONE_CUE = re.compile(
     r"(?i)\b(?:phone|tel|telephone|fax|call|mobile|cell|whatsapp|sms|text|number|registered|"
-    r"contact|ring|dial|office|home)\b"
+    r"contact|ring|dial|office|home|"
+    r"tél|téléphone|portable|numéro|teléfono|telefone|telefon|telefono|móvil|celular|cellulare|"
+    r"número|numero|nummer|handy|телефон|тел|номер|мобильный)\b"
+    r"|电话|手机|號碼|号码|電話|携帯|번호|전화|핸드폰|رقم|هاتف|جوال|موبايل"
 )
 _DATE_LIKE = re.compile(r"^\d{1,4}[-./]\d{1,2}[-./]\d{1,4}$")
 
@@ -208,7 +226,7 @@ def phones(text: str, start: int = 0, end: int | None = None) -> Iterator[Findin
         # "00" dials out only before a country code (never 0) and a whole national number after it:
         # "#0000123" or "order 0012345" is not a call abroad.
         international = raw.startswith("+") or (raw.startswith("00") and raw[2:3] != "0" and digits >= 10)
-        grouped = "(" in raw or raw.count(" ") + raw.count("-") + raw.count(".") >= 2
+        grouped = "(" in raw or len(_GAPS.findall(raw)) >= 2
         cued = (
             _PHONE_CUE.search(text, max(0, m.start() - 40), m.start()) is not None
             or _PHONE_CUE.search(text, m.end(), m.end() + 15) is not None
@@ -221,7 +239,8 @@ def phones(text: str, start: int = 0, end: int | None = None) -> Iterator[Findin
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])")
 # A dotted quad right after one of these is a version ("version 1.2.3.4", "v2.0.0.1"), not an address.
 _VERSION = re.compile(r"(?i)(?:\bv|\bver|\bversion|\brelease|\bbuild)\.?[ \t]*$")
-_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4}){0,6}(?![\w:])")
+# One group before "::" is enough ("fe80::1ff:fe23:4567:890a"): `ipaddress` says what is an address.
+_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){1,7}:?[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4}){0,6}(?![\w:])")
 # Where the patterns can match (`_scan.windows`: digits, separators, longest gap, fewest digits,
 # fewest separators, margin). IPv4: dotted runs of four digits or more. IPv6: two colons or more
 # with at most four hex digits between them, seen from the colons (hex letters are everywhere in
