@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from classifiers import Scorer
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.privacy.findings import Finding, drop_overlaps
-from classifiers.privacy.readings import unquoted
+from classifiers.privacy.readings import _Taken, unquoted
 from classifiers.privacy.structured import find_structured, iban_ok, luhn_ok
 from classifiers.signals import TOKENS_PER_MESSAGE
 
@@ -240,6 +240,13 @@ def test_overlaps_resolve_to_the_most_confident_then_the_longest(spans):
         if all(f.end <= k.start or f.start >= k.end for k in kept):
             kept.append(f)
     assert drop_overlaps(findings) == sorted(kept, key=lambda f: f.start)
+
+
+@given(st.lists(_SPAN, max_size=30), st.integers(0, 50), st.integers(1, 10))
+def test_a_span_overlaps_what_is_taken_when_any_taken_span_reaches_into_it(spans, start, length):
+    taken = [Finding("PHONE", s, s + n, c, "test") for s, n, c in spans]
+    expected = any(f.start < start + length and start < f.end for f in taken)
+    assert _Taken(taken).overlaps(start, start + length) == expected
 
 
 def test_a_long_number_with_no_cue_is_no_phone():

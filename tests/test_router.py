@@ -174,6 +174,27 @@ def test_redaction_sends_placeholders_and_puts_the_values_back_in_the_answer():
     assert routed.result.body["choices"][0]["message"]["content"] == "I wrote to jane.doe@example.com."
 
 
+def test_every_value_in_a_text_is_masked_where_it_is_and_the_same_value_the_same_way():
+    from classifiers.signals import PrivacyFinding
+    from router.redaction import Redaction
+
+    text = "a@x.io, then b@y.io; again a@x.io and call 0612345678."
+    where = ("messages", 0, "content")
+    found = tuple(
+        PrivacyFinding(kind, text.index(value, at), text.index(value, at) + len(value), 0.9, "test", where)
+        for kind, value, at in (
+            ("EMAIL", "a@x.io", 0),
+            ("EMAIL", "b@y.io", 0),
+            ("EMAIL", "a@x.io", 20),
+            ("PHONE", "0612345678", 0),
+        )
+    )
+    redaction = Redaction(parse_chat_request({"model": "m", "messages": [{"role": "user", "content": text}]}), found)
+    masked = redaction.request.messages[0]["content"]
+    assert masked == "[EMAIL_1], then [EMAIL_2]; again [EMAIL_1] and call [PHONE_1]."
+    assert redaction.restore(masked) == text
+
+
 def test_a_redacted_stream_restores_placeholders_split_across_chunks():
     cloud = FakeTier("cloud", "cloud", text="Sent to [EMAIL_1] now")  # chunks of 3 split the placeholder
     routed = run(router(FakeTier("edge", "edge"), cloud).stream(ask(EMAIL), Caller("t", policy(REDACT))))

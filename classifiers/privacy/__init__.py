@@ -81,7 +81,8 @@ class PrivacyScanner:
         says."""
         places = self.places.find(text)  # in C: cheaper than the gate, which runs only when it decides something
         if places:
-            gated = [f for f in gated if not _one_place(text, f, places)]
+            where = {(p.start, p.end) for p in places}
+            gated = [f for f in gated if not _one_place(text, f, where)]
         sure = [f for f in gated if f.confidence >= self.spans.confident]
         if not places and len(sure) == len(gated):
             return sure
@@ -90,13 +91,14 @@ class PrivacyScanner:
         return names + places if private >= self.spans.place_context else names
 
 
-def _one_place(text: str, found: Finding, places: list[Finding]) -> bool:
+def _one_place(text: str, found: Finding, places: set[tuple[int, int]]) -> bool:
     """Whether the span model's `found` is exactly one place's name of two words or more: "San
     Francisco", "New South Wales". Not two places' names: "David Easton" (a city in Panama and one
-    in Pennsylvania) is a person."""
+    in Pennsylvania) is a person. `places`: where each place found lies (a set: a text of a
+    thousand names and a thousand places once compared every pair)."""
     if found.detector != SPAN_DETECTOR or " " not in text[found.start : found.end]:
         return False
-    return any(p.start == found.start and p.end == found.end for p in places)
+    return (found.start, found.end) in places
 
 
 __all__ = ["CONTEXTUAL_TYPES", "ENTITY_TYPES", "GATED_DETECTORS", "STRUCTURED_TYPES", "Finding", "PrivacyScanner"]

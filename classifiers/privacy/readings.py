@@ -23,7 +23,9 @@ import binascii
 import codecs
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
+from itertools import accumulate
 from typing import NamedTuple
 from urllib.parse import unquote
 
@@ -299,17 +301,32 @@ def _decoded(
 def international_phones(text: str, windows: list[tuple[int, int]], found: list[Finding]) -> list[Finding]:
     """Phone numbers the national patterns missed, in the windows where seven digits or more run
     (`windows`, from the C scan), skipping what is found there already."""
-    taken = [(f.start, f.end) for f in found]
+    taken = _Taken(found)
     phones: list[Finding] = []
     for window_start, window_end in windows:
         for m in _DIGIT_RUN.finditer(text, window_start, window_end):
             start, end = m.start(), m.end()
-            if any(s < end and start < e for s, e in taken):
+            if taken.overlaps(start, end):
                 continue
             digits = sum(ch.isdigit() for ch in m.group())
             if 7 <= digits <= 15 and not _TIMESTAMP.match(m.group()) and _is_phone(m.group(), digits):
                 phones.append(Finding("PHONE", start, end, 0.8, "phonenumbers"))
     return phones
+
+
+class _Taken:
+    """Where findings lie, asked whether a span overlaps any: those starting before its end are a
+    prefix in order of start, and one of them reaches into it when the furthest end among them does.
+    Asking each finding in turn was quadratic: a page of 2,400 card numbers took 0.6 s."""
+
+    def __init__(self, found: list[Finding]) -> None:
+        spans = sorted((f.start, f.end) for f in found)
+        self._starts = [start for start, _ in spans]
+        self._reach = list(accumulate((end for _, end in spans), max))
+
+    def overlaps(self, start: int, end: int) -> bool:
+        before = bisect_left(self._starts, end)
+        return before > 0 and self._reach[before - 1] > start
 
 
 # Written nationally, a mobile number's digits stand in groups of two or more, but for a trunk
