@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import re
 from typing import Any
 
@@ -71,6 +72,13 @@ class Redaction:
             return text
         return _PLACEHOLDER.sub(lambda m: self.originals.get(m.group(), m.group()), text)
 
+    def restore_json(self, text: str) -> str:
+        """In a JSON text (a tool call's arguments), each value as a JSON string holds it: a value
+        with a quote or a backslash put back as written would end the string or break the JSON."""
+        if not self.originals or "[" not in text:
+            return text
+        return _PLACEHOLDER.sub(lambda m: _in_json_string(self.originals.get(m.group(), m.group())), text)
+
     def restore_answer(self, body: dict[str, Any]) -> dict[str, Any]:
         for choice in body.get("choices", []):
             message = choice.get("message") or {}
@@ -79,7 +87,7 @@ class Redaction:
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
                 if isinstance(function.get("arguments"), str):
-                    function["arguments"] = self.restore(function["arguments"])
+                    function["arguments"] = self.restore_json(function["arguments"])
         return body
 
     def stream_restorer(self) -> StreamRestorer:
@@ -129,32 +137,57 @@ def _dotted(path: Path) -> str:
     return out
 
 
+def _in_json_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)[1:-1]
+
+
+# What a streamed piece of text is: a choice's content, or the arguments of one of its tool calls.
+Stream = tuple[int, int | None]  # (choice index, tool call index or None for the content)
+
+
 class StreamRestorer:
-    """Restores placeholders in streamed text, per choice, across chunk boundaries."""
+    """Restores placeholders in streamed text (each choice's content and each of its tool calls'
+    arguments), across chunk boundaries."""
 
     def __init__(self, redaction: Redaction) -> None:
         self._redaction = redaction
-        self._held: dict[int, str] = {}
+        self._held: dict[Stream, str] = {}
 
-    def feed(self, index: int, text: str) -> str:
-        text = self._held.pop(index, "") + text
+    def feed(self, stream: Stream, text: str) -> str:
+        text = self._held.pop(stream, "") + text
         cut = text.rfind("[")
         if cut != -1 and "]" not in text[cut:] and len(text) - cut < _LONGEST_PLACEHOLDER:
-            self._held[index] = text[cut:]
+            self._held[stream] = text[cut:]
             text = text[:cut]
-        return self._redaction.restore(text)
+        return self._restored(stream, text)
 
-    def flush(self, index: int) -> str:
-        return self._redaction.restore(self._held.pop(index, ""))
+    def flush(self, stream: Stream) -> str:
+        return self._restored(stream, self._held.pop(stream, ""))
+
+    def _restored(self, stream: Stream, text: str) -> str:
+        return self._redaction.restore(text) if stream[1] is None else self._redaction.restore_json(text)
 
     def restore_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
         for choice in chunk.get("choices", []):
             delta = choice.get("delta") or {}
             index = choice.get("index", 0)
             if isinstance(delta.get("content"), str):
-                delta["content"] = self.feed(index, delta["content"])
+                delta["content"] = self.feed((index, None), delta["content"])
+            for call in delta.get("tool_calls") or []:
+                function = call.get("function") or {}
+                if isinstance(function.get("arguments"), str):
+                    function["arguments"] = self.feed((index, call.get("index", 0)), function["arguments"])
             if choice.get("finish_reason") is not None:
-                tail = self.flush(index)
-                if tail:
-                    delta["content"] = (delta.get("content") or "") + tail
+                self._flush_choice(index, choice, delta)
         return chunk
+
+    def _flush_choice(self, index: int, choice: dict[str, Any], delta: dict[str, Any]) -> None:
+        """What is still held for the choice goes out with its last chunk."""
+        for stream in [s for s in self._held if s[0] == index]:
+            tail = self.flush(stream)
+            if stream[1] is None:
+                delta["content"] = (delta.get("content") or "") + tail
+            else:
+                calls = delta.setdefault("tool_calls", [])
+                calls.append({"index": stream[1], "function": {"arguments": tail}})
+        choice["delta"] = delta

@@ -6,6 +6,7 @@ These run in about a second; what only a real server shows is in the end-to-end 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -193,6 +194,68 @@ def test_every_value_in_a_text_is_masked_where_it_is_and_the_same_value_the_same
     masked = redaction.request.messages[0]["content"]
     assert masked == "[EMAIL_1], then [EMAIL_2]; again [EMAIL_1] and call [PHONE_1]."
     assert redaction.restore(masked) == text
+
+
+def _redaction_of(value: str, kind: str = "SECRET"):
+    from classifiers.signals import PrivacyFinding
+    from router.redaction import Redaction
+
+    text = f"use {value} to sign in"
+    found = (PrivacyFinding(kind, 4, 4 + len(value), 0.9, "test", ("messages", 0, "content")),)
+    return Redaction(parse_chat_request({"model": "m", "messages": [{"role": "user", "content": text}]}), found)
+
+
+def test_a_tool_calls_arguments_get_the_value_back_as_json_holds_it():
+    """A value with a quote or a backslash, put back as written, would end the JSON string."""
+    redaction = _redaction_of('pa"ss\\word')
+    body = {
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "login", "arguments": '{"password": "[SECRET_1]"}'},
+                        }
+                    ],
+                },
+            }
+        ]
+    }
+    arguments = redaction.restore_answer(body)["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(arguments) == {"password": 'pa"ss\\word'}
+
+
+def test_a_streamed_tool_calls_arguments_get_the_value_back_across_chunks():
+    redaction = _redaction_of("jane.doe@example.com", "EMAIL")
+    restorer = redaction.stream_restorer()
+    pieces = ['{"to": "[EM', "AIL", '_1]", "cc": "[EMAIL_1', "]", '"}']
+    out = []
+    for i, piece in enumerate(pieces):
+        last = i == len(pieces) - 1
+        chunk = {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]},
+                    "finish_reason": "tool_calls" if last else None,
+                }
+            ]
+        }
+        for call in restorer.restore_chunk(chunk)["choices"][0]["delta"]["tool_calls"]:
+            out.append(call["function"]["arguments"])
+    assert json.loads("".join(out)) == {"to": "jane.doe@example.com", "cc": "jane.doe@example.com"}
+
+
+def test_a_placeholder_held_at_a_tool_calls_end_is_sent_with_the_last_chunk():
+    restorer = _redaction_of("hunter2").stream_restorer()
+    first = {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "function": {"arguments": "[SEC"}}]}}]}
+    assert restorer.restore_chunk(first)["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] == ""
+    last = restorer.restore_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    assert last["choices"][0]["delta"]["tool_calls"] == [{"index": 1, "function": {"arguments": "[SEC"}}]
 
 
 def test_a_redacted_stream_restores_placeholders_split_across_chunks():
