@@ -249,6 +249,35 @@ def test_a_span_overlaps_what_is_taken_when_any_taken_span_reaches_into_it(spans
     assert _Taken(taken).overlaps(start, start + length) == expected
 
 
+def test_a_records_keys_say_which_values_are_names_and_addresses_in_any_case_or_script():
+    scanner = PrivacyScanner()
+    form = "Please fix the formatting:\nFirst name: amara\nLast name: okafor\n- Address: flat 2, 14 kingsley road\n"
+    assert [f for f in found(form, scanner) if f[0] in ("PERSON", "STREET_ADDRESS")] == [
+        ("PERSON", "amara"),
+        ("PERSON", "okafor"),
+        ("STREET_ADDRESS", "flat 2, 14 kingsley road"),
+    ]
+    record = '{"Sid": "cc6a", "KhmerName": "រិទ្ធ មករា", "LatinName": null, "Address": "ភូមិឈូងត្រដក់ ឃុំរកា"}'
+    assert ("PERSON", "រិទ្ធ មករា") in found(record, scanner)
+    assert ("STREET_ADDRESS", "ភូមិឈូងត្រដក់ ឃុំរកា") in found(record, scanner)
+    code = "user = User(first_name='amara', surname=\"nguyen\")"
+    assert [f for f in found(code, scanner) if f[0] == "PERSON"] == [("PERSON", "amara"), ("PERSON", "nguyen")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "First Name: [Your Name]\nAddress: <address>\n",
+        '{"lastName": "{{last}}", "street": "string", "firstName": null}',
+        '{"name": "my-app", "version": "1.0.0"}',  # a plain name is an app's as often as a person's
+        "Name: Pizzeria\nCuisine: Italian",
+        "What is the name of the street where Sherlock lived? Write the address: in full.",
+    ],
+)
+def test_a_placeholder_or_a_plain_name_is_no_records_value(text):
+    assert [f for f in PrivacyScanner().scan(text) if f.detector == "field"] == []
+
+
 def test_a_long_number_with_no_cue_is_no_phone():
     for text in ("the population is 1400000000", "Invoice 2023123456 total", "call 1234567890123456789"):
         assert [f for f in PrivacyScanner().scan(text) if f.type == "PHONE"] == [], text

@@ -11,6 +11,8 @@ from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import PrivateContext
 from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
 from classifiers.privacy.contextual import DETECTOR as SPAN_DETECTOR
+from classifiers.privacy.fields import CUES as FIELDS
+from classifiers.privacy.fields import fields
 from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, drop_overlaps
 from classifiers.privacy.introduced import CUES as INTRODUCTIONS
 from classifiers.privacy.introduced import introduced
@@ -36,7 +38,7 @@ class PrivacyScanner:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
         self.places = Places(places_path)
-        self.anchors = ANCHORS + CUES + INTRODUCTIONS + LINKS + AT_CUES
+        self.anchors = ANCHORS + CUES + INTRODUCTIONS + FIELDS + LINKS + AT_CUES
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
 
     def scan(self, text: str) -> tuple[Finding, ...]:
@@ -64,7 +66,7 @@ class PrivacyScanner:
             found += international_phones(text, numbers, found)
         gated = self.spans.findings(labeled) if labeled else []
         if hits:
-            found += cued(text, hits) + introduced(text, hits, self.spans.common)
+            found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)
