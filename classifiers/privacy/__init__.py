@@ -22,7 +22,7 @@ from classifiers.privacy.links import find_links
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
-from classifiers.privacy.readings import AT_CUES, Windows, international_phones, reread, spaced, windows_of
+from classifiers.privacy.readings import AT_CUES, Windows, composed, international_phones, reread, spaced, windows_of
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
 
 # The detectors whose findings the private-context gate decides on (`PrivacyScanner._decided`).
@@ -43,7 +43,14 @@ class PrivacyScanner:
 
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Every finding in `text`, as written and as it reads folded, spelled out or decoded
-        (`readings.reread`); overlaps resolved in favour of the more confident one."""
+        (`readings.reread`); overlaps resolved in favour of the more confident one. A text with
+        decomposed accents is read composed (`readings.composed`), its findings located in it."""
+        reading = composed(text)
+        if reading is not None:
+            return tuple(reading.located(f, len(text)) for f in self._scan(reading.text))
+        return self._scan(text)
+
+    def _scan(self, text: str) -> tuple[Finding, ...]:
         found, number_windows = self._detect(text)
         found += reread(text, lambda t: self._detect(t)[0], number_windows)
         return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)

@@ -16,7 +16,11 @@ from collections.abc import Iterable, Iterator
 from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
 
-_CAPITALIZED = r"([A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)?)"
+# Capitals and small letters of the Latin, Greek and Cyrillic alphabets: "Dear Renée,", "Best
+# regards,\nAndrés", "I'm Łukasz Nowak" (Latin Extended-A is both, alternately).
+_UP, _LOW = "A-ZÀ-ÖØ-ÞĀ-ſΑ-ΩА-ЯЁ", "a-zß-öø-ÿĀ-ſά-ώа-яё"
+_WORD = rf"[{_UP}][{_LOW}'’-]+"
+_CAPITALIZED = rf"({_WORD}(?:\s+{_WORD})?)"
 _ANY_CASE = r"([^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*)?)"  # one or two words
 # As written, as `_GREETING` matches them: "hi" in any case is inside "this", "which" and "think"
 # in most messages, and each would send the message through every cue's pattern.
@@ -41,7 +45,7 @@ _NAMED = re.compile(r"\b(?i:(?:my|her|his|their) name (?:is|was|'s)|call me)[ \t
 # a first name alone is for "my name is". Neither AlpacaEval's public instructions nor the
 # MMLU/GSM8K questions hold one.
 _SELF_CUES = ("I'm ", "I’m ", "I am ")
-_SELF = re.compile(r"\bI(?:'m|’m| am)[ \t]+([A-Z][a-z'’-]+[ \t]+[A-Z][a-z'’-]+)\b")
+_SELF = re.compile(rf"\bI(?:'m|’m| am)[ \t]+({_WORD}[ \t]+{_WORD})\b")
 _SIGN_OFFS = ("regards", "sincerely", "thanks", "thank you", "cheers", "best wishes", "yours truly")
 # Possessive runs: a sign-off followed by a long run of spaces and no line break is given up in
 # one pass ("\\s*,?\\s*\\n" took 0.8 s for "regards" and 8,000 spaces, and grew with the square).

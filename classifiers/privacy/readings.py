@@ -124,6 +124,44 @@ def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
     return extra
 
 
+# --- composed ------------------------------------------------------------------------------
+class Composed(NamedTuple):
+    """A text with its accents composed (NFC), and for each of its characters where the text it
+    came from starts and ends."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+    def located(self, found: Finding, length: int) -> Finding:
+        """`found` in the composed text, located in the text it came from (`length` long)."""
+        start = self.starts[found.start] if found.start < len(self.text) else length
+        return found._replace(start=start, end=self.ends[found.end - 1] if found.end > found.start else start)
+
+
+def composed(text: str) -> Composed | None:
+    """The composed reading of a text written with decomposed accents ("Jose\u0301", as macOS
+    file names and some clients send it), or None for a text that is composed already (nearly all:
+    telling costs 2 ns a character). Decomposed, a combining accent ends a word for every pattern
+    and for the span model: "José García" was found as "Jose" and "Garci", "josé@example.com" not
+    at all."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return None
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    start = 0
+    for i in range(1, len(text) + 1):  # each starter with the marks that follow it
+        if i < len(text) and unicodedata.combining(text[i]):
+            continue
+        piece = unicodedata.normalize("NFC", text[start:i])
+        out.append(piece)
+        starts += [start] * len(piece)
+        ends += [i] * len(piece)
+        start = i
+    return Composed("".join(out), starts, ends)
+
+
 # --- folded --------------------------------------------------------------------------------
 def fold(text: str) -> tuple[str, list[int], list[int]]:
     """The folded text, and for each of its characters where the text it came from starts and ends.
