@@ -220,6 +220,11 @@ def test_a_phone_number_written_without_separators_is_found_after_its_cue(text, 
         ("Mon numéro fixe: 0140203040", "PHONE", "0140203040"),
         ("рабочий телефон 4951234567", "PHONE", "4951234567"),
         ("the host at fe80::1ff:fe23:4567:890a", "IP_ADDRESS", "fe80::1ff:fe23:4567:890a"),
+        ("我的key是sk-abcdefghijklmnopqrstuvwx谢谢", "SECRET", "sk-abcdefghijklmnopqrstuvwx"),
+        ("tokenはghp_abcdefghijklmnopqrstuvwxyz0123456789です", "SECRET", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+        ("账户DE89370400440532013000谢谢", "IBAN", "DE89370400440532013000"),
+        ("邮箱：jane@example。com，谢谢", "EMAIL", "jane@example。com"),
+        ("电话：１３８００１３８０００。", "PHONE", "１３８００１３８０００"),
     ],
 )
 def test_an_identifier_is_found_as_real_text_writes_it(text, kind, value):

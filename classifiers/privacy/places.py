@@ -39,7 +39,14 @@ class Places:
         data = json.loads(path.read_text(encoding="utf-8"))
         self.latin = _scan.Phrases(data["names"], LONGEST)
         self.han: frozenset[str] = frozenset(data["han"])
-        self.han_longest = max(map(len, self.han), default=0)
+        # the lengths of the names that begin with each character, longest first
+        lengths: dict[str, set[int]] = {}
+        for name in self.han:
+            lengths.setdefault(name[0], set()).add(len(name))
+        self._han_lengths = {first: sorted(ns, reverse=True) for first, ns in lengths.items()}
+        # a name can begin only at one of these: the search skips the rest in C (one character at a
+        # time in Python, a Chinese text cost 2 us a character)
+        self._han_first = re.compile("[" + "".join(sorted(lengths)) + "]") if lengths else None
 
     def find(self, text: str) -> list[Finding]:
         chinese = self._chinese(text) if not text.isascii() and _scan.any_in(text, _HAN_RANGE) else []
@@ -47,15 +54,15 @@ class Places:
 
     def _chinese(self, text: str) -> list[tuple[int, int]]:
         """The longest name at each character of a run of Chinese characters (no spaces between words)."""
-        found = []
+        found: list[tuple[int, int]] = []
+        if self._han_first is None:
+            return found
         for run in _HAN.finditer(text):
             i, end = run.start(), run.end()
-            while i < end - 1:
-                for n in range(min(self.han_longest, end - i), 1, -1):
-                    if text[i : i + n] in self.han:
-                        found.append((i, i + n))
-                        i += n
-                        break
-                else:
-                    i += 1
+            while (m := self._han_first.search(text, i, end - 1)) is not None:
+                i = m.start()
+                n = next((n for n in self._han_lengths[text[i]] if i + n <= end and text[i : i + n] in self.han), 0)
+                if n:
+                    found.append((i, i + n))
+                i += n or 1
         return found

@@ -41,14 +41,32 @@ MOBILE_REGIONS = ("CN", "IN", "BR", "JP", "GB", "DE", "FR", "RU", "ID", "MX", "N
 READ_AGAIN = frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "SECRET", "IP_ADDRESS"})
 
 # What folding changes: invisible format characters, compatibility forms, odd dots and at signs.
-_FOLDABLE = (  # (first, last) code points, for `_scan.any_in`
+# (first, last) code points, for `_scan.any_in`. Those that can hide or make up an identifier
+# (invisible characters, full-width letters, digits, "@", ".", "+", "-" and "_", superscripts,
+# circled and mathematical ones) are always read folded; full-width punctuation and the ideographic
+# full stop only in a text that holds a digit or an "@" as well, which an identifier they could be
+# in would: every Chinese and Japanese text holds "，" or "。", and folding it cost 2 us a character.
+_HIDING = (
     (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
     (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
-    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFF01, 0xFF5E), (0x2024, 0x2024),
-    (0x2027, 0x2027), (0x3002, 0x3002), (0xFF61, 0xFF61), (0x2080, 0x2089), (0x2070, 0x2079),
-    (0x2460, 0x24FF), (0x1D400, 0x1D7FF),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFF0B, 0xFF0B), (0xFF0D, 0xFF0E),
+    (0xFF10, 0xFF19), (0xFF20, 0xFF3A), (0xFF3F, 0xFF3F), (0xFF41, 0xFF5A), (0x2080, 0x2089),
+    (0x2070, 0x2079), (0x2460, 0x24FF), (0x1D400, 0x1D7FF),
 )  # fmt: skip
+_PUNCTUATION = (
+    (0xFF01, 0xFF0A), (0xFF0C, 0xFF0C), (0xFF0F, 0xFF0F), (0xFF1A, 0xFF1F), (0xFF3B, 0xFF3E),
+    (0xFF40, 0xFF40), (0xFF5B, 0xFF5E), (0x2024, 0x2024), (0x2027, 0x2027), (0x3002, 0x3002),
+    (0xFF61, 0xFF61),
+)  # fmt: skip
+_DIGITS_AND_AT = ((0x30, 0x39), (0x40, 0x40))
 _ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+# What `fold` reads one character at a time: escapes, and every character but ASCII and the letters
+# NFKC leaves as they are (Latin-1's, Cyrillic, Arabic, Thai, kana, CJK ideographs, Hangul), which
+# it copies in runs. Character by character, a Chinese text cost 2 us a character to fold.
+_TO_FOLD = re.compile(
+    r"\\u([0-9A-Fa-f]{4})|[^\x00-\x7fÀ-ÖØ-öø-ÿЀ-ӿ\u0620-\u064a\u0e01-\u0e32\u0e34-\u0e5b"
+    r"\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff\uac00-\ud7a3]"
+)
 _DOTTED_DIGITS = re.compile(r"(?<![\d.])\d{2,6}(?:\.\d{2,6}){2,}(?![\d.])")
 # Separators need white space or brackets around their word, so that no letters can be read two
 # ways (that ambiguity would make the pattern backtrack exponentially on a crafted text).
@@ -109,7 +127,7 @@ def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
     """Findings in `text` that only another reading shows, located in `text`."""
     extra: list[Finding] = []
     if (
-        (not text.isascii() and _scan.any_in(text, _FOLDABLE))
+        (not text.isascii() and _foldable(text))
         or ("\\u" in text and _ESCAPE.search(text))
         or any(_DOTTED_DIGITS.search(text, start, end) for start, end in windows.numbers)
     ):
@@ -122,6 +140,12 @@ def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
         runs = (m for start, end in windows.encoded for m in _BASE64_RUN.finditer(text, start, end))
         extra += _decoded(text, runs, _base64, scan)
     return extra
+
+
+def _foldable(text: str) -> bool:
+    if _scan.any_in(text, _HIDING):
+        return True
+    return _scan.any_in(text, _PUNCTUATION) and _scan.any_in(text, _DIGITS_AND_AT)
 
 
 # --- composed ------------------------------------------------------------------------------
@@ -171,28 +195,27 @@ def fold(text: str) -> tuple[str, list[int], list[int]]:
     out: list[str] = []
     origin: list[int] = []
     ends: list[int] = []
-    i = 0
-    while i < len(text):
-        ch, at = text[i], i
-        escaped = _ESCAPE.match(text, i) if ch == "\\" else None
-        if escaped is not None:
-            ch = chr(int(escaped.group(1), 16))
-            i = escaped.end()
-        else:
-            i += 1
+    at = 0
+    for m in _TO_FOLD.finditer(text):
+        if m.start() > at:  # a run that folds to itself: copied whole
+            out.append(text[at : m.start()])
+            origin += range(at, m.start())
+            ends += range(at + 1, m.start() + 1)
+        at = m.end()
+        ch = chr(int(m.group(1), 16)) if m.group(1) else m.group()
         if ch.isascii():
-            out.append(ch)
-            origin.append(at)
-            ends.append(i)
-            continue
-        if unicodedata.category(ch) == "Cf" or ch in "\u00ad\u034f\u115f\u1160\u3164\uffa0":
+            folded = ch
+        elif unicodedata.category(ch) == "Cf" or ch in "\u00ad\u034f\u115f\u1160\u3164\uffa0":
             continue  # invisible: read as if it were not there
-        folded = unicodedata.normalize("NFKC", ch)
-        if ch in "\u2024\u2027\u3002\uff61":
-            folded = "."
+        else:
+            folded = "." if ch in "\u2024\u2027\u3002\uff61" else unicodedata.normalize("NFKC", ch)
         out.append(folded)
-        origin += [at] * len(folded)
-        ends += [i] * len(folded)
+        origin += [m.start()] * len(folded)
+        ends += [at] * len(folded)
+    if at < len(text):
+        out.append(text[at:])
+        origin += range(at, len(text))
+        ends += range(at + 1, len(text) + 1)
     folded_text = "".join(out)
     for m in _DOTTED_DIGITS.finditer(folded_text):  # same length: offsets stay as they are
         folded_text = folded_text[: m.start()] + m.group().replace(".", " ") + folded_text[m.end() :]

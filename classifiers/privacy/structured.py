@@ -76,7 +76,7 @@ def cards(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding
 
 
 # --- IBAN (mod 97) ------------------------------------------------------------------------
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:(?:[ \t] ?)?[A-Z0-9]){11,30}\b", re.IGNORECASE)
+_IBAN = re.compile(r"(?<![A-Za-z0-9_])[A-Z]{2}\d{2}(?:(?:[ \t] ?)?[A-Z0-9]){11,30}(?![A-Za-z0-9_])", re.IGNORECASE)
 _IBAN_LENGTH = {
     "AD": 24,
     "AE": 23,
@@ -296,10 +296,20 @@ _KEY_PATTERNS = [
         r"(?: BLOCK)?-----",
     ),
 ]
-_KEYS = [(frozenset(literals), re.compile(pattern)) for literals, pattern in _KEY_PATTERNS]
+
+
+def _bounded(pattern: str) -> str:
+    """A key's word boundaries as ASCII ones: a key right against a word in Chinese or Japanese
+    ("密钥sk-...") has no `\\b` before it, since those letters are word characters too."""
+    if pattern.startswith(r"\b"):
+        pattern = r"(?<![A-Za-z0-9_])" + pattern[2:]
+    return pattern[:-2] + r"(?![A-Za-z0-9_])" if pattern.endswith(r"\b") else pattern
+
+
+_KEYS = [(frozenset(literals), re.compile(_bounded(pattern))) for literals, pattern in _KEY_PATTERNS]
 _KEY_OF = {literal: key for key in _KEYS for literal in key[0]}
 _URL = frozenset(("://",))
-_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
+_JWT = re.compile(r"(?<![A-Za-z0-9_])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 _ASSIGNED = re.compile(
     r"(?i)(?=[pscat])(?<![a-z0-9])(?:password|passwd|passphrase|pwd|pass|secret|"
     r"client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|token|aws_secret_access_key)\b[\"']?\s*(?:[:=]|\bis\b)\s*"

@@ -12,6 +12,7 @@ import statistics
 import time
 from pathlib import Path
 
+from gateway.bench import hostile
 from gateway.percentiles import percentile
 
 DATA = Path(__file__).resolve().parents[2] / "classifiers" / "data"
@@ -99,3 +100,4 @@ def run(repeat: int = 3) -> None:
         )
     print(f"resident memory added by the classifiers: {added:.1f} MB (target <= 150)")
     print("targets at 1,000 tokens: p50 <= 1 ms, p99 <= 2 ms (issue #12: headroom for accuracy)")
+    hostile.run(scorer.privacy.scan)
