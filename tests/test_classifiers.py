@@ -225,6 +225,11 @@ def test_a_phone_number_written_without_separators_is_found_after_its_cue(text, 
         ("账户DE89370400440532013000谢谢", "IBAN", "DE89370400440532013000"),
         ("邮箱：jane@example。com，谢谢", "EMAIL", "jane@example。com"),
         ("电话：１３８００１３８０００。", "PHONE", "１３８００１３８０００"),
+        ("Mot de passe : Soleil2024!", "SECRET", "Soleil2024!"),
+        ("пароль: hunter22", "SECRET", "hunter22"),
+        ("密码：hunterabc。", "SECRET", "hunterabc"),
+        ("パスワードはhunter22です", "SECRET", "hunter22"),
+        ("password是hunter2222", "SECRET", "hunter2222"),
     ],
 )
 def test_an_identifier_is_found_as_real_text_writes_it(text, kind, value):
@@ -281,6 +286,11 @@ def test_a_records_keys_say_which_values_are_names_and_addresses_in_any_case_or_
 )
 def test_a_placeholder_or_a_plain_name_is_no_records_value(text):
     assert [f for f in PrivacyScanner().scan(text) if f.detector == "field"] == []
+
+
+def test_a_password_word_with_no_value_after_it_is_no_secret():
+    for text in ("忘记密码怎么办？", "password: required", "passwordless login is great", "Passwort vergessen?"):
+        assert [f for f in PrivacyScanner().scan(text) if f.type == "SECRET"] == [], text
 
 
 def test_a_long_number_with_no_cue_is_no_phone():

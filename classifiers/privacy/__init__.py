@@ -66,7 +66,7 @@ class PrivacyScanner:
         rereading = windows_of(hits, numbers, encoded)
         found = (
             find_structured(text, hits, (numbers, ibans, dotted, colons, encoded))
-            if hits or numbers or ibans or dotted or colons or "@" in text
+            if hits or numbers or ibans or dotted or colons or "@" in text or not text.isascii()
             else []
         )
         if numbers:

@@ -310,12 +310,20 @@ _KEYS = [(frozenset(literals), re.compile(_bounded(pattern))) for literals, patt
 _KEY_OF = {literal: key for key in _KEYS for literal in key[0]}
 _URL = frozenset(("://",))
 _JWT = re.compile(r"(?<![A-Za-z0-9_])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
+# "password" in the languages PUPA's and WildChat's users write most, and their "is"; a value ends
+# at full-width punctuation, kana, hangul or an ideograph as at a space ("密码：hunter22。",
+# "パスワードはhunter22です").
+_PASSWORD_WORDS = ("mot de passe", "contraseña", "senha", "passwort", "kennwort", "wachtwoord", "parola", "пароль")
+_PASSWORD_SCRIPTS = ("密码", "密碼", "パスワード", "비밀번호", "كلمة المرور", "كلمة السر")
 _ASSIGNED = re.compile(
-    r"(?i)(?=[pscat])(?<![a-z0-9])(?:password|passwd|passphrase|pwd|pass|secret|"
-    r"client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|token|aws_secret_access_key)\b[\"']?\s*(?:[:=]|\bis\b)\s*"
-    r"[\"']?([^\s\"',;]{6,})"
+    r"(?i)(?<![a-z0-9])(?:(?:password|passwd|passphrase|pwd|pass|secret|client[_-]?secret|api[_-]?key|access[_-]?key|"
+    rf"auth[_-]?token|token|aws_secret_access_key|{'|'.join(_PASSWORD_WORDS)})(?![a-z0-9_])|{'|'.join(_PASSWORD_SCRIPTS)})"
+    r"[\"']?\s*(?:[:=：]|\bis\b|是|は|는)\s*[\"']?([^\s\"',;。，；：！？、\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]{6,})"
 )
-_ASSIGNED_STARTS = ("pass", "pwd", "secret", "client", "api", "access", "auth", "token", "aws_secret")
+_ASSIGNED_STARTS: tuple[str, ...] = ("pass", "pwd", "secret", "client", "api", "access", "auth", "token", "aws_secret")
+_ASSIGNED_STARTS += tuple(w for w in _PASSWORD_WORDS if w[0].isascii() and not w.startswith("pass"))
+# The scan's anchors begin with an ASCII character; these are looked for as substrings.
+_UNANCHORED = tuple(w for w in _PASSWORD_WORDS + _PASSWORD_SCRIPTS if not w[0].isascii())
 _URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:([^\s@/]{3,128})@")
 _SCHEME = 21  # the longest scheme the pattern reads before "://"
 _ASSIGNED_SET = frozenset(_ASSIGNED_STARTS)
@@ -333,7 +341,8 @@ def _jwt_ok(token: str) -> bool:
 def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
     """`hits`: `ANCHORS.find(text)`, or more, when the caller has it."""
     hits = hits if hits is not None else ANCHORS.find(text)
-    if _SECRET_LITERALS.isdisjoint(hits):
+    unanchored = [] if text.isascii() else [at for word in _UNANCHORED for at in _occurrences(text, word)]
+    if _SECRET_LITERALS.isdisjoint(hits) and not unanchored:
         return []
     found = []
     for literals, pattern in dict.fromkeys(_KEY_OF[literal] for literal in hits if literal in _KEY_OF):
@@ -353,13 +362,20 @@ def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
             Finding("SECRET", m.start(1), m.end(1), 0.95, "url-password")
             for m in anchored(_URL_CREDENTIALS, text, starts_of(hits, _URL, back=range(2, _SCHEME + 1)))
         ]
-    if not _ASSIGNED_SET.isdisjoint(hits):
-        found += [
-            Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
-            for m in anchored(_ASSIGNED, text, starts_of(hits, _ASSIGNED_SET))
-            if m.group(1).lower() not in _NOT_SECRETS
-        ]
+    starts = unanchored + (starts_of(hits, _ASSIGNED_SET) if not _ASSIGNED_SET.isdisjoint(hits) else [])
+    found += [
+        Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
+        for m in anchored(_ASSIGNED, text, starts)
+        if m.group(1).lower() not in _NOT_SECRETS
+    ]
     return found
+
+
+def _occurrences(text: str, word: str) -> Iterator[int]:
+    at = text.find(word)
+    while at >= 0:
+        yield at
+        at = text.find(word, at + 1)
 
 
 # The literals that the key, token and assignment patterns begin with: found in one pass.
@@ -386,7 +402,7 @@ def find_structured(text: str, hits: Hits | None = None, found_windows: Windows 
     caller has them."""
     numbers, iban_windows, dotted, colons, _ = found_windows or tuple(windows(text, spec) for spec in WINDOW_SPECS)
     found = list(emails(text)) if "@" in text else []
-    if hits is None or hits:
+    if hits is None or hits or not text.isascii():
         found += secrets(text, hits)
     for start, end in numbers:
         for detect in (cards, ssns, phones):
