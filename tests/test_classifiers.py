@@ -293,6 +293,37 @@ def test_a_password_word_with_no_value_after_it_is_no_secret():
         assert [f for f in PrivacyScanner().scan(text) if f.type == "SECRET"] == [], text
 
 
+@pytest.mark.parametrize(
+    "text, address",
+    [
+        ("I live at 14 kingsley road, leeds LS6 2AB", "14 kingsley road, leeds LS6 2AB"),
+        (
+            "ship to 1600 amphitheatre parkway, mountain view, ca 94043",
+            "1600 amphitheatre parkway, mountain view, ca 94043",
+        ),
+        ("my address is 12 rue de la paix, 75002 paris", "12 rue de la paix, 75002 paris"),
+        ("deliver to apt 4b, 350 5th ave, new york, ny 10118", "apt 4b, 350 5th ave, new york, ny 10118"),
+        ("send it to 221b baker street. Thanks", "221b baker street"),
+        ("Mi dirección es Calle Mayor 5, 28013 Madrid", "Calle Mayor 5, 28013 Madrid"),
+        ("meine Adresse: Hauptstraße 12, 10115 Berlin", "Hauptstraße 12, 10115 Berlin"),
+    ],
+)
+def test_an_address_its_cue_tells_is_found_whole_in_any_case(text, address):
+    """Lower case, or a street the span model reads as famous ("742 Evergreen Terrace"), was no
+    finding, or came in pieces of other types ("Calle Mayor" an organization)."""
+    assert ("STREET_ADDRESS", address) in found(text, PrivacyScanner())
+
+
+def test_a_cue_before_what_is_no_address_finds_nothing():
+    for text in (
+        "send it to 3 people in the park",
+        "I live at home with 2 cats",
+        "Ship to 12 countries worldwide. Fast!",
+        "We live on 5 acres near the hill",
+    ):
+        assert PrivacyScanner().scan(text) == (), text
+
+
 def test_a_long_number_with_no_cue_is_no_phone():
     for text in ("the population is 1400000000", "Invoice 2023123456 total", "call 1234567890123456789"):
         assert [f for f in PrivacyScanner().scan(text) if f.type == "PHONE"] == [], text

@@ -24,6 +24,8 @@ from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
 from classifiers.privacy.readings import AT_CUES, Windows, composed, international_phones, reread, spaced, windows_of
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
+from classifiers.privacy.told import CUES as TOLD
+from classifiers.privacy.told import told
 
 # The detectors whose findings the private-context gate decides on (`PrivacyScanner._decided`).
 GATED_DETECTORS = frozenset((SPAN_DETECTOR, LINK_DETECTOR, CAPITALS_DETECTOR, PLACE_DETECTOR))
@@ -38,7 +40,7 @@ class PrivacyScanner:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
         self.places = Places(places_path)
-        self.anchors = ANCHORS + CUES + INTRODUCTIONS + FIELDS + LINKS + AT_CUES
+        self.anchors = ANCHORS + CUES + INTRODUCTIONS + FIELDS + TOLD + LINKS + AT_CUES
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
 
     def scan(self, text: str) -> tuple[Finding, ...]:
@@ -74,6 +76,7 @@ class PrivacyScanner:
         gated = self.spans.findings(labeled) if labeled else []
         if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
+            found += told(text, hits)
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)
