@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import islice
 
 from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.contextual import STREET_WORDS
@@ -41,6 +42,7 @@ _OPENING = re.compile(r"(?i)(?:(?:apt|apartment|unit|flat|suite)\.?[ \t]*#?\w+,?
 _INTRODUCING = frozenset("the a an this that my your his her our their its in on at of to for with".split())
 _STREET_FIRST = frozenset("rue calle avenida via viale piazza rua avenue boulevard".split())
 _TOKEN = re.compile(r"[\w'’.-]+")
+_DIGIT = re.compile(r"\d")
 _STREET_WITHIN = 7  # tokens from the clause's start
 
 
@@ -65,10 +67,10 @@ def _addresses(text: str, cues: list[int]) -> Iterator[tuple[int, int]]:
 
 
 def _is_address(clause: str) -> bool:
-    words = [w.group().lower().rstrip(".,") for w in _TOKEN.finditer(clause)][:_STREET_WITHIN]
-    if not words or not any(ch.isdigit() for ch in clause):
+    if _DIGIT.search(clause) is None:
         return False
-    if not (_OPENING.match(clause) or words[0] in _STREET_FIRST or _compound_street(words[0])):
+    words = [w.group().lower().rstrip(".,") for w in islice(_TOKEN.finditer(clause), _STREET_WITHIN)]
+    if not words or not (_OPENING.match(clause) or words[0] in _STREET_FIRST or _compound_street(words[0])):
         return False
     return any(_street(w) and (i == 0 or words[i - 1] not in _INTRODUCING) for i, w in enumerate(words))
 

@@ -16,6 +16,7 @@ FILLERS = {
     "digits in pairs": "12 ",
     "lone digits": "1 ",
     "a record key's cue": "name ",
+    "an address's cue": "address is ",
     "a sign-off and spaces": "regards" + " " * 200,
     "emails": "a@b.co ",
     "percent escapes": "%41",
