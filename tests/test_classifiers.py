@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from classifiers import Scorer
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.privacy.findings import Finding, drop_overlaps
-from classifiers.privacy.readings import _Taken, unquoted
+from classifiers.privacy.readings import Taken, unquoted
 from classifiers.privacy.structured import find_structured, iban_ok, luhn_ok
 from classifiers.signals import TOKENS_PER_MESSAGE
 
@@ -256,7 +256,7 @@ def test_overlaps_resolve_to_the_most_confident_then_the_longest(spans):
 def test_a_span_overlaps_what_is_taken_when_any_taken_span_reaches_into_it(spans, start, length):
     taken = [Finding("PHONE", s, s + n, c, "test") for s, n, c in spans]
     expected = any(f.start < start + length and start < f.end for f in taken)
-    assert _Taken(taken).overlaps(start, start + length) == expected
+    assert Taken(taken).overlaps(start, start + length) == expected
 
 
 def test_a_records_keys_say_which_values_are_names_and_addresses_in_any_case_or_script():

@@ -61,6 +61,11 @@ SPELLINGS = {
     "card with no-break spaces": "4111\u00a01111\u00a01111\u00a01111",  # as web pages and PDFs paste it
     "phone with narrow no-break spaces": "+44\u202f20\u202f7946\u202f0958",  # as French typography sets it
     "Chinese mobile number": "13800138000",
+    "phone in one run after its cue": "Tel: 02079460123",
+    "card with two spaces between groups": "4111  1111  1111  1111",  # copied out of a table
+    "email right against Chinese words": "请联系jane.roe@example.com谢谢",
+    "email with decomposed accents": "jose\u0301.roe@example.com",
+    "a record's name and address": '{"lastName": "okafor", "address": "14 kingsley road, leeds"}',
     "base64 of an SSN and a card": base64.b64encode(b"Jane Roe, SSN 123-45-6789, card 4111 1111 1111 1111").decode(),
 }
 
@@ -427,7 +432,10 @@ def test_redaction_masks_a_private_value_wherever_it_is(engines, scorer, upstrea
     outcome = asyncio.run(route_once(place(value, where), MASK, engines, scorer, upstream, stream))
     assert outcome == "cloud"
     sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
-    for form in {value, json.dumps(value)[1:-1], "jane.roe", "4111", "13800138000"}:
+    for form in {value, json.dumps(value)[1:-1], "jane.roe", "4111", "13800138000", "example.com", "02079460123"} | {
+        "okafor",
+        "kingsley",
+    }:
         assert form not in sent, (where, spelling, form)
     assert "_1]" in sent  # a placeholder stands where the value was
 

@@ -22,7 +22,17 @@ from classifiers.privacy.links import find_links
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
-from classifiers.privacy.readings import AT_CUES, Windows, composed, international_phones, reread, spaced, windows_of
+from classifiers.privacy.readings import (
+    AT_CUES,
+    Taken,
+    Windows,
+    composed,
+    international_phones,
+    reread,
+    spaced,
+    unescaped,
+    windows_of,
+)
 from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
 from classifiers.privacy.told import CUES as TOLD
 from classifiers.privacy.told import told
@@ -46,16 +56,27 @@ class PrivacyScanner:
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Every finding in `text`, as written and as it reads folded, spelled out or decoded
         (`readings.reread`); overlaps resolved in favour of the more confident one. A text with
-        decomposed accents is read composed (`readings.composed`), its findings located in it."""
-        reading = composed(text)
-        if reading is not None:
-            return tuple(reading.located(f, len(text)) for f in self._scan(reading.text))
-        return self._scan(text)
-
-    def _scan(self, text: str) -> tuple[Finding, ...]:
-        found, number_windows = self._detect(text)
-        found += reread(text, lambda t: self._detect(t)[0], number_windows)
+        decomposed accents is read composed (`readings.composed`), and one with JSON's escapes
+        also unescaped (`readings.unescaped`), their findings located in it: what the unescaped
+        reading finds is kept, and what the text as written finds elsewhere (a Windows path's
+        "\\nadia" is a folder, not a line break)."""
+        found = self._composed(text)
+        escaped = unescaped(text)
+        if escaped is not None:
+            first = [escaped.located(f, len(text)) for f in self._composed(escaped.text)]
+            taken = Taken(first)
+            found = first + [f for f in found if not taken.overlaps(f.start, f.end)]
         return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
+
+    def _composed(self, text: str) -> list[Finding]:
+        reading = composed(text)
+        if reading is None:
+            return self._read(text)
+        return [reading.located(f, len(text)) for f in self._read(reading.text)]
+
+    def _read(self, text: str) -> list[Finding]:
+        found, number_windows = self._detect(text)
+        return found + reread(text, lambda t: self._detect(t)[0], number_windows)
 
     def _detect(self, text: str) -> tuple[list[Finding], Windows]:
         # Other spaces read as plain ones, in place (`readings.spaced`); the folded reading still

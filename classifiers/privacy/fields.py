@@ -64,11 +64,21 @@ def _quoted(text: str, cues: list[int]) -> Iterator[tuple[str, int, int]]:
 
 
 def _labeled(text: str, cues: list[int]) -> Iterator[tuple[str, int, int]]:
-    starts = (text.rfind("\n", 0, at) + 1 for at in cues)
-    for m in anchored(_LABELED, text, (s for s, at in zip(starts, cues, strict=True) if at - s <= 40)):
+    """A form's lines, from a line's start or from a string's opening quote (a form inside JSON:
+    `{"body": "First name: amara\nLast name: okafor"}`), each value without the quote and
+    brackets that close its string."""
+    for m in anchored(_LABELED, text, _line_starts(text, cues)):
         kind = _TYPES.get(_key(m.group(1)))
-        if kind is not None and _value(m.group(2)):
-            yield kind, m.start(2), m.end(2)
+        value = m.group(2).rstrip("\"'}]),")
+        if kind is not None and _value(value):
+            yield kind, m.start(2), m.start(2) + len(value)
+
+
+def _line_starts(text: str, cues: list[int]) -> Iterator[int]:
+    for at in cues:
+        line = text.rfind("\n", 0, at) + 1
+        quote = text.rfind('"', line, at) + 1  # 0 when there is none
+        yield from (start for start in (line, quote) if start >= line and at - start <= 40)
 
 
 def _key_start(text: str, at: int) -> int:

@@ -148,22 +148,53 @@ def _foldable(text: str) -> bool:
     return _scan.any_in(text, _PUNCTUATION) and _scan.any_in(text, _DIGITS_AND_AT)
 
 
-# --- composed ------------------------------------------------------------------------------
-class Composed(NamedTuple):
-    """A text with its accents composed (NFC), and for each of its characters where the text it
-    came from starts and ends."""
+# --- composed and unescaped: other readings that every detector reads --------------------------
+class Reading(NamedTuple):
+    """A text read another way, and for each of its characters where the text it came from starts
+    and ends."""
 
     text: str
     starts: list[int]
     ends: list[int]
 
     def located(self, found: Finding, length: int) -> Finding:
-        """`found` in the composed text, located in the text it came from (`length` long)."""
+        """`found` in this reading, located in the text it came from (`length` long)."""
         start = self.starts[found.start] if found.start < len(self.text) else length
         return found._replace(start=start, end=self.ends[found.end - 1] if found.end > found.start else start)
 
 
-def composed(text: str) -> Composed | None:
+# A JSON text inside a string (a tool call's arguments, a pasted API payload) writes its line
+# breaks, quotes and non-ASCII letters as escapes: "\nJane Roe" reads as the word "nJane", and
+# "Jos\u00e9" as "Jos". A "\n", "\t" or "\r" before a small letter is LaTeX's (\neq, \theta,
+# \right), not one.
+_JSON_ESCAPED = re.compile(r'\\(?:[ntr](?![a-z])|["/]|u[0-9A-Fa-f]{4})')
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|(["\\/bfnrt]))')
+_UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
+
+
+def unescaped(text: str) -> Reading | None:
+    """The text with JSON's escapes read as what they stand for, or None for one that has none."""
+    if "\\" not in text or _JSON_ESCAPED.search(text) is None:
+        return None
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for m in _JSON_ESCAPE.finditer(text):
+        out.append(text[at : m.start()])
+        starts += range(at, m.start())
+        ends += range(at + 1, m.start() + 1)
+        out.append(chr(int(m.group(1), 16)) if m.group(1) else _UNESCAPED[m.group(2)])
+        starts.append(m.start())
+        ends.append(m.end())
+        at = m.end()
+    out.append(text[at:])
+    starts += range(at, len(text))
+    ends += range(at + 1, len(text) + 1)
+    return Reading("".join(out), starts, ends)
+
+
+def composed(text: str) -> Reading | None:
     """The composed reading of a text written with decomposed accents ("Jose\u0301", as macOS
     file names and some clients send it), or None for a text that is composed already (nearly all:
     telling costs 2 ns a character). Decomposed, a combining accent ends a word for every pattern
@@ -183,7 +214,7 @@ def composed(text: str) -> Composed | None:
         starts += [start] * len(piece)
         ends += [i] * len(piece)
         start = i
-    return Composed("".join(out), starts, ends)
+    return Reading("".join(out), starts, ends)
 
 
 # --- folded --------------------------------------------------------------------------------
@@ -362,7 +393,7 @@ def _decoded(
 def international_phones(text: str, windows: list[tuple[int, int]], found: list[Finding]) -> list[Finding]:
     """Phone numbers the national patterns missed, in the windows where seven digits or more run
     (`windows`, from the C scan), skipping what is found there already."""
-    taken = _Taken(found)
+    taken = Taken(found)
     phones: list[Finding] = []
     for window_start, window_end in windows:
         for m in _DIGIT_RUN.finditer(text, window_start, window_end):
@@ -375,7 +406,7 @@ def international_phones(text: str, windows: list[tuple[int, int]], found: list[
     return phones
 
 
-class _Taken:
+class Taken:
     """Where findings lie, asked whether a span overlaps any: those starting before its end are a
     prefix in order of start, and one of them reaches into it when the furthest end among them does.
     Asking each finding in turn was quadratic: a page of 2,400 card numbers took 0.6 s."""

@@ -22,6 +22,7 @@ FILLERS = {
     "percent escapes": "%41",
     "a base64 run": "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY",
     "Chinese": "中文的句子，",
+    "JSON escapes": '\\n\\"Jane Roe\\" ',
     "greetings": "Dear Ann, ",
 }
 
