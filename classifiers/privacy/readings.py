@@ -409,7 +409,7 @@ def international_phones(text: str, windows: list[tuple[int, int]], found: list[
 class Taken:
     """Where findings lie, asked whether a span overlaps any: those starting before its end are a
     prefix in order of start, and one of them reaches into it when the furthest end among them does.
-    Asking each finding in turn was quadratic: a page of 2,400 card numbers took 0.6 s."""
+    Asking each finding in turn was quadratic: 2,400 card numbers (48 KB) took 0.17 s."""
 
     def __init__(self, found: list[Finding]) -> None:
         spans = sorted((f.start, f.end) for f in found)
