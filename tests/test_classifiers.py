@@ -324,6 +324,28 @@ def test_a_cue_before_what_is_no_address_finds_nothing():
         assert PrivacyScanner().scan(text) == (), text
 
 
+@pytest.mark.parametrize(
+    "text, date",
+    [
+        ("date of birth: 1990/03/12", "1990/03/12"),
+        ("Born: 12-Mar-1990", "12-Mar-1990"),
+        ("DOB: 12 Mar 90", "12 Mar 90"),
+        ("生日：1990年3月12日", "1990年3月12日"),
+        ("出生日期：1990-03-12", "1990-03-12"),
+        ("дата рождения: 12.03.1990", "12.03.1990"),
+        ("fecha de nacimiento: 12/03/1990", "12/03/1990"),
+        ("date de naissance : 12/03/1990", "12/03/1990"),
+    ],
+)
+def test_a_birth_date_is_found_in_the_forms_and_languages_people_write_it(text, date):
+    assert ("DATE_OF_BIRTH", date) in found(text, PrivacyScanner())
+
+
+def test_a_year_or_a_month_alone_after_born_is_no_birth_date():
+    for text in ("the company was born in 1990", "born in March 2020, the project grew"):
+        assert PrivacyScanner().scan(text) == (), text
+
+
 def test_a_long_number_with_no_cue_is_no_phone():
     for text in ("the population is 1400000000", "Invoice 2023123456 total", "call 1234567890123456789"):
         assert [f for f in PrivacyScanner().scan(text) if f.type == "PHONE"] == [], text

@@ -95,7 +95,7 @@ class PrivacyScanner:
         if numbers:
             found += international_phones(text, numbers, found)
         gated = self.spans.findings(labeled) if labeled else []
-        if hits:
+        if hits or not text.isascii():  # some cues are not anchors: those that begin with other than ASCII
             found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
             found += told(text, hits)
             gated += find_links(text, hits)

@@ -51,3 +51,15 @@ def anchored(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> Iter
         if m is not None:
             yield m
             end = max(m.end(), start + 1)
+
+
+def occurrences(text: str, words: Iterable[str]) -> list[int]:
+    """Where each of `words` occurs: for cues that begin with other than ASCII, which the scan's
+    anchors cannot hold ("密码", "生日")."""
+    found = []
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            found.append(at)
+            at = text.find(word, at + 1)
+    return found

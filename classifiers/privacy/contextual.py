@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from classifiers import _scan
-from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
+from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences, starts_of
 from classifiers.privacy.findings import Finding
 
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "pii_spans.json"
@@ -142,15 +142,35 @@ _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
     r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
+# A date as people write one: day, month and year in figures either way round ("12/03/1990",
+# "1990/03/12", "03.12.1990"), with the month's name ("3 March 1990", "12-Mar-1990", "March 3rd,
+# 1990", "12 Mar 90"), or in Chinese and Japanese ("1990年3月12日").
 _DATE = (
-    rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:19|20)?\d{{2}}|(?:19|20)\d{{2}}-\d{{2}}-\d{{2}}|\d{{1,2}}(?:st|nd|rd|th)?"
-    rf" {_MONTH},? (?:19|20)\d{{2}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}})"
+    rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:19|20)?\d{{2}}|(?:19|20)\d{{2}}[/.-]\d{{1,2}}[/.-]\d{{1,2}}|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)?[ -]{_MONTH}\.?,?[ -](?:(?:19|20)\d{{2}}|\d{{2}}\b)|"
+    rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}}|(?:19|20)\d{{2}}年\d{{1,2}}月\d{{1,2}}日)"
 )
+# Cues that begin with other than ASCII are looked for as substrings (the scan's anchors begin
+# with ASCII), and need no word boundary: Chinese writes none ("生日1990年3月12日").
+_BIRTH_SCRIPTS = ("生日", "出生", "誕生日", "생년월일", "생일", "рождения")
 _BIRTH = re.compile(
-    rf"(?i)\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa])"
-    rf"\b[^\n\d]{{0,20}}?({_DATE})"
+    rf"(?i)(?:\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa]|nacimiento|"
+    rf"naissance|nascita)\b|{'|'.join(_BIRTH_SCRIPTS)})[^\n\d]{{0,20}}?({_DATE})"
 )
-_BIRTH_CUES = ("born", "birth", "dob", "d.o", "do.b", "date of birth", "geboren", "né", "nacid", "nato", "nata")
+_BIRTH_CUES: tuple[str, ...] = (
+    "born",
+    "birth",
+    "dob",
+    "d.o",
+    "do.b",
+    "date of birth",
+    "geboren",
+    "né",
+    "nacid",
+    "nato",
+    "nata",
+)
+_BIRTH_CUES += ("nacimiento", "naissance", "nascita")
 _HEALTH = re.compile(
     r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
     r"medication for|(?:(?<=\ba )|(?<=family )|(?<=medical )|(?<=past )|(?<=prior ))history of|"  # not "of the USA"
@@ -244,11 +264,12 @@ def _condition_starts(text: str, hits: Hits) -> list[int]:
 def cued(text: str, hits: Hits | None = None) -> list[Finding]:
     """Birth dates and health conditions. `hits`: `CUES.find(text)`, or more, when the caller has it."""
     hits = hits if hits is not None else CUES.find(text)
-    if _CUE_SET.isdisjoint(hits):
+    births = [] if text.isascii() else occurrences(text, _BIRTH_SCRIPTS)
+    if _CUE_SET.isdisjoint(hits) and not births:
         return []
     found = [
         Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
-        for m in anchored(_BIRTH, text, starts_of(hits, _BIRTH_SET))
+        for m in anchored(_BIRTH, text, births + starts_of(hits, _BIRTH_SET))
     ]
     health_spans = []
     for m in anchored(_HEALTH, text, starts_of(hits, _HEALTH_SET)):

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from classifiers._scan import windows
-from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
+from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences, starts_of
 from classifiers.privacy.findings import Finding
 
 # --- email --------------------------------------------------------------------------------
@@ -341,7 +341,7 @@ def _jwt_ok(token: str) -> bool:
 def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
     """`hits`: `ANCHORS.find(text)`, or more, when the caller has it."""
     hits = hits if hits is not None else ANCHORS.find(text)
-    unanchored = [] if text.isascii() else [at for word in _UNANCHORED for at in _occurrences(text, word)]
+    unanchored = [] if text.isascii() else occurrences(text, _UNANCHORED)
     if _SECRET_LITERALS.isdisjoint(hits) and not unanchored:
         return []
     found = []
@@ -369,13 +369,6 @@ def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
         if m.group(1).lower() not in _NOT_SECRETS
     ]
     return found
-
-
-def _occurrences(text: str, word: str) -> Iterator[int]:
-    at = text.find(word)
-    while at >= 0:
-        yield at
-        at = text.find(word, at + 1)
 
 
 # The literals that the key, token and assignment patterns begin with: found in one pass.
