@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from classifiers.forwarded import Key, Path
+from classifiers.forwarded import Key, Path, forwarded_strings
 from classifiers.signals import PrivacyFinding
 from router.errors import NoCapacity
 from router.request import ChatRequest
@@ -52,13 +52,14 @@ class Redaction:
             in_order = sorted(found, key=lambda f: f.start)
             masks = []
             for f in reversed(in_order):  # numbered from the end, as they always were
-                value = text[f.start : f.end]
+                value = _as_meant(text[f.start : f.end], path)
                 if (f.type, value) not in placeholders:
                     counts[f.type] = counts.get(f.type, 0) + 1
                     placeholders[(f.type, value)] = f"[{f.type}_{counts[f.type]}]"
                     self.originals[placeholders[(f.type, value)]] = value
                 masks.append(placeholders[(f.type, value)])
             _put(body, path, _masked(text, in_order, masks[::-1]))
+        _mask_elsewhere(body, placeholders)
         if request.prompt is None:
             self.request = dataclasses.replace(request, messages=body["messages"], body=body)
         else:  # a legacy completion: the prompt is the one text, and the messages its reading
@@ -92,6 +93,52 @@ class Redaction:
 
     def stream_restorer(self) -> StreamRestorer:
         return StreamRestorer(self)
+
+
+def _as_meant(value: str, path: Path) -> str:
+    """A value found in a tool call's arguments (JSON text) as the JSON means it: "Jos\\u00e9" is
+    "José", the same person as in the messages' text, and put back as "José" in an answer."""
+    if path and path[-1] == "arguments" and "\\" in value:
+        try:
+            meant = json.loads(f'"{value}"')
+        except ValueError:
+            return value
+        return meant if isinstance(meant, str) else value
+    return value
+
+
+def _mask_elsewhere(body: dict[str, Any], placeholders: dict[tuple[str, str], str]) -> None:
+    """Each value found, masked wherever else in the body it stands as a whole word: the scan may
+    judge the same name differently in two places ("Write to José García" and a tool call's
+    `{"to": "José García"}`, where the words around it say less), and the provider would read it
+    in the second. Values of three characters or more, the longest first; in a tool call's
+    arguments, as JSON writes them."""
+    values = sorted(((v, mask) for (_, v), mask in placeholders.items() if len(v) >= 3), key=lambda vm: -len(vm[0]))
+    if not values:
+        return
+    strings, _ = forwarded_strings(body)
+    for path, text in strings:
+        masked = text
+        for value, mask in values:
+            for form in _written(value, path):
+                if form in masked:
+                    masked = _whole_words(form).sub(mask, masked)
+        if masked != text:
+            _put(body, path, masked)
+
+
+def _written(value: str, path: Path) -> set[str]:
+    if path and path[-1] == "arguments":
+        return {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    return {value}
+
+
+def _whole_words(form: str) -> re.Pattern[str]:
+    """`form` not inside a longer word of a script written with spaces (a Chinese name stands
+    against other characters)."""
+    before = r"(?<![^\W_])" if form[0].isalnum() and ord(form[0]) < 0x2E80 else ""
+    after = r"(?![^\W_])" if form[-1].isalnum() and ord(form[-1]) < 0x2E80 else ""
+    return re.compile(before + re.escape(form) + after)
 
 
 def _masked(text: str, in_order: list[PrivacyFinding], masks: list[str]) -> str:

@@ -205,6 +205,34 @@ def _redaction_of(value: str, kind: str = "SECRET"):
     return Redaction(parse_chat_request({"model": "m", "messages": [{"role": "user", "content": text}]}), found)
 
 
+def test_a_value_found_once_is_masked_wherever_else_it_stands_as_a_word():
+    """The scan may judge a name differently in two places (the words around it say less in a
+    tool call's `{"to": ...}`); the provider would have read it there."""
+    from classifiers.signals import PrivacyFinding
+    from router.redaction import Redaction
+
+    arguments = json.dumps({"to": "José García"})  # as JSON writes it: "Jos\\u00e9 Garc\\u00eda"
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "Write to José García, cc Josélito García-Lopez"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "send", "arguments": arguments}}],
+            },
+            {"role": "tool", "tool_call_id": "c", "content": "sent to José García"},
+        ],
+    }
+    found = (PrivacyFinding("PERSON", 9, 20, 0.9, "test", ("messages", 0, "content")),)
+    redaction = Redaction(parse_chat_request(body), found)
+    messages = redaction.request.messages
+    assert messages[0]["content"] == "Write to [PERSON_1], cc Josélito García-Lopez"
+    assert json.loads(messages[1]["tool_calls"][0]["function"]["arguments"]) == {"to": "[PERSON_1]"}
+    assert messages[2]["content"] == "sent to [PERSON_1]"
+    assert redaction.originals == {"[PERSON_1]": "José García"}
+
+
 def test_a_tool_calls_arguments_get_the_value_back_as_json_holds_it():
     """A value with a quote or a backslash, put back as written, would end the JSON string."""
     redaction = _redaction_of('pa"ss\\word')

@@ -58,14 +58,17 @@ class PrivacyScanner:
         (`readings.reread`); overlaps resolved in favour of the more confident one. A text with
         decomposed accents is read composed (`readings.composed`), and one with JSON's escapes
         also unescaped (`readings.unescaped`), their findings located in it: what the unescaped
-        reading finds is kept, and what the text as written finds elsewhere (a Windows path's
-        "\\nadia" is a folder, not a line break)."""
+        reading finds is kept, and what the text as written finds elsewhere but for names, links
+        and places (read as written, an escape splits a word: "Jos\\u00e9 Garc\\u00eda" was "Jos"
+        and "Garc"; a Windows path's user, "\\nadia", is a folder's name, not a line break)."""
         found = self._composed(text)
         escaped = unescaped(text)
         if escaped is not None:
             first = [escaped.located(f, len(text)) for f in self._composed(escaped.text)]
             taken = Taken(first)
-            found = first + [f for f in found if not taken.overlaps(f.start, f.end)]
+            found = first + [
+                f for f in found if f.detector not in GATED_DETECTORS and not taken.overlaps(f.start, f.end)
+            ]
         return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
 
     def _composed(self, text: str) -> list[Finding]:
