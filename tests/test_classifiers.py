@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from classifiers import Scorer
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
-from classifiers.privacy.findings import Finding, drop_overlaps
-from classifiers.privacy.readings import Taken, unquoted
+from classifiers.privacy.findings import Finding, Taken, drop_overlaps
+from classifiers.privacy.readings import unquoted
 from classifiers.privacy.structured import find_structured, iban_ok, luhn_ok
 from classifiers.signals import TOKENS_PER_MESSAGE
 

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from classifiers import _scan
 from classifiers.privacy import PrivacyScanner
-from classifiers.privacy.anchors import anchored
+from classifiers.privacy.anchors import anchored, occurrences
 from classifiers.privacy.contextual import _UP, CUES, STREET_WORDS, SpanModel
-from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
+from classifiers.privacy.secrets import ANCHORS
+from classifiers.privacy.structured import WINDOW_SPECS, find_structured
 
 ODD = ["İ", "ı", "ſ", "K", "é", "É", "ß", "’", "–", "\u00a0"]
 
@@ -130,19 +131,26 @@ def test_number_patterns_in_windows_find_what_they_find_in_the_whole_text(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(texts(LITERAL_TEXT + NUMBER_TEXT + ["=", ":", "'", "\n", "with asthma", "my ", "12/03/1985"], size=40))
+@given(
+    texts(
+        LITERAL_TEXT
+        + NUMBER_TEXT
+        + ["=", ":", "'", "\n", "with asthma", "my ", "12/03/1985", "密码", "生日", "：", "是"],
+        size=40,
+    )
+)
 def test_anchored_patterns_match_what_finditer_matches(text):
-    from classifiers.privacy import contextual, structured
+    from classifiers.privacy import contextual, secrets
 
     hits = (ANCHORS + CUES).find(text)
-    pairs = [(pattern, literals) for literals, pattern in structured._KEYS]
+    pairs = [(pattern, literals, ()) for literals, pattern in secrets._KEYS]
     pairs += [
-        (structured._ASSIGNED, structured._ASSIGNED_STARTS),
-        (contextual._BIRTH, contextual._BIRTH_CUES),
-        (contextual._HEALTH, contextual._HEALTH_CUES),
+        (secrets._ASSIGNED, secrets._ASSIGNED_STARTS, secrets._UNANCHORED),
+        (contextual._BIRTH, contextual._BIRTH_CUES, contextual._BIRTH_SCRIPTS),
+        (contextual._HEALTH, contextual._HEALTH_CUES, ()),
     ]
-    for pattern, literals in pairs:
-        starts = [at for literal in literals for at in hits.get(literal, ())]
+    for pattern, literals, unanchored in pairs:
+        starts = [at for literal in literals for at in hits.get(literal, ())] + occurrences(text, unanchored)
         assert [m.span() for m in anchored(pattern, text, starts)] == [m.span() for m in pattern.finditer(text)]
     starts = contextual._condition_starts(text, hits)
     assert [m.span() for m in anchored(contextual._CONDITION, text, starts)] == [

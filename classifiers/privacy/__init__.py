@@ -13,27 +13,27 @@ from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
 from classifiers.privacy.contextual import DETECTOR as SPAN_DETECTOR
 from classifiers.privacy.fields import CUES as FIELDS
 from classifiers.privacy.fields import fields
-from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, drop_overlaps
+from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, Taken, drop_overlaps
 from classifiers.privacy.introduced import CUES as INTRODUCTIONS
 from classifiers.privacy.introduced import introduced
 from classifiers.privacy.links import CUES as LINKS
 from classifiers.privacy.links import DETECTOR as LINK_DETECTOR
 from classifiers.privacy.links import find_links
+from classifiers.privacy.numbering import international_phones
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
 from classifiers.privacy.readings import (
     AT_CUES,
-    Taken,
     Windows,
     composed,
-    international_phones,
     reread,
     spaced,
     unescaped,
     windows_of,
 )
-from classifiers.privacy.structured import ANCHORS, WINDOW_SPECS, find_structured
+from classifiers.privacy.secrets import ANCHORS
+from classifiers.privacy.structured import WINDOW_SPECS, find_structured
 from classifiers.privacy.told import CUES as TOLD
 from classifiers.privacy.told import told
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from itertools import accumulate
 from operator import attrgetter
 from typing import NamedTuple, Protocol
 
@@ -76,3 +77,18 @@ def drop_overlaps(findings: list[Finding]) -> list[Finding]:
         starts.insert(i, f.start)
         kept.insert(i, f)
     return kept
+
+
+class Taken:
+    """Where findings lie, asked whether a span overlaps any: those starting before its end are a
+    prefix in order of start, and one of them reaches into it when the furthest end among them does.
+    Asking each finding in turn was quadratic: 2,400 card numbers (48 KB) took 0.17 s."""
+
+    def __init__(self, found: list[Finding]) -> None:
+        spans = sorted((f.start, f.end) for f in found)
+        self._starts = [start for start, _ in spans]
+        self._reach = list(accumulate((end for _, end in spans), max))
+
+    def overlaps(self, start: int, end: int) -> bool:
+        before = bisect_left(self._starts, end)
+        return before > 0 and self._reach[before - 1] > start

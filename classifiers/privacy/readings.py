@@ -6,9 +6,6 @@
 - Spelled: `jane dot roe at example dot com`.
 - Encoded: percent-encoded runs (`jane%40example.com`) and base64 runs decoded, within a size
   bound, and scanned as text.
-- International phone numbers, by Google's numbering plans (the `phonenumbers` library): any
-  valid number written with its country code, and mobile numbers of the countries in
-  `MOBILE_REGIONS` written nationally (`13800138000`).
 
 Each finding is located in the original text (a folded or percent-decoded reading maps each of
 its characters back; a base64 run is found whole), so that redaction masks it where it is. A
@@ -23,13 +20,9 @@ import binascii
 import codecs
 import re
 import unicodedata
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from itertools import accumulate
 from typing import NamedTuple
 from urllib.parse import unquote
-
-import phonenumbers
 
 from classifiers import _scan
 from classifiers.privacy.anchors import Anchors, Hits
@@ -37,7 +30,6 @@ from classifiers.privacy.findings import Finding
 
 Scan = Callable[[str], list[Finding]]
 MAX_DECODED = 64 * 1024  # characters of one encoded run decoded and scanned; longer ones are UNSCANNED
-MOBILE_REGIONS = ("CN", "IN", "BR", "JP", "GB", "DE", "FR", "RU", "ID", "MX", "NG", "US")
 READ_AGAIN = frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "SECRET", "IP_ADDRESS"})
 
 # What folding changes: invisible format characters, compatibility forms, odd dots and at signs.
@@ -77,9 +69,6 @@ _SPELLED_LOCAL = re.compile(rf"(?i)(?<![\w@.])([a-z0-9_+-]+(?:{_DOT}[a-z0-9_+-]+
 _SPELLED_DOT = re.compile(_DOT, re.IGNORECASE)
 _PERCENT_RUN = re.compile(r"[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}")
-_DIGIT_RUN = re.compile(r"\+?\d[\d \t().-]{5,20}\d")
-# An ISO date, then maybe a time: a timestamp in a log line, not a phone number ("1971-09-07 22").
-_TIMESTAMP = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\d-])")
 
 
 # Spaces other than U+0020 (every other Unicode space separator: the no-break space of text pasted
@@ -387,60 +376,3 @@ def _decoded(
             best = max(inner, key=lambda f: f.confidence)
             found.append(Finding(best.type, m.start(), m.end(), best.confidence, f"{best.detector}+decoded"))
     return found
-
-
-# --- international phone numbers ---------------------------------------------------------------
-def international_phones(text: str, windows: list[tuple[int, int]], found: list[Finding]) -> list[Finding]:
-    """Phone numbers the national patterns missed, in the windows where seven digits or more run
-    (`windows`, from the C scan), skipping what is found there already."""
-    taken = Taken(found)
-    phones: list[Finding] = []
-    for window_start, window_end in windows:
-        for m in _DIGIT_RUN.finditer(text, window_start, window_end):
-            start, end = m.start(), m.end()
-            if taken.overlaps(start, end):
-                continue
-            digits = sum(ch.isdigit() for ch in m.group())
-            if 7 <= digits <= 15 and not _TIMESTAMP.match(m.group()) and _is_phone(m.group(), digits):
-                phones.append(Finding("PHONE", start, end, 0.8, "phonenumbers"))
-    return phones
-
-
-class Taken:
-    """Where findings lie, asked whether a span overlaps any: those starting before its end are a
-    prefix in order of start, and one of them reaches into it when the furthest end among them does.
-    Asking each finding in turn was quadratic: 2,400 card numbers (48 KB) took 0.17 s."""
-
-    def __init__(self, found: list[Finding]) -> None:
-        spans = sorted((f.start, f.end) for f in found)
-        self._starts = [start for start, _ in spans]
-        self._reach = list(accumulate((end for _, end in spans), max))
-
-    def overlaps(self, start: int, end: int) -> bool:
-        before = bisect_left(self._starts, end)
-        return before > 0 and self._reach[before - 1] > start
-
-
-# Written nationally, a mobile number's digits stand in groups of two or more, but for a trunk
-# digit ("8 (912) 345-67-89"). A run of lone digits (a matrix, a row of scores) is none, and is not
-# asked of the twelve numbering plans: "1 1 1 ...", or random digits so spaced, cost 25-37 us a
-# character that way, a hundred times what prose costs.
-_LONE_DIGITS = re.compile(r"(?<!\d)\d(?!\d)")
-
-
-def _is_phone(raw: str, digits: int) -> bool:
-    if raw.startswith("+"):
-        return _valid(raw, None, any_type=True)
-    if digits < 10 or len(_LONE_DIGITS.findall(raw)) > 2:
-        return False
-    return any(_valid(raw, region, any_type=False) for region in MOBILE_REGIONS)
-
-
-def _valid(raw: str, region: str | None, any_type: bool) -> bool:
-    try:
-        number = phonenumbers.parse(raw, region)
-    except phonenumbers.NumberParseException:
-        return False
-    if not phonenumbers.is_valid_number(number):
-        return False
-    return any_type or phonenumbers.number_type(number) == phonenumbers.PhoneNumberType.MOBILE

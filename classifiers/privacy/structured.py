@@ -1,4 +1,5 @@
-"""Identifiers with a checkable structure, found by shape and kept only when they validate.
+"""Identifiers with a checkable structure, found by shape and kept only when they validate, and
+the secrets (`classifiers.privacy.secrets`).
 
 Each detector is gated by a substring test that costs nanoseconds, so text without '@', digits or
 key-like prefixes is never scanned by the heavier patterns.
@@ -6,15 +7,14 @@ key-like prefixes is never scanned by the heavier patterns.
 
 from __future__ import annotations
 
-import base64
 import ipaddress
-import json
 import re
 from collections.abc import Iterator
 
 from classifiers._scan import windows
-from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences, starts_of
+from classifiers.privacy.anchors import Hits
 from classifiers.privacy.findings import Finding
+from classifiers.privacy.secrets import secrets
 
 # --- email --------------------------------------------------------------------------------
 # Letters and digits of an address: Latin with its accents, Greek and Cyrillic too, as
@@ -274,108 +274,6 @@ def ips(
                 continue
             found.append(Finding("IP_ADDRESS", m.start(), m.end(), 0.95, "ip"))
     return found
-
-
-# --- secrets ------------------------------------------------------------------------------
-# (the literals a key begins with, its pattern)
-_KEY_PATTERNS = [
-    (("sk-",), r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,}"),  # OpenAI, Anthropic
-    (("AKIA", "ASIA", "ABIA"), r"\b(?:AKIA|ASIA|ABIA)[0-9A-Z]{16}\b"),  # AWS access key id
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),  # GitHub tokens
-    (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
-    (("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}\b"),  # GitLab
-    (("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),  # Slack
-    (("AIza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),  # Google API key
-    (("sk_live_", "rk_live_", "pk_live_"), r"\b(?:sk|rk|pk)_live_[0-9A-Za-z]{20,}\b"),  # Stripe
-    (("sk_test_", "rk_test_"), r"\b(?:sk|rk)_test_[0-9A-Za-z]{20,}\b"),
-    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}\b"),  # Hugging Face
-    (("SG.",), r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),  # SendGrid
-    (
-        ("-----BEGIN",),
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
-        r"(?: BLOCK)?-----",
-    ),
-]
-
-
-def _bounded(pattern: str) -> str:
-    """A key's word boundaries as ASCII ones: a key right against a word in Chinese or Japanese
-    ("密钥sk-...") has no `\\b` before it, since those letters are word characters too."""
-    if pattern.startswith(r"\b"):
-        pattern = r"(?<![A-Za-z0-9_])" + pattern[2:]
-    return pattern[:-2] + r"(?![A-Za-z0-9_])" if pattern.endswith(r"\b") else pattern
-
-
-_KEYS = [(frozenset(literals), re.compile(_bounded(pattern))) for literals, pattern in _KEY_PATTERNS]
-_KEY_OF = {literal: key for key in _KEYS for literal in key[0]}
-_URL = frozenset(("://",))
-_JWT = re.compile(r"(?<![A-Za-z0-9_])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
-# "password" in the languages PUPA's and WildChat's users write most, and their "is"; a value ends
-# at full-width punctuation, kana, hangul or an ideograph as at a space ("密码：hunter22。",
-# "パスワードはhunter22です").
-_PASSWORD_WORDS = ("mot de passe", "contraseña", "senha", "passwort", "kennwort", "wachtwoord", "parola", "пароль")
-_PASSWORD_SCRIPTS = ("密码", "密碼", "パスワード", "비밀번호", "كلمة المرور", "كلمة السر")
-_ASSIGNED = re.compile(
-    r"(?i)(?<![a-z0-9])(?:(?:password|passwd|passphrase|pwd|pass|secret|client[_-]?secret|api[_-]?key|access[_-]?key|"
-    rf"auth[_-]?token|token|aws_secret_access_key|{'|'.join(_PASSWORD_WORDS)})(?![a-z0-9_])|{'|'.join(_PASSWORD_SCRIPTS)})"
-    r"[\"']?\s*(?:[:=：]|\bis\b|是|は|는)\s*[\"']?([^\s\"',;。，；：！？、\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]{6,})"
-)
-_ASSIGNED_STARTS: tuple[str, ...] = ("pass", "pwd", "secret", "client", "api", "access", "auth", "token", "aws_secret")
-_ASSIGNED_STARTS += tuple(w for w in _PASSWORD_WORDS if w[0].isascii() and not w.startswith("pass"))
-# The scan's anchors begin with an ASCII character; these are looked for as substrings.
-_UNANCHORED = tuple(w for w in _PASSWORD_WORDS + _PASSWORD_SCRIPTS if not w[0].isascii())
-_URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:([^\s@/]{3,128})@")
-_SCHEME = 21  # the longest scheme the pattern reads before "://"
-_ASSIGNED_SET = frozenset(_ASSIGNED_STARTS)
-_NOT_SECRETS = frozenset(("none", "null", "true", "false", "required", "optional", "********"))
-
-
-def _jwt_ok(token: str) -> bool:
-    header = token.split(".", 1)[0]
-    try:
-        return isinstance(json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4))), dict)
-    except ValueError:
-        return False
-
-
-def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
-    """`hits`: `ANCHORS.find(text)`, or more, when the caller has it."""
-    hits = hits if hits is not None else ANCHORS.find(text)
-    unanchored = [] if text.isascii() else occurrences(text, _UNANCHORED)
-    if _SECRET_LITERALS.isdisjoint(hits) and not unanchored:
-        return []
-    found = []
-    for literals, pattern in dict.fromkeys(_KEY_OF[literal] for literal in hits if literal in _KEY_OF):
-        detector = "private-key" if "-----BEGIN" in literals else "api-key"
-        found += [
-            Finding("SECRET", m.start(), m.end(), 0.99, detector)
-            for m in anchored(pattern, text, starts_of(hits, literals))
-        ]
-    if "eyJ" in hits:
-        found += [
-            Finding("SECRET", m.start(), m.end(), 0.98, "jwt")
-            for m in anchored(_JWT, text, hits["eyJ"])
-            if _jwt_ok(m.group())
-        ]
-    if "://" in hits:
-        found += [
-            Finding("SECRET", m.start(1), m.end(1), 0.95, "url-password")
-            for m in anchored(_URL_CREDENTIALS, text, starts_of(hits, _URL, back=range(2, _SCHEME + 1)))
-        ]
-    starts = unanchored + (starts_of(hits, _ASSIGNED_SET) if not _ASSIGNED_SET.isdisjoint(hits) else [])
-    found += [
-        Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
-        for m in anchored(_ASSIGNED, text, starts)
-        if m.group(1).lower() not in _NOT_SECRETS
-    ]
-    return found
-
-
-# The literals that the key, token and assignment patterns begin with: found in one pass.
-EXACT_LITERALS = tuple(literal for literals, _ in _KEY_PATTERNS for literal in literals) + ("eyJ", "://")
-FOLDED_LITERALS = _ASSIGNED_STARTS
-ANCHORS = Anchors(EXACT_LITERALS, FOLDED_LITERALS)
-_SECRET_LITERALS = frozenset(EXACT_LITERALS + FOLDED_LITERALS)
 
 
 # Cards, SSNs, phones and IBANs hold seven digits or more, at most three separators apart
