@@ -275,6 +275,22 @@ def test_a_records_keys_say_which_values_are_names_and_addresses_in_any_case_or_
 
 
 @pytest.mark.parametrize(
+    "text, kind, value",
+    [
+        ("姓名：王小明\n地址：北京市朝阳区建国路88号", "PERSON", "王小明"),
+        ("姓名：王小明\n地址：北京市朝阳区建国路88号", "STREET_ADDRESS", "北京市朝阳区建国路88号"),
+        ("氏名：山田太郎\n住所：東京都新宿区1-2-3", "PERSON", "山田太郎"),
+        ("Vorname: jürgen\nNachname: müller\nAnschrift: hauptstraße 5, berlin", "PERSON", "müller"),
+        ("Фамилия: иванов\nАдрес: ул. Ленина 5", "PERSON", "иванов"),
+        ('{"apellido": "garcía", "dirección": "calle mayor 5"}', "PERSON", "garcía"),
+        ('{"apellido": "garcía", "dirección": "calle mayor 5"}', "STREET_ADDRESS", "calle mayor 5"),
+    ],
+)
+def test_a_records_keys_are_read_in_the_languages_forms_are_filled_in(text, kind, value):
+    assert (kind, value) in found(text, PrivacyScanner())
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "First Name: [Your Name]\nAddress: <address>\n",

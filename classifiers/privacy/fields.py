@@ -3,7 +3,8 @@
 A customer record pasted as JSON (`"firstName": "amara"`, `"KhmerName": "រិទ្ធ មករា"`), a
 form or a résumé's header (`Last name: okafor`, `Address: flat 2, 14 kingsley road`), keyword
 arguments (`surname="nguyen"`): the key says what the value is, so it is found however common or
-uncased the value. Only keys that name a person or an address; a plain `name` names apps, files
+uncased the value, in the languages forms are filled in most ("姓名：王小明", "Nachname: müller",
+"Фамилия: иванов"). Only keys that name a person or an address; a plain `name` names apps, files
 and products as often (AlpacaEval's "Name: Pizzeria"). A value that is a placeholder (`null`,
 `[Your Name]`, `{{name}}`) is none. Each pattern is tried only where a key's literal occurs.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from classifiers.privacy.anchors import Anchors, Hits, anchored
+from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences
 from classifiers.privacy.findings import Finding
 
 DETECTOR = "field"
@@ -33,9 +34,31 @@ _TYPES |= {"surname": "PERSON", "nextofkin": "PERSON", "cardholder": "PERSON", "
 _TYPES |= {"address": "STREET_ADDRESS", "street": "STREET_ADDRESS", "streetaddress": "STREET_ADDRESS"}
 _TYPES |= {f"{kind}address": "STREET_ADDRESS" for kind in _ADDRESSES}
 _TYPES |= {f"address{line}": "STREET_ADDRESS" for line in ("1", "2", "line1", "line2")}
-CUES = Anchors((), ("name", "address", "street", "holder", "of kin"))
+# The same keys in the languages forms are filled in most: surnames and full names (a plain
+# "nombre", "nom", "имя" or "名前" is any name, as "name" is), and addresses.
+_NAMES = "apellido apellidos nombrecompleto prénom nomdefamille vorname nachname familienname cognome sobrenome"
+_NAMES += " nomecompleto фамилия отчество 姓名 氏名 성명"
+_HOMES = "dirección direccion domicilio adresse anschrift indirizzo endereço адрес 地址 住址 住所 주소"
+_TYPES |= {key: "PERSON" for key in _NAMES.split()} | {key: "STREET_ADDRESS" for key in _HOMES.split()}
+_WORDS: tuple[str, ...] = (
+    "name",
+    "address",
+    "street",
+    "holder",
+    "of kin",
+    "apellido",
+    "prénom",
+    "nom de famille",
+    "vorname",
+)
+_WORDS += ("nachname", "familienname", "cognome", "sobrenome", "dirección", "direccion", "domicilio", "adresse")
+_WORDS += ("anschrift", "indirizzo", "endereço")
+CUES = Anchors((), _WORDS)
 _CUE_SET = frozenset(CUES.folded)
-_KEY = r"[A-Za-z][A-Za-z0-9 _.'’-]{0,30}?"
+# Keys that begin with other than ASCII, looked for as substrings (the scan's anchors begin with ASCII).
+# As written in a form: "фамилия", "Фамилия", "ФАМИЛИЯ" (a substring search reads case).
+_UNANCHORED = tuple(v for key in _TYPES if not key[0].isascii() for v in {key, key.capitalize(), key.upper()})
+_KEY = r"[^\W\d_][\w .'’-]{0,30}?"
 # "key": "value", 'key': 'value', key="value" (a value runs to its own closing quote).
 _QUOTED = re.compile(rf"""(["']?)({_KEY})\1[ \t]*[:=][ \t]*(["'])((?:(?!\3)[^\n\\]){{1,80}})\3""")
 # A form's line: "Last name: okafor", "- Address: 14 kingsley road" (to the line's end).
@@ -49,9 +72,10 @@ _PLACEHOLDER = re.compile(
 def fields(text: str, hits: Hits) -> list[Finding]:
     """PERSON and STREET_ADDRESS findings where a record's key names them. `hits`:
     `CUES.find(text)`, or more."""
-    if _CUE_SET.isdisjoint(hits):
+    unanchored = [] if text.isascii() else occurrences(text, _UNANCHORED)
+    if _CUE_SET.isdisjoint(hits) and not unanchored:
         return []
-    cues = sorted(at for literal in _CUE_SET.intersection(hits) for at in hits[literal])
+    cues = sorted(unanchored + [at for literal in _CUE_SET.intersection(hits) for at in hits[literal]])
     found = [*_quoted(text, cues), *_labeled(text, cues)]
     return [Finding(kind, start, end, CONFIDENCE, DETECTOR) for kind, start, end in dict.fromkeys(found)]
 

@@ -33,11 +33,12 @@ _CUE_SET = frozenset(_CUE_WORDS)
 _CUED = re.compile(
     r"(?i)(?:address(?: is|:)|live[sd]? (?:at|on)|living at|resides? at|ship (?:it )?to|deliver (?:it )?to|"
     r"send it to|mail it to|post it to|located at|staying at|adresse|direcci[oó]n|indirizzo|endereço)"
-    r"(?:[ \t]+(?:is|est|es|ist|è|é))?[ \t]*:?[ \t]*"
+    r"(?:[ \t]+(?:is|est|es|ist|è|é))?[\"']?[ \t]*[:=：]?[ \t]*[\"']?"
 )
-# A clause ends at a line break, a semicolon, a question or exclamation mark, or a full stop
-# before white space (not the one in "St. Louis" or "5th ave.,").
-_CLAUSE_END = re.compile(r"[\n;!?]|\.(?:\s|$)")
+# A clause ends at a line break, a semicolon, a question or exclamation mark, a quote (a JSON
+# string's end: `"address": "12 rue de la paix"`), or a full stop before white space (not the one
+# in "St. Louis" or "5th ave.,").
+_CLAUSE_END = re.compile(r"[\n;!?\"]|\.(?:\s|$)")
 _OPENING = re.compile(r"(?i)(?:(?:apt|apartment|unit|flat|suite)\.?[ \t]*#?\w+,?[ \t]+)?\d{1,6}[a-z]?\b")
 _INTRODUCING = frozenset("the a an this that my your his her our their its in on at of to for with".split())
 _STREET_FIRST = frozenset("rue calle avenida via viale piazza rua avenue boulevard".split())
