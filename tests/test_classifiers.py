@@ -362,6 +362,26 @@ def test_a_year_or_a_month_alone_after_born_is_no_birth_date():
         assert PrivacyScanner().scan(text) == (), text
 
 
+@pytest.mark.parametrize(
+    "text, condition",
+    [
+        ("Je souffre de diabète depuis 2010.", "diabète"),
+        ("J'ai été diagnostiquée avec une sclérose en plaques", "une sclérose en plaques"),
+        ("Mon fils est atteint d'autisme", "autisme"),
+        ("Sufro de ansiedad desde hace años", "ansiedad"),
+        ("Fui diagnosticado com depressão em 2019", "depressão"),
+        ("Soffro di emicrania", "emicrania"),
+        ("Ich leide an Migräne seit Jahren", "Migräne"),
+    ],
+)
+def test_a_condition_told_in_the_first_person_is_found_in_other_languages(text, condition):
+    assert ("HEALTH", condition) in found(text, PrivacyScanner())
+
+
+def test_a_place_that_suffers_is_no_patient():
+    assert [f for f in PrivacyScanner().scan("La ville souffre de la pollution") if f.type == "HEALTH"] == []
+
+
 def test_a_long_number_with_no_cue_is_no_phone():
     for text in ("the population is 1400000000", "Invoice 2023123456 total", "call 1234567890123456789"):
         assert [f for f in PrivacyScanner().scan(text) if f.type == "PHONE"] == [], text

@@ -171,12 +171,17 @@ _BIRTH_CUES: tuple[str, ...] = (
     "nata",
 )
 _BIRTH_CUES += ("nacimiento", "naissance", "nascita")
+# The first person's cues in French, Spanish, Portuguese, Italian and German too ("je souffre de",
+# "sufro de", "sofro de", "soffro di", "ich leide an"), and where the condition's words end in them.
 _HEALTH = re.compile(
     r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
     r"medication for|(?:(?<=\ba )|(?<=family )|(?<=medical )|(?<=past )|(?<=prior ))history of|"  # not "of the USA"
-    r"tested positive for|diagnosticad[oa] con|diagnostiziert mit)\s+"
-    r"((?:an? |the )?[\w'’-]+(?: [\w'’-]+){0,3}?)"
-    r"(?=\s+(?:last|in|since|two|three|a|and|but|so|for|when|after)\b|[.,;:!?)\n]|$)"
+    r"tested positive for|diagnosticad[oa] co[nm]|diagnostiziert mit|diagnostiquée? (?:avec|d'une?)|"
+    r"atteinte? d(?:e|'une?|u|')|(?<=je )souffre d(?:e|'une?|u|')|(?<=j')ai une?|sufro de|padezco|sofro de|"
+    r"soffro di|(?<=ich )leide (?:an|unter))\s*"
+    r"((?:an? |the |la |le |les |el |los |una? |der |die |das |einer? )?[\w'’-]+(?: [\w'’-]+){0,3}?)"
+    r"(?=\s+(?:last|in|since|two|three|a|and|but|so|for|when|after|depuis|desde|seit|da|dal|et|y|und|e|"
+    r"mais|pero|aber|ma|mas|em|im)\b|[.,;:!?)\n]|$)"
 )
 _HEALTH_CUES = (
     "diagnosed with",
@@ -190,6 +195,15 @@ _HEALTH_CUES = (
     "tested positive for",
     "diagnosticad",
     "diagnostiziert mit",
+    "diagnostiqu",
+    "atteint",
+    "souffre d",
+    "sufro de",
+    "padezco",
+    "sofro de",
+    "soffro di",
+    "leide an",
+    "leide unter",
 )
 _CONDITION = re.compile(
     r"(?i)\b(?:[a-z]+(?:itis|osis|emia|oma|pathy|algia|phobia)|diabetes|cancer|HIV|AIDS|"
