@@ -382,6 +382,30 @@ def test_a_place_that_suffers_is_no_patient():
     assert [f for f in PrivacyScanner().scan("La ville souffre de la pollution") if f.type == "HEALTH"] == []
 
 
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("Chère Amélie,\nmerci pour votre message.\nCordialement,\nJulien", ["Julien"]),
+        (
+            "Sehr geehrte Frau Schneider,\nvielen Dank.\nMit freundlichen Grüßen\nKlaus Weber",
+            ["Schneider", "Klaus Weber"],
+        ),
+        ("Hola, Marta:\ngracias.\nSaludos,\nJavier", ["Marta", "Javier"]),
+        ("Привет, Дмитрий!\nкак дела?", ["Дмитрий"]),
+        ("Caro Giovanni,\ngrazie.\nCordiali saluti\nLuca", ["Giovanni", "Luca"]),
+        ("Olá Pedro, tudo bem?\nAtenciosamente,\nAna", ["Pedro", "Ana"]),
+    ],
+)
+def test_a_quoted_email_s_greeting_and_signature_are_read_in_other_languages(text, names):
+    addressed = [text[f.start : f.end] for f in PrivacyScanner().scan(text) if f.detector == "addressed"]
+    assert addressed == names
+
+
+def test_a_greeting_s_title_or_formula_is_no_name():
+    for text in ("Chère Madame,\nmerci.", "Liebe Grüße\nund bis bald", "Dear Sir,\nok"):
+        assert [f for f in PrivacyScanner().scan(text) if f.detector == "addressed"] == [], text
+
+
 def test_a_long_number_with_no_cue_is_no_phone():
     for text in ("the population is 1400000000", "Invoice 2023123456 total", "call 1234567890123456789"):
         assert [f for f in PrivacyScanner().scan(text) if f.type == "PHONE"] == [], text

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
+from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences, starts_of
 from classifiers.privacy.findings import Finding
 
 # Capitals and small letters of the Latin, Greek and Cyrillic alphabets: "Dear Renée,", "Best
@@ -25,7 +25,10 @@ _ANY_CASE = r"([^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*)?)"  # one or two w
 # As written, as `_GREETING` matches them: "hi" in any case is inside "this", "which" and "think"
 # in most messages, and each would send the message through every cue's pattern.
 _GREETINGS: tuple[str, ...] = ("Dear", "Hi", "Hello", "Hey", "Good morning", "Good afternoon", "Good evening")
-_GREETINGS += ("Bonjour", "Hola", "Hallo", "Ciao")
+_GREETINGS += ("Bonjour", "Hola", "Hallo", "Ciao", "Olá", "Cher", "Chère", "Querido", "Querida", "Estimado")
+_GREETINGS += ("Estimada", "Liebe", "Lieber", "Sehr geehrte", "Caro", "Cara", "Gentile")
+# Greetings that begin with other than ASCII, looked for as substrings (the scan's anchors begin with ASCII).
+_CYRILLIC_GREETINGS = ("Привет", "Здравствуйте", "Дорогой", "Дорогая", "Уважаемый", "Уважаемая")
 # A line's markdown or quoting marks ("> Hi Cory,", "**Dear Ahmad,**", "- Hi Jacob") stand
 # between a line's start and the greeting or the name that opens it.
 _MARKS = ">*_#•"
@@ -35,8 +38,11 @@ _MARKED = rf"[\s{_MARKS}]*"
 _GREETING = re.compile(
     r"(?:^|(?<=[\n.!?\"“:])|(?<=[–—-] ))"
     + _MARKED
-    + r"(?:Dear|Hi|Hello|Hey|Good (?:morning|afternoon|evening)|Bonjour|Hola|Hallo|Ciao)\s+"
-    r"(?:(?:Mr|Mrs|Ms|Dr|Prof|[Pp]rofessor|[Dd]octor)\.?\s+)?" + _CAPITALIZED + r"(?:\s*\([^()\n]{1,24}\))?\s*[,!:\n]"
+    + r"(?:Dear|Hi|Hello|Hey|Good (?:morning|afternoon|evening)|Bonjour|Hola|Hallo|Ciao|Olá|Ch[eè]re?|Querid[oa]|"
+    r"Estimad[oa]|Lieber?|Sehr geehrter?|Car[oa]|Gentile|Привет|Здравствуйте|Дорог(?:ой|ая)|Уважаем(?:ый|ая)),?\s+"
+    r"(?:(?:Mr|Mrs|Ms|Dr|Prof|[Pp]rofessor|[Dd]octor|Frau|Herr|Madame|Monsieur|Sr|Sra|Sig|Sig\.ra|Dott)\.?\s+)?"
+    + _CAPITALIZED
+    + r"(?:\s*\([^()\n]{1,24}\))?\s*[,!:\n]"
 )
 _NAMED_CUES = ("name is", "name was", "name's", "call me")
 _NAMED = re.compile(r"\b(?i:(?:my|her|his|their) name (?:is|was|'s)|call me)[ \t]+" + _ANY_CASE)
@@ -46,14 +52,15 @@ _NAMED = re.compile(r"\b(?i:(?:my|her|his|their) name (?:is|was|'s)|call me)[ \t
 # MMLU/GSM8K questions hold one.
 _SELF_CUES = ("I'm ", "I’m ", "I am ")
 _SELF = re.compile(rf"\bI(?:'m|’m| am)[ \t]+({_WORD}[ \t]+{_WORD})\b")
-_SIGN_OFFS = ("regards", "sincerely", "thanks", "thank you", "cheers", "best wishes", "yours truly")
+_SIGN_OFFS: tuple[str, ...] = ("regards", "sincerely", "thanks", "thank you", "cheers", "best wishes", "yours truly")
+_SIGN_OFFS += ("cordialement", "saludos", "atentamente", "mit freundlichen", "viele gr", "liebe gr", "beste gr")
+_SIGN_OFFS += ("cordiali saluti", "distinti saluti", "atenciosamente")
 # Possessive runs: a sign-off followed by a long run of spaces and no line break is given up in
 # one pass ("\\s*,?\\s*\\n" took 0.8 s for "regards" and 8,000 spaces, and grew with the square).
 _SIGNED = re.compile(
-    r"(?i:regards|sincerely|thanks|thank you|cheers|best wishes|yours truly)[*_]*+[ \t\r]*+,?[*_]*+[ \t\r]*+\n"
-    + _MARKED
-    + _CAPITALIZED
-    + r"[*_]*+[ \t\r]*+(?:\n|$)"
+    r"(?i:regards|sincerely|thanks|thank you|cheers|best wishes|yours truly|cordialement|saludos|atentamente|"
+    r"(?:mit freundlichen|viele|liebe|beste) gr(?:ü|ue|u)(?:ß|ss)en?|cordiali saluti|distinti saluti|atenciosamente)"
+    r"[*_]*+[ \t\r]*+,?[*_]*+[ \t\r]*+\n" + _MARKED + _CAPITALIZED + r"[*_]*+[ \t\r]*+(?:\n|$)"
 )
 _RELATIONS = (
     "brother sister wife husband son daughter friend boss manager colleague coworker co-worker cousin uncle "
@@ -109,16 +116,18 @@ _ALL_CUES = frozenset(CUES.folded + CUES.exact)
 _NOT_NAMES = frozenset(
     "there all everyone everybody team sir madam customer friend friends world guys folks colleagues hiring "
     "manager the my you your our his her their again so much for yes no ok okay in on at of a an this that "
-    "and or but to from with home night work school least most first last please thanks thank".split()
+    "and or but to from with home night work school least most first last please thanks thank "
+    "madame monsieur frau herr damen señor señora signore signora grüße grüsse gruesse".split()
 )
 
 
 def introduced(text: str, hits: Hits, common: frozenset[str]) -> list[Finding]:
     """PERSON and ORGANIZATION findings after their cues. `hits`: `CUES.find(text)`, or more;
     `common`: words too common to be a name when written in lower case."""
-    if _ALL_CUES.isdisjoint(hits):
+    greetings = [] if text.isascii() else occurrences(text, _CYRILLIC_GREETINGS)
+    if _ALL_CUES.isdisjoint(hits) and not greetings:
         return []
-    found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common)]
+    found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common, greetings)]
     for m in anchored(_RELATED, text, starts_of(hits, _RELATED_SET)):
         found += [Finding("PERSON", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
     for m in anchored(_EMPLOYER, text, starts_of(hits, _EMPLOYER_SET)):
@@ -136,9 +145,10 @@ def _home_users(text: str, hits: Hits) -> Iterator[tuple[int, int]]:
             yield m.start(group), m.end(group)
 
 
-def _addressed(text: str, hits: Hits, common: frozenset[str]) -> Iterator[tuple[int, int]]:
-    """Who a message is addressed to, signed by, or names as the writer."""
-    for m in anchored(_GREETING, text, _line_starts(text, starts_of(hits, _GREETING_SET))):
+def _addressed(text: str, hits: Hits, common: frozenset[str], greetings: list[int]) -> Iterator[tuple[int, int]]:
+    """Who a message is addressed to, signed by, or names as the writer. `greetings`: where the
+    greetings the anchors cannot hold begin."""
+    for m in anchored(_GREETING, text, _line_starts(text, greetings + starts_of(hits, _GREETING_SET))):
         yield from _name(text, m, common)
     for m in anchored(_NAMED, text, _word_starts(text, starts_of(hits, _NAMED_SET))):
         yield from _name(text, m, common)
