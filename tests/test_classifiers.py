@@ -391,7 +391,7 @@ def test_a_place_that_suffers_is_no_patient():
             ["Schneider", "Klaus Weber"],
         ),
         ("Hola, Marta:\ngracias.\nSaludos,\nJavier", ["Marta", "Javier"]),
-        ("Привет, Дмитрий!\nкак дела?", ["Дмитрий"]),
+        ("Привет, Дмитрий!\nкак дела?\nС уважением,\nОльга", ["Дмитрий", "Ольга"]),
         ("Caro Giovanni,\ngrazie.\nCordiali saluti\nLuca", ["Giovanni", "Luca"]),
         ("Olá Pedro, tudo bem?\nAtenciosamente,\nAna", ["Pedro", "Ana"]),
     ],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences, starts_of
 from classifiers.privacy.findings import Finding
@@ -29,6 +30,7 @@ _GREETINGS += ("Bonjour", "Hola", "Hallo", "Ciao", "Olá", "Cher", "Chère", "Qu
 _GREETINGS += ("Estimada", "Liebe", "Lieber", "Sehr geehrte", "Caro", "Cara", "Gentile")
 # Greetings that begin with other than ASCII, looked for as substrings (the scan's anchors begin with ASCII).
 _CYRILLIC_GREETINGS = ("Привет", "Здравствуйте", "Дорогой", "Дорогая", "Уважаемый", "Уважаемая")
+_CYRILLIC_SIGN_OFFS = ("С уважением", "с уважением", "Всего доброго", "всего доброго")
 # A line's markdown or quoting marks ("> Hi Cory,", "**Dear Ahmad,**", "- Hi Jacob") stand
 # between a line's start and the greeting or the name that opens it.
 _MARKS = ">*_#•"
@@ -59,7 +61,8 @@ _SIGN_OFFS += ("cordiali saluti", "distinti saluti", "atenciosamente")
 # one pass ("\\s*,?\\s*\\n" took 0.8 s for "regards" and 8,000 spaces, and grew with the square).
 _SIGNED = re.compile(
     r"(?i:regards|sincerely|thanks|thank you|cheers|best wishes|yours truly|cordialement|saludos|atentamente|"
-    r"(?:mit freundlichen|viele|liebe|beste) gr(?:ü|ue|u)(?:ß|ss)en?|cordiali saluti|distinti saluti|atenciosamente)"
+    r"(?:mit freundlichen|viele|liebe|beste) gr(?:ü|ue|u)(?:ß|ss)en?|cordiali saluti|distinti saluti|atenciosamente|"
+    r"с уважением|всего доброго)"
     r"[*_]*+[ \t\r]*+,?[*_]*+[ \t\r]*+\n" + _MARKED + _CAPITALIZED + r"[*_]*+[ \t\r]*+(?:\n|$)"
 )
 _RELATIONS = (
@@ -125,9 +128,11 @@ def introduced(text: str, hits: Hits, common: frozenset[str]) -> list[Finding]:
     """PERSON and ORGANIZATION findings after their cues. `hits`: `CUES.find(text)`, or more;
     `common`: words too common to be a name when written in lower case."""
     greetings = [] if text.isascii() else occurrences(text, _CYRILLIC_GREETINGS)
-    if _ALL_CUES.isdisjoint(hits) and not greetings:
+    sign_offs = [] if text.isascii() else occurrences(text, _CYRILLIC_SIGN_OFFS)
+    if _ALL_CUES.isdisjoint(hits) and not greetings and not sign_offs:
         return []
-    found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common, greetings)]
+    unanchored = _Unanchored(greetings, sign_offs)
+    found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common, unanchored)]
     for m in anchored(_RELATED, text, starts_of(hits, _RELATED_SET)):
         found += [Finding("PERSON", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
     for m in anchored(_EMPLOYER, text, starts_of(hits, _EMPLOYER_SET)):
@@ -145,14 +150,21 @@ def _home_users(text: str, hits: Hits) -> Iterator[tuple[int, int]]:
             yield m.start(group), m.end(group)
 
 
-def _addressed(text: str, hits: Hits, common: frozenset[str], greetings: list[int]) -> Iterator[tuple[int, int]]:
-    """Who a message is addressed to, signed by, or names as the writer. `greetings`: where the
-    greetings the anchors cannot hold begin."""
-    for m in anchored(_GREETING, text, _line_starts(text, greetings + starts_of(hits, _GREETING_SET))):
+class _Unanchored(NamedTuple):
+    """Where the greetings and sign-offs that the anchors cannot hold (Cyrillic) begin."""
+
+    greetings: list[int]
+    sign_offs: list[int]
+
+
+def _addressed(text: str, hits: Hits, common: frozenset[str], unanchored: _Unanchored) -> Iterator[tuple[int, int]]:
+    """Who a message is addressed to, signed by, or names as the writer."""
+    greetings = unanchored.greetings + starts_of(hits, _GREETING_SET)
+    for m in anchored(_GREETING, text, _line_starts(text, greetings)):
         yield from _name(text, m, common)
     for m in anchored(_NAMED, text, _word_starts(text, starts_of(hits, _NAMED_SET))):
         yield from _name(text, m, common)
-    for m in anchored(_SIGNED, text, starts_of(hits, _SIGN_OFF_SET)):
+    for m in anchored(_SIGNED, text, unanchored.sign_offs + starts_of(hits, _SIGN_OFF_SET)):
         yield from _name(text, m, common)
     for m in anchored(_TITLED, text, starts_of(hits, _TITLE_SET)):
         yield from _name(text, m, common)
