@@ -112,12 +112,15 @@ def _mask_elsewhere(body: dict[str, Any], placeholders: dict[tuple[str, str], st
     judge the same name differently in two places ("Write to José García" and a tool call's
     `{"to": "José García"}`, where the words around it say less), and the provider would read it
     in the second. Values of three characters or more, the longest first; in a tool call's
-    arguments, as JSON writes them."""
+    arguments, as JSON writes them; in the messages' strings (and a legacy prompt), not in tool
+    schemas or keys."""
     values = sorted(((v, mask) for (_, v), mask in placeholders.items() if len(v) >= 3), key=lambda vm: -len(vm[0]))
     if not values:
         return
     strings, _ = forwarded_strings(body)
     for path, text in strings:
+        if not path or path[0] not in _SAID or isinstance(path[-1], Key):
+            continue  # a tool's schema, a key: renaming one would change the contract, not hide a fact
         masked = text
         for value, mask in values:
             for form in _written(value, path):
@@ -125,6 +128,9 @@ def _mask_elsewhere(body: dict[str, Any], placeholders: dict[tuple[str, str], st
                     masked = _whole_words(form).sub(mask, masked)
         if masked != text:
             _put(body, path, masked)
+
+
+_SAID = frozenset(("messages", "prompt"))  # what the conversation says, where a value is masked elsewhere
 
 
 def _written(value: str, path: Path) -> set[str]:

@@ -233,6 +233,29 @@ def test_a_value_found_once_is_masked_wherever_else_it_stands_as_a_word():
     assert redaction.originals == {"[PERSON_1]": "José García"}
 
 
+def test_a_value_masked_elsewhere_leaves_the_tools_schemas_as_they_are():
+    """Renaming a schema's property or rewording its description would change the contract the
+    model answers to, not hide a fact the user told."""
+    from classifiers.signals import PrivacyFinding
+    from router.redaction import Redaction
+
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "record",
+                "description": "Record the patient's allergies",
+                "parameters": {"type": "object", "properties": {"allergies": {"type": "string"}}},
+            },
+        }
+    ]
+    body = {"model": "m", "messages": [{"role": "user", "content": "I have allergies to nuts"}], "tools": tools}
+    found = (PrivacyFinding("HEALTH", 7, 16, 0.6, "test", ("messages", 0, "content")),)
+    redaction = Redaction(parse_chat_request(body), found)
+    assert redaction.request.messages[0]["content"] == "I have [HEALTH_1] to nuts"
+    assert redaction.request.body["tools"] == tools
+
+
 def test_a_tool_calls_arguments_get_the_value_back_as_json_holds_it():
     """A value with a quote or a backslash, put back as written, would end the JSON string."""
     redaction = _redaction_of('pa"ss\\word')
