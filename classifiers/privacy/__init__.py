@@ -61,6 +61,9 @@ class PrivacyScanner:
         reading finds is kept, and what the text as written finds elsewhere but for names, links
         and places (read as written, an escape splits a word: "Jos\\u00e9 Garc\\u00eda" was "Jos"
         and "Garc"; a Windows path's user, "\\nadia", is a folder's name, not a line break)."""
+        if text.isascii() and "\\" not in text:  # nearly every text: no other reading to make
+            found = self._read(text)
+            return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
         found = self._composed(text)
         escaped = unescaped(text)
         if escaped is not None:

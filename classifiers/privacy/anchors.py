@@ -53,9 +53,17 @@ def anchored(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> Iter
             end = max(m.end(), start + 1)
 
 
+# The scripts the cues that the scan's anchors cannot hold begin in: Cyrillic, Arabic, kana, CJK
+# ideographs, Hangul.
+SCRIPTS = ((0x0400, 0x04FF), (0x0600, 0x06FF), (0x3040, 0x30FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3))
+
+
 def occurrences(text: str, words: Iterable[str]) -> list[int]:
-    """Where each of `words` occurs: for cues that begin with other than ASCII, which the scan's
-    anchors cannot hold ("密码", "生日")."""
+    """Where each of `words` occurs: for cues that begin with a letter of `SCRIPTS`, which the
+    scan's anchors cannot hold ("密码", "生日", "пароль"). A text with no such letter is answered
+    in one pass in C: searching it for each word cost 60 us a 1,000-token conversation."""
+    if text.isascii() or not _scan.any_in(text, SCRIPTS):
+        return []
     found = []
     for word in words:
         at = text.find(word)

@@ -59,6 +59,7 @@ _CUE_SET = frozenset(CUES.folded)
 # As written in a form: "фамилия", "Фамилия", "ФАМИЛИЯ" (a substring search reads case).
 _UNANCHORED = tuple(v for key in _TYPES if not key[0].isascii() for v in {key, key.capitalize(), key.upper()})
 _KEY = r"[^\W\d_][\w .'’-]{0,30}?"
+_KEY_REACH = 40  # characters from a key's cue to its separator, at most
 # "key": "value", 'key': 'value', key="value" (a value runs to its own closing quote).
 _QUOTED = re.compile(rf"""(["']?)({_KEY})\1[ \t]*[:=][ \t]*(["'])((?:(?!\3)[^\n\\]){{1,80}})\3""")
 # A form's line: "Last name: okafor", "- Address: 14 kingsley road" (to the line's end).
@@ -75,9 +76,16 @@ def fields(text: str, hits: Hits) -> list[Finding]:
     unanchored = [] if text.isascii() else occurrences(text, _UNANCHORED)
     if _CUE_SET.isdisjoint(hits) and not unanchored:
         return []
-    cues = sorted(unanchored + [at for literal in _CUE_SET.intersection(hits) for at in hits[literal]])
+    anchored_cues = (at for literal in _CUE_SET.intersection(hits) for at in hits[literal])
+    cues = sorted(at for at in (*unanchored, *anchored_cues) if _separated(text, at))
     found = [*_quoted(text, cues), *_labeled(text, cues)]
     return [Finding(kind, start, end, CONFIDENCE, DETECTOR) for kind, start, end in dict.fromkeys(found)]
+
+
+def _separated(text: str, at: int) -> bool:
+    """Whether a key's separator follows its cue closely enough: prose's "name" and "address"
+    ("the name of the ...") have none, and are not read further."""
+    return any(text.find(sep, at, at + _KEY_REACH) >= 0 for sep in (":", "=", "："))
 
 
 def _quoted(text: str, cues: list[int]) -> Iterator[tuple[str, int, int]]:

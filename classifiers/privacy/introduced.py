@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
 
 from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences, starts_of
 from classifiers.privacy.findings import Finding
@@ -131,8 +130,7 @@ def introduced(text: str, hits: Hits, common: frozenset[str]) -> list[Finding]:
     sign_offs = [] if text.isascii() else occurrences(text, _CYRILLIC_SIGN_OFFS)
     if _ALL_CUES.isdisjoint(hits) and not greetings and not sign_offs:
         return []
-    unanchored = _Unanchored(greetings, sign_offs)
-    found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common, unanchored)]
+    found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common, greetings, sign_offs)]
     for m in anchored(_RELATED, text, starts_of(hits, _RELATED_SET)):
         found += [Finding("PERSON", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
     for m in anchored(_EMPLOYER, text, starts_of(hits, _EMPLOYER_SET)):
@@ -150,21 +148,16 @@ def _home_users(text: str, hits: Hits) -> Iterator[tuple[int, int]]:
             yield m.start(group), m.end(group)
 
 
-class _Unanchored(NamedTuple):
-    """Where the greetings and sign-offs that the anchors cannot hold (Cyrillic) begin."""
-
-    greetings: list[int]
-    sign_offs: list[int]
-
-
-def _addressed(text: str, hits: Hits, common: frozenset[str], unanchored: _Unanchored) -> Iterator[tuple[int, int]]:
-    """Who a message is addressed to, signed by, or names as the writer."""
-    greetings = unanchored.greetings + starts_of(hits, _GREETING_SET)
-    for m in anchored(_GREETING, text, _line_starts(text, greetings)):
+def _addressed(
+    text: str, hits: Hits, common: frozenset[str], greetings: list[int], sign_offs: list[int]
+) -> Iterator[tuple[int, int]]:
+    """Who a message is addressed to, signed by, or names as the writer. `greetings`, `sign_offs`:
+    where those the anchors cannot hold (Cyrillic) begin."""
+    for m in anchored(_GREETING, text, _line_starts(text, greetings + starts_of(hits, _GREETING_SET))):
         yield from _name(text, m, common)
     for m in anchored(_NAMED, text, _word_starts(text, starts_of(hits, _NAMED_SET))):
         yield from _name(text, m, common)
-    for m in anchored(_SIGNED, text, unanchored.sign_offs + starts_of(hits, _SIGN_OFF_SET)):
+    for m in anchored(_SIGNED, text, sign_offs + starts_of(hits, _SIGN_OFF_SET)):
         yield from _name(text, m, common)
     for m in anchored(_TITLED, text, starts_of(hits, _TITLE_SET)):
         yield from _name(text, m, common)
