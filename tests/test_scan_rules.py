@@ -8,6 +8,7 @@ must give the same answers.
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import pytest
@@ -412,3 +413,19 @@ def test_the_compiled_scan_rejects_what_it_cannot_read():
         _scan.windows("12", ("é", "", 1, 1, 0, 0))
     with pytest.raises(ValueError):
         _scan.windows("12", ("", "-1", 1, 1, 0, 0))  # a digit cannot also be a separator
+
+
+def test_every_cue_looked_for_as_a_substring_begins_in_a_script_that_sends_a_text_to_the_search():
+    """`occurrences` answers a text with no letter of `SCRIPTS` at once: a cue beginning elsewhere
+    would never be found."""
+    from classifiers.privacy import contextual, secrets
+    from classifiers.privacy.anchors import SCRIPTS
+
+    # the package binds these names to the functions the modules are named for
+    fields, introduced = (importlib.import_module(f"classifiers.privacy.{m}") for m in ("fields", "introduced"))
+
+    cues = (*secrets._UNANCHORED, *contextual._BIRTH_SCRIPTS, *fields._UNANCHORED)
+    cues += (*introduced._CYRILLIC_GREETINGS, *introduced._CYRILLIC_SIGN_OFFS)
+    outside = [c for c in cues if not any(a <= ord(c[0]) <= b for a, b in SCRIPTS)]
+    assert outside == []
+    assert all(occurrences(f"x {c} y", [c]) == [2] for c in cues)
