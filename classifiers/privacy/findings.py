@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterable
 from itertools import accumulate
 from operator import attrgetter
@@ -65,18 +65,17 @@ def drop_overlaps(findings: list[Finding]) -> list[Finding]:
     in_order = sorted(findings, key=_START)
     if all(a.end <= b.start for a, b in zip(in_order, in_order[1:], strict=False)):
         return in_order  # nothing overlaps (the usual case): no choice to make
-    # What is kept never overlaps, so kept in order of start its ends are in order too: a finding
-    # can only overlap its two neighbours there. Testing every kept one was quadratic: a text of
-    # 4,000 overlapping candidates ("DE89  DE89  ...", 24 KB) took 1.8 s.
+    # Which characters the findings kept so far cover, as bytes: a finding is kept when none of
+    # its characters is covered yet (one search in C). Testing every kept finding was quadratic
+    # (4,000 overlapping candidates, "DE89  DE89  ...", took 1.8 s), and so was keeping them in a
+    # list in order of start (200,000 with random confidences: 13 s).
+    covered = bytearray(max(f.end for f in findings))
     kept: list[Finding] = []
-    starts: list[int] = []
     for f in sorted(findings, key=lambda f: (-f.confidence, f.start - f.end)):
-        i = bisect_right(starts, f.start)
-        if (i and f.start < kept[i - 1].end) or (i < len(kept) and kept[i].start < f.end):
-            continue
-        starts.insert(i, f.start)
-        kept.insert(i, f)
-    return kept
+        if covered.find(1, f.start, f.end) < 0:
+            covered[f.start : f.end] = b"\x01" * (f.end - f.start)
+            kept.append(f)
+    return sorted(kept, key=_START)
 
 
 class Taken:
