@@ -8,7 +8,6 @@ must give the same answers.
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import pytest
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 
 from classifiers import _scan
 from classifiers.privacy import PrivacyScanner
-from classifiers.privacy.anchors import anchored, occurrences
+from classifiers.privacy.anchors import anchored
 from classifiers.privacy.contextual import _UP, CUES, STREET_WORDS, SpanModel
 from classifiers.privacy.secrets import ANCHORS
 from classifiers.privacy.structured import WINDOW_SPECS, find_structured
@@ -144,14 +143,14 @@ def test_anchored_patterns_match_what_finditer_matches(text):
     from classifiers.privacy import contextual, secrets
 
     hits = (ANCHORS + CUES).find(text)
-    pairs = [(pattern, literals, ()) for literals, pattern in secrets._KEYS]
+    pairs = [(pattern, literals) for literals, pattern in secrets._KEYS]
     pairs += [
-        (secrets._ASSIGNED, secrets._ASSIGNED_STARTS, secrets._UNANCHORED),
-        (contextual._BIRTH, contextual._BIRTH_CUES, contextual._BIRTH_SCRIPTS),
-        (contextual._HEALTH, contextual._HEALTH_CUES, ()),
+        (secrets._ASSIGNED, secrets._ASSIGNED_STARTS),
+        (contextual._BIRTH, contextual._BIRTH_CUES),
+        (contextual._HEALTH, contextual._HEALTH_CUES),
     ]
-    for pattern, literals, unanchored in pairs:
-        starts = [at for literal in literals for at in hits.get(literal, ())] + occurrences(text, unanchored)
+    for pattern, literals in pairs:
+        starts = [at for literal in literals for at in hits.get(literal, ())]
         assert [m.span() for m in anchored(pattern, text, starts)] == [m.span() for m in pattern.finditer(text)]
     starts = contextual._condition_starts(text, hits)
     assert [m.span() for m in anchored(contextual._CONDITION, text, starts)] == [
@@ -416,16 +415,14 @@ def test_the_compiled_scan_rejects_what_it_cannot_read():
 
 
 def test_every_cue_looked_for_as_a_substring_begins_in_a_script_that_sends_a_text_to_the_search():
-    """`occurrences` answers a text with no letter of `SCRIPTS` at once: a cue beginning elsewhere
-    would never be found."""
-    from classifiers.privacy import contextual, secrets
-    from classifiers.privacy.anchors import SCRIPTS
+    """`Anchors.scripted` answers a text with no letter of `SCRIPTS` at once: a cue beginning
+    elsewhere would never be found, so none is accepted; each one that is, is found."""
+    from classifiers.privacy import PrivacyScanner
+    from classifiers.privacy.anchors import Anchors
 
-    # the package binds these names to the functions the modules are named for
-    fields, introduced = (importlib.import_module(f"classifiers.privacy.{m}") for m in ("fields", "introduced"))
-
-    cues = (*secrets._UNANCHORED, *contextual._BIRTH_SCRIPTS, *fields._UNANCHORED)
-    cues += (*introduced._CYRILLIC_GREETINGS, *introduced._CYRILLIC_SIGN_OFFS)
-    outside = [c for c in cues if not any(a <= ord(c[0]) <= b for a, b in SCRIPTS)]
-    assert outside == []
-    assert all(occurrences(f"x {c} y", [c]) == [2] for c in cues)
+    anchors = PrivacyScanner().anchors
+    cues = [c for c in (*anchors.exact, *anchors.folded) if not c[0].isascii()]
+    assert len(cues) > 20
+    assert all(anchors.find(f"x {c} y").get(c) == [2] for c in cues)
+    with pytest.raises(ValueError):
+        Anchors(("ελληνικά",), ())

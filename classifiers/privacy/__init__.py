@@ -91,17 +91,18 @@ class PrivacyScanner:
         # One call into C: every pattern's leading literals, the windows the number patterns and
         # the words in capitals can be in, and the span model's labels. Python then looks only where those point.
         hits, windows, labeled = self._native.scan(text)
+        hits = self.anchors.scripted(text, hits)
         numbers, ibans, dotted, colons, encoded, capital_windows = windows
         rereading = windows_of(hits, numbers, encoded)
         found = (
             find_structured(text, hits, (numbers, ibans, dotted, colons, encoded))
-            if hits or numbers or ibans or dotted or colons or "@" in text or not text.isascii()
+            if hits or numbers or ibans or dotted or colons or "@" in text
             else []
         )
         if numbers:
             found += international_phones(text, numbers, found)
         gated = self.spans.findings(labeled) if labeled else []
-        if hits or not text.isascii():  # some cues are not anchors: those that begin with other than ASCII
+        if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
             found += told(text, hits)
             gated += find_links(text, hits)

@@ -15,6 +15,12 @@ from collections.abc import Iterable, Iterator
 from classifiers import _scan
 
 Hits = dict[str, list[int]]  # literal -> where it occurs, in order
+# The scripts a literal may begin in besides ASCII: Cyrillic, Arabic, kana, CJK ideographs, Hangul.
+SCRIPTS = ((0x0400, 0x04FF), (0x0600, 0x06FF), (0x3040, 0x30FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3))
+
+
+def _in_scripts(literal: str) -> bool:
+    return any(first <= ord(literal[0]) <= last for first, last in SCRIPTS)
 
 
 class Anchors:
@@ -26,10 +32,39 @@ class Anchors:
         self.folded: tuple[str, ...] = tuple(dict.fromkeys(folded))
         if set(self.exact) & set(self.folded) or any(f != f.lower() for f in self.folded):
             raise ValueError("a literal is either exact or folded, and folded ones are lower case")
-        self.native = _scan.Anchors(list(self.exact), list(self.folded))
+        if any(not _in_scripts(w) for w in (*self.exact, *self.folded) if not w[0].isascii()):
+            raise ValueError("a literal begins with an ASCII character or a letter of SCRIPTS")
+        # The C automaton holds literals that begin with ASCII; the others ("密码", "пароль") are
+        # searched for as written (a folded one in lower case, capitalized and in capitals).
+        self.native = _scan.Anchors(
+            [w for w in self.exact if w[0].isascii()], [w for w in self.folded if w[0].isascii()]
+        )
+        self._scripted = tuple((w, w) for w in self.exact if not w[0].isascii()) + tuple(
+            (written, w)
+            for w in self.folded
+            if not w[0].isascii()
+            for written in dict.fromkeys((w, w.capitalize(), w.upper()))
+        )
 
     def find(self, text: str) -> Hits:
-        return self.native.find(text)
+        return self.scripted(text, self.native.find(text))
+
+    def scripted(self, text: str, hits: Hits) -> Hits:
+        """`hits` (the C automaton's) with the literals that begin in `SCRIPTS` added. A text with
+        no letter of those scripts is answered in one pass in C: searching it for each of them cost
+        60 us a 1,000-token conversation."""
+        if not self._scripted or text.isascii() or not _scan.any_in(text, SCRIPTS):
+            return hits
+        added: set[str] = set()
+        for written, literal in self._scripted:
+            at = text.find(written)
+            while at >= 0:
+                hits.setdefault(literal, []).append(at)
+                added.add(literal)
+                at = text.find(written, at + 1)
+        for literal in added:  # a folded literal's spellings were searched one after another
+            hits[literal].sort()
+        return hits
 
     def __add__(self, other: Anchors) -> Anchors:
         return Anchors(self.exact + other.exact, self.folded + other.folded)
@@ -51,23 +86,3 @@ def anchored(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> Iter
         if m is not None:
             yield m
             end = max(m.end(), start + 1)
-
-
-# The scripts the cues that the scan's anchors cannot hold begin in: Cyrillic, Arabic, kana, CJK
-# ideographs, Hangul.
-SCRIPTS = ((0x0400, 0x04FF), (0x0600, 0x06FF), (0x3040, 0x30FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3))
-
-
-def occurrences(text: str, words: Iterable[str]) -> list[int]:
-    """Where each of `words` occurs: for cues that begin with a letter of `SCRIPTS`, which the
-    scan's anchors cannot hold ("密码", "生日", "пароль"). A text with no such letter is answered
-    in one pass in C: searching it for each word cost 60 us a 1,000-token conversation."""
-    if text.isascii() or not _scan.any_in(text, SCRIPTS):
-        return []
-    found = []
-    for word in words:
-        at = text.find(word)
-        while at >= 0:
-            found.append(at)
-            at = text.find(word, at + 1)
-    return found

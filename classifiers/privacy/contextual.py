@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from classifiers import _scan
-from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences, starts_of
+from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
 
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "pii_spans.json"
@@ -150,8 +150,8 @@ _DATE = (
     rf"\d{{1,2}}(?:st|nd|rd|th)?[ -]{_MONTH}\.?,?[ -](?:(?:19|20)\d{{2}}|\d{{2}}\b)|"
     rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}}|(?:19|20)\d{{2}}年\d{{1,2}}月\d{{1,2}}日)"
 )
-# Cues that begin with other than ASCII are looked for as substrings (the scan's anchors begin
-# with ASCII), and need no word boundary: Chinese writes none ("生日1990年3月12日").
+# Cues in Chinese, Japanese and Korean need no word boundary: those languages write none
+# ("生日1990年3月12日").
 _BIRTH_SCRIPTS = ("生日", "出生", "誕生日", "생년월일", "생일", "рождения")
 _BIRTH = re.compile(
     rf"(?i)(?:\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa]|nacimiento|"
@@ -170,7 +170,7 @@ _BIRTH_CUES: tuple[str, ...] = (
     "nato",
     "nata",
 )
-_BIRTH_CUES += ("nacimiento", "naissance", "nascita")
+_BIRTH_CUES += ("nacimiento", "naissance", "nascita", *_BIRTH_SCRIPTS)
 # The first person's cues in French, Spanish, Portuguese, Italian and German too ("je souffre de",
 # "sufro de", "sofro de", "soffro di", "ich leide an"), and where the condition's words end in them.
 _HEALTH = re.compile(
@@ -278,12 +278,11 @@ def _condition_starts(text: str, hits: Hits) -> list[int]:
 def cued(text: str, hits: Hits | None = None) -> list[Finding]:
     """Birth dates and health conditions. `hits`: `CUES.find(text)`, or more, when the caller has it."""
     hits = hits if hits is not None else CUES.find(text)
-    births = [] if text.isascii() else occurrences(text, _BIRTH_SCRIPTS)
-    if _CUE_SET.isdisjoint(hits) and not births:
+    if _CUE_SET.isdisjoint(hits):
         return []
     found = [
         Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
-        for m in anchored(_BIRTH, text, births + starts_of(hits, _BIRTH_SET))
+        for m in anchored(_BIRTH, text, starts_of(hits, _BIRTH_SET))
     ]
     health_spans = []
     for m in anchored(_HEALTH, text, starts_of(hits, _HEALTH_SET)):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences
+from classifiers.privacy.anchors import Anchors, Hits, anchored
 from classifiers.privacy.findings import Finding
 
 DETECTOR = "field"
@@ -52,12 +52,9 @@ _WORDS: tuple[str, ...] = (
     "vorname",
 )
 _WORDS += ("nachname", "familienname", "cognome", "sobrenome", "dirección", "direccion", "domicilio", "adresse")
-_WORDS += ("anschrift", "indirizzo", "endereço")
+_WORDS += ("anschrift", "indirizzo", "endereço", *(key for key in _TYPES if not key[0].isascii()))
 CUES = Anchors((), _WORDS)
 _CUE_SET = frozenset(CUES.folded)
-# Keys that begin with other than ASCII, looked for as substrings (the scan's anchors begin with ASCII).
-# As written in a form: "фамилия", "Фамилия", "ФАМИЛИЯ" (a substring search reads case).
-_UNANCHORED = tuple(v for key in _TYPES if not key[0].isascii() for v in {key, key.capitalize(), key.upper()})
 _KEY = r"[^\W\d_][\w .'’-]{0,30}?"
 _KEY_REACH = 40  # characters from a key's cue to its separator, at most
 # "key": "value", 'key': 'value', key="value" (a value runs to its own closing quote).
@@ -73,11 +70,9 @@ _PLACEHOLDER = re.compile(
 def fields(text: str, hits: Hits) -> list[Finding]:
     """PERSON and STREET_ADDRESS findings where a record's key names them. `hits`:
     `CUES.find(text)`, or more."""
-    unanchored = [] if text.isascii() else occurrences(text, _UNANCHORED)
-    if _CUE_SET.isdisjoint(hits) and not unanchored:
+    if _CUE_SET.isdisjoint(hits):
         return []
-    anchored_cues = (at for literal in _CUE_SET.intersection(hits) for at in hits[literal])
-    cues = sorted(at for at in (*unanchored, *anchored_cues) if _separated(text, at))
+    cues = sorted(at for literal in _CUE_SET.intersection(hits) for at in hits[literal] if _separated(text, at))
     found = [*_quoted(text, cues), *_labeled(text, cues)]
     return [Finding(kind, start, end, CONFIDENCE, DETECTOR) for kind, start, end in dict.fromkeys(found)]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences, starts_of
+from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
 
 # Capitals and small letters of the Latin, Greek and Cyrillic alphabets: "Dear Renée,", "Best
@@ -27,9 +27,7 @@ _ANY_CASE = r"([^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*)?)"  # one or two w
 _GREETINGS: tuple[str, ...] = ("Dear", "Hi", "Hello", "Hey", "Good morning", "Good afternoon", "Good evening")
 _GREETINGS += ("Bonjour", "Hola", "Hallo", "Ciao", "Olá", "Cher", "Chère", "Querido", "Querida", "Estimado")
 _GREETINGS += ("Estimada", "Liebe", "Lieber", "Sehr geehrte", "Caro", "Cara", "Gentile")
-# Greetings that begin with other than ASCII, looked for as substrings (the scan's anchors begin with ASCII).
-_CYRILLIC_GREETINGS = ("Привет", "Здравствуйте", "Дорогой", "Дорогая", "Уважаемый", "Уважаемая")
-_CYRILLIC_SIGN_OFFS = ("С уважением", "с уважением", "Всего доброго", "всего доброго")
+_GREETINGS += ("Привет", "Здравствуйте", "Дорогой", "Дорогая", "Уважаемый", "Уважаемая")
 # A line's markdown or quoting marks ("> Hi Cory,", "**Dear Ahmad,**", "- Hi Jacob") stand
 # between a line's start and the greeting or the name that opens it.
 _MARKS = ">*_#•"
@@ -55,7 +53,7 @@ _SELF_CUES = ("I'm ", "I’m ", "I am ")
 _SELF = re.compile(rf"\bI(?:'m|’m| am)[ \t]+({_WORD}[ \t]+{_WORD})\b")
 _SIGN_OFFS: tuple[str, ...] = ("regards", "sincerely", "thanks", "thank you", "cheers", "best wishes", "yours truly")
 _SIGN_OFFS += ("cordialement", "saludos", "atentamente", "mit freundlichen", "viele gr", "liebe gr", "beste gr")
-_SIGN_OFFS += ("cordiali saluti", "distinti saluti", "atenciosamente")
+_SIGN_OFFS += ("cordiali saluti", "distinti saluti", "atenciosamente", "с уважением", "всего доброго")
 # Possessive runs: a sign-off followed by a long run of spaces and no line break is given up in
 # one pass ("\\s*,?\\s*\\n" took 0.8 s for "regards" and 8,000 spaces, and grew with the square).
 _SIGNED = re.compile(
@@ -126,11 +124,9 @@ _NOT_NAMES = frozenset(
 def introduced(text: str, hits: Hits, common: frozenset[str]) -> list[Finding]:
     """PERSON and ORGANIZATION findings after their cues. `hits`: `CUES.find(text)`, or more;
     `common`: words too common to be a name when written in lower case."""
-    greetings = [] if text.isascii() else occurrences(text, _CYRILLIC_GREETINGS)
-    sign_offs = [] if text.isascii() else occurrences(text, _CYRILLIC_SIGN_OFFS)
-    if _ALL_CUES.isdisjoint(hits) and not greetings and not sign_offs:
+    if _ALL_CUES.isdisjoint(hits):
         return []
-    found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common, greetings, sign_offs)]
+    found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common)]
     for m in anchored(_RELATED, text, starts_of(hits, _RELATED_SET)):
         found += [Finding("PERSON", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
     for m in anchored(_EMPLOYER, text, starts_of(hits, _EMPLOYER_SET)):
@@ -148,16 +144,13 @@ def _home_users(text: str, hits: Hits) -> Iterator[tuple[int, int]]:
             yield m.start(group), m.end(group)
 
 
-def _addressed(
-    text: str, hits: Hits, common: frozenset[str], greetings: list[int], sign_offs: list[int]
-) -> Iterator[tuple[int, int]]:
-    """Who a message is addressed to, signed by, or names as the writer. `greetings`, `sign_offs`:
-    where those the anchors cannot hold (Cyrillic) begin."""
-    for m in anchored(_GREETING, text, _line_starts(text, greetings + starts_of(hits, _GREETING_SET))):
+def _addressed(text: str, hits: Hits, common: frozenset[str]) -> Iterator[tuple[int, int]]:
+    """Who a message is addressed to, signed by, or names as the writer."""
+    for m in anchored(_GREETING, text, _line_starts(text, starts_of(hits, _GREETING_SET))):
         yield from _name(text, m, common)
     for m in anchored(_NAMED, text, _word_starts(text, starts_of(hits, _NAMED_SET))):
         yield from _name(text, m, common)
-    for m in anchored(_SIGNED, text, sign_offs + starts_of(hits, _SIGN_OFF_SET)):
+    for m in anchored(_SIGNED, text, starts_of(hits, _SIGN_OFF_SET)):
         yield from _name(text, m, common)
     for m in anchored(_TITLED, text, starts_of(hits, _TITLE_SET)):
         yield from _name(text, m, common)

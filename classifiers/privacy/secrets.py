@@ -11,7 +11,7 @@ import base64
 import json
 import re
 
-from classifiers.privacy.anchors import Anchors, Hits, anchored, occurrences, starts_of
+from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
 
 # (the literals a key begins with, its pattern)
@@ -58,9 +58,7 @@ _ASSIGNED = re.compile(
     r"[\"']?\s*(?:[:=：]|\bis\b|是|は|는)\s*[\"']?([^\s\"',;。，；：！？、\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]{6,})"
 )
 _ASSIGNED_STARTS: tuple[str, ...] = ("pass", "pwd", "secret", "client", "api", "access", "auth", "token", "aws_secret")
-_ASSIGNED_STARTS += tuple(w for w in _PASSWORD_WORDS if w[0].isascii() and not w.startswith("pass"))
-# The scan's anchors begin with an ASCII character; these are looked for as substrings.
-_UNANCHORED = tuple(w for w in _PASSWORD_WORDS + _PASSWORD_SCRIPTS if not w[0].isascii())
+_ASSIGNED_STARTS += tuple(w for w in _PASSWORD_WORDS if not w.startswith("pass")) + _PASSWORD_SCRIPTS
 _URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:([^\s@/]{3,128})@")
 _SCHEME = 21  # the longest scheme the pattern reads before "://"
 _ASSIGNED_SET = frozenset(_ASSIGNED_STARTS)
@@ -78,8 +76,7 @@ def _jwt_ok(token: str) -> bool:
 def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
     """`hits`: `ANCHORS.find(text)`, or more, when the caller has it."""
     hits = hits if hits is not None else ANCHORS.find(text)
-    unanchored = [] if text.isascii() else occurrences(text, _UNANCHORED)
-    if _SECRET_LITERALS.isdisjoint(hits) and not unanchored:
+    if _SECRET_LITERALS.isdisjoint(hits):
         return []
     found = []
     for literals, pattern in dict.fromkeys(_KEY_OF[literal] for literal in hits if literal in _KEY_OF):
@@ -99,12 +96,12 @@ def secrets(text: str, hits: Hits | None = None) -> list[Finding]:
             Finding("SECRET", m.start(1), m.end(1), 0.95, "url-password")
             for m in anchored(_URL_CREDENTIALS, text, starts_of(hits, _URL, back=range(2, _SCHEME + 1)))
         ]
-    starts = unanchored + (starts_of(hits, _ASSIGNED_SET) if not _ASSIGNED_SET.isdisjoint(hits) else [])
-    found += [
-        Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
-        for m in anchored(_ASSIGNED, text, starts)
-        if m.group(1).lower() not in _NOT_SECRETS
-    ]
+    if not _ASSIGNED_SET.isdisjoint(hits):
+        found += [
+            Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
+            for m in anchored(_ASSIGNED, text, starts_of(hits, _ASSIGNED_SET))
+            if m.group(1).lower() not in _NOT_SECRETS
+        ]
     return found
 
 

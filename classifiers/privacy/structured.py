@@ -293,7 +293,7 @@ def find_structured(text: str, hits: Hits | None = None, found_windows: Windows 
     caller has them."""
     numbers, iban_windows, dotted, colons, _ = found_windows or tuple(windows(text, spec) for spec in WINDOW_SPECS)
     found = list(emails(text)) if "@" in text else []
-    if hits is None or hits or not text.isascii():
+    if hits is None or hits:
         found += secrets(text, hits)
     for start, end in numbers:
         for detect in (cards, ssns, phones):
