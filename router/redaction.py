@@ -98,7 +98,7 @@ class Redaction:
 def _as_meant(value: str, path: Path) -> str:
     """A value found in a tool call's arguments (JSON text) as the JSON means it: "Jos\\u00e9" is
     "José", the same person as in the messages' text, and put back as "José" in an answer."""
-    if path and path[-1] == "arguments" and "\\" in value:
+    if _json_text(path) and "\\" in value:
         try:
             meant = json.loads(f'"{value}"')
         except ValueError:
@@ -133,8 +133,13 @@ def _mask_elsewhere(body: dict[str, Any], placeholders: dict[tuple[str, str], st
 _SAID = frozenset(("messages", "prompt"))  # what the conversation says, where a value is masked elsewhere
 
 
+def _json_text(path: Path) -> bool:
+    """Whether the string at `path` is a JSON text: a tool call's arguments."""
+    return bool(path) and path[-1] == "arguments"
+
+
 def _written(value: str, path: Path) -> set[str]:
-    if path and path[-1] == "arguments":
+    if _json_text(path):
         return {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
     return {value}
 

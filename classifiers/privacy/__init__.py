@@ -61,18 +61,18 @@ class PrivacyScanner:
         reading finds is kept, and what the text as written finds elsewhere but for names, links
         and places (read as written, an escape splits a word: "Jos\\u00e9 Garc\\u00eda" was "Jos"
         and "Garc"; a Windows path's user, "\\nadia", is a folder's name, not a line break)."""
-        if text.isascii() and "\\" not in text:  # nearly every text: no other reading to make
-            found = self._read(text)
-            return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
+        # nearly every text is ASCII with no backslash: no other reading to make
+        found = self._read(text) if text.isascii() and "\\" not in text else self._readings(text)
+        return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
+
+    def _readings(self, text: str) -> list[Finding]:
         found = self._composed(text)
         escaped = unescaped(text)
-        if escaped is not None:
-            first = [escaped.located(f, len(text)) for f in self._composed(escaped.text)]
-            taken = Taken(first)
-            found = first + [
-                f for f in found if f.detector not in GATED_DETECTORS and not taken.overlaps(f.start, f.end)
-            ]
-        return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
+        if escaped is None:
+            return found
+        first = [escaped.located(f, len(text)) for f in self._composed(escaped.text)]
+        taken = Taken(first)
+        return first + [f for f in found if f.detector not in GATED_DETECTORS and not taken.overlaps(f.start, f.end)]
 
     def _composed(self, text: str) -> list[Finding]:
         reading = composed(text)
