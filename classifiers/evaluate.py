@@ -38,6 +38,8 @@ PRESIDIO_EVALUATED = {
     "IBAN_CODE": "IBAN",
     "US_SSN": "US_SSN",
     "IP_ADDRESS": "IP_ADDRESS",
+    "ZIP_CODE": "POSTAL_CODE",  # found after its cue ("ZIP: 3520"); inside a written address, the address is
+    "US_DRIVER_LICENSE": "ID_NUMBER",
 }
 
 

@@ -230,6 +230,9 @@ def test_a_phone_number_written_without_separators_is_found_after_its_cue(text, 
         ("密码：hunterabc。", "SECRET", "hunterabc"),
         ("パスワードはhunter22です", "SECRET", "hunter22"),
         ("password是hunter2222", "SECRET", "hunter2222"),
+        ("My IBAN is DE89-3704-0044-0532-0130-00 thanks", "IBAN", "DE89-3704-0044-0532-0130-00"),
+        ("Позвоните мне 8 (912) 345-67-89 завтра", "PHONE", "8 (912) 345-67-89"),  # the trunk prefix too
+        ("Call 1 (800) 555-1234 now", "PHONE", "1 (800) 555-1234"),
     ],
 )
 def test_an_identifier_is_found_as_real_text_writes_it(text, kind, value):
@@ -307,6 +310,54 @@ def test_a_placeholder_or_a_plain_name_is_no_records_value(text):
 def test_a_password_word_with_no_value_after_it_is_no_secret():
     for text in ("忘记密码怎么办？", "password: required", "passwordless login is great", "Passwort vergessen?"):
         assert [f for f in PrivacyScanner().scan(text) if f.type == "SECRET"] == [], text
+
+
+@pytest.mark.parametrize(
+    "text, kind, value",
+    [
+        ("my driver's license number is D1234567", "ID_NUMBER", "D1234567"),
+        ("NI number: QQ 12 34 56 C", "ID_NUMBER", "QQ 12 34 56 C"),
+        ("passport no. X1234567, expires 2031", "ID_NUMBER", "X1234567"),
+        ('{"passport_number": "533380006", "ok": true}', "ID_NUMBER", "533380006"),
+        ("My NHS number is 943 476 5919", "ID_NUMBER", "943 476 5919"),  # not a phone: the cue says what it is
+        ("my aadhaar is 2345 6789 0123", "ID_NUMBER", "2345 6789 0123"),
+        ("account number: 12345678, sort code 12-34-56", "ID_NUMBER", "12345678"),
+        ("account number: 12345678, sort code 12-34-56", "ID_NUMBER", "12-34-56"),
+        ("member ID ABC123456", "ID_NUMBER", "ABC123456"),
+        ("CPF 123.456.789-09", "ID_NUMBER", "123.456.789-09"),
+        ("Mein Personalausweis: L01X00T47", "ID_NUMBER", "L01X00T47"),
+        ("身份证号码：110101199003071234", "ID_NUMBER", "110101199003071234"),
+        ("ИНН 7707083893", "ID_NUMBER", "7707083893"),
+        ("Number plate: AB12 CDE", "ID_NUMBER", "AB12 CDE"),
+        ('{"licensePlate": "KA01AB1234"}', "ID_NUMBER", "KA01AB1234"),
+        ("ZIP: 7412 SL", "POSTAL_CODE", "7412 SL"),
+        ("my postcode is sn10 2he", "POSTAL_CODE", "sn10 2he"),
+        ("postcode: SW1A 1AA", "POSTAL_CODE", "SW1A 1AA"),
+        ("My zip code is 94043 and I need a plumber", "POSTAL_CODE", "94043"),
+        ("Código postal: 28013", "POSTAL_CODE", "28013"),
+    ],
+)
+def test_an_identifier_is_found_after_the_words_that_name_it(text, kind, value):
+    assert (kind, value) in found(text, PrivacyScanner())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Summarize the account 2023 results for the board.",  # a generic word needs "number" or "ID"
+        "for a, b in zip(xs, ys): print(a, b)",
+        "zip 2 files and send them",
+        "The passport photo should be 35x45 mm.",
+        "What is the zip code of Beverly Hills?",
+        "Sin 2 you are nothing",  # Spanish "without"; acronyms count in capitals only
+        "a pan 12 inches wide",
+        "the student number 5 in the class",
+        "Player member ID 12 joined.",  # fewer than four characters: a count
+        "Universal Music Group, a record label with license number 545345",  # a business's licence
+    ],
+)
+def test_a_word_that_names_an_identifier_with_none_after_it_finds_nothing(text):
+    assert [f for f in PrivacyScanner().scan(text) if f.type in ("ID_NUMBER", "POSTAL_CODE")] == [], text
 
 
 @pytest.mark.parametrize(
@@ -407,7 +458,9 @@ def test_a_greeting_s_title_or_formula_is_no_name():
 
 
 def test_a_long_number_with_no_cue_is_no_phone():
-    for text in ("the population is 1400000000", "Invoice 2023123456 total", "call 1234567890123456789"):
+    texts = ("the population is 1400000000", "Invoice 2023123456 total", "call 1234567890123456789")
+    # a digit before brackets is a trunk prefix only of a number long enough without it
+    for text in (*texts, "see 3 (2019) 45-67 pages"):
         assert [f for f in PrivacyScanner().scan(text) if f.type == "PHONE"] == [], text
 
 

@@ -341,6 +341,9 @@ def test_two_sentences_with_numbers_are_no_street_address(scanner):
             "querySrv ENOTFOUND _mongodb._tcp.admass-tests.vyc4g.mongodb.net",
             "_mongodb._tcp.admass-tests.vyc4g.mongodb.net",
         ),
+        ("请访问 https://example.com/path。谢谢", "https://example.com/path"),  # full-width punctuation ends it
+        ("（见https://gitlab.com/acme/payroll，谢谢）", "https://gitlab.com/acme/payroll"),
+        ("https://zh.wikipedia.org/wiki/北京 is a page", "https://zh.wikipedia.org/wiki/北京"),
     ],
 )
 def test_a_link_is_found_whole_and_without_the_punctuation_around_it(text, link):

@@ -66,6 +66,7 @@ SPELLINGS = {
     "email right against Chinese words": "请联系jane.roe@example.com谢谢",
     "email with decomposed accents": "jose\u0301.roe@example.com",
     "a record's name and address": '{"lastName": "okafor", "address": "14 kingsley road, leeds"}',
+    "a passport number its cue names": "passport no. X1234567",
     "base64 of an SSN and a card": base64.b64encode(b"Jane Roe, SSN 123-45-6789, card 4111 1111 1111 1111").decode(),
 }
 
@@ -435,6 +436,7 @@ def test_redaction_masks_a_private_value_wherever_it_is(engines, scorer, upstrea
     for form in {value, json.dumps(value)[1:-1], "jane.roe", "4111", "13800138000", "example.com", "02079460123"} | {
         "okafor",
         "kingsley",
+        "X1234567",
     }:
         assert form not in sent, (where, spelling, form)
     assert "_1]" in sent  # a placeholder stands where the value was

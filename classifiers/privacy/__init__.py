@@ -14,6 +14,8 @@ from classifiers.privacy.contextual import DETECTOR as SPAN_DETECTOR
 from classifiers.privacy.fields import CUES as FIELDS
 from classifiers.privacy.fields import fields
 from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, Taken, drop_overlaps
+from classifiers.privacy.identifiers import CUES as IDENTIFIERS
+from classifiers.privacy.identifiers import identifiers
 from classifiers.privacy.introduced import CUES as INTRODUCTIONS
 from classifiers.privacy.introduced import introduced
 from classifiers.privacy.links import CUES as LINKS
@@ -50,7 +52,7 @@ class PrivacyScanner:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
         self.places = Places(places_path)
-        self.anchors = ANCHORS + CUES + INTRODUCTIONS + FIELDS + TOLD + LINKS + AT_CUES
+        self.anchors = ANCHORS + CUES + INTRODUCTIONS + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
 
     def scan(self, text: str) -> tuple[Finding, ...]:
@@ -104,7 +106,7 @@ class PrivacyScanner:
         gated = self.spans.findings(labeled) if labeled else []
         if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
-            found += told(text, hits)
+            found += told(text, hits) + identifiers(text, hits)
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)

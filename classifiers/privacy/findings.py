@@ -9,7 +9,9 @@ from operator import attrgetter
 from typing import NamedTuple, Protocol
 
 # The entity types a policy may name in `when: {pii: [...]}`.
-STRUCTURED_TYPES = ("EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS", "SECRET")
+STRUCTURED_TYPES = (
+    "EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "ID_NUMBER", "POSTAL_CODE", "IP_ADDRESS", "SECRET",
+)  # fmt: skip
 CONTEXTUAL_TYPES = ("PERSON", "STREET_ADDRESS", "ORGANIZATION", "LOCATION", "DATE_OF_BIRTH", "HEALTH", "URL")
 # What edgeway cannot read: images, audio and files, and encoded runs too long to decode. A policy's
 # `pii: any` holds for it too, so a fail-closed rule never forwards what it could not scan.

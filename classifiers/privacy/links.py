@@ -34,8 +34,12 @@ _DEEP_TLDS = (
     "pk bd lk vn th my sg id ph hk tw mx ar cl pe ve nz us"
 ).split()
 _END = r"(?<![.,;:!?'\"’”)\]])"  # a link does not end in the punctuation around it
-_PATH = r"(?:[/?#][^\s<>\"'`]*)?"
-_SCHEMED = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s<>\"'`/?#]+" + _PATH + _END)
+# A link ends at full-width punctuation as at a space: Chinese and Japanese put no space after one
+# ("请访问https://example.com/path。谢谢", "（见https://example.com/a）"). Their letters may be in
+# a path ("https://zh.wikipedia.org/wiki/北京").
+_NOT_IN = "\\s<>\"'`\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+_PATH = rf"(?:[/?#][^{_NOT_IN}]*)?"
+_SCHEMED = re.compile(rf"[A-Za-z][A-Za-z0-9+.-]{{1,20}}://[^{_NOT_IN}/?#]+" + _PATH + _END)
 _WWW = re.compile(r"(?i:www)\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+" + _PATH + _END)
 # A label may start with an underscore: the service labels of SRV names, "_mongodb._tcp.acme.net".
 _LABEL = r"_?[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"

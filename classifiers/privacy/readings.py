@@ -26,11 +26,11 @@ from urllib.parse import unquote
 
 from classifiers import _scan
 from classifiers.privacy.anchors import Anchors, Hits
-from classifiers.privacy.findings import Finding
+from classifiers.privacy.findings import STRUCTURED_TYPES, Finding
 
 Scan = Callable[[str], list[Finding]]
 MAX_DECODED = 64 * 1024  # characters of one encoded run decoded and scanned; longer ones are UNSCANNED
-READ_AGAIN = frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "SECRET", "IP_ADDRESS"})
+READ_AGAIN = frozenset(STRUCTURED_TYPES)
 
 # What folding changes: invisible format characters, compatibility forms, odd dots and at signs.
 # (first, last) code points, for `_scan.any_in`. Those that can hide or make up an identifier

@@ -76,7 +76,8 @@ def cards(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding
 
 
 # --- IBAN (mod 97) ------------------------------------------------------------------------
-_IBAN = re.compile(r"(?<![A-Za-z0-9_])[A-Z]{2}\d{2}(?:(?:[ \t] ?)?[A-Z0-9]){11,30}(?![A-Za-z0-9_])", re.IGNORECASE)
+# Groups a space, two or a tab apart (tables, PDFs) or a hyphen apart ("DE89-3704-0044-...").
+_IBAN = re.compile(r"(?<![A-Za-z0-9_])[A-Z]{2}\d{2}(?:(?:[ \t] ?|-)?[A-Z0-9]){11,30}(?![A-Za-z0-9_])", re.IGNORECASE)
 _IBAN_LENGTH = {
     "AD": 24,
     "AE": 23,
@@ -164,7 +165,7 @@ def iban_ok(compact: str) -> bool:
 def ibans(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
     for m in _IBAN.finditer(text, start, len(text) if end is None else end):
         raw = m.group()
-        compact = "".join(raw.split()).upper()
+        compact = "".join(raw.replace("-", " ").split()).upper()
         # The pattern may run on into a following word; shorten to the country's length.
         length = _IBAN_LENGTH.get(compact[:2])
         if length and len(compact) > length:
@@ -172,7 +173,7 @@ def ibans(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding
             end = m.start()
             seen = 0
             while seen < length:
-                if not text[end].isspace():
+                if not text[end].isspace() and text[end] != "-":
                     seen += 1
                 end += 1
             if iban_ok(compact):
@@ -198,10 +199,11 @@ def ssns(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]
 
 # --- phone numbers ------------------------------------------------------------------------
 _PHONE_GAP = r"(?:[ \t] ?|[.-])"
+# A trunk prefix may stand before the area code's brackets ("8 (912) 345-67-89", "1 (800) ...").
 # A number may stand right against a word of a script other than Latin, Greek or Cyrillic: Korean
 # particles and Chinese and Japanese words are written so ("전화번호는010-1234-5678입니다").
 _PHONE = re.compile(
-    rf"(?=[+(\d])(?<![{_AL}_+])(?:(?:\+|00)\d{{1,3}}{_PHONE_GAP}?)?"
+    rf"(?=[+(\d])(?<![{_AL}_+])(?:(?:\+|00)\d{{1,3}}{_PHONE_GAP}?|\d{{1,2}}[ \t-]?(?=\())?"
     rf"(?:\(0?\d{{1,4}}\){_PHONE_GAP}?|\(0\)[ \t]?)?\d{{1,15}}"
     rf"(?:{_PHONE_GAP}\d{{2,8}}){{0,4}}(?:[ \t]?(?:x|ext\.?)[ \t]?\d{{1,5}})?(?![{_AL}_:]|-\d)"
 )
@@ -231,7 +233,9 @@ def phones(text: str, start: int = 0, end: int | None = None) -> Iterator[Findin
             _PHONE_CUE.search(text, max(0, m.start() - 40), m.start()) is not None
             or _PHONE_CUE.search(text, m.end(), m.end() + 15) is not None
         )
-        if international or cued or (grouped and digits >= 9):
+        # a trunk prefix is no digit of the number: "3 (2019) 45-67" is no more a phone than "(2019) 45-67"
+        trunk = sum(ch.isdigit() for ch in raw[: raw.find("(")]) if raw[0].isdigit() and "(" in raw[:4] else 0
+        if international or cued or (grouped and digits - trunk >= 9):
             yield Finding("PHONE", m.start(), m.end(), 0.9 if international or cued else 0.75, "phone")
 
 

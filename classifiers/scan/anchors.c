@@ -20,6 +20,8 @@ typedef struct {
     Py_ssize_t len;
     int folded;
     int next;         /* the next literal that begins with the same two characters, or -1 */
+    uint32_t head;    /* its first four characters folded and packed as the scan packs the text's, */
+    uint32_t mask;    /* so that one compare passes over most literals of a long chain */
 } Literal;
 
 typedef struct {
@@ -27,18 +29,18 @@ typedef struct {
     Literal *literals;
     Py_ssize_t count;
     PyObject *names;        /* tuple of the literals as given */
-    int16_t *heads;         /* pair_key -> first literal, or -1 */
+    int16_t *heads;         /* head_key -> first literal, or -1 */
     uint64_t grams[3][GRAM_BITS / 64];   /* [length - 2]: the folded first 2, 3 or 4 characters of a literal, hashed */
     uint64_t pairs[(MASK2 + 1) / 64];    /* the folded first two characters of a literal, packed: no hash */
 } Anchors;
 
-/* Literals are keyed by their first two characters (a non-ASCII second one, as in "né", as 127),
- * hashed into a table small enough to stay in the L1 cache; a chain may hold unrelated pairs. */
-#define PAIR_SLOTS 2048
-static inline int pair_key(int folded, Py_UCS4 a, Py_UCS4 b) {
-    unsigned key = (a * 128u + (b < 127 ? b : 127u)) * 2654435761u;
-    return (int)(folded * (PAIR_SLOTS / 2) + (key >> 22) % (PAIR_SLOTS / 2));
-}
+/* Literals are keyed by their first four characters folded (two or three for shorter ones), packed
+ * as the scan packs the text's and hashed into a table small enough to stay in the L1 cache: a
+ * chain holds the literals that begin alike ("account number", "account no", ...) and the few
+ * others that hash with them. Keyed by their first two, "me" chained every "medical record" and
+ * "membership" spelling, and every "medicine" in a text walked them. */
+#define HEAD_SLOTS 2048
+static inline int head_key(uint32_t packed) { return (int)((packed * 2654435761u) >> (32 - 11)); }
 
 static void Anchors_dealloc(Anchors *self) {
     for (Py_ssize_t i = 0; i < self->count; i++) PyMem_Free(self->literals[i].chars);
@@ -55,9 +57,9 @@ static int Anchors_init(Anchors *self, PyObject *args, PyObject *kwargs) {
     Py_ssize_t n = PyList_GET_SIZE(exact) + PyList_GET_SIZE(folded);
     self->literals = PyMem_Calloc((size_t)n + 1, sizeof(Literal));
     self->names = PyTuple_New(n);
-    self->heads = PyMem_Malloc(PAIR_SLOTS * sizeof(int16_t));
+    self->heads = PyMem_Malloc(HEAD_SLOTS * sizeof(int16_t));
     if (!self->literals || !self->names || !self->heads || n > 30000) return PyErr_NoMemory(), -1;
-    for (int k = 0; k < PAIR_SLOTS; k++) self->heads[k] = -1;
+    for (int k = 0; k < HEAD_SLOTS; k++) self->heads[k] = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         int is_folded = i >= PyList_GET_SIZE(exact);
         PyObject *s = PyList_GET_ITEM(is_folded ? folded : exact, is_folded ? i - PyList_GET_SIZE(exact) : i);
@@ -76,10 +78,12 @@ static int Anchors_init(Anchors *self, PyObject *args, PyObject *kwargs) {
         int n = lit->len < 4 ? (int)lit->len : 4;
         uint32_t packed = 0;
         for (int j = 0; j < n; j++) packed |= seven(fold(lit->chars[j])) << (7 * j);
+        lit->head = packed;
+        lit->mask = (1u << (7 * n)) - 1;
         unsigned g = gram(packed);
         self->grams[n - 2][g >> 6] |= 1ULL << (g & 63);
         self->pairs[(packed & MASK2) >> 6] |= 1ULL << (packed & 63);
-        int key = pair_key(is_folded, lit->chars[0], lit->chars[1]);
+        int key = head_key(packed);
         lit->next = self->heads[key];
         self->heads[key] = (int16_t)i;
         Py_INCREF(s);
@@ -102,7 +106,6 @@ PyObject *anchors_find(PyObject *anchors, const Text *text) {
     Anchors *self = (Anchors *)anchors;
     Text t = *text;
     PyObject *out = PyDict_New();
-    Py_UCS4 next;
     uint32_t packed = seven(fold(at(&t, 0))) | seven(fold(at(&t, 1))) << 7 | seven(fold(at(&t, 2))) << 14;
     for (Py_ssize_t i = 0; out && i < t.len; i++, packed >>= 7) {
         packed |= seven(fold(at(&t, i + 3))) << 21;
@@ -110,22 +113,12 @@ PyObject *anchors_find(PyObject *anchors, const Text *text) {
         if (!gram_bit(self->grams[2], gram(packed)) && !gram_bit(self->grams[1], gram(packed & MASK3)) &&
             !gram_bit(self->grams[0], gram(packed & MASK2)))
             continue;
-        Py_UCS4 c = t.cps[i];
-        next = at(&t, i + 1);
-        int buckets[2] = {-1, -1};
-        if (c < 128) {
-            int key = pair_key(0, c, next);
-            buckets[0] = self->heads[key];
-        }
-        Py_UCS4 f = fold(c);
-        if (f < 128) {
-            int key = pair_key(1, f, fold(next));
-            buckets[1] = self->heads[key];
-        }
-        if (buckets[0] < 0 && buckets[1] < 0) continue;
-        for (int b = 0; b < 2; b++)
-            for (int k = buckets[b]; k >= 0; k = self->literals[k].next) {
-                if (!literal_at(&self->literals[k], &t, i)) continue;
+        /* the literals of four characters or more that begin as the text does here, then of three, of two */
+        static const uint32_t masks[3] = {(1u << 28) - 1, MASK3, MASK2};
+        for (int m = 0; out && m < 3; m++)
+            for (int k = self->heads[head_key(packed & masks[m])]; k >= 0; k = self->literals[k].next) {
+                const Literal *lit = &self->literals[k];
+                if (lit->mask != masks[m] || (packed & lit->mask) != lit->head || !literal_at(lit, &t, i)) continue;
                 PyObject *name = PyTuple_GET_ITEM(self->names, k);
                 PyObject *positions = PyDict_GetItemWithError(out, name);
                 PyObject *position = PyLong_FromSsize_t(i);

@@ -17,6 +17,7 @@ FILLERS = {
     "lone digits": "1 ",
     "a record key's cue": "name ",
     "an address's cue": "address is ",
+    "an identifier's cue": "passport number 12 ",
     "a sign-off and spaces": "regards" + " " * 200,
     "emails": "a@b.co ",
     "percent escapes": "%41",
