@@ -128,7 +128,16 @@ def fold_scanners(private: Sequence[PrivatePrompt], public: Sequence[str], where
     return FoldScanners(*scanners)
 
 
-def out_of_fold() -> tuple[list[tuple[int, Scored, PrivatePrompt]], list[tuple[int, Scored, str]]]:
+def lowered(text: str) -> str:
+    """`text` in lower case, each character in place ("İ" lower-cases to two: it stays)."""
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def out_of_fold(
+    read: Callable[[str], str] = str,
+) -> tuple[list[tuple[int, Scored, PrivatePrompt]], list[tuple[int, Scored, str]]]:
+    """Each prompt scored by the models of the folds it is not in, as `read` gives it (as written,
+    or `lowered`: the same prompts typed without capitals, read by models trained as written)."""
     private, public = private_prompts(), public_prompts()
     held_private, held_public = [], []
     with tempfile.TemporaryDirectory() as where:
@@ -138,8 +147,8 @@ def out_of_fold() -> tuple[list[tuple[int, Scored, PrivatePrompt]], list[tuple[i
             )
             # a prompt none of whose units occur in it (a misspelt name, a described unit) can't be found
             held = [p for p in private if fold_of(p.text) == k and p.units]
-            held_private += [(k, scanners.score(p.text, p.units), p) for p in held]
-            held_public += [(k, scanners.score(t), t) for t in public if fold_of(t) == k]
+            held_private += [(k, scanners.score(read(p.text), p.units), p) for p in held]
+            held_public += [(k, scanners.score(read(t)), t) for t in public if fold_of(t) == k]
     return held_private, held_public
 
 
@@ -291,6 +300,7 @@ def report() -> list[str]:
         f" 'Larry Page', 'Okinawa Japan', 'Duck Typing'), {named_flagged:.1%} flagged"
     )
     lines.append(held_out_curve([s for _, s, _ in private], [s for _, s, _ in public]))
+    lines.append(_lower_case(shipped))
     lines.append(
         "thresholds per fold (threshold / confident / context / place context): "
         + ", ".join(f"{t.threshold:g}/{t.confident:g}/{t.context:g}/{t.place_context:g}" for t in shipped)
@@ -299,6 +309,16 @@ def report() -> list[str]:
 
 
 SHIPPED = "+ span model and private-context gate (shipped)"
+
+
+def _lower_case(shipped: list[Thresholds]) -> str:
+    """The same prompts typed without capitals, each fold's thresholds as chosen above."""
+    private, public = out_of_fold(lowered)
+    recall = np.mean([s.found(shipped[k]) for k, s, _ in private])
+    flagged = np.mean([bool(s.findings(shipped[k])) for k, s, _ in public])
+    return f"the same prompts in lower case, out of fold: recall {recall:.1%}, public flagged {flagged:.1%}"
+
+
 CURVE_RATES = (0.03, 0.035, 0.04, 0.05)
 
 

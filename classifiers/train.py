@@ -25,12 +25,13 @@ from classifiers.complexity import MODEL_PATH as COMPLEXITY_PATH
 from classifiers.complexity import complexity_text
 from classifiers.crossval import RoutingRow, routing_rows
 from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
-from classifiers.gazetteer import place_names
+from classifiers.gazetteer import person_names, place_names
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import context_pieces_text, context_text
 from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
 from classifiers.privacy.contextual import SPAN_TYPES, SpanModel
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
+from classifiers.privacy.uncased import MODEL_PATH as NAMES_PATH
 from classifiers.tokens import MODEL_PATH as TOKENS_PATH
 from classifiers.tokens import token_features
 
@@ -406,10 +407,19 @@ def train_privacy() -> tuple[str, bytes]:
     return json.dumps(spans, sort_keys=True, separators=(",", ":")) + "\n", context
 
 
-def train_places() -> bytes:
+def _vocabulary_words() -> frozenset[str]:
+    """The words Llama 2's vocabulary holds whole, in lower case."""
     vocab, _ = wordllama()
-    words = frozenset(p[1:] for p in vocab if p.startswith("\u2581"))
-    return place_names(frozenset(common_words()), words, lowercase_words(2))
+    return frozenset(p[1:] for p in vocab if p.startswith("\u2581"))
+
+
+def train_places() -> bytes:
+    return place_names(frozenset(common_words()), _vocabulary_words(), lowercase_words(2))
+
+
+def train_names(places: bytes) -> bytes:
+    english = _vocabulary_words() | lowercase_words(2) | frozenset(common_words())
+    return person_names(english, frozenset(json.loads(places)["names"]))
 
 
 def main() -> None:
@@ -418,11 +428,12 @@ def main() -> None:
     COMPLEXITY_PATH.parent.mkdir(parents=True, exist_ok=True)
     COMPLEXITY_PATH.write_bytes(train_complexity())
     PLACES_PATH.write_bytes(train_places())  # before the privacy thresholds, which the places' findings move
+    NAMES_PATH.write_bytes(train_names(PLACES_PATH.read_bytes()))  # and the names'
     spans, context = train_privacy()
     SPANS_PATH.write_text(spans)
     CONTEXT_PATH.write_bytes(context)
     TOKENS_PATH.write_text(json.dumps(train_token_estimate(token_texts(complexity, privacy, "train")), indent=1) + "\n")
-    for path in (COMPLEXITY_PATH, PLACES_PATH, SPANS_PATH, CONTEXT_PATH, TOKENS_PATH):
+    for path in (COMPLEXITY_PATH, PLACES_PATH, NAMES_PATH, SPANS_PATH, CONTEXT_PATH, TOKENS_PATH):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         print(f"wrote {path.relative_to(DATA.parent.parent)} ({path.stat().st_size:,} bytes, sha256 {digest})")
 

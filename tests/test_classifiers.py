@@ -361,6 +361,33 @@ def test_a_word_that_names_an_identifier_with_none_after_it_finds_nothing(text):
 
 
 @pytest.mark.parametrize(
+    "text, name",
+    [
+        ("hi I am priya sharma, a software engineer at my company. please fix my resume", "priya sharma"),
+        ("can you respond to this email? cory, i was following up on your resume for the position", "cory"),
+        ("please write a reference letter for my student ahmad who is applying to medical school", "ahmad"),
+    ],
+)
+def test_a_name_in_a_text_typed_without_capitals_is_found(text, name):
+    """The span model reads capitals; a user who never presses shift gave it none."""
+    assert ("PERSON", name) in found(text, PrivacyScanner())
+
+
+def test_only_a_caseless_text_is_read_for_uncased_names():
+    from classifiers.privacy.uncased import UncasedNames, caseless
+
+    assert caseless("hi i am priya") and caseless("hi I am priya, I think") and not caseless("Hi i am priya")
+    names = UncasedNames()
+    assert [(f.start, f.end) for f in names.find("hi priya sharma and cory")] == [(3, 15), (20, 24)]
+    # a given name that is an English word or a place's is not on the list
+    assert names.find("mark will grace jordan india") == []
+    scanner = PrivacyScanner()
+    # in a cased text a lower-case first name is a word ("herb"), and a public request is nobody's data
+    for text in ("Season the lamb with a fresh herb and salt.", "write a poem about sarah and the sea"):
+        assert [f for f in scanner.scan(text) if f.type == "PERSON"] == [], text
+
+
+@pytest.mark.parametrize(
     "text, address",
     [
         ("I live at 14 kingsley road, leeds LS6 2AB", "14 kingsley road, leeds LS6 2AB"),
@@ -663,12 +690,15 @@ def test_training_rebuilds_the_committed_artifacts():
     from classifiers.privacy.context import MODEL_PATH as context_path
     from classifiers.privacy.contextual import MODEL_PATH as spans_path
     from classifiers.privacy.places import MODEL_PATH as places_path
-    from classifiers.train import train_complexity, train_places, train_privacy
+    from classifiers.privacy.uncased import MODEL_PATH as names_path
+    from classifiers.train import train_complexity, train_names, train_places, train_privacy
 
     spans, context = train_privacy()
+    places = train_places()
     for rebuilt, path in (
         (train_complexity(), complexity_path),
-        (train_places(), places_path),
+        (places, places_path),
+        (train_names(places), names_path),
         (spans.encode("utf-8"), spans_path),
         (context, context_path),
     ):

@@ -38,20 +38,28 @@ from classifiers.privacy.secrets import ANCHORS
 from classifiers.privacy.structured import WINDOW_SPECS, find_structured
 from classifiers.privacy.told import CUES as TOLD
 from classifiers.privacy.told import told
+from classifiers.privacy.uncased import DETECTOR as UNCASED_DETECTOR
+from classifiers.privacy.uncased import MODEL_PATH as NAMES_PATH
+from classifiers.privacy.uncased import UncasedNames, caseless
 
 # The detectors whose findings the private-context gate decides on (`PrivacyScanner._decided`).
-GATED_DETECTORS = frozenset((SPAN_DETECTOR, LINK_DETECTOR, CAPITALS_DETECTOR, PLACE_DETECTOR))
+GATED_DETECTORS = frozenset((SPAN_DETECTOR, LINK_DETECTOR, CAPITALS_DETECTOR, PLACE_DETECTOR, UNCASED_DETECTOR))
 
 
 class PrivacyScanner:
     """Scans texts for private data (the Scorer keeps what it found in recent texts)."""
 
     def __init__(
-        self, model_path: Path = MODEL_PATH, context_path: Path = CONTEXT_PATH, places_path: Path = PLACES_PATH
+        self,
+        model_path: Path = MODEL_PATH,
+        context_path: Path = CONTEXT_PATH,
+        places_path: Path = PLACES_PATH,
+        names_path: Path = NAMES_PATH,
     ) -> None:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
         self.places = Places(places_path)
+        self.uncased = UncasedNames(names_path)
         self.anchors = ANCHORS + CUES + INTRODUCTIONS + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
 
@@ -110,6 +118,8 @@ class PrivacyScanner:
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)
+        if caseless(text):
+            gated += self.uncased.find(text)
         return found + self._decided(text, gated), rereading
 
     def _decided(self, text: str, gated: list[Finding]) -> list[Finding]:
