@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import Counter
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +22,7 @@ import numpy as np
 from classifiers.complexity import MODEL_PATH as COMPLEXITY_PATH
 from classifiers.complexity import complexity_text
 from classifiers.crossval import RoutingRow, routing_rows
+from classifiers.data import DATA, read_jsonl
 from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
 from classifiers.gazetteer import person_names, place_names
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
@@ -34,8 +33,8 @@ from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.uncased import MODEL_PATH as NAMES_PATH
 from classifiers.tokens import MODEL_PATH as TOKENS_PATH
 from classifiers.tokens import token_features
+from classifiers.wordlists import acronyms, common_words, english_words, lowercase_words, vocabulary_words, wordllama
 
-DATA = Path(__file__).resolve().parent / "data"
 PRESIDIO_TYPES = {"PERSON": "PERSON", "ORGANIZATION": "ORGANIZATION", "STREET_ADDRESS": "STREET_ADDRESS"}
 
 
@@ -43,11 +42,6 @@ def split_of(text: str, test_share: float = 0.2) -> str:
     """A stable split by content: the same prompt is always on the same side."""
     bucket = int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF
     return "test" if bucket < test_share else "train"
-
-
-def read_jsonl(name: str) -> list[dict]:
-    with open(DATA / name, encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
 
 
 # --- complexity ---------------------------------------------------------------------------
@@ -158,24 +152,7 @@ def encoded(data: dict) -> bytes:
     return (json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-# Read from the wheel of `wordllama` (the train extra), never imported: its loader downloads.
-WORDLLAMA_VOCAB = "tokenizers/l2_supercat_tokenizer_config.json"
-WORDLLAMA_WEIGHTS = "weights/l2_supercat_256.safetensors"
 PIECES_C = 0.3  # 0.3 and 0.9 tried out of fold: recall within a point of each other
-
-
-def wordllama() -> tuple[dict[str, int], np.ndarray]:
-    """Llama 2's piece vocabulary and WordLlama's embedding of each piece."""
-    import importlib.util
-
-    from safetensors.numpy import load_file
-
-    spec = importlib.util.find_spec("wordllama")
-    if spec is None or spec.origin is None:
-        raise ImportError("wordllama (pip install -e '.[train]') holds the static embeddings")
-    root = Path(spec.origin).parent
-    vocab = json.loads((root / WORDLLAMA_VOCAB).read_text(encoding="utf-8"))["model"]["vocab"]
-    return vocab, load_file(str(root / WORDLLAMA_WEIGHTS))["embedding.weight"].astype(np.float64)
 
 
 def piece_model(texts: list[str], labels: list[int], weights: list[float]) -> dict:
@@ -288,47 +265,6 @@ def train_context(private: list[str], public: list[str]) -> bytes:
     return encoded({"words": words, "pieces": piece_model([context_pieces_text(t) for t in raw], labels, weights)})
 
 
-# Capitalized alone, never a name: "Hi, my cat just ..." was a PERSON, as was "the business I've
-# bought stock from"; so were "Mi", "Ma" and "Cómo" where a prompt in Spanish, French or Italian
-# begins a sentence with "my" or "how".
-_NEVER_NAMES: tuple[str, ...] = ("hi", "i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll")
-_NEVER_NAMES += ("mi", "mis", "mon", "ma", "mes", "mein", "meine", "meu", "meus", "minha", "minhas", "mijn", "miei")
-_NEVER_NAMES += ("cómo", "qué", "dónde", "cuándo", "cuál", "cuánto", "comment", "pourquoi", "warum", "perché")
-
-
-@cache
-def _lowercase_counts() -> Counter[str]:
-    """How often the MMLU/GSM8K prompts write each word in lower case: counted once."""
-    counts: Counter[str] = Counter()
-    for r in read_jsonl("routellm_train.jsonl"):
-        counts.update(w for w in re.findall(r"\b[a-z][a-z']+\b", r["prompt"]))
-    return counts
-
-
-def lowercase_words(at_least: int) -> frozenset[str]:
-    """The words the MMLU/GSM8K prompts write in lower case `at_least` times."""
-    return frozenset(w for w, n in _lowercase_counts().items() if n >= at_least)
-
-
-def common_words() -> list[str]:
-    """Words seen often in lower case in ordinary prompts: capitalized, they are rarely names."""
-    return sorted(lowercase_words(15) | set(_NEVER_NAMES))
-
-
-@cache  # every fold's span model reads it: the MMLU prompts and Llama 2's vocabulary, once
-def acronyms() -> list[str]:
-    """Words in capitals that are no names in a private text (`classifiers.privacy.capitals`):
-    those public questions use ("USA", "CEO", "TV": twice or more in the MMLU/GSM8K prompts) and
-    those Llama 2's vocabulary holds as one piece, which the web writes often ("JSON", "HTTP",
-    "SELECT", "NULL": out of fold, leaving them out cost no PUPA recall)."""
-    from classifiers.privacy.capitals import CAPITALS
-
-    counts = Counter(w for r in read_jsonl("routellm_train.jsonl") for w in CAPITALS.findall(r["prompt"]))
-    vocab, _ = wordllama()
-    pieces = {p[1:] for p in vocab if p.startswith("\u2581") and CAPITALS.fullmatch(p[1:])}
-    return sorted(pieces | {w for w, n in counts.items() if n >= 2})
-
-
 def span_label(start: int, end: int, spans: list[dict]) -> str:
     overlap: Counter[str] = Counter()
     for s in spans:
@@ -407,19 +343,12 @@ def train_privacy() -> tuple[str, bytes]:
     return json.dumps(spans, sort_keys=True, separators=(",", ":")) + "\n", context
 
 
-def _vocabulary_words() -> frozenset[str]:
-    """The words Llama 2's vocabulary holds whole, in lower case."""
-    vocab, _ = wordllama()
-    return frozenset(p[1:] for p in vocab if p.startswith("\u2581"))
-
-
 def train_places() -> bytes:
-    return place_names(frozenset(common_words()), _vocabulary_words(), lowercase_words(2))
+    return place_names(frozenset(common_words()), vocabulary_words(), lowercase_words(2))
 
 
 def train_names(places: bytes) -> bytes:
-    english = _vocabulary_words() | lowercase_words(2) | frozenset(common_words())
-    return person_names(english, frozenset(json.loads(places)["names"]))
+    return person_names(english_words(), frozenset(json.loads(places)["names"]))
 
 
 def main() -> None:
