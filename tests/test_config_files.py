@@ -111,3 +111,24 @@ def test_the_readmes_policy_example_is_a_valid_policy():
     assert block is not None, "the README's policy example is gone"
     policy = parse_policy(block.group(1), Models(("smollm2",), ("gpt-4o-mini",)))
     assert policy.spec.shadow is not None and policy.spec.budget is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My passport number is X1234567, can you fill in the visa form?",
+        "Please update the account, my account number: 12345678, sort code 12-34-56",
+    ],
+)
+def test_the_shipped_support_bot_keeps_an_identifier_on_the_edge(text):
+    from classifiers import Scorer
+    from policies.policy import Models, load_policy
+    from router.decision import LiveState
+    from router.policy_rules import facts_of
+    from router.request import parse_chat_request
+    from tests.conftest import ROOT
+
+    policy = load_policy(ROOT / "configs" / "policies" / "support-bot.yaml", Models(("smollm2",), ("gpt-4o-mini",)))
+    request = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": text}]})
+    verdict = policy.evaluate(facts_of(Scorer().signals(request.messages), request, LiveState()))
+    assert verdict.rule == "pii-stays-local" and not verdict.cloud_allowed
