@@ -52,7 +52,7 @@ def person_names(english: frozenset[str], places: frozenset[str]) -> bytes:
     """Given names and surnames in lower case and ASCII, as JSON: those of Latin script in any of
     Faker's locales, of three letters or more. Left out: a name that is an English word (in
     `english`: "mark", "will", "grace", "chase") or a place's ("india", "jordan", "washington":
-    `classifiers.privacy.places` reads those)."""
+    `classifiers.privacy.places` reads those), or an identifier's ("iban", "visa": "my iban is ...")."""
     import importlib
     import pkgutil
 
@@ -65,11 +65,12 @@ def person_names(english: frozenset[str], places: frozenset[str]) -> bytes:
         for attribute, into in (("first_names", given), ("first_names_male", given), ("first_names_female", given)):
             into |= _latin(getattr(provider, attribute, ()))
         family |= _latin(getattr(provider, "last_names", ()))
-    data = {
-        "given": sorted(given - english - places),
-        "family": sorted(family - english - places),
-    }
+    left_out = english | places | _IDENTIFIER_WORDS
+    data = {"given": sorted(given - left_out), "family": sorted(family - left_out)}
     return (json.dumps(data, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+_IDENTIFIER_WORDS = frozenset("iban swift bic visa amex pin ssn nino cvv cvc aadhaar aadhar".split())
 
 
 def _latin(names: object) -> set[str]:

@@ -373,6 +373,31 @@ def test_a_name_in_a_text_typed_without_capitals_is_found(text, name):
     assert ("PERSON", name) in found(text, PrivacyScanner())
 
 
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("Je m'appelle jean dupont et j'habite à Lyon", "jean dupont"),
+        ("Me llamo María García, necesito ayuda con mi currículum", "María García"),
+        ("Ich heiße Jürgen Müller und arbeite bei einer Bank", "Jürgen Müller"),
+        ("我叫王小明，今年25岁，在北京工作。", "王小明"),
+        ("请帮我给张伟先生写一封感谢信", "张伟"),
+        ("私の名前は山田太郎です。", "山田太郎"),
+        ("はじめまして、山田太郎と申します。", "山田太郎"),
+        ("제 이름은 김민수입니다.", "김민수"),
+    ],
+)
+def test_a_name_other_languages_introduce_is_found(text, name):
+    """Chinese, Japanese and Korean have no capitals for the span model to read, and its words
+    are English ones."""
+    assert ("PERSON", name) in found(text, PrivacyScanner())
+
+
+def test_an_honorific_after_a_word_that_is_no_surname_names_nobody():
+    scanner = PrivacyScanner()
+    for text in ("我的数学老师很好", "我先生说他明天回来", "me llamo la atención"):
+        assert [f for f in scanner.scan(text) if f.type == "PERSON"] == [], text
+
+
 def test_only_a_caseless_text_is_read_for_uncased_names():
     from classifiers.privacy.uncased import UncasedNames, caseless
 

@@ -21,6 +21,8 @@ from classifiers.privacy.introduced import introduced
 from classifiers.privacy.links import CUES as LINKS
 from classifiers.privacy.links import DETECTOR as LINK_DETECTOR
 from classifiers.privacy.links import find_links
+from classifiers.privacy.named import CUES as NAMED
+from classifiers.privacy.named import named
 from classifiers.privacy.numbering import international_phones
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
@@ -60,7 +62,7 @@ class PrivacyScanner:
         self.context = PrivateContext(context_path)
         self.places = Places(places_path)
         self.uncased = UncasedNames(names_path)
-        self.anchors = ANCHORS + CUES + INTRODUCTIONS + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES
+        self.anchors = ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
 
     def scan(self, text: str) -> tuple[Finding, ...]:
@@ -114,7 +116,7 @@ class PrivacyScanner:
         gated = self.spans.findings(labeled) if labeled else []
         if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
-            found += told(text, hits) + identifiers(text, hits)
+            found += told(text, hits) + identifiers(text, hits) + named(text, hits)
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)
