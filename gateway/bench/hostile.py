@@ -25,6 +25,8 @@ FILLERS = {
     "Chinese": "中文的句子，",
     "JSON escapes": '\\n\\"Jane Roe\\" ',
     "greetings": "Dear Ann, ",
+    "uncased names": "hi priya sharma ",
+    "Chinese honorifics": "张伟先生，",
 }
 
 
