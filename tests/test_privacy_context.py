@@ -288,6 +288,15 @@ def test_no_measured_prompt_with_line_breaks_quotes_or_accents_loses_a_finding_w
     assert lost == []
 
 
+def test_a_measured_prompt_sent_whole_in_quotes_reads_as_itself(scanner, real_prompts):
+    """Six lost a finding so: the gate read the quoted text as less private."""
+
+    def values(text: str) -> set[tuple[str, str]]:
+        return {(f.type, text[f.start : f.end]) for f in scanner.scan(text)}
+
+    assert [t for t in real_prompts if values(t) != values(f'"{t}"')] == []
+
+
 def test_a_windows_path_s_folder_is_its_user_though_it_reads_like_an_escape(scanner):
     """ "\\nadia" is a folder here, not a line break: what the text as written finds where the
     unescaped reading finds nothing is kept."""

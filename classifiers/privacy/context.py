@@ -39,8 +39,18 @@ def trimmed(text: str) -> str:
     """The text without white space at either end, as every prompt the gate is trained on comes.
     The pieces term reads a line break as a piece, one that public instructions hold more of: read
     as sent, one trailing newline (as pasted text and command-line clients end) read 23 of PUPA's
-    406 private-looking prompts as public, and two, 41. A text with nothing to trim is not copied."""
-    return text.strip() if text and (text[0].isspace() or text[-1].isspace()) else text
+    406 private-looking prompts as public, and two, 41. A text with nothing to trim is not copied.
+    Nor is one pair of quotes around the whole text read: quoted whole, six measured prompts read
+    differently to the gate and lost a finding."""
+    if text and (text[0].isspace() or text[-1].isspace()):
+        text = text.strip()
+    # a prompt sent whole in quotes (as `json.dumps` or a copy from a chat log writes it) reads as itself
+    if len(text) > 1 and text[0] in _OPENING_QUOTES and text[-1] == _OPENING_QUOTES[text[0]]:
+        return text[1:-1].strip()
+    return text
+
+
+_OPENING_QUOTES = {'"': '"', "'": "'", "“": "”", "«": "»", "「": "」"}
 
 
 class PrivateContext:
