@@ -342,6 +342,30 @@ def test_an_identifier_is_found_after_the_words_that_name_it(text, kind, value):
 
 
 @pytest.mark.parametrize(
+    "text, value",
+    [
+        ("请核对 11010519491231002X 谢谢", "11010519491231002X"),  # a Chinese resident ID: region, birth date, check
+        ("Segue o documento do titular: 123.456.789-09", "123.456.789-09"),
+        ("titular: 12345678Z, Madrid", "12345678Z"),
+        ("residente X1234567L desde 2019", "X1234567L"),
+    ],
+)
+def test_a_national_id_its_check_digits_vouch_for_is_found_with_no_cue(text, value):
+    assert ("ID_NUMBER", value) in found(text, PrivacyScanner())
+
+
+def test_a_number_shaped_like_a_national_id_that_fails_its_check_is_none():
+    from classifiers.privacy.national import chinese_ok, cpf_ok, spanish_ok
+
+    assert chinese_ok("11010519491231002X") and not chinese_ok("110105194912310021")
+    assert not chinese_ok("110105194913310021")  # its check holds, but the 13th month is no birth date
+    assert cpf_ok("123.456.789-09") and not cpf_ok("123.456.789-08") and not cpf_ok("111.111.111-11")
+    assert spanish_ok("12345678", "Z") and not spanish_ok("12345678", "A") and spanish_ok("X1234567", "L")
+    for text in ("ref 110105194912310021", "order 12345678A", "ref 123.456.789-08"):
+        assert [f for f in PrivacyScanner().scan(text) if f.type == "ID_NUMBER"] == [], text
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Summarize the account 2023 results for the board.",  # a generic word needs "number" or "ID"

@@ -67,6 +67,7 @@ SPELLINGS = {
     "email with decomposed accents": "jose\u0301.roe@example.com",
     "a record's name and address": '{"lastName": "okafor", "address": "14 kingsley road, leeds"}',
     "a passport number its cue names": "passport no. X1234567",
+    "a Chinese resident ID, no cue": "11010519491231002X",
     "base64 of an SSN and a card": base64.b64encode(b"Jane Roe, SSN 123-45-6789, card 4111 1111 1111 1111").decode(),
 }
 
@@ -437,6 +438,7 @@ def test_redaction_masks_a_private_value_wherever_it_is(engines, scorer, upstrea
         "okafor",
         "kingsley",
         "X1234567",
+        "11010519491231002X",
     }:
         assert form not in sent, (where, spelling, form)
     assert "_1]" in sent  # a placeholder stands where the value was

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from classifiers._scan import windows
 from classifiers.privacy.anchors import Hits
 from classifiers.privacy.findings import Finding
+from classifiers.privacy.national import national_ids
 from classifiers.privacy.secrets import secrets
 
 # --- email --------------------------------------------------------------------------------
@@ -300,7 +301,7 @@ def find_structured(text: str, hits: Hits | None = None, found_windows: Windows 
     if hits is None or hits:
         found += secrets(text, hits)
     for start, end in numbers:
-        for detect in (cards, ssns, phones):
+        for detect in (cards, ssns, phones, national_ids):
             found.extend(detect(text, start, end))
     for start, end in iban_windows:
         found.extend(ibans(text, start, end))
