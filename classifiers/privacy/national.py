@@ -18,23 +18,20 @@ from classifiers.privacy.findings import Finding
 
 DETECTOR = "national-id"
 CONFIDENCE = 0.97  # a check digit and a shape: above a phone's, and a card's where the digits are both
-_CHINESE = re.compile(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])")
+# One pass for the three: a Chinese ID, a CPF as written, a DNI or NIE.
+_NATIONAL = re.compile(
+    r"(?<![0-9A-Za-z.])(?:(\d{17}[\dXx])|(\d{3}\.\d{3}\.\d{3}-\d{2})|([XYZxyz]-?\d{7}|\d{8})-?([A-Za-z]))"
+    r"(?![0-9A-Za-z-])"
+)
 _CHINESE_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-_CPF = re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])")
-_SPANISH = re.compile(r"(?<![0-9A-Za-z])([XYZxyz]-?\d{7}|\d{8})-?([A-Za-z])(?![0-9A-Za-z])")
 _DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
 
 
 def national_ids(text: str, start: int, end: int) -> Iterator[Finding]:
     """ID_NUMBER findings in `text[start:end]` (a number window)."""
-    for m in _CHINESE.finditer(text, start, end):
-        if chinese_ok(m.group()):
-            yield Finding("ID_NUMBER", m.start(), m.end(), CONFIDENCE, DETECTOR)
-    for m in _CPF.finditer(text, start, end):
-        if cpf_ok(m.group()):
-            yield Finding("ID_NUMBER", m.start(), m.end(), CONFIDENCE, DETECTOR)
-    for m in _SPANISH.finditer(text, start, end):
-        if spanish_ok(m.group(1), m.group(2)):
+    for m in _NATIONAL.finditer(text, start, end):
+        chinese, cpf, spanish, letter = m.groups()
+        if chinese_ok(chinese) if chinese else cpf_ok(cpf) if cpf else spanish_ok(spanish, letter):
             yield Finding("ID_NUMBER", m.start(), m.end(), CONFIDENCE, DETECTOR)
 
 
