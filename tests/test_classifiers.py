@@ -348,6 +348,8 @@ def test_an_identifier_is_found_after_the_words_that_name_it(text, kind, value):
         ("Segue o documento do titular: 123.456.789-09", "123.456.789-09"),
         ("titular: 12345678Z, Madrid", "12345678Z"),
         ("residente X1234567L desde 2019", "X1234567L"),
+        ("numéro de sécu 1 85 05 78 006 084 91 merci", "1 85 05 78 006 084 91"),  # a French NIR, its key 91
+        ("mitt nummer är 811218-9876", "811218-9876"),  # a Swedish personnummer: a date and a Luhn digit
     ],
 )
 def test_a_national_id_its_check_digits_vouch_for_is_found_with_no_cue(text, value):
@@ -355,12 +357,14 @@ def test_a_national_id_its_check_digits_vouch_for_is_found_with_no_cue(text, val
 
 
 def test_a_number_shaped_like_a_national_id_that_fails_its_check_is_none():
-    from classifiers.privacy.national import chinese_ok, cpf_ok, spanish_ok
+    from classifiers.privacy.national import chinese_ok, cpf_ok, nir_ok, spanish_ok, swedish_ok
 
     assert chinese_ok("11010519491231002X") and not chinese_ok("110105194912310021")
     assert not chinese_ok("110105194913310021")  # its check holds, but the 13th month is no birth date
     assert cpf_ok("123.456.789-09") and not cpf_ok("123.456.789-08") and not cpf_ok("111.111.111-11")
     assert spanish_ok("12345678", "Z") and not spanish_ok("12345678", "A") and spanish_ok("X1234567", "L")
+    assert nir_ok("185057800608491") and not nir_ok("185057800608492") and nir_ok("2 69 05 2A 123 456 88")
+    assert swedish_ok("811218-9876") and not swedish_ok("811218-9875") and not swedish_ok("811318-9875")
     for text in ("ref 110105194912310021", "order 12345678A", "ref 123.456.789-08"):
         assert [f for f in PrivacyScanner().scan(text) if f.type == "ID_NUMBER"] == [], text
 

@@ -1,6 +1,8 @@
 """National identity numbers whose own check digits vouch for them, with no cue around them: a
 Chinese resident ID (18 characters: a region, a birth date, a check character), a Brazilian CPF
-as it is written ("123.456.789-09", two check digits), a Spanish DNI or NIE (a check letter).
+as it is written ("123.456.789-09", two check digits), a Spanish DNI or NIE (a check letter), a
+French social security number (NIR: 15 digits, a key of two), a Swedish personal identity number
+as it is written ("850709-9805": a birth date, a Luhn digit).
 
 A cue names any identifier (`identifiers`); these are found without one, as a card is by its
 Luhn digit, because their shape and check are specific enough: a random run of 18 digits is a
@@ -15,12 +17,15 @@ import re
 from collections.abc import Iterator
 
 from classifiers.privacy.findings import Finding
+from classifiers.privacy.luhn import luhn_ok
 
 DETECTOR = "national-id"
 CONFIDENCE = 0.97  # a check digit and a shape: above a phone's, and a card's where the digits are both
-# One pass for the three: a Chinese ID, a CPF as written, a DNI or NIE.
+# One pass for them all: a Chinese ID, a CPF as written, a DNI or NIE, a NIR (its groups a space
+# apart or not; Corsica's departments are 2A and 2B), a Swedish number with its hyphen.
 _NATIONAL = re.compile(
-    r"(?<![0-9A-Za-z.])(?:(\d{17}[\dXx])|(\d{3}\.\d{3}\.\d{3}-\d{2})|([XYZxyz]-?\d{7}|\d{8})-?([A-Za-z]))"
+    r"(?<![0-9A-Za-z.])(?:(\d{17}[\dXx])|(\d{3}\.\d{3}\.\d{3}-\d{2})|([XYZxyz]-?\d{7}|\d{8})-?([A-Za-z])"
+    r"|([12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2})|((?:19|20)?\d{6}[-+]\d{4}))"
     r"(?![0-9A-Za-z-])"
 )
 _CHINESE_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
@@ -30,9 +35,20 @@ _DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
 def national_ids(text: str, start: int, end: int) -> Iterator[Finding]:
     """ID_NUMBER findings in `text[start:end]` (a number window)."""
     for m in _NATIONAL.finditer(text, start, end):
-        chinese, cpf, spanish, letter = m.groups()
-        if chinese_ok(chinese) if chinese else cpf_ok(cpf) if cpf else spanish_ok(spanish, letter):
+        if _valid(*m.groups()):
             yield Finding("ID_NUMBER", m.start(), m.end(), CONFIDENCE, DETECTOR)
+
+
+def _valid(
+    chinese: str | None, cpf: str | None, spanish: str | None, letter: str | None, nir: str | None, swedish: str | None
+) -> bool:
+    if chinese:
+        return chinese_ok(chinese)
+    if cpf:
+        return cpf_ok(cpf)
+    if spanish and letter:
+        return spanish_ok(spanish, letter)
+    return nir_ok(nir) if nir else swedish_ok(swedish) if swedish else False
 
 
 def chinese_ok(number: str) -> bool:
@@ -63,3 +79,19 @@ def spanish_ok(number: str, letter: str) -> bool:
     prefix = "XYZ".find(digits[0].upper())
     value = int((str(prefix) + digits[1:]) if prefix >= 0 else digits)
     return _DNI_LETTERS[value % 23] == letter.upper()
+
+
+def nir_ok(written: str) -> bool:
+    """The key: 97 less the first thirteen digits modulo 97 (Corsica's 2A and 2B read as 19 and 18)."""
+    compact = written.replace(" ", "").upper().replace("2A", "19", 1).replace("2B", "18", 1)
+    return 97 - int(compact[:13]) % 97 == int(compact[13:])
+
+
+def swedish_ok(written: str) -> bool:
+    """A birth date and the Luhn digit over the ten digits from the year's last two."""
+    digits = written.replace("-", "").replace("+", "")[-10:]
+    try:
+        datetime.datetime.strptime(digits[:6], "%y%m%d")
+    except ValueError:
+        return False
+    return luhn_ok(digits)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from classifiers._scan import windows
 from classifiers.privacy.anchors import Hits
 from classifiers.privacy.findings import Finding
+from classifiers.privacy.luhn import luhn_ok
 from classifiers.privacy.national import national_ids
 from classifiers.privacy.secrets import secrets
 
@@ -57,16 +58,6 @@ _CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|2
 # A Maestro card may have only 12 digits: one of those is a card only with a Maestro prefix (with
 # the Luhn check, about one 12-digit number in 100,000 passes by chance).
 _MAESTRO_12 = re.compile(r"^(?:5018|5020|5038|5893|6304|6759|676[1-3])")
-
-
-def luhn_ok(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = ord(ch) - 48
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
 
 
 def cards(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
