@@ -10,7 +10,8 @@ from __future__ import annotations
 import gettext
 import json
 import re
-import unicodedata
+
+from classifiers.privacy.uncased import unaccented
 
 _CHINESE = re.compile(r"[\u4e00-\u9fff]{2,8}")
 CHINESE_CITY_POPULATION = 500_000  # a smaller city's Chinese name is too often another word
@@ -36,7 +37,7 @@ def place_names(common: frozenset[str], words: frozenset[str], written: frozense
     # "Fujian Sheng", "Guangxi Zhuangzu Zizhiqu": a Chinese province is written without its kind
     names += [s.name.split()[0] for s in pycountry.subdivisions if s.country_code == "CN"]
     folded = {_folded(n) for n in names}
-    folded |= {_ascii(n) for n in folded}  # "Bihār" is written "Bihar" too
+    folded |= {unaccented(n) for n in folded}  # "Bihār" is written "Bihar" too
     english = words | (written - {_folded(n) for n in countries})
     latin = sorted(n for n in folded if len(n) >= 3 and n not in english and not set(n.split()) <= common)
     chinese = gettext.translation("iso3166-1", pycountry.LOCALES_DIR, languages=["zh_CN"])
@@ -77,13 +78,9 @@ def _latin(names: object) -> set[str]:
     """The names of Latin letters alone (a locale's list is a tuple, or a dict of name to weight)."""
     if not isinstance(names, (tuple, list, dict)):
         return set()
-    folded = {_ascii(n).lower() for n in names if isinstance(n, str)}
+    folded = {unaccented(n).lower() for n in names if isinstance(n, str)}
     return {n for n in folded if len(n) >= 3 and n.isascii() and n.isalpha()}
 
 
 def _folded(name: str) -> str:
     return " ".join(name.split()).lower()
-
-
-def _ascii(name: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))

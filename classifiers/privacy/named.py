@@ -35,7 +35,8 @@ _NOT_NAMES = frozenset("la el le les los las un una une der die das ein eine de 
 _HAN = "\u4e00-\u9fff"
 _KANA = "\u3040-\u30ff"
 _HANGUL = "\uac00-\ud7a3"
-_CJK_CUES = ("我叫", "我的名字是", "我的名字叫", "我姓", "私の名前は", "と申します", "제 이름은", "저의 이름은")
+_CJK_CUES = ("我叫", "我的名字是", "我的名字叫", "我姓", "私の名前は", "제 이름은", "저의 이름은")
+_HUMBLE = "と申します"  # after the name
 _CHINESE_NAMED = re.compile(rf"(?:我叫|我的名字[是叫]|我姓)[ \t]*([{_HAN}]{{1,4}})")
 _JAPANESE_NAMED = re.compile(rf"私の名前は[ \t]*([{_HAN}{_KANA}]{{2,8}}?)(?:です|と申します|[、。，,.\s]|$)")
 # "と申します" follows the name: the match begins up to eight characters before it
@@ -48,10 +49,10 @@ _SURNAMES = frozenset(
     "張劉陳楊黃趙吳孫馬羅鄭謝許韓馮鄧蕭葉蘇呂盧鍾譚陸錢嚴龔賈韋鄒閆賀顧龍湯歐"
 )
 _HONORIFICS = ("先生", "女士", "小姐", "老师", "老師", "教授", "医生", "醫生", "经理", "經理", "同学", "同學")
-CUES = Anchors((), _LATIN_CUES + _CJK_CUES + _HONORIFICS)
+CUES = Anchors((), (*_LATIN_CUES, *_CJK_CUES, _HUMBLE, *_HONORIFICS))
 _LATIN_SET, _CJK_SET = frozenset(_LATIN_CUES), frozenset(_CJK_CUES)
 _HONORIFIC_SET = frozenset(_HONORIFICS)
-_ALL = _LATIN_SET | _CJK_SET | _HONORIFIC_SET
+_ALL = _LATIN_SET | _CJK_SET | {_HUMBLE} | _HONORIFIC_SET
 
 
 def named(text: str, hits: Hits) -> list[Finding]:
@@ -72,7 +73,7 @@ def _spans(text: str, hits: Hits) -> Iterator[tuple[int, int]]:
     for pattern in (_CHINESE_NAMED, _JAPANESE_NAMED, _KOREAN_NAMED):
         for m in anchored(pattern, text, cjk):
             yield m.span(1)
-    humble = starts_of(hits, frozenset(("と申します",)), back=range(2, 9))
+    humble = starts_of(hits, frozenset((_HUMBLE,)), back=range(2, 9))
     for m in anchored(_JAPANESE_HUMBLE, text, humble):
         yield m.span(1)
     for at in starts_of(hits, _HONORIFIC_SET):

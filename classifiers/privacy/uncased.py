@@ -46,7 +46,7 @@ class UncasedNames:
         found: list[Finding] = []
         start = end = -1
         for m in _WORD.finditer(text):
-            word = _ascii(m.group())
+            word = unaccented(m.group())
             if end >= 0 and text[end : m.start()] == " " and word in self.names:
                 end = m.end()  # "priya sharma", "mary ann"
                 continue
@@ -58,7 +58,8 @@ class UncasedNames:
         return found
 
 
-def _ascii(word: str) -> str:
+def unaccented(word: str) -> str:
+    """`word` without its accents ("josé" -> "jose"): as the names list is made and looked up in."""
     if word.isascii():
         return word
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))

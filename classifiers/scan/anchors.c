@@ -19,7 +19,7 @@ typedef struct {
     Py_UCS4 *chars;   /* lower case when folded */
     Py_ssize_t len;
     int folded;
-    int next;         /* the next literal that begins with the same two characters, or -1 */
+    int next;         /* the next literal in its chain (`head_key`), or -1 */
     uint32_t head;    /* its first four characters folded and packed as the scan packs the text's, */
     uint32_t mask;    /* so that one compare passes over most literals of a long chain */
 } Literal;
