@@ -6,10 +6,11 @@ finding overlaps one of the units its annotators marked) and AlpacaEval's public
 
 Each fold trains the span model and the private-context gate on the other folds' real prompts
 and the template rows, and scores its own prompts with every candidate kept (the thresholds at
-their floor). The four thresholds (`SpanModel`) are then chosen, for each fold, on the other
+their floor). The five thresholds (`SpanModel`) are then chosen, for each fold, on the other
 folds' scores alone: the most recall whose public flag rate there is at most `CHOSEN_FOR`.
 Baselines in the same run: the span model without the gate, and the detectors that need no
-model (structured identifiers, cues).
+model (structured identifiers, cues). The exam questions no gate trained on (GSM8K, MMLU) are
+public too, and are reported beside AlpacaEval; the thresholds are never chosen on them.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from classifiers.crossval import opening
-from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
+from classifiers.data.real_privacy import PrivatePrompt, exam_questions, private_prompts, public_prompts
 from classifiers.privacy import GATED_DETECTORS, PrivacyScanner
 from classifiers.privacy.context import probability
+from classifiers.privacy.contextual import ADDRESS, SURE
 from classifiers.privacy.places import CONFIDENCE as PLACE_CONFIDENCE
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import TYPE as PLACE_TYPE
@@ -45,9 +47,11 @@ FLOOR = 0.02  # the lowest threshold considered: below it every capitalized word
 @dataclass(frozen=True)
 class Thresholds:
     threshold: float  # a candidate is a finding in a private-looking text from here
-    confident: float  # and anywhere from here
+    confident: float  # and in a text that does not read plainly public from here
     context: float  # a text looks private from here, for the names, links and words in capitals
     place_context: float  # and for the places
+    sure_context: float = 0.0  # and for the confident ones: a word problem's "Mrs. Cruz" is a name for sure
+    sure: float = SURE  # an address anywhere from here, a name beside other personal data (fixed)
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -55,10 +59,12 @@ class Thresholds:
             "confident": self.confident,
             "context": self.context,
             "place_context": self.place_context,
+            "sure_context": self.sure_context,
+            "sure": self.sure,
         }
 
 
-NEVER = Thresholds(1.01, 1.01, 1.01, 1.01)  # above every confidence and gate score
+NEVER = Thresholds(1.01, 1.01, 1.01, 1.01, 1.01, 1.01)  # above every confidence and gate score
 
 
 @dataclass(frozen=True)
@@ -76,8 +82,14 @@ class Scored:
         return replace(self, context=self.words_context)
 
     def findings(self, t: Thresholds) -> list[tuple[str, int, int]]:
-        keep = self.context >= t.context
-        entities = [(k, s, e) for k, s, e, c in self.candidates if c >= t.confident or (keep and c >= t.threshold)]
+        keep, readable, carries = self.context >= t.context, self.context >= t.sure_context, bool(self.others)
+        entities = [
+            (k, s, e)
+            for k, s, e, c in self.candidates
+            if (readable and c >= t.confident)
+            or (keep and c >= t.threshold)
+            or (c >= t.sure and (carries or k == ADDRESS))
+        ]
         if self.context >= t.place_context and PLACE_CONFIDENCE >= t.threshold:
             entities += [(PLACE_TYPE, s, e) for s, e in self.places]
         return list(self.others) + entities
@@ -122,7 +134,7 @@ def fold_scanners(private: Sequence[PrivatePrompt], public: Sequence[str], where
     spans = train_spans(span_rows(list(private), list(public)))
     (where / "context.json").write_bytes(train_context([p.text for p in private], list(public)))
     scanners = []
-    for name, thresholds in (("every", Thresholds(FLOOR, FLOOR, 0.0, 0.0)), ("none", Thresholds(2.0, 2.0, 2.0, 2.0))):
+    for name, thresholds in (("every", Thresholds(FLOOR, FLOOR, 0.0, 0.0)), ("none", Thresholds(*[2.0] * 6))):
         (where / f"{name}.json").write_text(json.dumps({**spans, **thresholds.as_dict()}))
         scanners.append(PrivacyScanner(where / f"{name}.json", where / "context.json"))
     return FoldScanners(*scanners)
@@ -133,28 +145,40 @@ def lowered(text: str) -> str:
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
-def out_of_fold(
-    read: Callable[[str], str] = str,
-) -> tuple[list[tuple[int, Scored, PrivatePrompt]], list[tuple[int, Scored, str]]]:
+@dataclass(frozen=True)
+class HeldOut:
+    """Every prompt as the models of the fold it is in read it (`fold`, `Scored`, the prompt)."""
+
+    private: list[tuple[int, Scored, PrivatePrompt]]
+    public: list[tuple[int, Scored, str]]
+    # the exam questions no gate trained on, by source (each read by the fold its opening falls in)
+    exams: dict[str, list[tuple[int, Scored, str]]]
+
+
+def out_of_fold(read: Callable[[str], str] = str, exams: bool = False) -> HeldOut:
     """Each prompt scored by the models of the folds it is not in, as `read` gives it (as written,
-    or `lowered`: the same prompts typed without capitals, read by models trained as written)."""
+    or `lowered`: the same prompts typed without capitals, read by models trained as written);
+    with `exams`, the exam questions the gate never trained on too."""
     private, public = private_prompts(), public_prompts()
-    held_private, held_public = [], []
+    questions = exam_questions(trained=False) if exams else {}
+    held = HeldOut([], [], {source: [] for source in questions})
     with tempfile.TemporaryDirectory() as where:
         for k in range(FOLDS):
             scanners = fold_scanners(
                 [p for p in private if fold_of(p.text) != k], [t for t in public if fold_of(t) != k], Path(where)
             )
             # a prompt none of whose units occur in it (a misspelt name, a described unit) can't be found
-            held = [p for p in private if fold_of(p.text) == k and p.units]
-            held_private += [(k, scanners.score(read(p.text), p.units), p) for p in held]
-            held_public += [(k, scanners.score(read(t)), t) for t in public if fold_of(t) == k]
-    return held_private, held_public
+            mine = [p for p in private if fold_of(p.text) == k and p.units]
+            held.private.extend((k, scanners.score(read(p.text), p.units), p) for p in mine)
+            held.public.extend((k, scanners.score(read(t)), t) for t in public if fold_of(t) == k)
+            for source, texts in questions.items():
+                held.exams[source].extend((k, scanners.score(read(t)), t) for t in texts if fold_of(t) == k)
+    return held
 
 
-# A candidate the span model is 90% sure of is a finding in any text: left to the flag target
-# alone, some folds chose 0.95 or "never", and "Send it to 42 N. Main Street" was found only where
-# the gate read the message as private.
+# The confident candidates are tried up to 0.9: left to the flag target alone, some folds chose 0.95
+# or "never", and "Send it to 42 N. Main Street" was found only where the gate read the message as
+# private (an address is now sure anywhere from `SURE`).
 CONFIDENT = (0.5, 0.6, 0.7, 0.8, 0.9)
 # (threshold, confident) pairs considered; the context threshold is searched for each
 _FLOORS_AND_CEILINGS = tuple(
@@ -165,14 +189,21 @@ _FLOORS_AND_CEILINGS = tuple(
 )
 
 
+# The gate scores from which a confident candidate is a finding: 0 is anywhere, as before word
+# problems were measured
+SURE_CONTEXTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
+
+
 @dataclass(frozen=True)
 class _Reads:
     """What each prompt needs, for each (threshold, confident) pair, to be flagged (or found: on a
-    private unit): nothing (a finding without the gate, or a sure name), a text that reads
-    private enough for names, or for places. Every share of a grid of two context thresholds
-    follows from them by counting, in O(grid) for each pair."""
+    private unit): nothing (a finding without the gate), a text that does not read plainly
+    public (a sure name), or one that reads private enough for names, or for places. Every share
+    of a grid of two context thresholds follows from them by counting, in O(grid) for each pair
+    and sure context."""
 
-    anyway: np.ndarray  # (pairs, prompts) bool
+    ungated: np.ndarray  # (prompts,) bool: a finding without the gate, or one `SURE` makes
+    sure: np.ndarray  # (pairs, prompts) bool: a candidate at or above the pair's confident
     name: np.ndarray  # a candidate at or above the pair's threshold
     place: np.ndarray  # a place, at or above it
     context: np.ndarray  # (prompts,)
@@ -182,22 +213,25 @@ class _Reads:
         def on(s: Scored, start: int, end: int) -> bool:
             return not on_units or any(start < ue and us < end for us, ue in s.units)
 
-        anyway, name, place = [], [], []
+        sure, name, place = [], [], []
         for threshold, confident in _FLOORS_AND_CEILINGS:
-            anyway.append(
-                [
-                    any(on(s, a, b) for _, a, b in s.others)
-                    or any(c >= confident and on(s, a, b) for _, a, b, c in s.candidates)
-                    for s in scored
-                ]
-            )
+            sure.append([any(c >= confident and on(s, a, b) for _, a, b, c in s.candidates) for s in scored])
             name.append([any(c >= threshold and on(s, a, b) for _, a, b, c in s.candidates) for s in scored])
             place.append([PLACE_CONFIDENCE >= threshold and any(on(s, a, b) for a, b in s.places) for s in scored])
-        return cls(np.array(anyway), np.array(name), np.array(place), np.array([s.context for s in scored]))
+        ungated = np.array(
+            [
+                any(on(s, a, b) for _, a, b in s.others)
+                or any(c >= SURE and (s.others or k == ADDRESS) and on(s, a, b) for k, a, b, c in s.candidates)
+                for s in scored
+            ],
+            dtype=bool,
+        )
+        contexts = np.array([s.context for s in scored])
+        return cls(ungated, np.array(sure, bool), np.array(name, bool), np.array(place, bool), contexts)
 
-    def shares(self, pair: int, contexts: np.ndarray, place_contexts: np.ndarray) -> np.ndarray:
+    def shares(self, pair: int, contexts: np.ndarray, place_contexts: np.ndarray, sure_context: float) -> np.ndarray:
         """(contexts, place contexts): the share of prompts flagged (found) at each."""
-        rest = ~self.anyway[pair]
+        rest = ~(self.ungated | (self.sure[pair] & (self.context >= sure_context)))
         name, place = self.name[pair] & rest, self.place[pair] & rest
 
         def at_least(mask: np.ndarray, limits: np.ndarray) -> np.ndarray:
@@ -216,15 +250,17 @@ class _Reads:
 
 
 def _best(private: _Reads, public: _Reads, contexts: np.ndarray, flag_rate: float) -> tuple[float, Thresholds | None]:
-    """The most recall within `flag_rate` over the pairs and the grid `contexts` x `contexts`;
-    of equal recalls, the lowest pair, then the lowest thresholds."""
+    """The most recall within `flag_rate` over the pairs, the sure contexts and the grid
+    `contexts` x `contexts`; of equal recalls, the lowest pair, then the lowest thresholds."""
     best: tuple[float, Thresholds | None] = (-1.0, None)
     for pair, (threshold, confident) in enumerate(_FLOORS_AND_CEILINGS):
-        within = public.shares(pair, contexts, contexts) <= flag_rate
-        recall = np.where(within, private.shares(pair, contexts, contexts), -1.0)
-        i, j = np.unravel_index(int(np.argmax(recall)), recall.shape)
-        if recall[i, j] > best[0]:
-            best = (float(recall[i, j]), Thresholds(threshold, confident, float(contexts[i]), float(contexts[j])))
+        for sure in SURE_CONTEXTS:
+            within = public.shares(pair, contexts, contexts, sure) <= flag_rate
+            recall = np.where(within, private.shares(pair, contexts, contexts, sure), -1.0)
+            i, j = np.unravel_index(int(np.argmax(recall)), recall.shape)
+            if recall[i, j] > best[0]:
+                chosen = Thresholds(threshold, confident, float(contexts[i]), float(contexts[j]), sure)
+                best = (float(recall[i, j]), chosen)
     return best
 
 
@@ -232,7 +268,8 @@ def choose(
     private: Sequence[Scored], public: Sequence[Scored], gate: bool = True, flag_rate: float = CHOSEN_FOR
 ) -> Thresholds:
     """The thresholds with the most recall whose public flag rate is at most `flag_rate`, the two
-    contexts each one of 41 quantiles of the gate's scores (or never)."""
+    contexts each one of 41 quantiles of the gate's scores (or never), the sure context one of
+    `SURE_CONTEXTS`."""
     if not gate:
         best, best_recall = NEVER, -1.0
         for t in (Thresholds(c, c, 1.01, 1.01) for c in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)):
@@ -249,19 +286,22 @@ def choose(
 
 def thresholds() -> Thresholds:
     """The shipped model's thresholds: chosen on every fold's held-out scores."""
-    private, public = out_of_fold()
-    return choose([s for _, s, _ in private], [s for _, s, _ in public])
+    held = out_of_fold()
+    return choose([s for _, s, _ in held.private], [s for _, s, _ in held.public])
 
 
 def report() -> list[str]:
-    private, public = out_of_fold()
+    held = out_of_fold(exams=True)
+    private, public, exams = held.private, held.public, held.exams
     lines = [
         f"privacy on real prompts, {FOLDS} folds by prompt: recall = PUPA prompts ({len(private)}) with a finding on "
         f"a private unit; flagged = AlpacaEval instructions ({len(public)}, one with personal data left out) with any "
         f"finding (target <= {FLAG_TARGET:.0%}); thresholds chosen on the other folds for a flag rate "
-        f"<= {CHOSEN_FOR:.1%}; any finding = PUPA prompts with a finding anywhere (issue #12's first measure)",
-        "| detectors | recall | any finding | flagged |",
-        "| --- | ---: | ---: | ---: |",
+        f"<= {CHOSEN_FOR:.1%}; any finding = PUPA prompts with a finding anywhere (issue #12's first measure); "
+        f"GSM8K and MMLU = the exam questions no gate trained on ({len(exams['gsm8k'])} and {len(exams['mmlu'])}, "
+        "public questions that name people and places, never used to choose), with any finding",
+        "| detectors | recall | any finding | flagged | GSM8K flagged | MMLU flagged |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     # each row: how a fold's thresholds are chosen, and how a prompt is read (the gate as shipped,
     # or its words term alone)
@@ -279,8 +319,8 @@ def report() -> list[str]:
         view = rules[name][1]
         recall = np.mean([view(s).found(per_fold[k]) for k, s, _ in private])
         anywhere = np.mean([bool(view(s).findings(per_fold[k])) for k, s, _ in private])
-        flagged = np.mean([bool(view(s).findings(per_fold[k])) for k, s, _ in public])
-        lines.append(f"| {name} | {recall:.1%} | {anywhere:.1%} | {flagged:.1%} |")
+        flagged = [np.mean([bool(view(s).findings(per_fold[k])) for k, s, _ in x]) for x in (public, *exams.values())]
+        lines.append(f"| {name} | {recall:.1%} | {anywhere:.1%} | " + " | ".join(f"{f:.1%}" for f in flagged) + " |")
     shipped = chosen[SHIPPED]
     lines += ["", "| PUPA category | prompts | found |", "| --- | ---: | ---: |"]
     by_category: dict[str, list[bool]] = {}
@@ -302,8 +342,10 @@ def report() -> list[str]:
     lines.append(held_out_curve([s for _, s, _ in private], [s for _, s, _ in public]))
     lines.append(_lower_case(shipped))
     lines.append(
-        "thresholds per fold (threshold / confident / context / place context): "
-        + ", ".join(f"{t.threshold:g}/{t.confident:g}/{t.context:g}/{t.place_context:g}" for t in shipped)
+        "thresholds per fold (threshold / confident / context / place context / sure context): "
+        + ", ".join(
+            f"{t.threshold:g}/{t.confident:g}/{t.context:g}/{t.place_context:g}/{t.sure_context:g}" for t in shipped
+        )
     )
     return lines
 
@@ -313,7 +355,8 @@ SHIPPED = "+ span model and private-context gate (shipped)"
 
 def _lower_case(shipped: list[Thresholds]) -> str:
     """The same prompts typed without capitals, each fold's thresholds as chosen above."""
-    private, public = out_of_fold(lowered)
+    held = out_of_fold(lowered)
+    private, public = held.private, held.public
     recall = np.mean([s.found(shipped[k]) for k, s, _ in private])
     flagged = np.mean([bool(s.findings(shipped[k])) for k, s, _ in public])
     return f"the same prompts in lower case, out of fold: recall {recall:.1%}, public flagged {flagged:.1%}"

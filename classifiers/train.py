@@ -23,7 +23,7 @@ from classifiers.complexity import MODEL_PATH as COMPLEXITY_PATH
 from classifiers.complexity import complexity_text
 from classifiers.crossval import RoutingRow, routing_rows
 from classifiers.data import DATA, read_jsonl
-from classifiers.data.real_privacy import PrivatePrompt, private_prompts, public_prompts
+from classifiers.data.real_privacy import PrivatePrompt, exam_questions, private_prompts, public_prompts
 from classifiers.gazetteer import person_names, place_names
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import context_pieces_text, context_text
@@ -242,23 +242,31 @@ def span_rows(private: list[PrivatePrompt], public: list[str]) -> list[dict]:
     return templates + real_span_rows(private, public, typer)
 
 
-# A template or exam row counts a fiftieth of a real prompt in the gate: coverage, not the signal.
+# A template row counts a fiftieth of a real prompt in the gate: coverage, not the signal.
 # Out of fold (python -m classifiers.crossval), PUPA recall / public prompts flagged: at 0.05
 # 58.4% / 4.5%, at 0.02 61.4% / 4.2%, at 0.01 61.7% / 4.7%; below 0.02 Presidio's one-liners
 # ("Megan lives on Via Tasso 129") read ever more public.
 CONTEXT_COVERAGE_WEIGHT = 0.02
+# Exam questions (every fifth MMLU / GSM8K question, `exam_questions`) are real public questions
+# that name people and places ("Mrs. Cruz bought 3 pies"), and count a tenth of a prompt: at a
+# fiftieth, as the template rows, the gate read GSM8K word problems as private as PUPA's finance
+# homework. Out of fold, PUPA recall / AlpacaEval / GSM8K / MMLU flagged (the questions no gate
+# trained on), the thresholds `sure_context` included chosen each time: at 0.02 72.3% / 4.7% /
+# 16.0% / 6.3%, at 0.05 71.6% / 3.7% / 12.4% / 3.5%, at 0.1 72.7% / 3.5% / 4.2% / 1.5%, at 0.2
+# 67.7% / 4.2% / 4.2% / 1.2%.
+EXAM_WEIGHT = 0.1
 CONTEXT_C, CONTEXT_FEATURES = 2.0, 20000
-EXAM_SAMPLE = 5  # every fifth MMLU / GSM8K question: public questions that name people and places
 
 
 def train_context(private: list[str], public: list[str]) -> bytes:
     """The private-context gate (`classifiers.privacy.context`): real private prompts against real
     public ones, the template rows' training split for coverage (with personal data or not)."""
     templates = [(r["text"], int(bool(r["spans"]))) for r in privacy_rows() if r["split"] == "train"]
-    templates += [(r["prompt"], 0) for r in read_jsonl("routellm_train.jsonl")[::EXAM_SAMPLE]]
-    raw = private + public + [t for t, _ in templates]
-    labels = [1] * len(private) + [0] * len(public) + [label for _, label in templates]
+    exams = [q for questions in exam_questions(trained=True).values() for q in questions]
+    raw = private + public + [t for t, _ in templates] + exams
+    labels = [1] * len(private) + [0] * len(public) + [label for _, label in templates] + [0] * len(exams)
     weights = [1.0] * (len(private) + len(public)) + [CONTEXT_COVERAGE_WEIGHT] * len(templates)
+    weights += [EXAM_WEIGHT] * len(exams)
     texts = [context_text(t) for t in raw]
     pipeline = tfidf_logreg(texts, labels, CONTEXT_C, CONTEXT_FEATURES, weights, ASCII_WORDS)
     words = sparse_model(pipeline, ASCII_WORDS, texts)

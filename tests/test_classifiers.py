@@ -713,8 +713,10 @@ def test_held_out_privacy_quality_meets_the_targets():
         # pieces term, whose context threshold (chosen on real prompts) reads Presidio's news-like
         # one-liners ("Bryan Maclean's killers sentenced to life in prison") as public; 0.63 since
         # the template rows weigh less in the gate (0.02 of a real prompt, from 0.05: PUPA recall
-        # 58.4% -> 61.4% with 4.5% -> 4.2% of public prompts flagged, out of fold)
-        assert by_type["PERSON"].recall >= 0.6, by_type["PERSON"]
+        # 58.4% -> 61.4% with 4.5% -> 4.2% of public prompts flagged, out of fold); 0.54 since a
+        # sure name needs a text that does not read plainly public ("Erin Nyberg" in a news line, as
+        # "Mrs. Cruz" in a word problem: GSM8K questions flagged 16.0% -> 4.2% at the same PUPA recall)
+        assert by_type["PERSON"].recall >= 0.5, by_type["PERSON"]
     assert scores["edgeway realistic prompts, held-out half (unseen names)"]["STREET_ADDRESS"].recall >= 0.85
 
 

@@ -11,7 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from classifiers.crossval_privacy import _FLOORS_AND_CEILINGS, CHOSEN_FOR, Scored, Thresholds, choose, held_out_curve
+from classifiers.crossval_privacy import (
+    _FLOORS_AND_CEILINGS,
+    CHOSEN_FOR,
+    SURE_CONTEXTS,
+    Scored,
+    Thresholds,
+    choose,
+    held_out_curve,
+)
 from classifiers.data.real_privacy import private_prompts, public_prompts
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.capitals import capitals
@@ -39,6 +47,7 @@ def found(scanner: PrivacyScanner, text: str) -> list[tuple[str, str]]:
         ("hello, my name is aisha and I need a cover letter", ("PERSON", "aisha")),
         ("Good evening Ahmad,\nplease find the offer attached.", ("PERSON", "Ahmad")),
         ("I worked at Deloitte for three years as an analyst.", ("ORGANIZATION", "Deloitte")),
+        ("i have been employed by globex corporation as a nurse", ("ORGANIZATION", "globex")),
         ("create a campaign for my startup msitu africa and its farmers", ("ORGANIZATION", "msitu africa")),
         ("make this nicer:\nHello professor Klump,\nI hope you are well.", ("PERSON", "Klump")),
         ("write me an essay about my best friend named sulaiman for a class", ("PERSON", "sulaiman")),
@@ -69,6 +78,8 @@ def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
         "I'm Sorry, what did you say?",
         "I am Canadian and I want to work in the US",
         "Write a song like I'm Still Standing by Elton John",
+        # "employed by" names an employer only when someone is: a technique is employed by its author
+        "Discuss the stylistic techniques employed by Leo Tolstoy in 'War and Peace'.",
     ],
 )
 def test_a_common_word_after_a_cue_is_no_name(scanner, text):
@@ -425,6 +436,19 @@ def test_a_candidate_is_a_finding_when_sure_or_when_its_text_reads_private():
     assert not _scored(0.05, 0.9).found(t)  # below the floor everywhere
 
 
+def test_a_sure_name_needs_a_text_that_does_not_read_plainly_public():
+    """ "Mrs. Cruz bought 3 pies" is a name for sure in a word problem: from `sure_context` on only,
+    unless the text carries personal data another detector found, or the name is an address the
+    span model is sure of."""
+    t = Thresholds(threshold=0.1, confident=0.5, context=0.6, place_context=0.4, sure_context=0.3)
+    assert _scored(0.95, 0.35).found(t) and _scored(0.55, 0.35).found(t)
+    assert not _scored(0.95, 0.2).found(t)  # a word problem
+    born = replace(_scored(0.95, 0.2), others=(("DATE_OF_BIRTH", 20, 30),))  # "Patient Leonie, born 1989-06-24"
+    assert born.found(t)
+    address = Scored(others=(), candidates=(("STREET_ADDRESS", 0, 5, 0.95),), context=0.0, units=((0, 5),))
+    assert address.found(t) and not replace(address, candidates=(("STREET_ADDRESS", 0, 5, 0.85),)).found(t)
+
+
 def test_a_place_is_a_finding_from_its_own_context_threshold():
     t = Thresholds(threshold=0.1, confident=0.9, context=0.6, place_context=0.4)
     place = Scored(others=(), candidates=(), context=0.5, units=((0, 5),), places=((0, 5),))
@@ -443,10 +467,33 @@ def test_the_scanner_reads_places_and_names_against_their_own_context_thresholds
         (0.0, 1.01, {"PERSON"}),  # the other way round
         (0.0, 0.0, {"LOCATION", "PERSON"}),
     ]:
-        thresholds = {"threshold": 0.05, "confident": 0.99, "context": context, "place_context": place_context}
+        thresholds = {
+            "threshold": 0.05,
+            "confident": 0.99,
+            "context": context,
+            "place_context": place_context,
+            "sure_context": 0.0,
+        }
         (tmp_path / "spans.json").write_text(json.dumps({**model, **thresholds}))
         kinds = {f.type for f in PrivacyScanner(tmp_path / "spans.json").scan(text)}
         assert kinds == expected, (context, place_context, kinds)
+
+
+def test_the_scanner_finds_a_sure_name_only_where_the_text_does_not_read_plainly_public(tmp_path):
+    model = json.loads(SPANS_PATH.read_text(encoding="utf-8"))
+    word_problem = "Jack has 3 apples and gives Mary 2. How many are left?"
+    note = "Patient Leonie Brandt, born 1989-06-24, reports chest pain."
+    letter = "Send it to 42 N. Main Street, Springfield."
+    names: dict[float, list[set[tuple[str, str]]]] = {}
+    for sure_context in (0.0, 1.01):  # sure anywhere, as before word problems were measured; never
+        thresholds = {"threshold": 0.5, "confident": 0.5, "context": 1.01, "place_context": 1.01}
+        (tmp_path / "spans.json").write_text(json.dumps({**model, **thresholds, "sure_context": sure_context}))
+        strict = PrivacyScanner(tmp_path / "spans.json")
+        names[sure_context] = [set(found(strict, t)) for t in (word_problem, note, letter)]
+    assert ("PERSON", "Jack") in names[0.0][0] and names[1.01][0] == set()
+    # a name beside a birth date is someone's, and a street address is one in any text
+    assert ("PERSON", "Leonie Brandt") in names[1.01][1]
+    assert any(kind == "STREET_ADDRESS" for kind, _ in names[1.01][2])
 
 
 @settings(max_examples=60, deadline=None)
@@ -454,13 +501,14 @@ def test_the_scanner_reads_places_and_names_against_their_own_context_thresholds
 def test_the_thresholds_chosen_are_the_best_a_search_of_every_one_finds(data):
     """The choice counts prompts per threshold instead of reading each prompt at each: it must
     agree with reading them."""
-    reads = st.sampled_from((0.1, 0.3, 0.5, 0.7, 0.9))
+    reads = st.sampled_from((0.1, 0.3, 0.5, 0.7, 0.9, 0.95))
 
     def prompt(units: tuple[tuple[int, int], ...]) -> Scored:
-        names = data.draw(st.lists(st.tuples(st.sampled_from((0, 10)), reads), max_size=2))
+        kinds = st.sampled_from(("PERSON", "STREET_ADDRESS"))
+        names = data.draw(st.lists(st.tuples(kinds, st.sampled_from((0, 10)), reads), max_size=2))
         return Scored(
             others=(("EMAIL", 20, 25),) if data.draw(st.integers(0, 3)) == 0 else (),
-            candidates=tuple(("PERSON", at, at + 5, c) for at, c in names),
+            candidates=tuple((kind, at, at + 5, c) for kind, at, c in names),
             context=data.draw(reads),
             units=units,
             places=((0, 5),) if data.draw(st.booleans()) else (),
@@ -478,12 +526,13 @@ def test_the_thresholds_chosen_are_the_best_a_search_of_every_one_finds(data):
         return sum(bool(p.findings(t)) for p in public) / len(public)
 
     assert flagged(chosen) <= rate or chosen.context > 1  # within the target, or never
-    contexts = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.01)
+    contexts = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 1.01)
     every = [
-        Thresholds(threshold, confident, context, place)
+        Thresholds(threshold, confident, context, place, sure)
         for threshold, confident in _FLOORS_AND_CEILINGS
         for context in contexts
         for place in contexts
+        for sure in SURE_CONTEXTS
     ]
     best = max((recall(t) for t in every if flagged(t) <= rate), default=0.0)
     assert recall(chosen) == best

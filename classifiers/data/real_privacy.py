@@ -1,5 +1,7 @@
 """The real prompts privacy is trained and measured on: PUPA's private prompts (with the units
-their annotators marked) and AlpacaEval's public instructions."""
+their annotators marked), AlpacaEval's public instructions, and the exam questions of the routing
+data (MMLU, GSM8K), public questions that name people and places: every `EXAM_SAMPLE`-th is
+trained on, the rest only measured."""
 
 from __future__ import annotations
 
@@ -49,3 +51,16 @@ def public_prompts() -> list[str]:
     return [
         r["prompt"] for r in _read("alpaca_eval_dev.jsonl") if not r["prompt"].startswith(PUBLIC_WITH_PERSONAL_DATA)
     ]
+
+
+EXAM_SAMPLE = 5  # the gate trains on every fifth MMLU / GSM8K question
+
+
+def exam_questions(trained: bool) -> dict[str, list[str]]:
+    """The MMLU and GSM8K questions the private-context gate trains on (`trained`), or the ones it
+    never sees, by source."""
+    by_source: dict[str, list[str]] = {"gsm8k": [], "mmlu": []}
+    for i, r in enumerate(_read("routellm_train.jsonl")):
+        if (i % EXAM_SAMPLE == 0) == trained:
+            by_source["gsm8k" if r["source"] == "gsm8k" else "mmlu"].append(r["prompt"])
+    return by_source

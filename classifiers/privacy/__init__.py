@@ -9,7 +9,7 @@ from classifiers.privacy.capitals import CAPITAL_WINDOWS, capitals
 from classifiers.privacy.capitals import DETECTOR as CAPITALS_DETECTOR
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import PrivateContext
-from classifiers.privacy.contextual import CUES, MODEL_PATH, SpanModel, cued
+from classifiers.privacy.contextual import ADDRESS, CUES, MODEL_PATH, SpanModel, cued
 from classifiers.privacy.contextual import DETECTOR as SPAN_DETECTOR
 from classifiers.privacy.fields import CUES as FIELDS
 from classifiers.privacy.fields import fields
@@ -122,9 +122,9 @@ class PrivacyScanner:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)
         if caseless(text):
             gated += self.uncased.find(text)
-        return found + self._decided(text, gated), rereading
+        return found + self._decided(text, gated, carries=bool(found)), rereading
 
-    def _decided(self, text: str, gated: list[Finding]) -> list[Finding]:
+    def _decided(self, text: str, gated: list[Finding], carries: bool) -> list[Finding]:
         """The names the span model labeled, the links, the words in capitals and the places
         that are findings (`SpanModel`). A place is one only in a text the gate reads as private
         (none is sure anywhere), from its own threshold: public questions name places in texts
@@ -132,17 +132,33 @@ class PrivacyScanner:
         A place the span model also labeled is what the more confident of the two says
         (`drop_overlaps`): "Jackson" may be a person, "Fujian" at 0.17 is not. A name of two
         words or more that is a place's ("San Francisco") is that place, whatever the span model
-        says."""
+        says. A name the span model is sure of is one in a text that `carries` personal data the
+        other detectors found (a birth date, an email address), however public the text reads:
+        "Patient Leonie, born 1989-06-24" is a note about someone."""
         places = self.places.find(text)  # in C: cheaper than the gate, which runs only when it decides something
         if places:
             where = {(p.start, p.end) for p in places}
             gated = [f for f in gated if not _one_place(text, f, where)]
-        sure = [f for f in gated if f.confidence >= self.spans.confident]
-        if not places and len(sure) == len(gated):
-            return sure
+        if not gated and not places:
+            return []
+        anywhere = not self.spans.sure_context
+        if not places and all(self._sure(f, anywhere, carries) for f in gated):
+            return gated
         private = self.context.score(text)
-        names = gated if private >= self.spans.context else sure
+        if private >= self.spans.context:
+            names = gated
+        else:
+            readable = anywhere or private >= self.spans.sure_context
+            names = [f for f in gated if self._sure(f, readable, carries)]
         return names + places if private >= self.spans.place_context else names
+
+    def _sure(self, found: Finding, readable: bool, carries: bool) -> bool:
+        """Whether the span model is sure enough of `found` without the gate reading the text as
+        private: from `confident` where the text does not read plainly public (`readable`), from
+        `sure` where it `carries` other personal data, and then anywhere for an address."""
+        if found.confidence >= self.spans.sure and (carries or found.type == ADDRESS):
+            return True
+        return readable and found.confidence >= self.spans.confident
 
 
 def _one_place(text: str, found: Finding, places: set[tuple[int, int]]) -> bool:

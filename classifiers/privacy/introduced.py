@@ -78,9 +78,10 @@ _EMPLOYER_CUES = (
     "company called", "company named", "company is", "business called", "business named", "startup called",
     "brand called", "brand named", "firm called", "agency called", "shop called", "store called",
     "restaurant called", "work at", "worked at", "working at", "work for", "worked for", "working for",
-    "employed at", "employed by", "intern at", "interned at", "studied at", "study at", "studying at",
-    "graduated from", "enrolled at",
+    "employed at", "am employed by", "was employed by", "been employed by", "currently employed by",
+    "intern at", "interned at", "studied at", "study at", "studying at", "graduated from", "enrolled at",
 )  # fmt: skip
+# "employed by" alone is as often a technique's: "the stylistic techniques employed by Leo Tolstoy"
 _EMPLOYER = re.compile(
     rf"(?i)\b(?:{'|'.join(_EMPLOYER_CUES)})[ \t]+(?!(?:called|named|is)\b)(?:the[ \t]+)?"
     r"([\w&'’.-]+(?:[ \t]+[\w&'’.-]+){0,2})"
