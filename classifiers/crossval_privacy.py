@@ -82,11 +82,11 @@ class Scored:
         return replace(self, context=self.words_context)
 
     def findings(self, t: Thresholds) -> list[tuple[str, int, int]]:
-        keep, readable, carries = self.context >= t.context, self.context >= t.sure_context, bool(self.others)
+        keep, not_public, carries = self.context >= t.context, self.context >= t.sure_context, bool(self.others)
         entities = [
             (k, s, e)
             for k, s, e, c in self.candidates
-            if (readable and c >= t.confident)
+            if (not_public and c >= t.confident)
             or (keep and c >= t.threshold)
             or (c >= t.sure and (carries or k == ADDRESS))
         ]

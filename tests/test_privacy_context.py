@@ -48,6 +48,7 @@ def found(scanner: PrivacyScanner, text: str) -> list[tuple[str, str]]:
         ("Good evening Ahmad,\nplease find the offer attached.", ("PERSON", "Ahmad")),
         ("I worked at Deloitte for three years as an analyst.", ("ORGANIZATION", "Deloitte")),
         ("i have been employed by globex corporation as a nurse", ("ORGANIZATION", "globex")),
+        ("check the grammar: Talked to Chandler today and shared the changes", ("PERSON", "Chandler")),
         ("create a campaign for my startup msitu africa and its farmers", ("ORGANIZATION", "msitu africa")),
         ("make this nicer:\nHello professor Klump,\nI hope you are well.", ("PERSON", "Klump")),
         ("write me an essay about my best friend named sulaiman for a class", ("PERSON", "sulaiman")),
@@ -80,6 +81,7 @@ def test_a_name_its_cue_introduces_is_found_in_any_case(scanner, text, finding):
         "Write a song like I'm Still Standing by Elton John",
         # "employed by" names an employer only when someone is: a technique is employed by its author
         "Discuss the stylistic techniques employed by Leo Tolstoy in 'War and Peace'.",
+        "The proposal met with resistance from the board",
     ],
 )
 def test_a_common_word_after_a_cue_is_no_name(scanner, text):

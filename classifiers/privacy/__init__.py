@@ -148,17 +148,17 @@ class PrivacyScanner:
         if private >= self.spans.context:
             names = gated
         else:
-            readable = anywhere or private >= self.spans.sure_context
-            names = [f for f in gated if self._sure(f, readable, carries)]
+            not_public = anywhere or private >= self.spans.sure_context
+            names = [f for f in gated if self._sure(f, not_public, carries)]
         return names + places if private >= self.spans.place_context else names
 
-    def _sure(self, found: Finding, readable: bool, carries: bool) -> bool:
+    def _sure(self, found: Finding, not_public: bool, carries: bool) -> bool:
         """Whether the span model is sure enough of `found` without the gate reading the text as
-        private: from `confident` where the text does not read plainly public (`readable`), from
+        private: from `confident` where the text does not read plainly public (`not_public`), from
         `sure` where it `carries` other personal data, and then anywhere for an address."""
         if found.confidence >= self.spans.sure and (carries or found.type == ADDRESS):
             return True
-        return readable and found.confidence >= self.spans.confident
+        return not_public and found.confidence >= self.spans.confident
 
 
 def _one_place(text: str, found: Finding, places: set[tuple[int, int]]) -> bool:

@@ -86,6 +86,15 @@ _EMPLOYER = re.compile(
     rf"(?i)\b(?:{'|'.join(_EMPLOYER_CUES)})[ \t]+(?!(?:called|named|is)\b)(?:the[ \t]+)?"
     r"([\w&'’.-]+(?:[ \t]+[\w&'’.-]+){0,2})"
 )
+# "Talked to Chandler today", "I just spoke with Vincent van Lith": whom the writer met or spoke
+# with, capitalized (in lower case, "met with resistance"). No AlpacaEval instruction and no
+# MMLU/GSM8K question holds one.
+_MET_CUES: tuple[str, ...] = ("talked to", "talked with", "spoke to", "spoke with", "spoken to", "spoken with")
+_MET_CUES += ("discussed with", "met with", "chatted with")
+_MET = re.compile(
+    r"(?i:(?:talked|spoke|spoken) (?:to|with)|discussed with|met with|chatted with)[ \t]+"
+    r"(?:(?:Mr|Mrs|Ms|Dr|Prof)\.?[ \t]+)?" + _CAPITALIZED
+)
 _RELATED_CUES = tuple(f"my {r}" for r in _RELATIONS) + tuple(f"my {k} " for k in _KINDS)
 # "an email to Ms. yoyo": a title names a person. A capitalized name after one is the span model's
 # (the title is among its features, and its gate tells a public "Dr. King" from a private "Dr.
@@ -106,10 +115,12 @@ _NOT_USERS = frozenset(
     "defaultuser0".split()
 ) | {"all users", "default user"}
 CUES = Anchors(
-    _TITLE_CUES + _GREETINGS + _SELF_CUES, _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES
+    _TITLE_CUES + _GREETINGS + _SELF_CUES,
+    _NAMED_CUES + _SIGN_OFFS + _RELATED_CUES + _EMPLOYER_CUES + _HOME_CUES + _MET_CUES,
 )
 _GREETING_SET, _NAMED_SET, _SIGN_OFF_SET = frozenset(_GREETINGS), frozenset(_NAMED_CUES), frozenset(_SIGN_OFFS)
 _RELATED_SET, _EMPLOYER_SET = frozenset(_RELATED_CUES), frozenset(_EMPLOYER_CUES)
+_MET_SET = frozenset(_MET_CUES)
 _TITLE_SET, _SELF_SET = frozenset(_TITLE_CUES), frozenset(_SELF_CUES)
 _WINDOWS_HOME_SET, _UNIX_HOME_SET = frozenset((_WINDOWS_HOME,)), frozenset(_UNIX_HOMES)
 _ALL_CUES = frozenset(CUES.folded + CUES.exact)
@@ -129,6 +140,8 @@ def introduced(text: str, hits: Hits, common: frozenset[str]) -> list[Finding]:
         return []
     found = [Finding("PERSON", s, e, 0.7, "addressed") for s, e in _addressed(text, hits, common)]
     for m in anchored(_RELATED, text, starts_of(hits, _RELATED_SET)):
+        found += [Finding("PERSON", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
+    for m in anchored(_MET, text, starts_of(hits, _MET_SET)):
         found += [Finding("PERSON", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
     for m in anchored(_EMPLOYER, text, starts_of(hits, _EMPLOYER_SET)):
         found += [Finding("ORGANIZATION", s, e, 0.7, "introduced") for s, e in _name(text, m, common)]
