@@ -23,6 +23,7 @@ import numpy as np
 
 from classifiers import crossval, crossval_privacy
 from classifiers.crossval import apgr, pgr_curve
+from classifiers.data import read_jsonl
 from classifiers.privacy import PrivacyScanner
 from classifiers.tokens import TokenEstimator
 from classifiers.train import complexity_rows, privacy_rows, token_texts
@@ -153,10 +154,23 @@ def privacy_scores(scanner: PrivacyScanner | None = None) -> dict[str, dict[str,
     return scores
 
 
+def template_traffic_flagged(scanner: PrivacyScanner | None = None) -> tuple[int, int]:
+    """How many of edgeway's template traffic prompts (`traffic_labeled.jsonl`: chat, code,
+    translation, summaries of made-up notes; no one's data) have any finding, of how many. No
+    privacy model trains on them."""
+    scanner = scanner or PrivacyScanner()
+    prompts = [r["prompt"] for r in read_jsonl("traffic_labeled.jsonl")]
+    return sum(bool(scanner.scan(p)) for p in prompts), len(prompts)
+
+
 def evaluate_privacy() -> list[str]:
     started = time.perf_counter()
     scores = privacy_scores()
-    lines = []
+    flagged, prompts = template_traffic_flagged()
+    lines = [
+        f"\nedgeway's template traffic (public tasks, no personal data), with any finding: {flagged} of "
+        f"{prompts} ({flagged / prompts:.1%})"
+    ]
     for title, by_type in scores.items():
         lines.append(f"\n{title}")
         lines.append("| type | gold | precision | recall | F1 |")

@@ -50,6 +50,19 @@ def english_words() -> frozenset[str]:
 _NEVER_NAMES: tuple[str, ...] = ("hi", "i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll")
 _NEVER_NAMES += ("mi", "mis", "mon", "ma", "mes", "mein", "meine", "meu", "meus", "minha", "minhas", "mijn", "miei")
 _NEVER_NAMES += ("cómo", "qué", "dónde", "cuándo", "cuál", "cuánto", "comment", "pourquoi", "warum", "perché")
+# The days of the week and the months that are no one's given name: "The meeting has been moved to
+# Thursday" named a PERSON in a text that read private (April, May, June and August are names too)
+_NEVER_NAMES += ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NEVER_NAMES += ("january", "february", "march", "july", "september", "october", "november", "december")
+# The verbs that open an instruction and that exam questions seldom write in lower case:
+# "Translate this note ..." named a PERSON in a text that read private ("Edit" is a given name)
+_NEVER_NAMES += ("translate", "extract", "classify", "paraphrase", "summarize", "summarise", "rewrite", "draft")
+_NEVER_NAMES += ("imagine", "analyze", "analyse", "compose", "outline", "proofread", "implement", "optimize")
+_NEVER_NAMES += ("optimise", "format", "critique", "brainstorm", "pretend", "roleplay", "solve", "elaborate")
+_NEVER_NAMES += ("expand", "shorten", "simplify", "please")
+# Languages, as "Translate this into German" names them
+_NEVER_NAMES += ("english", "german", "french", "spanish", "portuguese", "italian", "dutch", "russian", "chinese")
+_NEVER_NAMES += ("japanese", "korean", "arabic", "hindi", "turkish", "polish", "swedish", "greek", "vietnamese")
 
 
 @cache

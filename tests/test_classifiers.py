@@ -720,6 +720,16 @@ def test_held_out_privacy_quality_meets_the_targets():
     assert scores["edgeway realistic prompts, held-out half (unseen names)"]["STREET_ADDRESS"].recall >= 0.85
 
 
+def test_public_template_traffic_is_not_flagged():
+    """ "The meeting has been moved to Thursday", "Translate this note into German": 398 of the
+    1,243 template prompts had a finding (a weekday, a month, an instruction's verb or a language
+    as a PERSON in a text that read private) before those became common words."""
+    from classifiers.evaluate import template_traffic_flagged
+
+    flagged, prompts = template_traffic_flagged(_shared_scorer().privacy)
+    assert flagged / prompts <= 0.01, (flagged, prompts)
+
+
 def same_model(rebuilt: object, committed: object, where: str = "") -> None:
     """Every key, word and count as committed, and every weight to within 1e-8: the same install
     rebuilds the files bit for bit on one machine, but OpenBLAS picks its kernels by CPU, and an

@@ -161,7 +161,7 @@ def test_a_greeting_or_i_with_its_contractions_is_no_name(scanner, text):
     ("text", "names"),
     [
         ("Write a plot in the style of Neil Stephenson.", ["Neil Stephenson"]),
-        ("This is a test of French. Read the story and answer.", ["French"]),
+        ("This is a test of Fenwick. Read the story and answer.", ["Fenwick"]),
         ("Prof. Wang met Acme Inc. staff in the U.S. office", ["Prof. Wang", "Acme Inc.", "U.S."]),
         ("A letter to J. R. R. Tolkien from Elm St. at noon", ["J. R. R. Tolkien", "Elm St."]),
     ],
