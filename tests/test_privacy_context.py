@@ -20,7 +20,7 @@ from classifiers.crossval_privacy import (
     choose,
     held_out_curve,
 )
-from classifiers.data.real_privacy import private_prompts, public_prompts
+from classifiers.data.real_privacy import EXAM_SAMPLE, exam_questions, private_prompts, public_prompts
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.capitals import capitals
 from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
@@ -558,3 +558,13 @@ def test_the_held_out_curve_gives_the_recall_each_flag_rate_allows():
     assert held_out_curve(private, public).endswith(
         "50.0% at 3.0% flagged, 50.0% at 3.5% flagged, 100.0% at 4.0% flagged, 100.0% at 5.0% flagged"
     )
+
+
+def test_the_exam_questions_the_gate_never_trains_on_are_the_ones_measured():
+    """Every fifth MMLU / GSM8K question trains the gate; the rest are the public questions the
+    flag rate is measured on, and none is both."""
+    trained, measured = exam_questions(trained=True), exam_questions(trained=False)
+    for source in ("gsm8k", "mmlu"):
+        assert not set(trained[source]) & set(measured[source]), source
+        total = len(trained[source]) + len(measured[source])
+        assert len(trained[source]) >= total / EXAM_SAMPLE - 1, source

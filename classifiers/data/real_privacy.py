@@ -58,9 +58,11 @@ EXAM_SAMPLE = 5  # the gate trains on every fifth MMLU / GSM8K question
 
 def exam_questions(trained: bool) -> dict[str, list[str]]:
     """The MMLU and GSM8K questions the private-context gate trains on (`trained`), or the ones it
-    never sees, by source."""
+    never sees, by source (39 MMLU questions are in the file twice: each counts as seen)."""
+    rows = _read("routellm_train.jsonl")
+    seen = {r["prompt"] for r in rows[::EXAM_SAMPLE]}
     by_source: dict[str, list[str]] = {"gsm8k": [], "mmlu": []}
-    for i, r in enumerate(_read("routellm_train.jsonl")):
-        if (i % EXAM_SAMPLE == 0) == trained:
+    for i, r in enumerate(rows):
+        if (i % EXAM_SAMPLE == 0) if trained else r["prompt"] not in seen:
             by_source["gsm8k" if r["source"] == "gsm8k" else "mmlu"].append(r["prompt"])
     return by_source

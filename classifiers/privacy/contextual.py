@@ -47,7 +47,7 @@ MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "pii_spans.json
 SPAN_TYPES = ("O", "PERSON", "ORGANIZATION", "STREET_ADDRESS")
 DETECTOR = "span-model"
 # The span model is sure of a candidate from here: a street address is then a finding in any text,
-# however public it reads (of 8,970 MMLU questions no gate trained on, 6 hold one, "479 Elm
+# however public it reads (of 8,931 MMLU questions no gate trained on, 6 hold one, "479 Elm
 # Street, Muncie, Indiana", of AlpacaEval's and GSM8K's none; Presidio's "41086 Kiannonkatu 98,
 # Suite 464, OULU" reads public to the gate), and so is a name in a text that carries personal
 # data another detector found ("Patient Leonie, born 1989-06-24"). A name elsewhere is sure from
