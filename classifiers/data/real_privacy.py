@@ -63,6 +63,7 @@ def exam_questions(trained: bool) -> dict[str, list[str]]:
     seen = {r["prompt"] for r in rows[::EXAM_SAMPLE]}
     by_source: dict[str, list[str]] = {"gsm8k": [], "mmlu": []}
     for i, r in enumerate(rows):
-        if (i % EXAM_SAMPLE == 0) if trained else r["prompt"] not in seen:
+        keep = i % EXAM_SAMPLE == 0 if trained else r["prompt"] not in seen
+        if keep:
             by_source["gsm8k" if r["source"] == "gsm8k" else "mmlu"].append(r["prompt"])
     return by_source

@@ -139,16 +139,14 @@ class PrivacyScanner:
         if places:
             where = {(p.start, p.end) for p in places}
             gated = [f for f in gated if not _one_place(text, f, where)]
-        if not gated and not places:
-            return []
-        anywhere = not self.spans.sure_context
-        if not places and all(self._sure(f, anywhere, carries) for f in gated):
+        # with no places, and every candidate sure without the gate's reading, the gate is not run
+        if not places and all(self._sure(f, not self.spans.sure_context, carries) for f in gated):
             return gated
         private = self.context.score(text)
         if private >= self.spans.context:
             names = gated
         else:
-            not_public = anywhere or private >= self.spans.sure_context
+            not_public = private >= self.spans.sure_context
             names = [f for f in gated if self._sure(f, not_public, carries)]
         return names + places if private >= self.spans.place_context else names
 
