@@ -27,7 +27,7 @@ from edge_runtime.textstream import TextStream
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-    from edge_runtime.engine import Sampling
+    from edge_runtime.generation import Sampling
 
 SHORT_PROMPT = 64  # a prompt this short is read in one step
 STEP_TARGET_S = 0.05  # the time long prompts may add to one step: what they delay everyone else by
@@ -56,7 +56,7 @@ class TokenLogprob:
 
 
 class Job(Protocol):
-    """What the scheduler reads and writes of a request (edge_runtime.engine.Generation)."""
+    """What the scheduler reads and writes of a request (edge_runtime.generation.Generation)."""
 
     prompt: list[int]
     prompt_tokens: int

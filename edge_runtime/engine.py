@@ -8,21 +8,20 @@ streams its text through an asyncio queue, and a cancelled one stops at the next
 from __future__ import annotations
 
 import asyncio
-import math
 import queue
-import random
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from collections.abc import Sequence as Texts
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from edge_runtime.batch import BatchScheduler, Sequence, TokenLogprob, drain
+from edge_runtime.batch import BatchScheduler, Sequence, drain
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.embedder import Embedder
 from edge_runtime.errors import EdgeError, PromptTooLong
+from edge_runtime.generation import DONE, Generation, Outbox, Sampling
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.grammar import GrammarError
 
@@ -32,23 +31,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_TOKENS = 512
 N_BATCH = 512
-DEFAULT_TEMPERATURE = 0.7
-DEFAULT_TOP_P = 0.95
-
-
-@dataclass(frozen=True)
-class Sampling:
-    max_tokens: int | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    seed: int | None = None
-    stop: tuple[str, ...] = ()
-    confidence: bool = False  # also measure the model's mean token probability (for cascades)
-    grammar: str | None = None  # GBNF the answer must follow (edge_runtime.grammar)
-    logprobs: int | None = None  # report each token's log-probability and this many alternatives
-    frequency_penalty: float = 0.0  # OpenAI's: minus this times how often a token was written so far
-    presence_penalty: float = 0.0  # minus this once a token was written at all
-    logit_bias: tuple[tuple[int, float], ...] = ()  # (token id of this model, added to its logit)
 
 
 @dataclass
@@ -63,111 +45,6 @@ class EdgeState:
     outstanding_tokens: int
     completed: int
     cancelled: int
-
-
-_DONE = object()
-
-
-class Generation:
-    """One request's tokens, produced on the worker thread and read on the event loop."""
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        prompt: list[int],
-        sampling: Sampling,
-        max_tokens: int,
-        outbox: Outbox,
-        owner: str = "",
-    ) -> None:
-        self._loop = loop
-        self._outbox = outbox
-        self._queue: asyncio.Queue[object] = asyncio.Queue()  # text pieces, an EdgeError, then _DONE
-        self._cancel = threading.Event()
-        self.prompt = prompt
-        self.sampling = sampling
-        self.owner = owner  # the app, for fair admission
-        self.max_tokens = max_tokens
-        self.prompt_tokens = len(prompt)
-        self.completion_tokens = 0
-        self.finish_reason: str | None = None
-        # time.monotonic() when it was queued, when a sequence took it, its first token, its end
-        self.queued_at = time.monotonic()
-        self.started_at: float | None = None
-        self.first_token_at: float | None = None
-        self.ended_at: float | None = None
-        self.prompt_read = False  # in the cache, or never will be (set by the worker)
-        self.waits_for: Generation | None = None  # a sibling whose prompt cells this one shares
-        self.logprob_sum = 0.0
-        self.logprobs: list[TokenLogprob] = []  # filled by the worker when sampling.logprobs is set
-        self.temperature = DEFAULT_TEMPERATURE if sampling.temperature is None else sampling.temperature
-        self.top_p = DEFAULT_TOP_P if sampling.top_p is None else sampling.top_p
-        self.seed = sampling.seed if sampling.seed is not None else random.getrandbits(31)
-
-    @property
-    def confidence(self) -> float | None:
-        """The geometric mean of the probabilities the model gave its own tokens (0..1)."""
-        if not self.sampling.confidence or not self.completion_tokens:
-            return None
-        return math.exp(self.logprob_sum / self.completion_tokens)
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-    def _emit(self, item: object) -> None:
-        self._outbox.put(self, item)
-
-    async def text(self) -> AsyncIterator[str]:
-        """Text deltas until the generation ends; raises EdgeError if it failed."""
-        try:
-            while True:
-                item = await self._queue.get()
-                if item is _DONE:
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                assert isinstance(item, str)
-                yield item
-        finally:
-            if self.finish_reason is None:
-                self.cancel()  # the reader went away: stop generating for nobody
-
-
-def _deliver(loop: asyncio.AbstractEventLoop, items: list[tuple[Generation, object]]) -> None:
-    def put() -> None:
-        for generation, item in items:
-            generation._queue.put_nowait(item)
-
-    try:
-        loop.call_soon_threadsafe(put)
-    except RuntimeError:  # the event loop has closed: the server is shutting down
-        for generation, _ in items:
-            generation._cancel.set()
-
-
-class Outbox:
-    """What the worker thread has for the event loop, sent in one wake-up per step.
-
-    Sent just before the next `llama_decode`, which releases the GIL: the event loop then writes
-    the tokens out while the model computes, instead of taking the GIL from the worker between
-    two steps (that cost 150 us a token, 2% of the decode rate here). One wake-up for all the
-    sequences of a step also spares the loop one per token."""
-
-    def __init__(self) -> None:
-        self._items: dict[asyncio.AbstractEventLoop, list[tuple[Generation, object]]] = {}
-
-    def put(self, generation: Generation, item: object) -> None:
-        self._items.setdefault(generation._loop, []).append((generation, item))
-
-    def send(self) -> None:
-        if self._items:
-            items, self._items = self._items, {}
-            for loop, batch in items.items():
-                _deliver(loop, batch)
 
 
 class _TokenTable(dict[int, tuple[bool, bytes]]):
@@ -456,4 +333,4 @@ class EdgeEngine:
         else:
             self._completed += 1
         if emit_done:
-            job._emit(_DONE)
+            job._emit(DONE)

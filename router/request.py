@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.errors import InvalidRequest
+from router.fields import kind_of, number_in, optional, require_object
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 PART_TYPES = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
@@ -96,7 +97,7 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         )
     if not isinstance(messages, list):
         raise InvalidRequest(
-            f"Invalid type for 'messages': expected an array, got {_kind(messages)}.",
+            f"Invalid type for 'messages': expected an array, got {kind_of(messages)}.",
             param="messages",
             code="invalid_type",
         )
@@ -104,7 +105,7 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         raise InvalidRequest("'messages' must contain at least one message.", param="messages", code="empty_array")
     text_only = all(_check_message(i, m) for i, m in enumerate(messages))
 
-    stream = _optional(body, "stream", bool, "a boolean") or False
+    stream = optional(body, "stream", bool, "a boolean") or False
     include_usage = False
     options = body.get("stream_options")
     if options is not None:
@@ -114,25 +115,25 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
             )
         if not stream:
             raise InvalidRequest("'stream_options' is only allowed when 'stream' is true.", param="stream_options")
-        include_usage = bool(_optional(options, "include_usage", bool, "a boolean", prefix="stream_options."))
+        include_usage = bool(optional(options, "include_usage", bool, "a boolean", prefix="stream_options."))
 
-    n = _optional(body, "n", int, "an integer")
+    n = optional(body, "n", int, "an integer")
     if n is not None and not 1 <= n <= MAX_CHOICES:
         raise InvalidRequest(f"'n' must be between 1 and {MAX_CHOICES}; got {n}.", param="n", code="invalid_value")
 
-    max_tokens = _optional(body, "max_completion_tokens", int, "an integer")
+    max_tokens = optional(body, "max_completion_tokens", int, "an integer")
     if max_tokens is None:
-        max_tokens = _optional(body, "max_tokens", int, "an integer")
+        max_tokens = optional(body, "max_tokens", int, "an integer")
     if max_tokens is not None and max_tokens < 1:
         raise InvalidRequest(
             f"'max_tokens' must be at least 1, got {max_tokens}.", param="max_tokens", code="invalid_value"
         )
     logprobs = _logprobs(body)
-    temperature = _number_in(body, "temperature", 0.0, 2.0)
-    top_p = _number_in(body, "top_p", 0.0, 1.0)
-    seed = _optional(body, "seed", int, "an integer")
-    frequency_penalty = _number_in(body, "frequency_penalty", -2.0, 2.0) or 0.0
-    presence_penalty = _number_in(body, "presence_penalty", -2.0, 2.0) or 0.0
+    temperature = number_in(body, "temperature", 0.0, 2.0)
+    top_p = number_in(body, "top_p", 0.0, 1.0)
+    seed = optional(body, "seed", int, "an integer")
+    frequency_penalty = number_in(body, "frequency_penalty", -2.0, 2.0) or 0.0
+    presence_penalty = number_in(body, "presence_penalty", -2.0, 2.0) or 0.0
     logit_bias = _logit_bias(body.get("logit_bias"))
     _check_response_format(body.get("response_format"))
 
@@ -200,8 +201,8 @@ def _logit_bias(given: Any) -> tuple[tuple[int, float], ...]:
 
 
 def _logprobs(body: dict[str, Any]) -> int | None:
-    wanted = _optional(body, "logprobs", bool, "a boolean")
-    top = _optional(body, "top_logprobs", int, "an integer")
+    wanted = optional(body, "logprobs", bool, "a boolean")
+    top = optional(body, "top_logprobs", int, "an integer")
     if top is not None and not 0 <= top <= 20:
         raise InvalidRequest("'top_logprobs' must be between 0 and 20.", param="top_logprobs", code="invalid_value")
     if top is not None and not wanted:
@@ -303,7 +304,7 @@ def _needs(body: dict[str, Any]) -> frozenset[str]:
 def _check_message(i: int, message: Any) -> bool:
     """Validate one message; return whether it is text only (so a local model can read it)."""
     where = f"messages[{i}]"
-    _require_object(where, message)
+    require_object(where, message)
     role = message.get("role")
     if role not in ROLES:
         raise InvalidRequest(
@@ -325,22 +326,15 @@ def _check_message(i: int, message: Any) -> bool:
     if not isinstance(content, list):
         raise InvalidRequest(
             f"Invalid type for '{where}.content': expected a string or an array of content parts, "
-            f"got {_kind(content)}.",
+            f"got {kind_of(content)}.",
             param=f"{where}.content",
             code="invalid_type",
         )
     return all(_check_part(f"{where}.content[{j}]", part) for j, part in enumerate(content))
 
 
-def _require_object(where: str, value: Any) -> None:
-    if not isinstance(value, dict):
-        raise InvalidRequest(
-            f"Invalid type for '{where}': expected an object, got {_kind(value)}.", param=where, code="invalid_type"
-        )
-
-
 def _check_part(where: str, part: Any) -> bool:
-    _require_object(where, part)
+    require_object(where, part)
     kind = part.get("type")
     if kind not in PART_TYPES:
         raise InvalidRequest(
@@ -357,35 +351,6 @@ def _check_part(where: str, part: Any) -> bool:
     return False
 
 
-def _optional(obj: dict[str, Any], key: str, kind: type, expected: str, prefix: str = "") -> Any:
-    value = obj.get(key)
-    if value is None:
-        return None
-    # bool is an int subclass in Python; JSON keeps them apart and so do we.
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InvalidRequest(
-            f"Invalid type for '{prefix}{key}': expected {expected}, got {_kind(value)}.",
-            param=prefix + key,
-            code="invalid_type",
-        )
-    return value
-
-
-def _number_in(body: dict[str, Any], key: str, low: float, high: float) -> float | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidRequest(
-            f"Invalid type for '{key}': expected a number, got {_kind(value)}.", param=key, code="invalid_type"
-        )
-    if not low <= value <= high:
-        raise InvalidRequest(
-            f"Invalid value for '{key}': {value} is outside [{low:g}, {high:g}].", param=key, code="invalid_value"
-        )
-    return float(value)
-
-
 def _stop_list(stop: Any) -> list[str]:
     if stop is None:
         return []
@@ -400,16 +365,3 @@ def _stop_list(stop: Any) -> list[str]:
             f"'stop' takes at most {MAX_STOP_SEQUENCES} sequences, got {len(stop)}.", param="stop", code="invalid_value"
         )
     return [s for s in stop if s]
-
-
-def _kind(value: Any) -> str:
-    names = {
-        dict: "an object",
-        list: "an array",
-        str: "a string",
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        type(None): "null",
-    }
-    return names.get(type(value), type(value).__name__)

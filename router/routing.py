@@ -6,8 +6,9 @@ explain`) can call it as often as it likes. Admitting (`admit`) is the separate 
 the request's share of the rate limits and reserves its worst-case cost; the row's real cost
 settles the reservation, and `release` gives it back when no row will.
 
-The privacy invariant lives here: a decision with `cloud_allowed=False` never has a cloud target,
-and `_call` refuses to contact a cloud model for such a decision even if one slipped in.
+The privacy invariant lives here: a decision with `cloud_allowed=False` never has a cloud target
+(`router.narrowing.local_only` runs last on every decision), and `_call` refuses to contact a
+cloud model for such a decision even if one slipped in.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic
@@ -23,24 +23,24 @@ from typing import Generic
 from classifiers.signals import Scorer, Signals
 from router import semantic, tracing
 from router.answer import Answer, ChunkStream, Usage
-from router.budget import AppBudget, seconds_to_midnight
+from router.budget import AppBudget
 from router.cache import CachePolicy, CacheStore, MemoryCache, cacheable, key_of, pack, unpack
 from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
 from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
 from router.ledger import MemoryStore, Store
 from router.limits import Limits
 from router.modes import EMBEDDED, STREAMED, WHOLE, Mode, R
+from router.narrowing import able, check_max_tokens, local_only, over_budget, within_latency_budget
 from router.offload import off_loop
 from router.pricing import FREE, Price
 from router.redaction import Redaction
-from router.request import FEATURE_FIELDS, ChatRequest
+from router.request import ChatRequest
 from router.resilience import Breaker, RetryPolicy, guarded
 from router.tier import Tier, TierKind
 
 log = logging.getLogger("edgeway.router")
 ESTIMATED_ANSWER_TOKENS = 1024  # reserved for a request that names no max_tokens
 INLINE_BYTES = 64 * 1024  # bodies up to this are scored on the event loop (well under a millisecond)
-LARGEST_WINDOW = 2_000_000  # what a model whose context window nobody told us may hold, at most
 
 
 @dataclass(frozen=True)
@@ -141,102 +141,16 @@ class Router:
         if decision.deny is not None:
             raise Forbidden(decision.deny)
         if caller.budget is not None and live.budget_left_usd is not None and live.budget_left_usd <= 0:
-            decision = self._over_budget(decision, caller.budget)
-        decision = self._local_only(self._within_latency_budget(decision, signals, live))
+            decision = over_budget(decision, caller.budget)
+        decision = local_only(self.models, within_latency_budget(self.models, decision, signals, live))
         if not decision.targets:
             raise NoCapacity(
                 f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
                 retry_after=5,
             )
-        decision = self._able(request, decision)
-        self._check_max_tokens(signals, decision)
+        decision = able(self.models, request, decision)
+        check_max_tokens(self.models, signals, decision)
         return signals, decision
-
-    def _able(self, request: ChatRequest, decision: Decision) -> Decision:
-        """Only the targets that honor everything the request asks for: a model that would drop
-        `tools` or `response_format` and answer in prose is not an answer."""
-        if not request.needs:
-            return decision
-        candidates = decision.targets
-        if decision.cascade is not None and decision.cloud_allowed:
-            candidates += (decision.cascade.target,)  # the rule lets the request reach it
-        able = tuple(dict.fromkeys(t for t in candidates if request.needs <= self.models[t].capabilities))
-        if able == decision.targets:
-            return decision
-        if not able:
-            missing = sorted(request.needs - set().union(*(self.models[t].capabilities for t in decision.targets)))
-            asked = "embeddings" if "embeddings" in missing else ", ".join(FEATURE_FIELDS[m] for m in missing)
-            raise InvalidRequest(
-                f"This request asks for {asked}, which no model it may use here provides "
-                f"({', '.join(decision.targets)}; rule {decision.rule!r}).",
-                param=FEATURE_FIELDS[missing[0]],
-                code="unsupported_parameter",
-            )
-        dropped = [t for t in decision.targets if t not in able]
-        return dataclasses.replace(
-            decision,
-            targets=able,
-            # the cascade escalates from its first target: gone if that one cannot serve the request
-            cascade=decision.cascade if able[0] == decision.targets[0] else None,
-            reasons=decision.reasons + (f"{', '.join(dropped)} cannot honor {', '.join(sorted(request.needs))}",),
-        )
-
-    def _check_max_tokens(self, signals: Signals, decision: Decision) -> None:
-        """A max_tokens no target can produce is refused before anything is reserved for it."""
-        if signals.max_tokens is None:
-            return
-        largest = max(self.models[t].context_window or LARGEST_WINDOW for t in decision.targets)
-        if signals.max_tokens > largest:
-            raise InvalidRequest(
-                f"max_tokens {signals.max_tokens} is more than any model this request may use can hold "
-                f"(the largest context window among {list(decision.targets)} is {largest} tokens).",
-                param="max_tokens",
-                code="max_tokens_too_large",
-            )
-
-    def _within_latency_budget(self, decision: Decision, signals: Signals, live: LiveState) -> Decision:
-        """With an x-edgeway-latency-budget-ms the edge queue would miss, try the cloud first, if
-        this request may go there and its decision has a cloud target at all."""
-        try:
-            budget_ms = float(signals.metadata.get("latency-budget-ms", ""))
-        except ValueError:
-            return decision
-        targets = decision.targets
-        if (
-            not decision.cloud_allowed
-            or not targets
-            or self.models[targets[0]].tier != "edge"
-            or live.edge_queue_wait_ms <= budget_ms
-        ):
-            return decision
-        clouds = tuple(t for t in targets if self.models[t].tier == "cloud")
-        if not clouds:
-            return decision
-        return dataclasses.replace(
-            decision,
-            targets=clouds + tuple(t for t in targets if t not in clouds),
-            reasons=decision.reasons
-            + (f"edge wait {live.edge_queue_wait_ms:.0f} ms > latency budget {budget_ms:.0f} ms: cloud first",),
-        )
-
-    def _local_only(self, decision: Decision) -> Decision:
-        if decision.cloud_allowed:
-            return decision
-        # Whatever a policy said, a request kept local has only local targets.
-        return dataclasses.replace(
-            decision, cascade=None, targets=tuple(t for t in decision.targets if self.models[t].tier == "edge")
-        )
-
-    def _over_budget(self, decision: Decision, budget: AppBudget) -> Decision:
-        if budget.on_exhausted == "deny":
-            raise RateLimited(
-                "This app's budget is exhausted until the next period.",
-                code="budget_exhausted",
-                retry_after=seconds_to_midnight(time.time()),
-            )
-        return dataclasses.replace(
-            decision, cloud_allowed=False, reasons=decision.reasons + ("budget exhausted: edge only",)
-        )
 
     def estimate(self, decision: Decision, signals: Signals) -> float:
         """The most this request may cost: its first cloud target at the requested max_tokens."""
@@ -267,7 +181,7 @@ class Router:
             return decision
         estimate = self.estimate(decision, signals)
         if not self.store.admit(caller.app, caller.budget.caps, estimate):
-            return self._local_only(self._over_budget(decision, caller.budget))
+            return local_only(self.models, over_budget(decision, caller.budget))
         return dataclasses.replace(decision, reserved_usd=estimate)
 
     def release(self, app: str, decision: Decision) -> None:

@@ -20,11 +20,11 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.bench.ports import free_port
+from gateway.bench.profile import record, top_frames
 from gateway.bench.wire import LoadResult, load
 from gateway.percentiles import percentile
 
@@ -194,42 +194,6 @@ def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
     return edgeway, litellm
 
 
-def _profile(pid: int, seconds: int, out: Path) -> subprocess.Popen | None:
-    if shutil.which("py-spy") is None:
-        return None
-    return subprocess.Popen(
-        [
-            "py-spy",
-            "record",
-            "--nonblocking",
-            "--format",
-            "raw",
-            "-d",
-            str(seconds),
-            "-r",
-            "200",
-            "-p",
-            str(pid),
-            "-o",
-            str(out),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-def _top_frames(raw: Path, count: int = 12) -> list[tuple[str, float]]:
-    """Self time by function from py-spy's collapsed stacks."""
-    totals: Counter[str] = Counter()
-    for line in raw.read_text().splitlines():
-        stack, _, samples = line.rpartition(" ")
-        leaf = stack.split(";")[-1]  # "function (path/to/file.py:line)"
-        function, _, where = leaf.partition(" (")
-        totals[f"{function} ({where.rsplit('/', 1)[-1]}" if where else function] += int(samples)
-    all_samples = sum(totals.values()) or 1
-    return [(frame, n / all_samples) for frame, n in totals.most_common(count)]
-
-
 def run(repeat: int = 1) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -328,7 +292,7 @@ def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
                 spy = None
                 if server.name == "edgeway" and concurrency == 64 and not stream:
                     assert server.process is not None  # started above
-                    spy = _profile(server.process.pid, 6, profile_out)
+                    spy = record(server.process.pid, 6, profile_out)
                 started = time.perf_counter()
                 results[(server.name, concurrency, stream)] = r = server.run(concurrency, requests * repeat, stream)
                 print(
@@ -397,5 +361,5 @@ def _report(servers: list[Server], tmp: Path, repeat: int) -> None:
         )
     if profile_out.exists():
         print("\nwhere edgeway's time goes (py-spy, self time, non-streamed, concurrency 64):")
-        for frame, share in _top_frames(profile_out):
+        for frame, share in top_frames(profile_out):
             print(f"  {share:6.1%}  {frame}")

@@ -1,0 +1,110 @@
+"""What narrows a policy's decision before anything is admitted: the targets that honor the
+request, a max_tokens some target can hold, the latency budget, an exhausted budget, and a
+request kept local. Pure: each reads the decision and the models and returns a decision."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+
+from classifiers.signals import Signals
+from router.budget import AppBudget, seconds_to_midnight
+from router.decision import Decision, LiveState
+from router.errors import InvalidRequest, RateLimited
+from router.request import FEATURE_FIELDS, ChatRequest
+from router.tier import Tier
+
+Models = Mapping[str, Tier]
+LARGEST_WINDOW = 2_000_000  # what a model whose context window nobody told us may hold, at most
+
+
+def able(models: Models, request: ChatRequest, decision: Decision) -> Decision:
+    """Only the targets that honor everything the request asks for: a model that would drop
+    `tools` or `response_format` and answer in prose is not an answer."""
+    if not request.needs:
+        return decision
+    candidates = decision.targets
+    if decision.cascade is not None and decision.cloud_allowed:
+        candidates += (decision.cascade.target,)  # the rule lets the request reach it
+    able = tuple(dict.fromkeys(t for t in candidates if request.needs <= models[t].capabilities))
+    if able == decision.targets:
+        return decision
+    if not able:
+        missing = sorted(request.needs - set().union(*(models[t].capabilities for t in decision.targets)))
+        asked = "embeddings" if "embeddings" in missing else ", ".join(FEATURE_FIELDS[m] for m in missing)
+        raise InvalidRequest(
+            f"This request asks for {asked}, which no model it may use here provides "
+            f"({', '.join(decision.targets)}; rule {decision.rule!r}).",
+            param=FEATURE_FIELDS[missing[0]],
+            code="unsupported_parameter",
+        )
+    dropped = [t for t in decision.targets if t not in able]
+    return dataclasses.replace(
+        decision,
+        targets=able,
+        # the cascade escalates from its first target: gone if that one cannot serve the request
+        cascade=decision.cascade if able[0] == decision.targets[0] else None,
+        reasons=decision.reasons + (f"{', '.join(dropped)} cannot honor {', '.join(sorted(request.needs))}",),
+    )
+
+
+def check_max_tokens(models: Models, signals: Signals, decision: Decision) -> None:
+    """A max_tokens no target can produce is refused before anything is reserved for it."""
+    if signals.max_tokens is None:
+        return
+    largest = max(models[t].context_window or LARGEST_WINDOW for t in decision.targets)
+    if signals.max_tokens > largest:
+        raise InvalidRequest(
+            f"max_tokens {signals.max_tokens} is more than any model this request may use can hold "
+            f"(the largest context window among {list(decision.targets)} is {largest} tokens).",
+            param="max_tokens",
+            code="max_tokens_too_large",
+        )
+
+
+def within_latency_budget(models: Models, decision: Decision, signals: Signals, live: LiveState) -> Decision:
+    """With an x-edgeway-latency-budget-ms the edge queue would miss, try the cloud first, if
+    this request may go there and its decision has a cloud target at all."""
+    try:
+        budget_ms = float(signals.metadata.get("latency-budget-ms", ""))
+    except ValueError:
+        return decision
+    targets = decision.targets
+    if (
+        not decision.cloud_allowed
+        or not targets
+        or models[targets[0]].tier != "edge"
+        or live.edge_queue_wait_ms <= budget_ms
+    ):
+        return decision
+    clouds = tuple(t for t in targets if models[t].tier == "cloud")
+    if not clouds:
+        return decision
+    return dataclasses.replace(
+        decision,
+        targets=clouds + tuple(t for t in targets if t not in clouds),
+        reasons=decision.reasons
+        + (f"edge wait {live.edge_queue_wait_ms:.0f} ms > latency budget {budget_ms:.0f} ms: cloud first",),
+    )
+
+
+def local_only(models: Models, decision: Decision) -> Decision:
+    if decision.cloud_allowed:
+        return decision
+    # Whatever a policy said, a request kept local has only local targets.
+    return dataclasses.replace(
+        decision, cascade=None, targets=tuple(t for t in decision.targets if models[t].tier == "edge")
+    )
+
+
+def over_budget(decision: Decision, budget: AppBudget) -> Decision:
+    if budget.on_exhausted == "deny":
+        raise RateLimited(
+            "This app's budget is exhausted until the next period.",
+            code="budget_exhausted",
+            retry_after=seconds_to_midnight(time.time()),
+        )
+    return dataclasses.replace(
+        decision, cloud_allowed=False, reasons=decision.reasons + ("budget exhausted: edge only",)
+    )
