@@ -1,7 +1,7 @@
 """Complexity, measured on prompts the model never saw, by group: no MMLU subject, GSM8K question
 or AlpacaEval instruction is on both sides of a fold.
 
-    python -m classifiers.crossval [--no-litellm] [--folds 5] [--words-c C]
+    python -m classifiers.crossval [--no-litellm] [--folds 5] [--words-c C] [--alpaca-eval-weight W]
 
 Each real source is scored out of fold, on its own: MMLU by subject (grouped k-fold: a fold's
 subjects are absent from its training data), GSM8K and AlpacaEval by prompt. A fold trains on
@@ -325,11 +325,16 @@ def main() -> None:
     parser.add_argument(
         "--words-c", type=float, help="the words term's regularization, to compare (default: the shipped one)"
     )
+    parser.add_argument(
+        "--alpaca-eval-weight", type=float, help="what an AlpacaEval row counts in the words term, to compare"
+    )
     args = parser.parse_args()
-    if args.words_c is not None:
-        from classifiers import train
+    from classifiers import train
 
+    if args.words_c is not None:
         train.COMPLEXITY_C = args.words_c
+    if args.alpaca_eval_weight is not None:
+        train.ALPACA_EVAL_WEIGHT = args.alpaca_eval_weight
     from classifiers import crossval_privacy
 
     tables = report(not args.no_litellm, args.folds) + [""] + calibration_report() + [""] + crossval_privacy.report()

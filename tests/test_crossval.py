@@ -106,3 +106,18 @@ def test_alpaca_eval_is_labeled_by_what_the_cloud_buys_over_the_edge():
     alpaca = [r for r in routing_rows() if r.kind == "alpaca_eval"]
     assert len(alpaca) == 404
     assert all(r.weak == wins[r.prompt] and r.strong == 0.5 and r.target == 1.0 - r.weak for r in alpaca)
+
+
+def test_an_alpaca_eval_instruction_counts_more_than_an_exam_question_in_the_words_term():
+    """The open-ended instructions are few among the exam questions: each counts
+    `ALPACA_EVAL_WEIGHT` times, so where an instruction and a question share their words and
+    disagree, the instruction's target wins."""
+    from classifiers import train
+
+    question = RoutingRow("please explain the theory of relativity", "mmlu", "mmlu/physics", 1.0, 1.0, 0.0)
+    instruction = RoutingRow("please explain the theory of relativity", "alpaca_eval", "x", 0.0, 0.5, 1.0)
+    other = [RoutingRow(f"filler question {i}", "mmlu", "mmlu/misc", 1.0, 1.0, float(i % 2)) for i in range(20)]
+    model = train.complexity_words([question, instruction, *other])
+    logit = model.decision_function(["please explain the theory of relativity"])[0]
+    assert train.ALPACA_EVAL_WEIGHT > 1
+    assert logit > 1.0  # at an even count the two would cancel near 0
