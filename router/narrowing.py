@@ -1,6 +1,7 @@
 """What narrows a policy's decision before anything is admitted: the targets that honor the
 request, a max_tokens some target can hold, the latency budget, an exhausted budget, and a
-request kept local. Pure: each reads the decision and the models and returns a decision."""
+request kept local. Each reads the decision and the models and returns a decision, or raises the
+refusal the client must hear; none counts, reserves or calls anything."""
 
 from __future__ import annotations
 
@@ -27,10 +28,10 @@ def able(models: Models, request: ChatRequest, decision: Decision) -> Decision:
     candidates = decision.targets
     if decision.cascade is not None and decision.cloud_allowed:
         candidates += (decision.cascade.target,)  # the rule lets the request reach it
-    able = tuple(dict.fromkeys(t for t in candidates if request.needs <= models[t].capabilities))
-    if able == decision.targets:
+    honoring = tuple(dict.fromkeys(t for t in candidates if request.needs <= models[t].capabilities))
+    if honoring == decision.targets:
         return decision
-    if not able:
+    if not honoring:
         missing = sorted(request.needs - set().union(*(models[t].capabilities for t in decision.targets)))
         asked = "embeddings" if "embeddings" in missing else ", ".join(FEATURE_FIELDS[m] for m in missing)
         raise InvalidRequest(
@@ -39,12 +40,12 @@ def able(models: Models, request: ChatRequest, decision: Decision) -> Decision:
             param=FEATURE_FIELDS[missing[0]],
             code="unsupported_parameter",
         )
-    dropped = [t for t in decision.targets if t not in able]
+    dropped = [t for t in decision.targets if t not in honoring]
     return dataclasses.replace(
         decision,
-        targets=able,
+        targets=honoring,
         # the cascade escalates from its first target: gone if that one cannot serve the request
-        cascade=decision.cascade if able[0] == decision.targets[0] else None,
+        cascade=decision.cascade if honoring[0] == decision.targets[0] else None,
         reasons=decision.reasons + (f"{', '.join(dropped)} cannot honor {', '.join(sorted(request.needs))}",),
     )
 

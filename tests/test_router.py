@@ -547,3 +547,17 @@ def test_web_search_is_a_need_the_edge_lacks_never_a_silent_drop():
     assert "web_search" in request.needs
     _, decision = router(edge, cloud).decide(request, Caller("t", PlainRules(router(edge, cloud).catalog)))
     assert decision.targets == ("cloud",)
+
+
+def test_a_decision_kept_local_keeps_only_edge_targets_and_no_escalation():
+    """`router.narrowing.local_only`, the last step of every decision: whatever a policy listed
+    (cloud fallbacks, a cascade to the cloud), a request that may not reach the cloud has none."""
+    from router.decision import Decision, Escalation
+    from router.narrowing import local_only
+
+    models: dict[str, Tier] = {m.name: m for m in (FakeTier("edge", "edge"), FakeTier("cloud", "cloud"))}
+    listed = Decision(("cloud", "edge"), "rule", cloud_allowed=False, cascade=Escalation("cloud", 0.5))
+    kept = local_only(models, listed)
+    assert kept.targets == ("edge",) and kept.cascade is None
+    allowed = Decision(("cloud", "edge"), "rule", cascade=Escalation("cloud", 0.5))
+    assert local_only(models, allowed) == allowed
