@@ -121,3 +121,25 @@ def test_an_alpaca_eval_instruction_counts_more_than_an_exam_question_in_the_wor
     logit = model.decision_function(["please explain the theory of relativity"])[0]
     assert train.ALPACA_EVAL_WEIGHT > 1
     assert logit > 1.0  # at an even count the two would cancel near 0
+
+
+def test_a_router_that_only_ranks_subjects_scores_well_pooled_and_like_a_coin_inside_each():
+    """Pooled over many subjects, a score that is each subject's hardness ranks well; inside a
+    subject it is a coin, and on a few subjects at a time (as a set of 16 unseen subjects is) it
+    keeps only what those few subjects differ by."""
+    from classifiers.crossval import subject_draws, within_subjects
+
+    made = []
+    for subject in range(30):
+        hardness = subject / 29  # the share of this subject's questions the edge gets wrong
+        for q in range(40):
+            made.append(RoutingRow(f"s{subject} q{q}", "mmlu", f"mmlu/s{subject}", float(q >= 40 * hardness), 1.0, 0.0))
+    weak, strong = np.array([r.weak for r in made]), np.array([r.strong for r in made])
+    by_subject = np.array([int(r.group.removeprefix("mmlu/s")) for r in made], dtype=float)
+    pooled = measure(by_subject, weak, strong).apgr
+    few = subject_draws(by_subject, made, subjects=3, draws=200)
+    assert pooled > 0.6
+    assert abs(within_subjects(by_subject, made) - 0.5) < 1e-9  # every question of a subject ties
+    assert few.low < few.mean < pooled and few.low < few.high
+    everything = subject_draws(by_subject, made, subjects=30, draws=3)
+    assert everything.mean == everything.low == everything.high == pooled
