@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from classifiers.metrics import Measure, measure, pgr_curve, random_measure
+
 DATA = Path(__file__).resolve().parent / "data"
 EDGE_MODEL = "FuseChat-Llama-3.2-1B-Instruct"  # AlpacaEval's stand-in for the edge tier
 KINDS = ("mmlu", "gsm8k", "alpaca_eval")
@@ -108,58 +110,6 @@ def out_of_fold(rows: list[RoutingRow], kind: str, fit: Fit, folds: int) -> np.n
         score = fit(train)
         scores[held] = score([mine[i].prompt for i in held])
     return scores
-
-
-# --- metrics (RouteLLM's) -------------------------------------------------------------------
-def pgr_curve(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cloud share and PGR at every cut; tied scores are split evenly (a random tie-break's mean)."""
-    n = len(scores)
-    order = np.argsort(-scores, kind="stable")
-    gain = (strong - weak)[order]
-    s = scores[order]
-    shares, quality = [0.0], [weak.mean()]
-    i = 0
-    while i < n:
-        j = i
-        while j < n and s[j] == s[i]:
-            j += 1
-        shares.append(j / n)
-        quality.append(quality[-1] + gain[i:j].sum() / n)
-        i = j
-    gap = strong.mean() - weak.mean()
-    return np.array(shares), (np.array(quality) - weak.mean()) / gap
-
-
-def apgr(shares: np.ndarray, pgr: np.ndarray) -> float:
-    return float(np.trapezoid(pgr, shares))
-
-
-def cpt(shares: np.ndarray, pgr: np.ndarray, target: float) -> float:
-    """The smallest cloud share whose PGR reaches `target`, interpolated between cuts."""
-    for k in range(1, len(shares)):
-        if pgr[k] >= target:
-            if pgr[k] == pgr[k - 1]:
-                return float(shares[k])
-            t = (target - pgr[k - 1]) / (pgr[k] - pgr[k - 1])
-            return float(shares[k - 1] + max(0.0, t) * (shares[k] - shares[k - 1]))
-    return 1.0
-
-
-@dataclass(frozen=True)
-class Measure:
-    apgr: float
-    cpt50: float
-    cpt80: float
-
-
-def measure(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray) -> Measure:
-    shares, pgr = pgr_curve(scores, weak, strong)
-    return Measure(apgr(shares, pgr), cpt(shares, pgr, 0.5), cpt(shares, pgr, 0.8))
-
-
-def random_measure(weak: np.ndarray, strong: np.ndarray, seeds: int = 200) -> Measure:
-    runs = [measure(np.random.default_rng(seed).random(len(weak)), weak, strong) for seed in range(seeds)]
-    return Measure(*(float(np.mean([getattr(m, f) for m in runs])) for f in ("apgr", "cpt50", "cpt80")))
 
 
 # --- the model ----------------------------------------------------------------------------

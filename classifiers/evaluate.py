@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from classifiers import crossval, crossval_privacy
-from classifiers.crossval import apgr, pgr_curve
 from classifiers.data import read_jsonl
+from classifiers.metrics import apgr, pgr_curve
 from classifiers.privacy import PrivacyScanner
 from classifiers.tokens import TokenEstimator
 from classifiers.train import complexity_rows, privacy_rows, token_texts

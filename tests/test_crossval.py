@@ -9,12 +9,11 @@ from classifiers.crossval import (
     EDGE_MODEL,
     RoutingRow,
     calibration,
-    measure,
     mmlu_folds,
     out_of_fold,
-    random_measure,
     routing_rows,
 )
+from classifiers.metrics import measure, random_measure
 
 
 def rows() -> list[RoutingRow]:
