@@ -258,13 +258,13 @@ def subject_draws(
     """APGR on `subjects` subjects at a time, their questions only: what a set of that many
     unseen subjects measures. Over all 41, a router also ranks whole subjects against each other,
     and a smaller set offers less of that: its APGR is lower on average and far more spread."""
-    groups = sorted({r.group for r in rows})
-    of = np.array([groups.index(r.group) for r in rows])
+    index = {group: i for i, group in enumerate(sorted({r.group for r in rows}))}
+    of = np.array([index[r.group] for r in rows])
     weak, strong = np.array([r.weak for r in rows]), np.array([r.strong for r in rows])
     rng = np.random.default_rng(0)
     found = []
     for _ in range(draws):
-        mask = np.isin(of, rng.choice(len(groups), min(subjects, len(groups)), replace=False))
+        mask = np.isin(of, rng.choice(len(index), min(subjects, len(index)), replace=False))
         found.append(measure(scores[mask], weak[mask], strong[mask]).apgr)
     return Spread(float(np.mean(found)), float(np.percentile(found, 10)), float(np.percentile(found, 90)))
 
@@ -325,8 +325,8 @@ def report(with_litellm: bool = True, folds: int = 5) -> list[str]:
         for name, m in measures.items():
             lines.append(f"| {kind} | {len(mine)} | {name} | {m.apgr:.3f} | {m.cpt50:.1%} | {m.cpt80:.1%} |")
         if kind == "mmlu":
-            routers["random (one seed)"] = np.random.default_rng(0).random(len(mine))
-            subject_lines = _subject_lines(routers, mine)
+            coin = np.random.default_rng(0).random(len(mine))
+            subject_lines = _subject_lines({**routers, "random (one seed)": coin}, mine)
     return lines + [""] + subject_lines
 
 
