@@ -16,11 +16,11 @@ from router.errors import InvalidRequest, RateLimited
 from router.request import FEATURE_FIELDS, ChatRequest
 from router.tier import Tier
 
-Models = Mapping[str, Tier]
+Tiers = Mapping[str, Tier]
 LARGEST_WINDOW = 2_000_000  # what a model whose context window nobody told us may hold, at most
 
 
-def able(models: Models, request: ChatRequest, decision: Decision) -> Decision:
+def able(models: Tiers, request: ChatRequest, decision: Decision) -> Decision:
     """Only the targets that honor everything the request asks for: a model that would drop
     `tools` or `response_format` and answer in prose is not an answer."""
     if not request.needs:
@@ -50,7 +50,7 @@ def able(models: Models, request: ChatRequest, decision: Decision) -> Decision:
     )
 
 
-def check_max_tokens(models: Models, signals: Signals, decision: Decision) -> None:
+def check_max_tokens(models: Tiers, signals: Signals, decision: Decision) -> None:
     """A max_tokens no target can produce is refused before anything is reserved for it."""
     if signals.max_tokens is None:
         return
@@ -64,7 +64,7 @@ def check_max_tokens(models: Models, signals: Signals, decision: Decision) -> No
         )
 
 
-def within_latency_budget(models: Models, decision: Decision, signals: Signals, live: LiveState) -> Decision:
+def within_latency_budget(models: Tiers, decision: Decision, signals: Signals, live: LiveState) -> Decision:
     """With an x-edgeway-latency-budget-ms the edge queue would miss, try the cloud first, if
     this request may go there and its decision has a cloud target at all."""
     try:
@@ -90,7 +90,7 @@ def within_latency_budget(models: Models, decision: Decision, signals: Signals, 
     )
 
 
-def local_only(models: Models, decision: Decision) -> Decision:
+def local_only(models: Tiers, decision: Decision) -> Decision:
     if decision.cloud_allowed:
         return decision
     # Whatever a policy said, a request kept local has only local targets.

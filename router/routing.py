@@ -7,8 +7,8 @@ the request's share of the rate limits and reserves its worst-case cost; the row
 settles the reservation, and `release` gives it back when no row will.
 
 The privacy invariant lives here: a decision with `cloud_allowed=False` never has a cloud target
-(`router.narrowing.local_only` runs last on every decision), and `_call` refuses to contact a
-cloud model for such a decision even if one slipped in.
+(`router.narrowing.local_only` narrows every decision, and what runs after it only removes
+targets), and `_call` refuses to contact a cloud model for such a decision even if one slipped in.
 """
 
 from __future__ import annotations

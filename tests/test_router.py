@@ -550,7 +550,7 @@ def test_web_search_is_a_need_the_edge_lacks_never_a_silent_drop():
 
 
 def test_a_decision_kept_local_keeps_only_edge_targets_and_no_escalation():
-    """`router.narrowing.local_only`, the last step of every decision: whatever a policy listed
+    """`router.narrowing.local_only`, which narrows every decision: whatever a policy listed
     (cloud fallbacks, a cascade to the cloud), a request that may not reach the cloud has none."""
     from router.decision import Decision, Escalation
     from router.narrowing import local_only
