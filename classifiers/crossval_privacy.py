@@ -36,11 +36,12 @@ from classifiers.privacy.places import TYPE as PLACE_TYPE
 
 FOLDS = 5
 FLAG_TARGET = 0.05  # the target for public prompts flagged
-# Thresholds are chosen for 3.5% on the other folds: what fits four folds fits the fifth less well.
+# Thresholds are chosen for 3% on the other folds: what fits four folds fits the fifth less well.
 # Chosen for 5%, the held-out folds flagged 6.2%; for 4%, 4.7%, and 5.5% once HEALTH stopped
-# flagging public articles (its figures then 63.3% recall); for 3.5%, 4.2% (62.8%). Each margin
-# was set after seeing those figures.
-CHOSEN_FOR = 0.035
+# flagging public articles (its figures then 63.3% recall); for 3.5%, 4.2% (62.8%). Once the gate
+# no longer read line breaks (2026-12-03), for 4% / 3.5% / 3% / 2.5%: 67.7% / 66.1% / 64.2% /
+# 63.0% recall at 6.2% / 5.5% / 5.0% / 4.2% flagged. Each margin was set after seeing those figures.
+CHOSEN_FOR = 0.03
 FLOOR = 0.02  # the lowest threshold considered: below it every capitalized word is a name
 
 

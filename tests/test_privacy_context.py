@@ -541,7 +541,7 @@ def test_the_thresholds_chosen_are_the_best_a_search_of_every_one_finds(data):
 
 
 def test_thresholds_are_the_most_recall_within_the_public_flag_target():
-    allowed = int(CHOSEN_FOR * 100)  # of 100 public prompts (3 at 3.5%)
+    allowed = int(CHOSEN_FOR * 100)  # of 100 public prompts (3 at 3%)
     private = [_scored(0.3, 0.8) for _ in range(10)] + [_scored(0.95, 0.1) for _ in range(10)]
     public = [_scored(0.3, 0.3, ()) for _ in range(100 - allowed)] + [_scored(0.3, 0.9, ()) for _ in range(allowed)]
     t = choose(private, public)
@@ -568,3 +568,14 @@ def test_the_exam_questions_the_gate_never_trains_on_are_the_ones_measured():
         assert not set(trained[source]) & set(measured[source]), source
         total = len(trained[source]) + len(measured[source])
         assert len(trained[source]) >= total / EXAM_SAMPLE - 1, source
+
+
+def test_a_line_break_reads_as_a_space(scanner):
+    """PUPA's private prompts come without line breaks (its CSV flattened them) and a fourth of the
+    public instructions hold some: a gate that read them learned that a line break means a public
+    text, and read a short email, whose greeting and signature stand on lines of their own, as
+    public. The pieces term reads a line break as the space it stands for."""
+    email = "Hi Omar,\nI moved to pampanga last month, so please send the contract there.\nBest regards,\nAisha"
+    assert scanner.context.terms(email) == scanner.context.terms(email.replace("\n", " "))
+    assert scanner.context.terms(email.replace("\n", "\r\n")) == scanner.context.terms(email)
+    assert scanner.context.score(email) >= scanner.spans.context

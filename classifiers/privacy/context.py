@@ -6,9 +6,9 @@ Two terms, added as logits, each a logistic regression that `classifiers.train` 
 prompts that carry private information (PUPA) against real public instructions (AlpacaEval), with
 edgeway's template prompts for coverage: the words (binary TF-IDF over word 1-2-grams,
 `classifiers.text_model.SparseTextModel`) and the mean of the text's static word-piece embeddings
-(`classifiers.pieces.PieceModel`), which knows words it was never trained on and reads line
-breaks, case and punctuation, the shape of a letter or a résumé. The span model uses the sum as a
-gate: see `SpanModel`.
+(`classifiers.pieces.PieceModel`), which knows words it was never trained on and reads case and
+punctuation (line breaks it reads as spaces: `context_pieces_text`). The span model uses the sum as
+a gate: see `SpanModel`.
 """
 
 from __future__ import annotations
@@ -31,15 +31,18 @@ def context_text(text: str) -> str:
 
 
 def context_pieces_text(text: str) -> str:
-    """What the pieces term reads: the same characters, in their own case."""
-    return head_and_tail(trimmed(text), HEAD_CHARS, TAIL_CHARS)
+    """What the pieces term reads: the same characters, in their own case, a line break as a space.
+    PUPA's private prompts come without line breaks (its CSV flattened them), and a fourth of the
+    public instructions hold some: read, a line break was the surest sign of a public text, and a
+    short email read public for its greeting's and signature's lines."""
+    return head_and_tail(trimmed(text), HEAD_CHARS, TAIL_CHARS).replace("\n", " ").replace("\r", " ")
 
 
 def trimmed(text: str) -> str:
     """The text without white space at either end, as every prompt the gate is trained on comes.
-    The pieces term reads a line break as a piece, one that public instructions hold more of: read
-    as sent, one trailing newline (as pasted text and command-line clients end) read 23 of PUPA's
-    406 private-looking prompts as public, and two, 41. A text with nothing to trim is not copied.
+    While the pieces term read a line break as a piece (`context_pieces_text`), one trailing
+    newline (as pasted text and command-line clients end) read 23 of PUPA's 406 private-looking
+    prompts as public, and two, 41. A text with nothing to trim is not copied.
     Nor is one pair of quotes around the whole text read: quoted whole, six measured prompts read
     differently to the gate and lost a finding."""
     if text and (text[0].isspace() or text[-1].isspace()):
