@@ -537,10 +537,10 @@ def test_a_quoted_email_s_greeting_and_signature_are_read_in_other_languages(tex
 @pytest.fixture(scope="module")
 def cues_only(tmp_path_factory: pytest.TempPathFactory) -> PrivacyScanner:
     """The shipped scanner with no span candidate kept (every threshold above any confidence)."""
+    from classifiers.crossval_privacy import NEVER
     from classifiers.privacy.contextual import MODEL_PATH as SPANS
 
-    data = json.loads(SPANS.read_text(encoding="utf-8"))
-    data.update({k: 2.0 for k in ("threshold", "confident", "context", "place_context", "sure_context", "sure")})
+    data = json.loads(SPANS.read_text(encoding="utf-8")) | NEVER.as_dict()
     path = tmp_path_factory.mktemp("cues") / "spans.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     return PrivacyScanner(path)
