@@ -9,37 +9,37 @@ import numpy as np
 
 
 def pgr_curve(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cloud share and PGR at every cut; tied scores are split evenly (a random tie-break's mean)."""
+    """Cloud share and PGR at every cut; tied scores are split evenly (a random tie-break's mean).
+    Vectorized: the validation folds' weight search measures a few thousand curves."""
     n = len(scores)
     order = np.argsort(-scores, kind="stable")
-    gain = (strong - weak)[order]
     s = scores[order]
-    shares, quality = [0.0], [weak.mean()]
-    i = 0
-    while i < n:
-        j = i
-        while j < n and s[j] == s[i]:
-            j += 1
-        shares.append(j / n)
-        quality.append(quality[-1] + gain[i:j].sum() / n)
-        i = j
-    gap = strong.mean() - weak.mean()
-    return np.array(shares), (np.array(quality) - weak.mean()) / gap
+    ends = np.flatnonzero(np.r_[s[1:] != s[:-1], True]) + 1  # where each run of tied scores ends
+    base = weak.mean()
+    quality = base + np.cumsum((strong - weak)[order])[ends - 1] / n
+    gap = strong.mean() - base
+    return np.r_[0.0, ends / n], (np.r_[base, quality] - base) / gap
 
 
 def apgr(shares: np.ndarray, pgr: np.ndarray) -> float:
     return float(np.trapezoid(pgr, shares))
 
 
+_ROUNDING = 1e-9  # far below one prompt's share of a gap, far above a sum's rounding
+
+
 def cpt(shares: np.ndarray, pgr: np.ndarray, target: float) -> float:
-    """The smallest cloud share whose PGR reaches `target`, interpolated between cuts."""
-    for k in range(1, len(shares)):
-        if pgr[k] >= target:
-            if pgr[k] == pgr[k - 1]:
-                return float(shares[k])
-            t = (target - pgr[k - 1]) / (pgr[k] - pgr[k - 1])
-            return float(shares[k - 1] + max(0.0, t) * (shares[k] - shares[k - 1]))
-    return 1.0
+    """The smallest cloud share whose PGR reaches `target`, interpolated between cuts. A PGR that
+    lands on the target exactly (80% of 80 gains is 64 of them) reaches it, whichever way the sums
+    round: read without the margin, GSM8K's CPT(80%) moved by 0.9 points with the order of a sum."""
+    reached = np.flatnonzero(pgr[1:] >= target - _ROUNDING)
+    if not len(reached):
+        return 1.0
+    k = int(reached[0]) + 1
+    if pgr[k] == pgr[k - 1]:
+        return float(shares[k])
+    t = (target - pgr[k - 1]) / (pgr[k] - pgr[k - 1])
+    return float(shares[k - 1] + max(0.0, t) * (shares[k] - shares[k - 1]))
 
 
 @dataclass(frozen=True)
