@@ -1,9 +1,12 @@
 """The complexity signal: a calibrated probability that routing this prompt to the cloud buys
 quality the edge tier would not give.
 
-Three terms, learned by `classifiers.train` and weighed by `classifiers.crossval` on validation
+Four terms, learned by `classifiers.train` and weighed by `classifiers.crossval` on validation
 folds: what the prompt's words ask for (binary TF-IDF over word 1-2-grams and a logistic
-regression, `classifiers.text_model.SparseTextModel`), how long the whole text is (log words),
+regression, `classifiers.text_model.SparseTextModel`), what the edge model's own input embeddings
+of the same text say of it (a ridge regression on their mean, trained on AlpacaEval's open-ended
+instructions alone and folded into one score a piece, `classifiers.pieces.PieceModel`: the words
+term learns mostly from exam questions, and ranks open-ended chat less well), how long the whole text is (log words),
 which carries across topics where words do not (on MMLU subjects never trained on, length alone
 ranks prompts better than the words do), and how long the ask is (log words of the first line of
 the latest user message): "Summarize the article.\\n\\n<the article>" is long and easy, a word
@@ -12,10 +15,12 @@ problem told in one long paragraph is long and hard.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
 
+from classifiers.pieces import PieceModel
 from classifiers.text_model import SparseTextModel, clipped
 from classifiers.tokens import Counts, text_counts
 
@@ -50,10 +55,13 @@ def ask_term(ask: str) -> float:
 
 class ComplexityModel:
     def __init__(self, path: Path = MODEL_PATH) -> None:
-        self._words = SparseTextModel.load(path)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        self._pieces = PieceModel(data.pop("pieces"))
+        self._words = SparseTextModel(data)
         extra = self._words.extra
         self.length_weight = float(extra["length_weight"])
         self.ask_weight = float(extra["ask_weight"])
+        self.pieces_weight = float(extra["pieces_weight"])
         self._scale, self._shift = float(extra["scale"]), float(extra["shift"])
 
     def score(self, text: str, counts: Counts | None = None, ask: str | None = None) -> float:
@@ -63,5 +71,7 @@ class ComplexityModel:
             return 0.0
         length = length_term(counts if counts is not None else text_counts(text))
         asked = ask_term(text if ask is None else ask)
-        z = self._words.logit(complexity_text(text)) + self.length_weight * length + self.ask_weight * asked
+        read = complexity_text(text)
+        z = self._words.logit(read) + self.pieces_weight * self._pieces.logit(read)
+        z += self.length_weight * length + self.ask_weight * asked
         return 1.0 / (1.0 + math.exp(-max(-500.0, self._scale * z + self._shift)))

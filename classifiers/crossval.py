@@ -122,15 +122,28 @@ def fit_words(train: list[RoutingRow]) -> Callable[[list[str]], np.ndarray]:
     return lambda prompts: pipeline.decision_function([complexity_text(p) for p in prompts])
 
 
-# Each length term's weight is chosen from these on the validation folds: the pair with the best
-# mean APGR over the three real sources (each counts the same, whatever its size).
+def fit_pieces(train: list[RoutingRow]) -> Callable[[list[str]], np.ndarray]:
+    """The edge-pieces term as shipped (`classifiers.train.complexity_pieces`), trained on the
+    AlpacaEval rows among `train`."""
+    from classifiers.complexity import complexity_text
+    from classifiers.train import complexity_pieces, edge_embedding
+
+    ridge = complexity_pieces(train)
+    return lambda prompts: ridge.predict(np.stack([edge_embedding(complexity_text(p)) for p in prompts]))
+
+
+# Each length term's weight is chosen from these on the validation folds, and the edge-pieces
+# term's from `PIECES_WEIGHTS`: the three with the best mean APGR over the three real sources (each
+# counts the same, whatever its size).
 LENGTH_WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+PIECES_WEIGHTS = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
 
 
 @dataclass(frozen=True)
 class Weights:
     length: float  # of log words of the whole text
     ask: float  # of log words of the ask's first line
+    pieces: float = 0.0  # of the edge-pieces term
 
 
 @dataclass(frozen=True)
@@ -142,9 +155,11 @@ class OutOfFold:
     words: dict[str, np.ndarray]
     lengths: dict[str, np.ndarray]
     asks: dict[str, np.ndarray]
+    pieces: dict[str, np.ndarray]
 
     def scores(self, kind: str, weights: Weights) -> np.ndarray:
-        return self.words[kind] + weights.length * self.lengths[kind] + weights.ask * self.asks[kind]
+        lengths = weights.length * self.lengths[kind] + weights.ask * self.asks[kind]
+        return self.words[kind] + lengths + weights.pieces * self.pieces[kind]
 
     def measure(self, kind: str, scores: np.ndarray) -> Measure:
         rows = self.rows[kind]
@@ -154,7 +169,7 @@ class OutOfFold:
         return float(np.mean([self.measure(k, self.scores(k, weights)).apgr for k in KINDS]))
 
     def best_weights(self) -> Weights:
-        grid = [Weights(length, ask) for length in LENGTH_WEIGHTS for ask in LENGTH_WEIGHTS]
+        grid = [Weights(n, a, p) for n in LENGTH_WEIGHTS for a in LENGTH_WEIGHTS for p in PIECES_WEIGHTS]
         return max(grid, key=self.mean_apgr)
 
 
@@ -171,6 +186,7 @@ def out_of_fold_words(folds: int = 5) -> OutOfFold:
         {kind: out_of_fold(rows, kind, fit_words, folds) for kind in KINDS},
         {kind: np.array([length_term(text_counts(r.prompt)) for r in mine[kind]]) for kind in KINDS},
         {kind: np.array([ask_term(r.prompt) for r in mine[kind]]) for kind in KINDS},
+        {kind: out_of_fold(rows, kind, fit_pieces, folds) for kind in KINDS},
     )
 
 
@@ -302,7 +318,8 @@ def report(with_litellm: bool = True, folds: int = 5) -> list[str]:
     litellm = litellm_router() if with_litellm else None
     lines = [
         f"weights chosen on the validation folds (each of {', '.join(f'{w:g}' for w in LENGTH_WEIGHTS)}): "
-        f"{weight.length:g} for log words of the whole text, {weight.ask:g} for those of the ask's first line",
+        f"{weight.length:g} for log words of the whole text, {weight.ask:g} for those of the ask's first line; "
+        f"(each of {', '.join(f'{w:g}' for w in PIECES_WEIGHTS)}) {weight.pieces:g} for the edge-pieces term",
         "",
         "| source | prompts | router | APGR | CPT(50%) | CPT(80%) |",
         "| --- | ---: | --- | ---: | ---: | ---: |",
@@ -315,7 +332,8 @@ def report(with_litellm: bool = True, folds: int = 5) -> list[str]:
         routers: dict[str, np.ndarray] = {
             "edgeway, out of fold": oof.scores(kind, weight),
             "its words term alone, out of fold": oof.words[kind],
-            "its length terms alone": oof.scores(kind, weight) - oof.words[kind],
+            "its edge-pieces term alone, out of fold": oof.pieces[kind],
+            "its length terms alone": oof.scores(kind, Weights(weight.length, weight.ask)) - oof.words[kind],
             "prompt length (characters)": np.array([len(p) for p in prompts], dtype=float),
         }
         if litellm is not None:

@@ -26,7 +26,7 @@ from classifiers.data import read_jsonl
 from classifiers.metrics import apgr, pgr_curve
 from classifiers.privacy import PrivacyScanner
 from classifiers.tokens import TokenEstimator
-from classifiers.train import complexity_rows, privacy_rows, token_texts
+from classifiers.train import EDGE_MODEL, complexity_rows, privacy_rows, token_texts
 
 REPORTS = Path(__file__).resolve().parent / "reports"
 PRESIDIO_EVALUATED = {
@@ -194,7 +194,7 @@ def evaluate_tokens() -> list[str]:
 
     from edge_runtime.gguf import resolve_gguf
 
-    vocab = Llama(model_path=str(resolve_gguf("bundled:smollm2-135m")), vocab_only=True, verbose=False)
+    vocab = Llama(model_path=str(resolve_gguf(EDGE_MODEL)), vocab_only=True, verbose=False)
     estimator = TokenEstimator()
     texts = token_texts(complexity_rows(), privacy_rows(), "test")
     true = np.array([len(vocab.tokenize(t.encode(), add_bos=False, special=False)) for t in texts])

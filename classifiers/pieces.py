@@ -24,6 +24,7 @@ from classifiers import _scan
 
 T = TypeVar("T")
 START = "<s>"
+LONGEST = 64  # characters: the C table's longest piece (MAX_PIECE in classifiers/scan/pieces.c)
 NEWLINE = "<0x0A>"
 _RUNS = re.compile(r"\S+|\n")
 

@@ -656,6 +656,25 @@ def test_a_long_supplied_text_weighs_less_than_a_long_ask(scorer):
     assert supplied < asked
 
 
+def test_complexity_is_the_calibrated_sum_of_its_four_weighed_terms():
+    """The words and the edge model's pieces read the same lower-cased head and tail; the lengths
+    read the whole text and the ask. Each weight is the one the validation folds chose."""
+    from classifiers.complexity import MODEL_PATH, ComplexityModel, ask_term, complexity_text, length_term
+    from classifiers.pieces import PieceModel
+    from classifiers.text_model import SparseTextModel
+    from classifiers.tokens import text_counts
+
+    data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    pieces, words = PieceModel(data.pop("pieces")), SparseTextModel(data)
+    model = ComplexityModel()
+    assert data["pieces_weight"] > 0  # the folds chose to read the edge model's pieces
+    for text in ("Write a haiku about autumn.", "Prove that there are infinitely many primes.\nBe rigorous."):
+        read = complexity_text(text)
+        z = words.logit(read) + data["pieces_weight"] * pieces.logit(read)
+        z += data["length_weight"] * length_term(text_counts(text)) + data["ask_weight"] * ask_term(text)
+        assert model.score(text) == pytest.approx(1 / (1 + math.exp(-(data["scale"] * z + data["shift"]))))
+
+
 def test_complexity_sends_a_hard_request_to_the_cloud_and_small_talk_to_the_edge(scorer):
     """Under the worked support-bot policy, whose threshold keeps 70% of held-out chat on the edge."""
     import yaml

@@ -111,11 +111,11 @@ def test_a_threshold_keeps_its_share_on_the_edge_and_says_what_it_recovers():
         assert abs(recovered - expected) < 0.01
 
 
-def test_the_length_weights_are_the_pair_with_the_best_mean_apgr_over_the_sources():
-    from classifiers.crossval import KINDS, LENGTH_WEIGHTS, OutOfFold, Weights
+def test_the_terms_weights_are_the_three_with_the_best_mean_apgr_over_the_sources():
+    from classifiers.crossval import KINDS, LENGTH_WEIGHTS, PIECES_WEIGHTS, OutOfFold, Weights
 
     rng = np.random.default_rng(0)
-    made, words, lengths, asks = {}, {}, {}, {}
+    made, words, lengths, asks, pieces = {}, {}, {}, {}, {}
     for kind in KINDS:
         n = 200
         ask = rng.random(n) * 5
@@ -124,13 +124,15 @@ def test_the_length_weights_are_the_pair_with_the_best_mean_apgr_over_the_source
         words[kind] = rng.normal(size=n)  # a words term that knows nothing
         lengths[kind] = rng.random(n) * 5  # nor does the whole text's length here
         asks[kind] = ask
-    oof = OutOfFold(made, words, lengths, asks)
-    grid = [Weights(length, ask) for length in LENGTH_WEIGHTS for ask in LENGTH_WEIGHTS]
+        pieces[kind] = gain - 0.5 if kind == "alpaca_eval" else rng.normal(size=n)  # it knows one source
+    oof = OutOfFold(made, words, lengths, asks, pieces)
+    grid = [Weights(n, a, p) for n in LENGTH_WEIGHTS for a in LENGTH_WEIGHTS for p in PIECES_WEIGHTS]
     mean = {w: np.mean([oof.measure(k, oof.scores(k, w)).apgr for k in KINDS]) for w in grid}
     best = oof.best_weights()
     assert best == max(mean, key=mean.__getitem__)
     assert best.ask == max(LENGTH_WEIGHTS) and best.length < best.ask
-    assert mean[Weights(0.0, 0.0)] < mean[best]
+    assert 0 < best.pieces < max(PIECES_WEIGHTS)  # it helps one source and costs the two others
+    assert mean[Weights(0.0, 0.0)] < mean[Weights(best.length, best.ask)] < mean[best]
 
 
 def test_alpaca_eval_is_labeled_by_what_the_cloud_buys_over_the_edge():
