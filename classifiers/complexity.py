@@ -3,14 +3,14 @@ quality the edge tier would not give.
 
 Four terms, learned by `classifiers.train` and weighed by `classifiers.crossval` on validation
 folds: what the prompt's words ask for (binary TF-IDF over word 1-2-grams and a logistic
-regression, `classifiers.text_model.SparseTextModel`), what the edge model's own input embeddings
+regression, `classifiers.text_model.SparseTextModel`); what the edge model's own input embeddings
 of the same text say of it (a ridge regression on their mean, trained on AlpacaEval's open-ended
 instructions alone and folded into one score a piece, `classifiers.pieces.PieceModel`: the words
-term learns mostly from exam questions, and ranks open-ended chat less well), how long the whole text is (log words),
-which carries across topics where words do not (on MMLU subjects never trained on, length alone
-ranks prompts better than the words do), and how long the ask is (log words of the first line of
-the latest user message): "Summarize the article.\\n\\n<the article>" is long and easy, a word
-problem told in one long paragraph is long and hard.
+term learns mostly from exam questions, and ranks open-ended chat less well); how long the whole
+text is (log words), which carries across topics where words do not (on MMLU subjects never
+trained on, length alone ranks prompts better than the words do); and how long the ask is (log
+words of the first line of the latest user message): "Summarize the article.\\n\\n<the article>"
+is long and easy, a word problem told in one long paragraph is long and hard.
 """
 
 from __future__ import annotations

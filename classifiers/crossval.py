@@ -6,11 +6,12 @@ or AlpacaEval instruction is on both sides of a fold.
 Each real source is scored out of fold, on its own: MMLU by subject (grouped k-fold: a fold's
 subjects are absent from its training data), GSM8K and AlpacaEval by prompt. A fold trains on
 every other row (the other sources, this source's other folds, and the template traffic, which
-adds coverage and is never scored). The fold models give the words term's logit; the weights of
+adds coverage and is never scored). The fold models give the words term's logit and the
+edge-pieces term's score (trained on the fold's AlpacaEval rows); the weights of that term and of
 the two length terms (the whole text, the ask) are then chosen on these held-out scores
-(`LENGTH_WEIGHTS`), and so is the shipped calibration. Baselines run in the same process on the
-same prompts: the words term alone, the length terms alone, LiteLLM's `complexity_router`, prompt
-length, and a random router (the mean of 200 seeds). The privacy tables
+(`PIECES_WEIGHTS`, `LENGTH_WEIGHTS`), and so is the shipped calibration. Baselines run in the same
+process on the same prompts: each term alone, LiteLLM's `complexity_router`, prompt length, and a
+random router (the mean of 200 seeds). The privacy tables
 (`classifiers.crossval_privacy`) follow.
 
 What routing buys is the label: for MMLU and GSM8K, the strong model right where the weak one was
