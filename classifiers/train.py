@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -173,17 +174,34 @@ PIECES_C = 0.1
 def piece_model(texts: list[str], labels: list[int], weights: list[float]) -> dict:
     """A logistic regression on each text's mean piece embedding, folded into one score per piece
     (`classifiers.pieces`), checked to score `texts` as scikit-learn does."""
-    from classifiers.pieces import PieceModel, pieces
-
     vocab, embedding = wordllama()
     longest = max(len(p) for p in vocab)
-    x = np.stack([embedding[pieces(t, vocab, longest)].mean(axis=0) for t in texts])
+    x = np.stack([mean_embedding(t, vocab, embedding, longest) for t in texts])
     logreg = logistic_regression(PIECES_C).fit(x, labels, sample_weight=weights)
-    scores = embedding @ logreg.coef_[0]
-    data = {"bias": float(logreg.intercept_[0]), "scores": {p: float(scores[i]) for p, i in vocab.items()}}
+    folded = folded_pieces(vocab, embedding @ logreg.coef_[0], logreg.intercept_[0])
+    _check_pieces("the piece model", folded, texts, logreg.decision_function(x))
+    return folded
+
+
+def mean_embedding(text: str, vocab: dict[str, int], embedding: np.ndarray, longest: int) -> np.ndarray:
+    """The mean embedding of `text`'s pieces (`classifiers.pieces`), "<s>" among them."""
+    from classifiers.pieces import pieces
+
+    return embedding[pieces(text, vocab, longest)].mean(axis=0)
+
+
+def folded_pieces(
+    vocab: dict[str, int], scores: np.ndarray, bias: float, keep: Callable[[str], bool] | None = None
+) -> dict:
+    """`PieceModel`'s data: a linear model's score of each piece's embedding (those `keep` keeps)."""
+    return {"bias": float(bias), "scores": {p: float(scores[i]) for p, i in vocab.items() if keep is None or keep(p)}}
+
+
+def _check_pieces(name: str, data: dict, texts: list[str], trained: np.ndarray) -> None:
+    from classifiers.pieces import PieceModel
+
     model = PieceModel(data)
-    _check("the piece model", np.array([model.logit(t) for t in texts]), logreg.decision_function(x))
-    return data
+    _check(name, np.array([model.logit(t) for t in texts]), trained)
 
 
 # C chosen on the validation folds by mean APGR over the three sources (`python -m
@@ -237,10 +255,7 @@ def edge_pieces() -> tuple[dict[str, int], np.ndarray, int]:
 @cache
 def edge_embedding(text: str) -> np.ndarray:
     """The mean input embedding of `text`'s pieces (`classifiers.pieces`, "<s>" a row of zeros)."""
-    from classifiers.pieces import pieces
-
-    vocab, embedding, longest = edge_pieces()
-    return embedding[pieces(text, vocab, longest)].mean(axis=0)
+    return mean_embedding(text, *edge_pieces())
 
 
 def complexity_pieces(rows: list[RoutingRow]) -> Any:
@@ -259,16 +274,14 @@ def pieces_data(ridge: Any, texts: list[str]) -> dict:
     """The fitted ridge as `PieceModel`'s data, one score a piece, checked to score `texts` as
     scikit-learn does. The words term's text is in lower case: a piece with a capital is never
     read, and is left out (the byte pieces stay: every table has them)."""
-    from classifiers.pieces import PieceModel
-
     vocab, embedding, _ = edge_pieces()
-    scores = embedding @ ridge.coef_
-    kept = {p: float(scores[i]) for p, i in vocab.items() if p == p.lower() or p.startswith("<0x")}
-    data = {"bias": float(ridge.intercept_), "scores": kept}
-    model = PieceModel(data)
-    x = np.stack([edge_embedding(t) for t in texts])
-    _check("the edge-pieces model", np.array([model.logit(t) for t in texts]), ridge.predict(x))
-    return data
+    folded = folded_pieces(vocab, embedding @ ridge.coef_, ridge.intercept_, _lower_case_or_byte)
+    _check_pieces("the edge-pieces model", folded, texts, ridge.predict(np.stack([edge_embedding(t) for t in texts])))
+    return folded
+
+
+def _lower_case_or_byte(piece: str) -> bool:
+    return piece == piece.lower() or piece.startswith("<0x")
 
 
 def train_complexity() -> bytes:
