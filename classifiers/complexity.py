@@ -1,7 +1,7 @@
 """The complexity signal: a calibrated probability that routing this prompt to the cloud buys
 quality the edge tier would not give.
 
-Four terms, learned by `classifiers.train` and weighed by `classifiers.crossval` on validation
+Four terms, learned by `research.train` and weighed by `research.crossval` on validation
 folds: what the prompt's words ask for (binary TF-IDF over word 1-2-grams and a logistic
 regression, `classifiers.text_model.SparseTextModel`); what the edge model's own input embeddings
 of the same text say of it (a ridge regression on their mean, trained on AlpacaEval's open-ended

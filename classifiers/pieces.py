@@ -3,12 +3,12 @@
 WordLlama's embeddings (256 dimensions for each of Llama 2's 32,000 sentence pieces, trained to
 be mean-pooled; its PyPI wheel ships them) place a piece never seen in training near the pieces
 that mean the same. A logistic regression on a text's mean-pooled embedding is linear in it, so
-`classifiers.train` folds the regression into one score per piece (its weights' dot product with
+`research.train` folds the regression into one score per piece (its weights' dot product with
 that piece's embedding): here a text's logit is the bias plus the mean score of its pieces, read
 from a table of 32,000 numbers (summed in C, `classifiers/scan/pieces.c`, 6 us for a message).
 Nothing of WordLlama runs at serving time. The complexity model's edge-pieces term is the same
 shape over another table: the bundled edge model's input embeddings (SmolLM2's 49,152 byte-level
-BPE pieces, named here as Llama's are, `classifiers.wordlists.gguf_pieces`), read at training time
+BPE pieces, named here as Llama's are, `research.wordlists.gguf_pieces`), read at training time
 from its GGUF.
 
 The pieces are found as Llama's tokenizer finds them, nearly: each run of non-space characters

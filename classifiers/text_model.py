@@ -1,4 +1,4 @@
-"""A text classifier that `classifiers.train` fitted with scikit-learn (binary TF-IDF over word
+"""A text classifier that `research.train` fitted with scikit-learn (binary TF-IDF over word
 1-2-grams, L2-normalized, and a logistic regression), scored as table lookups: the complexity
 signal's words term and the private-context gate's words term are both one of these."""
 

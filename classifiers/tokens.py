@@ -1,7 +1,7 @@
 """Token counts without a tokenizer: a linear estimate fitted against the edge model's tokenizer.
 
-`classifiers.train` fits the coefficients on the training texts (`models/token_estimate.json`);
-`classifiers.evaluate` prints the error on held-out texts. The estimate is linear in counts that
+`research.train` fits the coefficients on the training texts (`models/token_estimate.json`);
+`research.evaluate` prints the error on held-out texts. The estimate is linear in counts that
 add up, so a conversation's estimate comes from its messages' counts, each counted once.
 """
 

@@ -537,8 +537,8 @@ def test_a_quoted_email_s_greeting_and_signature_are_read_in_other_languages(tex
 @pytest.fixture(scope="module")
 def cues_only(tmp_path_factory: pytest.TempPathFactory) -> PrivacyScanner:
     """The shipped scanner with no span candidate kept (every threshold above any confidence)."""
-    from classifiers.crossval_privacy import NEVER
     from classifiers.privacy.contextual import MODEL_PATH as SPANS
+    from research.crossval_privacy import NEVER
 
     data = json.loads(SPANS.read_text(encoding="utf-8")) | NEVER.as_dict()
     path = tmp_path_factory.mktemp("cues") / "spans.json"
@@ -733,7 +733,7 @@ def _shared_scorer() -> Scorer:
 
 
 def test_held_out_privacy_quality_meets_the_targets():
-    from classifiers.evaluate import privacy_scores
+    from research.evaluate import privacy_scores
 
     scores = privacy_scores()
     for by_type in scores.values():
@@ -757,7 +757,7 @@ def test_public_template_traffic_is_not_flagged():
     """ "The meeting has been moved to Thursday", "Translate this note into German": 398 of the
     1,243 template prompts had a finding (a weekday, a month, an instruction's verb or a language
     as a PERSON in a text that read private) before those became common words."""
-    from classifiers.evaluate import template_traffic_flagged
+    from research.evaluate import template_traffic_flagged
 
     flagged, prompts = template_traffic_flagged(_shared_scorer().privacy)
     assert flagged / prompts <= 0.01, (flagged, prompts)
@@ -789,7 +789,7 @@ def test_training_rebuilds_the_committed_artifacts():
     from classifiers.privacy.contextual import MODEL_PATH as spans_path
     from classifiers.privacy.places import MODEL_PATH as places_path
     from classifiers.privacy.uncased import MODEL_PATH as names_path
-    from classifiers.train import train_complexity, train_names, train_places, train_privacy
+    from research.train import train_complexity, train_names, train_places, train_privacy
 
     spans, context = train_privacy()
     places = train_places()

@@ -11,7 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from classifiers.crossval_privacy import (
+from classifiers.privacy import PrivacyScanner
+from classifiers.privacy.capitals import capitals
+from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
+from classifiers.privacy.contextual import SpanModel
+from classifiers.privacy.links import CUES as LINK_CUES
+from classifiers.privacy.links import find_links
+from research.crossval_privacy import (
     _FLOORS_AND_CEILINGS,
     CHOSEN_FOR,
     SURE_CONTEXTS,
@@ -20,13 +26,7 @@ from classifiers.crossval_privacy import (
     choose,
     held_out_curve,
 )
-from classifiers.data.real_privacy import EXAM_SAMPLE, exam_questions, private_prompts, public_prompts
-from classifiers.privacy import PrivacyScanner
-from classifiers.privacy.capitals import capitals
-from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
-from classifiers.privacy.contextual import SpanModel
-from classifiers.privacy.links import CUES as LINK_CUES
-from classifiers.privacy.links import find_links
+from research.data.real_privacy import EXAM_SAMPLE, exam_questions, private_prompts, public_prompts
 
 
 @pytest.fixture(scope="module")

@@ -284,7 +284,7 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
             api_base=upstream.url + "/v1",
             # The fake never stalls here: a short timeout only turned answers into refusals when
             # the machine was busy, and the counts below then fell short (seen once beside
-            # `classifiers.evaluate` on two cores).
+            # `research.evaluate` on two cores).
             timeout_s=30,
         )
         models = {name: EdgeModel(engine) for name, engine in engines.items()}

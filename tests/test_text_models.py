@@ -127,8 +127,8 @@ def test_the_edge_models_pieces_are_named_as_llama_cpp_spells_them():
     a leading space as "▁", and each row is that token's."""
     from llama_cpp import Llama
 
-    from classifiers.train import EDGE_MODEL, edge_pieces
     from edge_runtime.gguf import resolve_gguf
+    from research.complexity_terms import EDGE_MODEL, edge_pieces
 
     vocab, embedding, _ = edge_pieces()
     model = Llama(model_path=str(resolve_gguf(EDGE_MODEL)), vocab_only=True, verbose=False)

@@ -2,7 +2,7 @@
 text) rather than a question about the world: the names in the first are private, the names in
 the second mostly famous.
 
-Two terms, added as logits, each a logistic regression that `classifiers.train` fits on real
+Two terms, added as logits, each a logistic regression that `research.train` fits on real
 prompts that carry private information (PUPA) against real public instructions (AlpacaEval), with
 edgeway's template prompts for coverage: the words (binary TF-IDF over word 1-2-grams,
 `classifiers.text_model.SparseTextModel`) and the mean of the text's static word-piece embeddings

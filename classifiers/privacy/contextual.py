@@ -1,7 +1,7 @@
 r"""Personal data that no pattern validates: names, employers, street addresses, birth dates and
 health conditions, found from the words themselves and the words around them.
 
-Candidate spans come from cheap scans; a linear model learned by `classifiers.train` labels each
+Candidate spans come from cheap scans; a linear model learned by `research.train` labels each
 one PERSON, ORGANIZATION, STREET_ADDRESS or nothing. The scan, the features and the labeler run
 in C (classifiers/scan/spans.c, 40 us for a 1,000-token conversation where Python took 1 ms); what they compute:
 
@@ -70,7 +70,7 @@ class SpanModel:
     "Juraj Holaza" in a team announcement is not, and "Mrs. Cruz" in a word problem, a name for
     sure, is in a text that reads public. A place (`classifiers.privacy.places`) is one in a text
     that reads private from `place_context`. The five thresholds are chosen by
-    `classifiers.crossval_privacy` on validation folds."""
+    `research.crossval_privacy` on validation folds."""
 
     def __init__(
         self,

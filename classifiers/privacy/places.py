@@ -8,7 +8,7 @@ letter, a résumé or a business plan, not in a public question.
 
 The names are GeoNames' cities of 15,000 people or more, its countries and US states, and ISO
 3166's subdivisions, with the Chinese names of countries and of cities of 500,000 or more
-(`classifiers/models/places.json`, made by `python -m classifiers.train`). A name that is a
+(`classifiers/models/places.json`, made by `python -m research.train`). A name that is a
 common English word ("Nice", "Reading", "Mobile") is left out when it is made. Places are looked
 up only in a text the gate reads as private (`PrivacyScanner._decided`).
 """

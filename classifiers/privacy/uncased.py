@@ -4,7 +4,7 @@
 The span model finds a name by its capital (its words are cased); a user who never presses shift
 gave it nothing to read, and lower-cased, PUPA's private prompts were found half as often. In a
 text with no capital but the pronoun "I", a given name from Faker's lists in 86 locales
-(`classifiers/models/names.json`, made by `python -m classifiers.train`), with the surname or
+(`classifiers/models/names.json`, made by `python -m research.train`), with the surname or
 given name after it, is a PERSON candidate. A name that is an English word ("mark", "will",
 "grace") or a place's ("jordan", "india") is left out when the list is made. As the span model's
 names are, it is a finding only in a text the private-context gate reads as someone's own

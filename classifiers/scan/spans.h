@@ -13,7 +13,7 @@
 
 /* Open addressing keyed by the 64-bit hash alone (with 12k keys a false match is a 1e-15 event),
  * a feature's weights in its slot: one cache line read a lookup. The weights are trained to four
- * decimals and below 3.2 (classifiers.train), so ten-thousandths in 16 bits hold them exactly and
+ * decimals and below 3.2 (research.train), so ten-thousandths in 16 bits hold them exactly and
  * a slot is 16 bytes. */
 #define WEIGHT_SCALE 10000.0
 typedef struct {

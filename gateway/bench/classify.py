@@ -15,7 +15,9 @@ from pathlib import Path
 from gateway.bench import hostile
 from gateway.percentiles import percentile
 
-DATA = Path(__file__).resolve().parents[2] / "classifiers" / "data"
+# The prompts of the repository's research data (a checkout's, not installed): real questions and
+# private-data prompts, made into conversations.
+DATA = Path(__file__).resolve().parents[2] / "research" / "data"
 SIZES = (100, 1_000, 10_000)
 
 

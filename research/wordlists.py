@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from classifiers.data import read_jsonl
 from classifiers.pieces import LONGEST, START
+from research.data import read_jsonl
 
 # Read from the wheel of `wordllama` (the train extra), never imported: its loader downloads.
 WORDLLAMA_VOCAB = "tokenizers/l2_supercat_tokenizer_config.json"

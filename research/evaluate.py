@@ -1,14 +1,14 @@
-"""The whole evaluation, written to `classifiers/reports/`.
+"""The whole evaluation, written to `research/reports/`.
 
-    python -m classifiers.evaluate [--no-litellm]
+    python -m research.evaluate [--no-litellm]
 
-The headline is `classifiers.crossval`'s: real data with measured labels, validated by group.
+The headline is `research.crossval`'s: real data with measured labels, validated by group.
 Complexity in RouteLLM's terms: sorting prompts by score and sending the top share to the
 strong (cloud) model, PGR is the share of the weak-to-strong quality gap recovered; APGR is its
 mean over all cloud shares; CPT(x%) the cloud share needed to recover x% of the gap. Then, for
 coverage only, privacy per type on the template and synthetic rows' held-out split, and the
-token estimate. The tables go to `classifiers/reports/evaluation.md`, the curves (one per real
-source) to `classifiers/reports/complexity_curve.png`.
+token estimate. The tables go to `research/reports/evaluation.md`, the curves (one per real
+source) to `research/reports/complexity_curve.png`.
 """
 
 from __future__ import annotations
@@ -21,12 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
-from classifiers import crossval, crossval_privacy
-from classifiers.data import read_jsonl
-from classifiers.metrics import apgr, pgr_curve
 from classifiers.privacy import PrivacyScanner
 from classifiers.tokens import TokenEstimator
-from classifiers.train import EDGE_MODEL, complexity_rows, privacy_rows, token_texts
+from research import crossval, crossval_privacy
+from research.complexity_terms import EDGE_MODEL
+from research.data import read_jsonl
+from research.folds import KINDS
+from research.metrics import apgr, pgr_curve
+from research.privacy_model import privacy_rows
+from research.train import complexity_rows, token_texts
 
 REPORTS = Path(__file__).resolve().parent / "reports"
 PRESIDIO_EVALUATED = {
@@ -44,14 +47,14 @@ PRESIDIO_EVALUATED = {
 }
 
 
-# --- routing curves, from classifiers.crossval's held-out scores
+# --- routing curves, from research.crossval's held-out scores
 def routing_curves(with_litellm: bool) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(source, router) -> the PGR curve, edgeway's from held-out scores."""
     oof = crossval.out_of_fold_words()
     weight = oof.best_weights()
     litellm = crossval.litellm_router() if with_litellm else None
     curves = {}
-    for kind in crossval.KINDS:
+    for kind in KINDS:
         rows = oof.rows[kind]
         weak, strong = np.array([r.weak for r in rows]), np.array([r.strong for r in rows])
         routers = {"edgeway, out of fold": oof.scores(kind, weight)}
@@ -212,7 +215,7 @@ def main() -> None:
     args = parser.parse_args()
     REPORTS.mkdir(exist_ok=True)
     curves = routing_curves(not args.no_litellm)
-    lines = ["## Headline: real data, validated by group (`python -m classifiers.crossval`)", ""]
+    lines = ["## Headline: real data, validated by group (`python -m research.crossval`)", ""]
     lines += crossval.report(not args.no_litellm) + [""] + crossval.calibration_report()
     lines += [""] + crossval_privacy.report()
     lines += ["", "## Privacy, template and synthetic data (coverage only, not a headline)"]
@@ -222,7 +225,7 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     (REPORTS / "evaluation.md").write_text(
-        "# Classifier evaluation\n\nMade by `python -m classifiers.evaluate`.\n\n" + text + "\n"
+        "# Classifier evaluation\n\nMade by `python -m research.evaluate`.\n\n" + text + "\n"
     )
 
 

@@ -2,7 +2,7 @@
 finding overlaps one of the units its annotators marked) and AlpacaEval's public instructions
 (flagged when anything is found), in five folds by prompt.
 
-    python -m classifiers.crossval      (prints this with the complexity tables)
+    python -m research.crossval      (prints this with the complexity tables)
 
 Each fold trains the span model and the private-context gate on the other folds' real prompts
 and the template rows, and scores its own prompts with every candidate kept (the thresholds at
@@ -25,14 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from classifiers.crossval import opening
-from classifiers.data.real_privacy import PrivatePrompt, exam_questions, private_prompts, public_prompts
 from classifiers.privacy import GATED_DETECTORS, PrivacyScanner
 from classifiers.privacy.context import probability
 from classifiers.privacy.contextual import ADDRESS, SURE
 from classifiers.privacy.places import CONFIDENCE as PLACE_CONFIDENCE
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import TYPE as PLACE_TYPE
+from research.data.real_privacy import PrivatePrompt, exam_questions, private_prompts, public_prompts
+from research.folds import opening
+from research.privacy_model import Thresholds, span_rows, train_context, train_spans
 
 FOLDS = 5
 FLAG_TARGET = 0.05  # the issue's target for public prompts flagged
@@ -43,26 +44,6 @@ FLAG_TARGET = 0.05  # the issue's target for public prompts flagged
 # 63.0% recall at 6.2% / 5.5% / 5.0% / 4.2% flagged. Each margin was set after seeing those figures.
 CHOSEN_FOR = 0.03
 FLOOR = 0.02  # the lowest threshold considered: below it every capitalized word is a name
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    threshold: float  # a candidate is a finding in a private-looking text from here
-    confident: float  # and in a text that does not read plainly public from here
-    context: float  # a text looks private from here, for the names, links and words in capitals
-    place_context: float  # and for the places
-    sure_context: float = 0.0  # and for the confident ones: a word problem's "Mrs. Cruz" is a name for sure
-    sure: float = SURE  # an address anywhere from here, a name beside other personal data (fixed)
-
-    def as_dict(self) -> dict[str, float]:
-        return {
-            "threshold": self.threshold,
-            "confident": self.confident,
-            "context": self.context,
-            "place_context": self.place_context,
-            "sure_context": self.sure_context,
-            "sure": self.sure,
-        }
 
 
 NEVER = Thresholds(1.01, 1.01, 1.01, 1.01, 1.01, 1.01)  # above every confidence and gate score
@@ -130,8 +111,6 @@ class FoldScanners:
 
 def fold_scanners(private: Sequence[PrivatePrompt], public: Sequence[str], where: Path) -> FoldScanners:
     """Scanners trained on these prompts (and the template rows)."""
-    from classifiers.train import span_rows, train_context, train_spans
-
     spans = train_spans(span_rows(list(private), list(public)))
     (where / "context.json").write_bytes(train_context([p.text for p in private], list(public)))
     scanners = []

@@ -1,6 +1,6 @@
 """Labeled examples of the traffic that RouteLLM's file lacks, made from templates.
 
-`python -m classifiers.data.make_traffic` rewrites `traffic_labeled.jsonl` (deterministic: a
+`python -m research.data.make_traffic` rewrites `traffic_labeled.jsonl` (deterministic: a
 fixed seed). Each example gets `needs_cloud` by the rubric of its kind, written next to each
 kind below and in README.md here: the label says whether a Mixtral-class open model (the "weak"
 model of the RouteLLM labels) would be expected to answer well, as judged by the authors. These
@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from classifiers.data import write_rows
+from research.data import write_rows
 
 OUT = Path(__file__).with_name("traffic_labeled.jsonl")
 
