@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from classifiers.complexity import ComplexityModel
+from classifiers.complexity import ComplexityModel, EdgeClass
 from classifiers.forwarded import Key, Path, forwarded_strings
 from classifiers.language import detect_language
 from classifiers.privacy import PrivacyScanner
@@ -122,11 +122,16 @@ def _text_only(messages: list[Any]) -> bool:
 
 
 class Scorer:
-    def __init__(self) -> None:
-        self.complexity = ComplexityModel()
+    def __init__(self, edge_class: EdgeClass = EdgeClass.SMALL) -> None:
+        self.complexity = ComplexityModel(edge_class)
         self.privacy = PrivacyScanner()
         self.tokens = TokenEstimator()
         self.seen = SeenTexts()
+
+    def use_edge_class(self, edge_class: EdgeClass) -> None:
+        """The prior for the edge model this gateway serves (its size is known once it is loaded)."""
+        if edge_class is not self.complexity.edge_class:
+            self.complexity = ComplexityModel(edge_class)
 
     def facts(self, text: str) -> TextFacts:
         """What one text holds, read once while it stays among the recent texts."""
@@ -151,7 +156,7 @@ class Scorer:
         strings, media = forwarded_strings(body if body is not None else {"messages": messages})
         findings = [PrivacyFinding(*f, path) for path, text in strings for f in self.facts(text).findings]
         findings += [PrivacyFinding("UNSCANNED", 0, 0, 1.0, "media", path) for path in media]
-        model, joined, ask = self.complexity, joined_counts(counts), _ask(messages, pieces)
+        joined, ask = joined_counts(counts), _ask(messages, pieces)
         return Signals(
             privacy=tuple(findings),
             prompt_tokens=self.tokens.from_counts(joined) + TOKENS_PER_MESSAGE * len(messages),
@@ -159,7 +164,8 @@ class Scorer:
             language=_language(messages, pieces),
             text_only=_text_only(messages),
             metadata=dict(metadata or {}),
-            score_complexity=lambda: model.score("\n".join(text for _, _, text in pieces), joined, ask),
+            # read at call time: the prior follows the edge class once the edge model is loaded
+            score_complexity=lambda: self.complexity.score("\n".join(text for _, _, text in pieces), joined, ask),
         )
 
 

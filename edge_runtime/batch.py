@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from edge_runtime.reading import Gate
 from edge_runtime.textstream import TextStream
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class Job(Protocol):
     logprob_sum: float
     logprobs: list[TokenLogprob]  # when sampling.logprobs is set: each sampled token's, in order
     prompt_read: bool  # its prompt is in the cache (or it ended without): set by the scheduler
+    gate: Gate | None  # read first: scored once its prompt is read, and answered only if the gate keeps it
 
     @property
     def sampling(self) -> Sampling: ...
@@ -128,6 +130,7 @@ class BatchScheduler(Generic[J]):
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self.n_vocab = llama.n_vocab()
+        self.routed_away: list[Sequence[J]] = []
         self.free_ids = list(range(parallel))
         self.active: list[Sequence[J]] = []
         self.reserved = 0
@@ -248,8 +251,10 @@ class BatchScheduler(Generic[J]):
 
     # --- one step -------------------------------------------------------------------------
     def step(self) -> list[tuple[Sequence[J], int]]:
-        """Decode one batch; return the (sequence, token) pairs sampled in it."""
+        """Decode one batch; return the (sequence, token) pairs sampled in it. A sequence read first
+        whose gate does not keep it is not sampled: it is in `routed_away` after the step."""
         batch, n = self.batch, 0
+        self.routed_away = []
         for seq in self.active:
             seq.logit_index = None
         # Every generating sequence advances one token; then prompts are read, the shortest first:
@@ -290,6 +295,10 @@ class BatchScheduler(Generic[J]):
             self.token_s = 0.8 * self.token_s + 0.2 * (time.perf_counter() - started) / n
         sampled = []
         for seq in self.active:
+            if seq.logit_index is not None and seq.job.gate is not None and seq.job.gate.score is None:
+                if not self._gate(seq):
+                    self.routed_away.append(seq)
+                    continue
             if seq.logit_index is not None:
                 token = self._sample(seq)
                 if seq.job.sampling.confidence:
@@ -299,6 +308,14 @@ class BatchScheduler(Generic[J]):
                 seq.last = token
                 sampled.append((seq, token))
         return sampled
+
+    def _gate(self, seq: Sequence[J]) -> bool:
+        """Score a gated sequence's reading of its prompt, just read (the logits its first token
+        would be sampled from: nothing computed for it alone); whether the gate keeps it."""
+        gate = seq.job.gate
+        assert gate is not None and seq.logit_index is not None
+        gate.score = gate.probe.score(self._logits(seq.logit_index))
+        return gate.keep(gate.score)
 
     def chunk(self) -> int:
         """Tokens of long prompts to read this step: about STEP_TARGET_S of work.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -19,3 +21,6 @@ class EdgeModelConfig(BaseModel):
     # Of what the runtime can do (tools, json_output, ...), only these: e.g. leave tools out to send
     # tool calls to the cloud. Checked against the policy language's names by the gateway config.
     capabilities: list[str] | None = None
+    # What its answers are measured as against a GPT-4-class model's: the text prior and the probe of
+    # that class (classifiers.complexity.EdgeClass); "auto" reads it from the model's size
+    edge_class: Literal["auto", "small", "mid"] = "auto"

@@ -15,15 +15,17 @@ from collections import Counter
 from collections.abc import Callable
 from collections.abc import Sequence as Texts
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edge_runtime.batch import BatchScheduler, Sequence, drain
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.embedder import Embedder
 from edge_runtime.errors import EdgeError, PromptTooLong
-from edge_runtime.generation import DONE, Generation, Outbox, Sampling
+from edge_runtime.generation import DONE, READ, Generation, Outbox, Sampling
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.grammar import GrammarError
+from edge_runtime.reading import Gate
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -155,6 +157,17 @@ class EdgeEngine:
         return self._embedder.embed(texts)
 
     @property
+    def gguf_path(self) -> Path:
+        return resolve_gguf(self.config.gguf)
+
+    @property
+    def parameters(self) -> int:
+        """The model's parameter count, from its weights (0 before it is loaded)."""
+        import llama_cpp
+
+        return int(llama_cpp.llama_model_n_params(self._llama._model.model)) if self._llama is not None else 0
+
+    @property
     def n_vocab(self) -> int:
         """Tokens in the model's vocabulary (0 before it is loaded)."""
         return int(self._llama.n_vocab()) if self._llama is not None else 0
@@ -188,12 +201,19 @@ class EdgeEngine:
         return self.submit_tokens(self.tokenize_chat(messages), sampling, owner)
 
     def submit_tokens(
-        self, prompt: list[int], sampling: Sampling, owner: str = "", sharing: Generation | None = None
+        self,
+        prompt: list[int],
+        sampling: Sampling,
+        owner: str = "",
+        sharing: Generation | None = None,
+        gate: Gate | None = None,
     ) -> Generation:
         """Queue a generation of a prompt tokenized already (by `tokenize_chat`, perhaps on another
         thread); raises PromptTooLong when it cannot fit the context. With `sharing` (another
         generation of the same prompt: one of a request's `n`), it starts once that one has read
-        the prompt, and shares its cells instead of reading it again."""
+        the prompt, and shares its cells instead of reading it again. With `gate`, it is read
+        first: once its prompt is read its probe scores it, and the gate decides whether it goes on
+        to answer (`Generation.reading`)."""
         if not self.loaded:
             raise EdgeError(f"edge model {self.name!r} is not loaded")
         if sampling.grammar is not None:
@@ -202,7 +222,7 @@ class EdgeEngine:
         max_tokens = sampling.max_tokens or min(DEFAULT_MAX_TOKENS, room)
         if room < 1 or max_tokens > room:
             raise PromptTooLong(len(prompt) + max(max_tokens, 1), self.n_ctx, self.name)
-        generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens, self._outbox, owner)
+        generation = Generation(asyncio.get_running_loop(), prompt, sampling, max_tokens, self._outbox, owner, gate)
         generation.waits_for = sharing
         with self._count_lock:
             self._outstanding += len(prompt) + max_tokens
@@ -286,7 +306,11 @@ class EdgeEngine:
                     self._finish(seq.job, "error", emit_done=False)
                 continue
             decoding = sum(1 for seq, _ in sampled if seq.job.completion_tokens)
+            for seq in scheduler.routed_away:  # read, scored, and sent elsewhere: the prompt stays cached
+                self._end(seq, "routed")
             for seq, token in sampled:
+                if seq.job.gate is not None and seq.job.first_token_at is None:
+                    seq.job._emit(READ)  # kept: the edge answers, from this very prefill
                 self._advance(seq, token)
             self._running = len(scheduler.active)
             if decoding:
@@ -325,6 +349,8 @@ class EdgeEngine:
 
     def _finish(self, job: Generation, reason: str, emit_done: bool = True) -> None:
         job.finish_reason, job.ended_at = reason, time.monotonic()
+        if job.gate is not None:
+            job._emit(READ)  # whoever waits for the reading hears it ended (a second READ is a no-op)
         job.prompt_read = True  # a sibling waiting on it starts now, reading what it must
         with self._count_lock:
             self._outstanding -= job.prompt_tokens + job.max_tokens

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from edge_runtime.batch import TokenLogprob
+from edge_runtime.reading import Gate
 
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_TOP_P = 0.95
@@ -33,6 +34,7 @@ class Sampling:
 
 
 DONE = object()  # the last item of a generation's stream
+READ = object()  # a gated generation's prompt is read and scored (or it ended before that)
 
 
 class Generation:
@@ -46,8 +48,11 @@ class Generation:
         max_tokens: int,
         outbox: Outbox,
         owner: str = "",
+        gate: Gate | None = None,
     ) -> None:
         self._loop = loop
+        self.gate = gate
+        self._read = asyncio.Event()
         self._outbox = outbox
         self._queue: asyncio.Queue[object] = asyncio.Queue()  # text pieces, an EdgeError, then DONE
         self._cancel = threading.Event()
@@ -78,6 +83,17 @@ class Generation:
             return None
         return math.exp(self.logprob_sum / self.completion_tokens)
 
+    async def reading(self) -> float | None:
+        """For a gated generation: wait until its prompt is read, then its probe's score (None if
+        it ended before: cancelled or failed). Whether the gate kept it is `routed_away`."""
+        await self._read.wait()
+        return None if self.gate is None else self.gate.score
+
+    @property
+    def routed_away(self) -> bool:
+        """Its gate did not keep it: it ended unanswered after reading its prompt."""
+        return self.finish_reason == "routed"
+
     def cancel(self) -> None:
         self._cancel.set()
 
@@ -107,7 +123,10 @@ class Generation:
 def _deliver(loop: asyncio.AbstractEventLoop, items: list[tuple[Generation, object]]) -> None:
     def put() -> None:
         for generation, item in items:
-            generation._queue.put_nowait(item)
+            if item is READ:
+                generation._read.set()
+            else:
+                generation._queue.put_nowait(item)
 
     try:
         loop.call_soon_threadsafe(put)

@@ -26,6 +26,7 @@ from gateway import (
     chat,
     completions,
     embeddings,
+    feedback,
     health,
     messages,
     metrics,
@@ -38,14 +39,17 @@ from gateway import (
 from gateway.auth import App, AppKeys
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
+from gateway.probes import attach_probes
 from policies.policy import Models
 from policies.reload import PolicyFiles
 from router import cloud
 from router.cache import open_cache
-from router.comparisons import open_comparisons
+from router.comparisons import Comparisons
+from router.documents import open_documents
 from router.edge import EdgeModel
 from router.edge_group import EdgeGroup
 from router.errors import EdgewayError, NotFound
+from router.installed import InstalledRouters
 from router.ledger import open_store
 from router.policy_rules import PolicyRules
 from router.pricing import edge_price_of, price_of
@@ -93,8 +97,9 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     prices = {m.name: price_of(m) for m in config.cloud.models}
     prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.models})
     store = open_store(config.store)
-    router = Router(models, Scorer(), prices, store, open_cache(config.store))
-    shadows = Shadower(router, open_comparisons(config.store))
+    documents = open_documents(config.store)
+    router = Router(models, Scorer(), prices, store, open_cache(config.store), InstalledRouters(documents))
+    shadows = Shadower(router, Comparisons(documents))
     names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
 
     files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
@@ -151,6 +156,8 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         tracing = telemetry.start(os.environ)
         await asyncio.to_thread(gateway.edge.load)
+        probes_dir = config.resolve(config.edge.probes)
+        await asyncio.to_thread(attach_probes, gateway.edge, gateway.router.models, probes_dir, gateway.router.scorer)
         _freeze_heap()
         gateway.ready_seconds = time.perf_counter() - gateway.started
         _log_ready(gateway)
@@ -188,6 +195,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             Route("/v1/embeddings", embeddings.embeddings, methods=["POST"]),
             Route("/api/cache", usage.clear_cache, methods=["DELETE"]),
             Route("/v1/route", chat.route, methods=["POST"]),
+            Route("/v1/feedback", feedback.feedback, methods=["POST"]),
             Route("/v1/models", health.models, methods=["GET"]),
             Route("/v1/models/{model:path}", health.model, methods=["GET"]),
             Route("/healthz", health.healthz, methods=["GET"]),

@@ -27,7 +27,7 @@ from router.cloud.validate import delivered_text, delta_text
 from router.errors import EdgewayError, InvalidRequest
 from router.ledger import UsageRow
 from router.request import ChatRequest, parse_chat_request
-from router.routing import Routed
+from router.routed import Routed
 from router.shadow import ServedRequest
 from router.tracing import complexity_attributes, signal_attributes
 
@@ -91,6 +91,8 @@ def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
         headers["x-edgeway-cache"] = routed.cache
     if routed.similarity is not None:
         headers["x-edgeway-cache-similarity"] = f"{routed.similarity:.4f}"
+    if routed.decision.score is not None:
+        headers["x-edgeway-score"] = f"{routed.decision.score:.4f}"
     return headers
 
 
@@ -157,6 +159,8 @@ class Visit:
             self.gateway.metrics.observe(row)
         telemetry.ended(self.span, row, self._traced, self.app.log_prompts)
         if usage is not None and status == 200 and row.cache != "hit":
+            if self._routed is not None:
+                router.record(row.request_id, self.app.name, *self._routed)
             self._shadow()
 
     def _shadow(self) -> None:
@@ -324,10 +328,14 @@ async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) 
 
 
 async def route(request: Request) -> Response:
-    """The decision for this body, with the signals it was made on; no model is called."""
+    """The decision for this body, with the signals it was made on; no cloud model is called, and
+    the edge only reads the prompt where the app's router reads first (`decision.score` is then the
+    score with that reading)."""
     app = identify(request)
     chat = await _parse(request, app)
-    signals, decision = await request.app.state.gateway.router.decide_async(chat, app.caller())
+    router, caller = request.app.state.gateway.router, app.caller()
+    signals, decision = await router.decide_async(chat, caller)
+    decision = await router.read_score(chat, caller, signals, decision)
     return JSON(
         {"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()},
         headers={"x-edgeway-request-id": request.state.request_id},

@@ -44,13 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--config", help="the gateway config whose models the policies may name")
     check.add_argument("files", nargs="+")
 
-    router = verbs.add_parser("router", help="the routing threshold, fitted to this deployment")
+    router = verbs.add_parser("router", help="each app's router, fitted to this deployment")
     router_verbs = router.add_subparsers(dest="router_verb", required=True)
-    fit = router_verbs.add_parser("fit", help="the complexity threshold the app's shadow comparisons support")
+    probe = router_verbs.add_parser("probe", help="fit the probe an edge model reads prompts first with")
+    probe.add_argument("--config")
+    probe.add_argument("--edge", required=True, help="the edge model (its name in the config)")
+    probe.add_argument("--limit", type=int, help="read at most this many of the probe set's prompts")
+    fit = router_verbs.add_parser("fit", help="fit an app's router (or threshold) on its comparisons and feedback")
     fit.add_argument("--config")
     fit.add_argument("--app", required=True)
     fit.add_argument("--target-quality", type=float, default=0.95, help="the share of cloud-quality answers to keep")
-    fit.add_argument("--write", action="store_true", help="set the threshold in the app's policy file")
+    fit.add_argument(
+        "--write", action="store_true", help="install the fitted router if it is ahead (or set a complexity threshold)"
+    )
+    fit.add_argument("--rollback", action="store_true", help="make the app's previous router current again")
     fit.add_argument("--comparisons", help="a `shadow replay` output file instead of the configured store")
 
     shadow = verbs.add_parser("shadow", help="shadow comparisons")
@@ -63,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
     bench.add_argument(
-        "suite", choices=["startup", "classify", "cascade", "overhead", "load", "edge", "semantic-cache"]
+        "suite", choices=["startup", "classify", "cascade", "overhead", "load", "edge", "semantic-cache", "routing"]
     )
     bench.add_argument(
         "--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)"
@@ -87,6 +94,14 @@ def _router_fit(args: argparse.Namespace) -> int:
 
     from gateway import fit
 
+    if args.router_verb == "probe":
+        from gateway import probe
+
+        if args.limit is not None and args.limit < 20:
+            print("edgeway: --limit must be at least 20", file=sys.stderr)
+            return 2
+        return probe.run(_load(args.config, secrets=False), args.edge, args.limit)
+
     if not 0 < args.target_quality <= 1:
         print("edgeway: --target-quality must be in (0, 1]", file=sys.stderr)
         return 2
@@ -94,6 +109,8 @@ def _router_fit(args: argparse.Namespace) -> int:
     if args.app not in {a.name for a in config.apps}:
         print(f"edgeway: no app named {args.app!r}; apps: {sorted(a.name for a in config.apps)}", file=sys.stderr)
         return 2
+    if args.rollback:
+        return fit.rollback(config, args.app)
     source = Path(args.comparisons) if args.comparisons else None
     return fit.run(config, args.app, args.target_quality, args.write, source)
 
@@ -146,7 +163,7 @@ def _policy_check(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from gateway.bench import cascade, classify, edge, load, overhead, semantic_cache, startup
+    from gateway.bench import cascade, classify, edge, load, overhead, routing, semantic_cache, startup
 
     suites = {
         "startup": startup.run,
@@ -156,6 +173,7 @@ def _bench(args: argparse.Namespace) -> int:
         "load": load.run,
         "edge": edge.run,
         "semantic-cache": semantic_cache.run,
+        "routing": routing.run,
     }
     suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0

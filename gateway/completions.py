@@ -21,7 +21,7 @@ from gateway.http import JSON, SSE_DONE, EventStream, sse
 from router.answer import Answer, ChunkStream, Usage
 from router.errors import EdgewayError
 from router.request import ChatRequest, parse_completion_request
-from router.routing import Routed
+from router.routed import Routed
 
 
 async def completions(request: Request) -> Response | EventStream:

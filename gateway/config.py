@@ -43,6 +43,8 @@ class ServerConfig(Strict):
 class EdgeConfig(Strict):
     models: list[EdgeModelConfig] = Field(default_factory=lambda: [EdgeModelConfig()])
     nodes: list[EdgeNodeConfig] = Field(default_factory=list)
+    # where `edgeway router probe` keeps the probes it fits, by GGUF hash (the bundled model's ships)
+    probes: str = "~/.local/share/edgeway/probes"
 
     @field_validator("models")
     @classmethod

@@ -1,10 +1,16 @@
-"""`edgeway router fit`: the complexity threshold this deployment's comparisons support.
+"""`edgeway router fit`: an app's router, fitted to its own traffic.
 
-Reads the app's shadow comparisons (from the configured store, or from a `shadow replay` output
-file), finds the largest threshold whose predicted quality meets the target (router/quality.py),
-and prints it with the edge share and the savings it predicts, and their 95% intervals; with
-`--write`, sets it in the app's policy file in place (policies/edit.py), which a running gateway
-reloads. With too few comparisons it says how many more it needs.
+For an app whose policy routes `auto`: reads its shadow comparisons and feedback, fits a router on
+the earlier ones (`router.fitting`), compares it with the router in use on the later ones (APGR,
+paired, with an interval), and with `--write` installs it (versioned, in the configured store; a
+running gateway takes it within seconds) only if it is ahead, with the threshold that keeps the
+target quality. `--rollback` makes the previous version current again.
+
+For an app whose policy sends hard requests to the cloud on a complexity threshold: finds the
+largest threshold whose predicted quality meets the target (router/quality.py), prints it with the
+edge share and the savings it predicts, and their 95% intervals; with `--write`, sets it in the
+policy file in place (policies/edit.py), which a running gateway reloads. With too few comparisons
+either says how many more it needs.
 """
 
 from __future__ import annotations
@@ -14,24 +20,138 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from edge_runtime.gguf import resolve_gguf
+from edge_runtime.reading import find_probe, gguf_digest
 from gateway.config import GatewayConfig
+from gateway.probes import DIGESTS
 from policies.edit import NoThreshold, find_threshold, write_threshold
-from policies.policy import Models
+from policies.policy import Models, load_policy
+from policies.schema import AUTO
 from policies.yaml_source import FileError
-from router import quality
-from router.comparisons import Comparison, open_comparisons
+from router import fitting, quality
+from router.app_router import AppRouter, Combination
+from router.comparisons import Comparison, Comparisons
+from router.documents import Documents, open_documents
+from router.installed import InstalledRouters
 from router.ledger import open_store
+from router.routings import examples
 
 
 def comparisons_of(config: GatewayConfig, app: str, from_file: Path | None) -> list[Comparison]:
     if from_file is not None:
         rows = [json.loads(line) for line in from_file.read_text(encoding="utf-8").splitlines() if line.strip()]
         return [Comparison(**row["comparison"]) for row in rows if row.get("comparison") and row["app"] == app]
-    store = open_comparisons(config.store)
+    store = Comparisons(open_documents(config.store))
     try:
         return store.comparisons(app)
     finally:
         store.close()
+
+
+def routes_auto(config: GatewayConfig, app: str) -> bool:
+    spec = next((a for a in config.apps if a.name == app), None)
+    if spec is None or spec.policy is None:
+        return False
+    models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
+    try:
+        policy = load_policy(config.resolve(spec.policy), models)
+    except (FileError, OSError):
+        return False
+    return any(rule.route == AUTO for rule in policy.spec.rules)
+
+
+def probe_combination(config: GatewayConfig) -> tuple[Combination | None, str | None]:
+    """The cold-start reading combination of the gateway's first edge model (None without a probe)."""
+    if not config.edge.models:
+        return None, None
+    probes = config.resolve(config.edge.probes)
+    try:
+        digest = gguf_digest(resolve_gguf(config.edge.models[0].gguf), probes / DIGESTS)
+    except Exception:
+        return None, None
+    probe = find_probe(digest, [probes])
+    return (None, digest) if probe is None else (Combination(*probe.combine), digest)
+
+
+def rollback(config: GatewayConfig, app: str, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    installed = InstalledRouters(open_documents(config.store))
+    try:
+        previous = installed.rollback(app)
+    except LookupError as exc:
+        print(f"{app}: {exc}", file=out)
+        return 1
+    finally:
+        installed.documents.close()
+    said = f"version {previous.version}" if previous is not None else "the cold-start router"
+    print(f"{app}: rolled back; {said} is current (a running gateway takes it within seconds)", file=out)
+    return 0
+
+
+def fit_router(
+    config: GatewayConfig,
+    app: str,
+    target: float,
+    write: bool,
+    from_file: Path | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """Fit, validate against the router in use, and (with `write`) install it if ahead; else the
+    router in use, with the threshold that keeps the target."""
+    out = out or sys.stdout
+    documents: Documents = open_documents(config.store)
+    try:
+        found = examples(comparisons_of(config, app, from_file), documents, app)
+        ranked = fitting.ranked(found)
+        print(f"{app}: {len(found)} labelled requests ({len(ranked)} comparisons of both tiers)", file=out)
+        if len(found) < fitting.MIN_EXAMPLES or len(ranked) < fitting.MIN_EXAMPLES // 2:
+            more = max(fitting.MIN_EXAMPLES - len(found), fitting.MIN_EXAMPLES // 2 - len(ranked))
+            print(f"not enough yet: {more} more are needed to fit and validate a router", file=out)
+            return 1
+        installed = InstalledRouters(documents)
+        read, gguf = probe_combination(config)
+        current = installed.current(app, read, gguf)
+        early, later = fitting.split(found)
+        candidate = fitting.fit(early, current, asks=fitting.weighs_asks(len(found), current))
+        check = fitting.compare(candidate, current, later)
+        in_use = f"version {current.version}" if current.version else "the cold-start router"
+        print(
+            f"fitted on the earlier {len(early)}, judged on the later {len(later)} ({check.examples} ranked): "
+            f"APGR {check.fitted:.3f} against {check.current:.3f} for {in_use}, "
+            f"difference {check.difference:+.3f} [90%: {check.low:+.3f}, {check.high:+.3f}]",
+            file=out,
+        )
+        if not check.ahead:
+            short = (
+                f"it falls short of {in_use} by {abs(check.difference):.3f}"
+                if check.difference <= 0
+                else f"its gain over {in_use} is inside the noise"
+            )
+            print(f"the fit is not taken: {short}; {in_use} stays, with a threshold fitted to the target", file=out)
+            candidate = current
+        chosen = fitting.threshold_for(candidate, found, target)
+        print(
+            f"threshold {chosen.value:g} keeps {chosen.quality:.1%} of cloud-quality answers (target {target:.0%}) "
+            f"with {chosen.edge_share:.1%} of these requests on the edge",
+            file=out,
+        )
+        if not write:
+            print("not installed (--write installs it)", file=out)
+            return 0
+        fitted = {
+            "examples": len(found),
+            "target_quality": target,
+            "apgr": check.fitted,
+            "against": check.current,
+            "interval": [check.low, check.high],
+            "gguf": gguf,
+        }
+        made = AppRouter(candidate.text, candidate.read, 0, chosen.value, {**fitted, "refitted": check.ahead})
+        version = installed.install(app, made).version
+        print(f"installed as version {version} (a running gateway takes it within seconds)", file=out)
+        return 0
+    finally:
+        documents.close()
 
 
 def _daily_cloud_usd(config: GatewayConfig, app: str) -> tuple[float, float]:
@@ -61,6 +181,8 @@ def run(
     out: TextIO | None = None,
 ) -> int:
     out = out or sys.stdout
+    if routes_auto(config, app):
+        return fit_router(config, app, target, write, from_file, out)
     comparisons = comparisons_of(config, app, from_file)
     found = quality.fit(comparisons, target)
     print(f"{app}: {len(comparisons)} comparisons, {found.judged} judged; target quality {target:.0%}", file=out)

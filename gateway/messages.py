@@ -18,7 +18,7 @@ from gateway.http import JSON, EventStream
 from router.answer import Answer, ChunkStream
 from router.errors import EdgewayError
 from router.request import ChatRequest
-from router.routing import Routed
+from router.routed import Routed
 
 PATH = "/v1/messages"
 

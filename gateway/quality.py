@@ -1,34 +1,43 @@
 """GET /api/quality: what the shadow comparisons say about an app, beside what it saved.
 
-`app`, `from`, `to` as in /api/usage (an app key sees its own app). The answer: the comparisons
-made and their verdicts, the share of edge-served requests whose answer was as good as the
-cloud's (with its 95% interval), the quality retained against all-cloud for the period's edge
-share, that share by complexity bucket (the app's own calibration curve), and the money the
-period saved and the comparisons cost.
+`app`, `from`, `to` as in /api/usage (an app key sees its own app), and `target` (the quality to
+keep, 0.95 by default). The answer: the comparisons made and their verdicts, the share of
+edge-served requests whose answer was as good as the cloud's (with its 95% interval), the quality
+retained against all-cloud for the period's edge share, that share by complexity bucket (the app's
+own calibration curve), the money the period saved and the comparisons cost, and how well the
+app's router in use ranks these comparisons: its APGR (0.5 = a coin) and the edge share its best
+threshold for `target` would give, on these same requests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import Counter
+from typing import Any
 
+import numpy as np
 from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.http import JSON
 from gateway.usage import period, summarize
-from router import quality
+from router import fitting, quality
+from router.comparisons import Comparison
 from router.errors import InvalidRequest
 from router.ledger import UsageRow
+from router.routings import from_comparison
 
-PARAMS = {"app", "from", "to", "key"}
+PARAMS = {"app", "from", "to", "key", "target"}
+DEFAULT_TARGET = 0.95
 
 
 async def api_quality(request: Request) -> Response:
     unknown = sorted(set(request.query_params) - PARAMS)
     if unknown:
-        raise InvalidRequest(f"Unknown parameter {unknown[0]!r}; expected app, from or to.", param=unknown[0])
+        raise InvalidRequest(f"Unknown parameter {unknown[0]!r}; expected app, from, to or target.", param=unknown[0])
+    target = _target(request.query_params.get("target"))
     app, since, until = period(request, "quality")
     gateway = request.app.state.gateway
     comparisons = await asyncio.to_thread(gateway.shadows.comparisons.comparisons, app, since, until)
@@ -55,7 +64,44 @@ async def api_quality(request: Request) -> Response:
             "cost_usd": money["cost_usd"],
             "counterfactual_usd": money["counterfactual_usd"],
             "shadow_usd": round(sum(c.shadow_usd + c.judge_usd for c in comparisons), 6),
+            "router": _router_quality(gateway, app, comparisons, target),
             # compared, failed, and why samples were skipped, since this replica started; and those under way
             "this_replica": {**gateway.shadows.stats, "in_flight": gateway.shadows.in_flight},
         }
     )
+
+
+def _target(value: str | None) -> float:
+    if value is None:
+        return DEFAULT_TARGET
+    try:
+        target = float(value)
+    except ValueError:
+        target = -1.0
+    if not 0 < target <= 1:
+        raise InvalidRequest("target must be a quality to keep, in (0, 1].", param="target")
+    return target
+
+
+def _router_quality(gateway: Any, app: str | None, comparisons: list[Comparison], target: float) -> dict[str, Any]:
+    """The app's router in use, measured on the period's comparisons (recomputed from what each one
+    kept of the request: its text prior, its reading, its features)."""
+    edges = [name for name, model in gateway.router.models.items() if model.tier == "edge"]
+    if app is None or not edges:
+        return {"version": None, "apgr": None, "edge_share_at_target": None, "ranked": 0}
+    router = gateway.router.auto.app_router(app, edges[0])
+    found = [e for c in comparisons if (e := from_comparison(c)) is not None]
+    ranked = fitting.ranked(found)
+    score = None
+    if ranked:
+        edge, cloud = (np.array([getattr(e, tier) for e in ranked], dtype=float) for tier in ("edge", "cloud"))
+        value = fitting.apgr(fitting.scores(router, ranked), edge, cloud)
+        score = None if math.isnan(value) else round(value, 4)
+    share = fitting.threshold_for(router, found, target).edge_share if found else None
+    return {
+        "version": router.version,
+        "apgr": score,
+        "edge_share_at_target": share,
+        "target": target,
+        "ranked": len(ranked),
+    }

@@ -14,7 +14,7 @@ from gateway.chat import Visit, delivered, routing_headers, serve, streamed
 from gateway.http import JSON, EventStream
 from router.answer import Answer, ChunkStream
 from router.errors import EdgewayError
-from router.routing import Routed
+from router.routed import Routed
 
 
 async def responses(request: Request) -> Response | EventStream:

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from policies.conditions import Facts, matches
-from policies.schema import Cascade, PolicyFile, Rule
+from policies.schema import AUTO, Cascade, PolicyFile, Rule
 from policies.yaml_source import FileError, Problem, parse_with_nodes, problem_at
 
 TIERS = ("edge", "cloud")
@@ -49,6 +49,7 @@ class Verdict:
     deny: str | None = None
     trace: tuple[RuleTrace, ...] = ()
     reasons: tuple[str, ...] = field(default_factory=tuple)
+    auto: bool = False  # the rule's route is `auto`: the app's router orders targets[0] (edge) and [1] (cloud)
 
 
 class AppPolicy:
@@ -78,8 +79,12 @@ class AppPolicy:
         return self._route(chosen, facts.model, tuple(trace))
 
     def _route(self, rule: Rule, requested: str, trace: tuple[RuleTrace, ...]) -> Verdict:
-        primary = self.resolve(rule.route, requested)
+        auto = rule.route == AUTO
+        primary = self.resolve("edge" if auto else rule.route, requested)
         targets: list[str] = [primary] if primary else []
+        if auto:  # the edge and the cloud, in the order the app's router will give them
+            cloud = self.resolve("cloud", requested)
+            targets += [cloud] if cloud else []
         for step in rule.fallbacks:
             name = self.resolve(step, requested)
             if name and name not in targets:
@@ -88,6 +93,7 @@ class AppPolicy:
         cloud_allowed = self.spec.allow_cloud and not (rule.fails_closed and primary_tier == "edge")
         if not cloud_allowed:
             targets = [t for t in targets if self.models.tier_of(t) == "edge"]
+        auto = auto and len(targets) >= 2 and self.models.tier_of(targets[1]) == "cloud"
         reasons = (
             f"rule {rule.name!r}: route {rule.route}" + (f", fallback {rule.fallback}" if rule.fallback else ""),
         )
@@ -99,6 +105,7 @@ class AppPolicy:
             cascade=rule.cascade if cloud_allowed else None,
             trace=trace,
             reasons=reasons,
+            auto=auto,
         )
 
     def resolve(self, route: str | None, requested: str) -> str | None:
@@ -161,6 +168,20 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: yaml.
         ]
         if rule.cascade:
             steps.append((("cascade", "escalate_to"), rule.cascade.escalate_to))
+        if rule.route == AUTO:
+            steps = steps[1:]  # `auto` is edge or cloud: both must exist
+            for tier, names in (("edge", models.edge), ("cloud", models.cloud)):
+                if not names:
+                    yield problem_at(
+                        filename,
+                        root,
+                        ("rules", i, "route"),
+                        f"route: auto needs a {tier} model; this gateway has none",
+                    )
+            if not spec.allow_cloud:
+                yield problem_at(
+                    filename, root, ("rules", i, "route"), "this app has allow_cloud: false, so it cannot route auto"
+                )
         for key, name in steps:
             if name is None or name in TIERS or name in known:
                 continue

@@ -17,6 +17,7 @@ rules:
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -128,10 +129,13 @@ class Cascade(Strict):
     when_confidence_below: float = Field(ge=0, le=1)
 
 
+AUTO = "auto"  # a rule's route that the app's router decides: edge or cloud, by its score
+
+
 class Rule(Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     when: When | None = None  # no condition: matches every request (a catch-all)
-    route: str | None = None  # edge, cloud, or a model name
+    route: str | None = None  # edge, cloud, auto (the app's router decides), or a model name
     fallback: str | list[str] | None = None  # tried in order if the route fails; 'none' fails closed
     action: Literal["deny"] | None = None
     message: str | None = None
@@ -147,7 +151,11 @@ class Rule(Strict):
             if extra:
                 raise ValueError(f"a deny rule takes only 'message'; remove {extra}")
         elif self.route is None:
-            raise ValueError("expected 'route' (edge, cloud or a model name) or 'action: deny'")
+            raise ValueError("expected 'route' (edge, cloud, auto or a model name) or 'action: deny'")
+        elif self.route == AUTO and self.cascade is not None:
+            raise ValueError("a rule with 'route: auto' is decided by the app's router; remove 'cascade'")
+        elif self.route == AUTO and self.fallback == "none":
+            raise ValueError("'route: auto' may send a request to the cloud; to keep it local, use 'route: edge'")
         elif self.message is not None:
             raise ValueError("'message' belongs to 'action: deny' rules")
         return self
@@ -205,6 +213,35 @@ class Shadow(Strict):
     daily_usd: float = Field(gt=0)  # what the shadow answers and the judge may cost a day, apart from budget
 
 
+class EdgeReading(StrEnum):
+    """Which requests the edge model reads (prefills and scores) before an `auto` rule decides."""
+
+    ALWAYS = "always"  # every one
+    BAND = "band"  # those whose text score falls inside `band`: the ones the text alone cannot tell
+    NEVER = "never"  # none: the text score decides alone
+
+
+DEFAULT_THRESHOLD = 0.5  # the router's score is P(the cloud's answer is better): above it, the cloud
+DEFAULT_BAND = (0.35, 0.65)
+
+
+class RouterSpec(Strict):
+    """How the app's router decides a rule with `route: auto`: a score from the request's text (and,
+    where it reads, the edge model's reading), compared with `threshold` (edgeway router fit)."""
+
+    edge_reading: EdgeReading = EdgeReading.ALWAYS
+    band: tuple[float, float] = DEFAULT_BAND
+    threshold: float = Field(DEFAULT_THRESHOLD, ge=0, le=1)
+
+    @field_validator("band")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
+        low, high = value
+        if not 0 <= low <= high <= 1:
+            raise ValueError(f"expected [low, high] with 0 <= low <= high <= 1, found {list(value)}")
+        return value
+
+
 class PolicyFile(Strict):
     app: str | None = None
     defaults: Defaults = Field(default_factory=Defaults)
@@ -213,4 +250,5 @@ class PolicyFile(Strict):
     limits: RateLimits | None = None
     cache: Cache | None = None  # serve an answer already given again, for free
     shadow: Shadow | None = None  # measure the edge against the cloud on this app's own traffic
+    router: RouterSpec = Field(default_factory=RouterSpec)  # what decides the rules with `route: auto`
     rules: list[Rule] = Field(min_length=1)

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from research.complexity_terms import Weights
 from research.privacy_model import Thresholds
 
 CHOSEN = Path(__file__).with_name("chosen.json")
@@ -23,25 +22,10 @@ def _read() -> dict[str, Any]:
     return data
 
 
-def complexity() -> tuple[Weights, float, float]:
-    """The terms' weights, and the calibration's scale and shift."""
-    c = _read()["complexity"]
-    return Weights(c["length_weight"], c["ask_weight"], c["pieces_weight"]), c["scale"], c["shift"]
-
-
 def privacy_thresholds() -> Thresholds:
     return Thresholds(**_read()["privacy_thresholds"])
 
 
-def write(weights: Weights, scale: float, shift: float, thresholds: Thresholds) -> None:
-    data = {
-        "complexity": {
-            "length_weight": weights.length,
-            "ask_weight": weights.ask,
-            "pieces_weight": weights.pieces,
-            "scale": scale,
-            "shift": shift,
-        },
-        "privacy_thresholds": thresholds.as_dict(),
-    }
+def write(thresholds: Thresholds) -> None:
+    data = {"privacy_thresholds": thresholds.as_dict()}
     CHOSEN.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")

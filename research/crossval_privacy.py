@@ -2,7 +2,7 @@
 finding overlaps one of the units its annotators marked) and AlpacaEval's public instructions
 (flagged when anything is found), in five folds by prompt.
 
-    python -m research.crossval      (prints this with the complexity tables)
+    python -m research.crossval_privacy
 
 Each fold trains the span model and the private-context gate on the other folds' real prompts
 and the template rows, and scores its own prompts with every candidate kept (the thresholds at
@@ -371,3 +371,12 @@ def _other_folds(
     private: list[tuple[int, Scored, PrivatePrompt]], public: list[tuple[int, Scored, str]], k: int
 ) -> tuple[list[Scored], list[Scored]]:
     return [s for j, s, _ in private if j != k], [s for j, s, _ in public if j != k]
+
+
+def main() -> None:
+    """`python -m research.crossval_privacy`: the privacy tables, out of fold."""
+    print("\n".join(report()))
+
+
+if __name__ == "__main__":
+    main()

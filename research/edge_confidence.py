@@ -1,8 +1,8 @@
 """Whether the edge's confidence tells hard prompts from easy ones: on MMLU and GSM8K prompts
 against their measured labels (1 = the weak model was wrong), the ROC AUC of (1 - the edge's
 confidence, the geometric mean token probability of a 16-token answer), next to the complexity
-model's on the same prompts, each score from a fold model that never saw the prompt's MMLU subject
-or GSM8K question.
+prior's on the same prompts, each score from a fold model that never saw the prompt's MMLU subject
+or GSM8K question (the development folds of `research.protocol`).
 
     python -m research.edge_confidence [--prompts 120]
 """
@@ -15,7 +15,9 @@ import asyncio
 import numpy as np
 
 from edge_runtime import EdgeEngine, EdgeModelConfig
-from research.crossval import out_of_fold_words
+from research.folds import routing_rows
+from research.prior import SHIPPED, fit_prior
+from research.protocol import Splits
 from router.edge import EdgeModel
 from router.request import parse_chat_request
 
@@ -48,13 +50,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompts", type=int, default=120)
     args = parser.parse_args()
-    oof = out_of_fold_words()
-    weight = oof.best_weights()
-    rows = [
-        (r.prompt, int(r.weak == 0.0), float(score))
-        for kind in ("mmlu", "gsm8k")
-        for r, score in zip(oof.rows[kind], oof.scores(kind, weight), strict=True)
-    ]
+    splits = Splits.of(routing_rows())
+    rows = []
+    for kind in ("mmlu", "gsm8k"):
+        mine, scores = splits.in_source(kind, fit_prior(SHIPPED))
+        rows += [(r.prompt, int(r.weak == 0.0), float(score)) for r, score in zip(mine, scores, strict=True)]
     rng = np.random.default_rng(0)
     sample = [rows[i] for i in rng.choice(len(rows), size=min(len(rows), args.prompts), replace=False)]
     engine = EdgeEngine(EdgeModelConfig(n_ctx=2048))
@@ -66,7 +66,7 @@ def main() -> None:
     labels = [label for _, label, _ in sample]
     print(
         f"on {len(sample)} MMLU / GSM8K prompts ({sum(labels)} the weak model got wrong): ROC AUC of "
-        f"1 - edge confidence {auc([1 - c for c in confidence], labels):.3f}; of the complexity model, "
+        f"1 - edge confidence {auc([1 - c for c in confidence], labels):.3f}; of the text prior, "
         f"out of fold, {auc([score for _, _, score in sample], labels):.3f} (0.5 = no information)"
     )
 

@@ -1,14 +1,11 @@
-"""The whole evaluation, written to `research/reports/`.
+"""The regression checks, written to `research/reports/evaluation.md`.
 
-    python -m research.evaluate [--no-litellm]
+    python -m research.evaluate
 
-The headline is `research.crossval`'s: real data with measured labels, validated by group.
-Complexity in RouteLLM's terms: sorting prompts by score and sending the top share to the
-strong (cloud) model, PGR is the share of the weak-to-strong quality gap recovered; APGR is its
-mean over all cloud shares; CPT(x%) the cloud share needed to recover x% of the gap. Then, for
-coverage only, privacy per type on the template and synthetic rows' held-out split, and the
-token estimate. The tables go to `research/reports/evaluation.md`, the curves (one per real
-source) to `research/reports/complexity_curve.png`.
+Privacy per type on the template and synthetic rows' held-out split (coverage, not a headline),
+edgeway's template traffic with any finding, and the token estimate's error. The headlines are
+elsewhere: routing on real data by locked test folds (`python -m research.prior`, `python -m
+research.probe`), privacy on real prompts out of fold (`python -m research.crossval_privacy`).
 """
 
 from __future__ import annotations
@@ -23,13 +20,9 @@ import numpy as np
 
 from classifiers.privacy import PrivacyScanner
 from classifiers.tokens import TokenEstimator
-from research import crossval, crossval_privacy
-from research.complexity_terms import EDGE_MODEL
 from research.data import read_jsonl
-from research.folds import KINDS
-from research.metrics import apgr, pgr_curve
 from research.privacy_model import privacy_rows
-from research.train import complexity_rows, token_texts
+from research.train import EDGE_MODEL, complexity_rows, token_texts
 
 REPORTS = Path(__file__).resolve().parent / "reports"
 PRESIDIO_EVALUATED = {
@@ -45,56 +38,6 @@ PRESIDIO_EVALUATED = {
     "ZIP_CODE": "POSTAL_CODE",  # found after its cue ("ZIP: 3520"); inside a written address, the address is
     "US_DRIVER_LICENSE": "ID_NUMBER",
 }
-
-
-# --- routing curves, from research.crossval's held-out scores
-def routing_curves(with_litellm: bool) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
-    """(source, router) -> the PGR curve, edgeway's from held-out scores."""
-    oof = crossval.out_of_fold_words()
-    weight = oof.best_weights()
-    litellm = crossval.litellm_router() if with_litellm else None
-    curves = {}
-    for kind in KINDS:
-        rows = oof.rows[kind]
-        weak, strong = np.array([r.weak for r in rows]), np.array([r.strong for r in rows])
-        routers = {"edgeway, out of fold": oof.scores(kind, weight)}
-        if litellm is not None:
-            routers["LiteLLM complexity_router"] = litellm([r.prompt for r in rows])
-        routers["prompt length"] = np.array([len(r.prompt) for r in rows], dtype=float)
-        routers["random"] = np.random.default_rng(0).random(len(rows))
-        for name, scores in routers.items():
-            curves[(kind, name)] = pgr_curve(scores, weak, strong)
-    return curves
-
-
-def plot(curves: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    subsets = sorted({s for s, _ in curves})
-    figure, axes = plt.subplots(1, len(subsets), figsize=(6 * len(subsets), 4.6))
-    for axis, subset in zip(np.atleast_1d(axes), subsets, strict=True):
-        for (s, name), (shares, pgr) in curves.items():
-            if s == subset:
-                axis.plot(
-                    shares * 100,
-                    pgr * 100,
-                    label=f"{name} (APGR {apgr(shares, pgr):.3f})",
-                    linestyle="--" if name == "random" else "-",
-                )
-        axis.set(
-            title=subset,
-            xlabel="calls sent to the cloud (%)",
-            ylabel="quality gap recovered, PGR (%)",
-            xlim=(0, 100),
-            ylim=(-5, 105),
-        )
-        axis.grid(alpha=0.3)
-        axis.legend(loc="lower right", fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
 
 
 # --- privacy ------------------------------------------------------------------------------
@@ -210,22 +153,15 @@ def evaluate_tokens() -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--no-litellm", action="store_true", help="skip LiteLLM's complexity_router")
-    args = parser.parse_args()
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     REPORTS.mkdir(exist_ok=True)
-    curves = routing_curves(not args.no_litellm)
-    lines = ["## Headline: real data, validated by group (`python -m research.crossval`)", ""]
-    lines += crossval.report(not args.no_litellm) + [""] + crossval.calibration_report()
-    lines += [""] + crossval_privacy.report()
-    lines += ["", "## Privacy, template and synthetic data (coverage only, not a headline)"]
+    lines = ["## Privacy, template and synthetic data (coverage only, not a headline)"]
     lines += evaluate_privacy()
     lines += ["", "## Token counts"] + evaluate_tokens()
-    plot(curves, REPORTS / "complexity_curve.png")
     text = "\n".join(lines)
     print(text)
     (REPORTS / "evaluation.md").write_text(
-        "# Classifier evaluation\n\nMade by `python -m research.evaluate`.\n\n" + text + "\n"
+        "# Regression checks\n\nMade by `python -m research.evaluate`.\n\n" + text + "\n"
     )
 
 

@@ -12,16 +12,25 @@ preference against GPT-4-turbo of the 1B model (the edge) and 0.5 for GPT-4-turb
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from research.data import read_jsonl
 
-ALPACA_EVAL_EDGE = "FuseChat-Llama-3.2-1B-Instruct"  # AlpacaEval's stand-in for the edge tier
+ALPACA_EVAL_EDGE = "FuseChat-Llama-3.2-1B-Instruct"  # AlpacaEval's stand-in for a small edge model
+# AlpacaEval's stand-ins for a mid-size edge model, Mixtral-8x7B's class (the exams' weak model):
+# the 7B-14B instruction-tuned models of 2023-2024 among its 21, fixed before any was measured
+MID_MODELS = (
+    "OpenHermes-2.5-Mistral-7B",
+    "FuseChat-Llama-3.1-8B-Instruct",
+    "FuseChat-Qwen-2.5-7B-Instruct",
+    "FuseChat-Gemma-2-9B-Instruct",
+    "Qwen-14B-Chat",
+    "vicuna-13b-v1.5",
+    "wizardlm-13b",
+)
+LABELS = {"small": (ALPACA_EVAL_EDGE,), "mid": MID_MODELS}  # by edge class
 KINDS = ("mmlu", "gsm8k", "alpaca_eval")
-Fit = Callable[[list["RoutingRow"]], Callable[[list[str]], np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,8 @@ class RoutingRow:
     target: float  # P(the cloud is worth it), what the model learns
 
 
-def routing_rows() -> list[RoutingRow]:
+def routing_rows(edge_class: str = "small") -> list[RoutingRow]:
+    """Every row, AlpacaEval's labeled for `edge_class` (the exams have Mixtral's labels alone)."""
     rows = []
     for r in read_jsonl("routellm_train.jsonl"):
         kind = "mmlu" if r["source"].startswith("mmlu/") else "gsm8k"
@@ -42,7 +52,7 @@ def routing_rows() -> list[RoutingRow]:
         gained = float(r["strong_correct"] and not r["weak_correct"])
         rows.append(RoutingRow(r["prompt"], kind, group, float(r["weak_correct"]), float(r["strong_correct"]), gained))
     for r in read_jsonl("alpaca_eval_dev.jsonl"):
-        edge = float(r["win_vs_gpt4"][ALPACA_EVAL_EDGE])
+        edge = float(sum(r["win_vs_gpt4"][m] for m in LABELS[edge_class]) / len(LABELS[edge_class]))
         rows.append(RoutingRow(r["prompt"], "alpaca_eval", opening(r["prompt"]), edge, 0.5, 1.0 - edge))
     for r in read_jsonl("traffic_labeled.jsonl"):  # coverage only: trained on, never scored
         rows.append(RoutingRow(r["prompt"], "template", r["prompt"], 0.0, 1.0, float(r["needs_cloud"])))
@@ -82,18 +92,3 @@ def mmlu_folds(rows: Sequence[RoutingRow], folds: int) -> list[int]:
 
 def fold_assignment(mine: Sequence[RoutingRow], kind: str, folds: int) -> list[int]:
     return mmlu_folds(mine, folds) if kind == "mmlu" else [hashed_fold(r.group, folds) for r in mine]
-
-
-def out_of_fold(rows: list[RoutingRow], kind: str, fit: Fit, folds: int) -> np.ndarray:
-    """Scores for every row of `kind`, each from a model that never saw its group."""
-    mine = [r for r in rows if r.kind == kind]
-    others = [r for r in rows if r.kind != kind]
-    assignment = fold_assignment(mine, kind, folds)
-    scores = np.zeros(len(mine))
-    for k in range(folds):
-        held = [i for i, f in enumerate(assignment) if f == k]
-        train = others + [r for r, f in zip(mine, assignment, strict=True) if f != k]
-        assert not {mine[i].group for i in held} & {r.group for r in train}, "a group crossed the fold"
-        score = fit(train)
-        scores[held] = score([mine[i].prompt for i in held])
-    return scores

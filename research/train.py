@@ -3,10 +3,11 @@
     python -m research.train
 
 Deterministic: the same data and pinned library versions give the same models (to 1e-8 across
-CPUs, checked by the tests). Every real row is trained on; the hyperparameters (the terms'
-weights, the calibration, the privacy thresholds) are read from research/chosen.json, where
-`python -m research.select` writes what it chooses on validation folds; the figures come from
-`python -m research.crossval`. Template rows held out by `split_of` are never trained on;
+CPUs, checked by the tests). Every real row is trained on; the privacy thresholds are read from
+research/chosen.json, where `python -m research.select` writes what it chooses on validation
+folds; the complexity prior's configuration is `research.prior.SHIPPED`, chosen on the
+development folds; the figures come from `python -m research.prior`, `python -m research.reading`
+and `python -m research.crossval_privacy`. Template rows held out by `split_of` are never trained on;
 `python -m research.evaluate` scores them as a regression check.
 """
 
@@ -14,26 +15,31 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 
-from classifiers.complexity import MODEL_PATH as COMPLEXITY_PATH
-from classifiers.complexity import complexity_text
+from classifiers.asks import FEATURES
+from classifiers.complexity import EdgeClass, model_path
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.contextual import MODEL_PATH as SPANS_PATH
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.uncased import MODEL_PATH as NAMES_PATH
 from classifiers.tokens import MODEL_PATH as TOKENS_PATH
 from classifiers.tokens import token_features
+from edge_runtime.config import EdgeModelConfig
+from edge_runtime.gguf import resolve_gguf
+from edge_runtime.reading import BUNDLED_PROBES, Probe, ReadingKind, gguf_digest
 from research import chosen
-from research.complexity_terms import EDGE_MODEL, complexity_pieces, complexity_words, pieces_data
 from research.data import DATA, read_jsonl
 from research.data.real_privacy import private_prompts, public_prompts
-from research.fitting import WORDS, encoded, sparse_model
+from research.fitting import encoded
 from research.folds import routing_rows, split_of
 from research.gazetteer import person_names, place_names
+from research.prior import ANCHORS, SHIPPED, fitted_prior
 from research.privacy_model import privacy_rows, span_rows, train_context, train_spans
 from research.wordlists import common_words, english_words, lowercase_words, vocabulary_words
+from router.probe_fit import Labelled, fit_probe, probe_set, read_combination
 
 
 def complexity_rows() -> list[dict]:
@@ -52,23 +58,19 @@ def complexity_rows() -> list[dict]:
     return rows
 
 
-def train_complexity() -> bytes:
-    """On every real row and the template traffic, with the weights and calibration of
-    research/chosen.json."""
-    rows = routing_rows()
-    weights, scale, shift = chosen.complexity()
-    pipeline = complexity_words(rows)
-    texts = [complexity_text(r.prompt) for r in rows]
-    extra = {
-        "length_weight": weights.length,
-        "ask_weight": weights.ask,
-        "pieces_weight": weights.pieces,
-        "scale": scale,
-        "shift": shift,
-    }
-    data = sparse_model(pipeline, WORDS, texts, extra)
-    data["pieces"] = pieces_data(complexity_pieces(rows), texts)
-    return encoded(data)
+# The edge model whose tokenizer the token estimate is fitted to: the one `edge_runtime` serves by default.
+EDGE_MODEL = EdgeModelConfig().gguf
+
+
+def train_complexity(edge_class: EdgeClass) -> bytes:
+    """The text prior for `edge_class` (`research.prior.SHIPPED`), on every real row (the test folds
+    too, once their figures are taken) and the template traffic."""
+    columns = SHIPPED.columns()
+    coef, bias = fitted_prior(SHIPPED, routing_rows(str(edge_class)), ANCHORS[str(edge_class)])
+    names = [FEATURES[i] for i in columns]
+    return encoded(
+        {"edge_class": str(edge_class), "features": names, "weights": [float(w) for w in coef], "bias": bias}
+    )
 
 
 def train_token_estimate(texts: list[str]) -> dict:
@@ -93,6 +95,19 @@ def token_texts(complexity: list[dict], privacy: list[dict], split: str) -> list
     return texts
 
 
+def train_probe() -> Path:
+    """The bundled edge model's probe (the small class), as `edgeway router probe` fits one, on its
+    logits for the probe set (`research.probe.logits_of`: read once, then from research/cache)."""
+    from research.probe import GGUF, logits_of
+
+    prompts = probe_set("small")
+    found = logits_of(tuple(sorted(p.prompt for p in prompts)), GGUF)
+    rows = [Labelled(p.source, p.target, p.prompt) for p in prompts]
+    weights, bias = fit_probe(np.stack([found[p.prompt] for p in prompts]), rows)
+    digest = gguf_digest(resolve_gguf(GGUF))
+    return Probe(ReadingKind.LAST, weights, bias, digest, "small", read_combination(rows)).save(BUNDLED_PROBES)
+
+
 def train_privacy() -> tuple[str, bytes]:
     """The span model and the private-context gate (both as JSON), on every real prompt, with the
     thresholds of research/chosen.json."""
@@ -114,15 +129,17 @@ def train_names(places: bytes) -> bytes:
 def main() -> None:
     complexity = complexity_rows()
     privacy = privacy_rows()
-    COMPLEXITY_PATH.parent.mkdir(parents=True, exist_ok=True)
-    COMPLEXITY_PATH.write_bytes(train_complexity())
+    for edge_class in EdgeClass:
+        model_path(edge_class).write_bytes(train_complexity(edge_class))
     PLACES_PATH.write_bytes(train_places())  # before the privacy thresholds, which the places' findings move
     NAMES_PATH.write_bytes(train_names(PLACES_PATH.read_bytes()))  # and the names'
     spans, context = train_privacy()
     SPANS_PATH.write_text(spans)
     CONTEXT_PATH.write_bytes(context)
     TOKENS_PATH.write_text(json.dumps(train_token_estimate(token_texts(complexity, privacy, "train")), indent=1) + "\n")
-    for path in (COMPLEXITY_PATH, PLACES_PATH, NAMES_PATH, SPANS_PATH, CONTEXT_PATH, TOKENS_PATH):
+    probe = train_probe()
+    priors = [model_path(edge_class) for edge_class in EdgeClass]
+    for path in (*priors, PLACES_PATH, NAMES_PATH, SPANS_PATH, CONTEXT_PATH, TOKENS_PATH, probe):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         print(f"wrote {path.relative_to(DATA.parent.parent)} ({path.stat().st_size:,} bytes, sha256 {digest})")
 

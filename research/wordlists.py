@@ -1,5 +1,4 @@
-"""The word lists training reads: the edge model's piece vocabulary with its input embeddings (the
-complexity model's edge-pieces term), Llama 2's piece vocabulary with WordLlama's embeddings (the
+"""The word lists training reads: Llama 2's piece vocabulary with WordLlama's embeddings (the
 private-context gate), the words ordinary prompts write in lower case, and the words in capitals
 that are no names."""
 
@@ -13,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 
-from classifiers.pieces import LONGEST, START
 from research.data import read_jsonl
 
 # Read from the wheel of `wordllama` (the train extra), never imported: its loader downloads.
@@ -33,51 +31,6 @@ def wordllama() -> tuple[dict[str, int], np.ndarray]:
     root = Path(spec.origin).parent
     vocab = json.loads((root / WORDLLAMA_VOCAB).read_text(encoding="utf-8"))["model"]["vocab"]
     return vocab, load_file(str(root / WORDLLAMA_WEIGHTS))["embedding.weight"].astype(np.float64)
-
-
-def gguf_pieces(path: Path) -> tuple[dict[str, int], np.ndarray]:
-    """A GGUF model's byte-level BPE pieces, named as `classifiers.pieces` names them, and the
-    model's input embedding of each (the bundled edge model: SmolLM2's 49,152 pieces, 576 numbers
-    each). A leading space is "\u2581", a piece of one byte is "<0xNN>" too; the bytes no piece holds
-    alone and the start "<s>" (SmolLM2 has none) are a row of zeros at the end; the control
-    tokens ("<|im_start|>") and pieces over `LONGEST` characters (runs of "-") are left out."""
-    import gguf
-
-    reader = gguf.GGUFReader(path)
-    table = next(t for t in reader.tensors if t.name == "token_embd.weight")
-    embedding = gguf.quants.dequantize(table.data, table.tensor_type).astype(np.float64)
-    tokens, kinds = reader.fields["tokenizer.ggml.tokens"], reader.fields["tokenizer.ggml.token_type"]
-    decode, vocab = _byte_decoder(), {}
-    for i, (at, kind_at) in enumerate(zip(tokens.data, kinds.data, strict=True)):
-        if int(kinds.parts[kind_at][0]) != _NORMAL_TOKEN:
-            continue
-        raw = bytes(decode[c] for c in bytes(tokens.parts[at]).decode("utf-8"))
-        if len(raw) == 1:
-            vocab[f"<0x{raw[0]:02X}>"] = i
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:  # part of a character: reached through its bytes
-            continue
-        name = "\u2581" + text[1:] if text.startswith(" ") else text
-        # `pieces` splits the text at white space first; a longer run of dashes is read in shorter ones
-        if not any(c.isspace() for c in name) and len(name) <= LONGEST:
-            vocab.setdefault(name, i)
-    zero = len(embedding)
-    vocab[START] = zero
-    for b in range(256):
-        vocab.setdefault(f"<0x{b:02X}>", zero)
-    return vocab, np.vstack([embedding, np.zeros((1, embedding.shape[1]))])
-
-
-_NORMAL_TOKEN = 1  # llama.cpp's LLAMA_TOKEN_TYPE_NORMAL; the control tokens are 3
-
-
-def _byte_decoder() -> dict[str, int]:
-    """GPT-2's byte-level BPE writes each byte as a printable character: that map, reversed."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("\u00a1"), ord("\u00ac") + 1)]
-    printable += range(ord("\u00ae"), ord("\u00ff") + 1)
-    moved = [b for b in range(256) if b not in printable]
-    return {chr(b): b for b in printable} | {chr(256 + n): b for n, b in enumerate(moved)}
 
 
 def vocabulary_words() -> frozenset[str]:

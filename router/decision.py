@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from classifiers.signals import Signals
+from policies.schema import EdgeReading
 from router.request import ChatRequest
 from router.tier import TierKind
 
@@ -23,6 +24,20 @@ class Escalation:
 
 
 @dataclass(frozen=True)
+class AutoRoute:
+    """A rule with `route: auto`: the app's router puts the edge or the cloud first, by its score
+    against the threshold; where `read_first`, once the edge model has read the prompt."""
+
+    edge_reading: EdgeReading
+    band: tuple[float, float]
+    threshold: float  # the policy's (a fitted router's own replaces it)
+    text_score: float | None = None  # the score from the text alone
+    read_first: bool = False  # the edge reads the prompt before the order is known
+    router_version: int = 0  # of the app's router that scored it (0: cold start)
+    reading: float | None = None  # the probe's score of the edge's reading, once it read
+
+
+@dataclass(frozen=True)
 class Decision:
     targets: tuple[str, ...]  # model names: the first is tried first, the rest are fallbacks
     rule: str  # the rule that decided; sent as x-edgeway-rule
@@ -33,6 +48,8 @@ class Decision:
     cascade: Escalation | None = None
     trace: tuple[dict[str, Any], ...] = ()  # every rule looked at: matched or not, on which values
     reserved_usd: float = 0.0  # budget held for this request until its cost is known
+    auto: AutoRoute | None = None  # the rule's route is `auto`: targets[0] is the edge, targets[1] the cloud
+    score: float | None = None  # the number the app's router compared with its threshold, once known
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -14,6 +14,7 @@ from opentelemetry.context import Context
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
 from edge_runtime.batch import TokenLogprob
 from edge_runtime.grammar import GrammarError, json_grammar
+from edge_runtime.reading import Gate, Probe
 from router import edge_tools
 from router.answer import Answer, ChunkStream, Usage, embeddings_body
 from router.errors import InvalidRequest, NoCapacity
@@ -41,6 +42,7 @@ class EdgeModel:
         if narrowed is not None:  # the config may take away what the runtime can do, never add
             self.capabilities = self.capabilities & frozenset(narrowed)
         self.context_window: int | None = engine.n_ctx
+        self.probe: Probe | None = None  # fitted for this model's GGUF: set once it is known (gateway.probes)
 
     def capacity(self) -> Capacity:
         return Capacity(self.engine.wait_ms(), self.engine.outstanding_tokens)
@@ -57,9 +59,12 @@ class EdgeModel:
             return self.engine.tokenize_chat(messages)
         return await off_loop(lambda: self.engine.tokenize_chat(messages))
 
-    async def _start(self, request: ChatRequest, confidence: bool = False) -> list[Generation]:
+    async def _start(
+        self, request: ChatRequest, confidence: bool = False, gate: Gate | None = None
+    ) -> list[Generation]:
         """The request's `n` generations, queued: the first reads the prompt, the others share
-        its cells once it has (each with its own seed: the given one plus its index)."""
+        its cells once it has (each with its own seed: the given one plus its index). With `gate`
+        (a request of one answer), it is read first (`read_first`)."""
         if not request.text_only:
             raise InvalidRequest(
                 f"The edge model {self.name!r} reads text only; this request has image, audio or file parts.",
@@ -90,7 +95,7 @@ class EdgeModel:
                 seed = None if request.seed is None else request.seed + i
                 sharing = generations[0] if generations else None
                 generations.append(
-                    self.engine.submit_tokens(prompt, replace(sampling, seed=seed), request.app, sharing)
+                    self.engine.submit_tokens(prompt, replace(sampling, seed=seed), request.app, sharing, gate)
                 )
             return generations
         except GrammarError as exc:
@@ -117,8 +122,24 @@ class EdgeModel:
                 )
         return request.logit_bias
 
+    async def read_first(self, request: ChatRequest, keep: Callable[[float], bool]) -> EdgeRead:
+        """Read the prompt and score the reading with this model's probe; `keep(score)` says
+        whether this model goes on to answer, from the same prefill, or stops there."""
+        if self.probe is None:
+            raise NoCapacity(f"The edge model {self.name!r} has no probe to read prompts with.", retry_after=1)
+        gate = Gate(self.probe, keep)
+        generations = await self._start(request, gate=gate)
+        try:
+            await generations[0].reading()
+        except BaseException:
+            generations[0].cancel()
+            raise
+        return EdgeRead(self, request, generations, gate.score)
+
     async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
-        generations = await self._start(request, confidence)
+        return await self._answer(request, await self._start(request, confidence))
+
+    async def _answer(self, request: ChatRequest, generations: list[Generation]) -> Answer:
         try:
             texts = await asyncio.gather(*(_text_of(g) for g in generations))
         except EdgeError as exc:
@@ -166,8 +187,10 @@ class EdgeModel:
     async def stream(self, request: ChatRequest) -> ChunkStream:
         if "tools" in request.needs:  # a call is sent once it parses: as one delta, like a held-back cascade
             return ReplayedAnswer(await self.complete(request))
+        return self._streams(request, await self._start(request))
+
+    def _streams(self, request: ChatRequest, generations: list[Generation]) -> ChunkStream:
         logprobs = self._logprobs if request.logprobs is not None else None
-        generations = await self._start(request)
         base = {
             "id": _completion_id(),
             "object": "chat.completion.chunk",
@@ -191,6 +214,33 @@ class EdgeModel:
         if top is not None:
             entry["top_logprobs"] = [self._entry(t, lp) for t, lp in top]
         return entry
+
+
+class EdgeRead:
+    """A request the edge has read first: its probe's score, and, if the gate kept it, the answer
+    that goes on from the same prefill."""
+
+    def __init__(self, model: EdgeModel, request: ChatRequest, generations: list[Generation], score: float | None):
+        self._model, self._request, self._generations = model, request, generations
+        self.score = score
+
+    @property
+    def kept(self) -> bool:
+        """The edge goes on to answer (False: it stopped after reading, or ended before)."""
+        generation = self._generations[0]
+        return self.score is not None and not generation.routed_away and generation.finish_reason != "cancelled"
+
+    async def complete(self) -> Answer:
+        return await self._model._answer(self._request, self._generations)
+
+    async def stream(self) -> ChunkStream:
+        if "tools" in self._request.needs:
+            return ReplayedAnswer(await self.complete())
+        return self._model._streams(self._request, self._generations)
+
+    def cancel(self) -> None:
+        for generation in self._generations:
+            generation.cancel()
 
 
 class EdgeStream:

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from edge_runtime.reading import Probe
 from router.answer import Answer, ChunkStream, Usage
 from router.cloud.config import CloudModelConfig
 from router.cloud.http1 import HTTPError
 from router.cloud.openai_compat import HttpPool, OpenAICompatible
-from router.edge import EdgeModel
+from router.edge import EdgeModel, EdgeRead
 from router.errors import EdgewayError
 from router.request import ChatRequest
 from router.tier import Capacity, Resilience, TierKind
@@ -120,6 +121,15 @@ class EdgeGroup:
 
     async def embed(self, request: ChatRequest) -> Answer:
         return await self.local.embed(request)  # embeddings are cheap: no node is worth the hop
+
+    @property
+    def probe(self) -> Probe | None:
+        return self.local.probe
+
+    async def read_first(self, request: ChatRequest, keep: Callable[[float], bool]) -> EdgeRead:
+        """Read on this machine: a node's reading would come back over the wire as its answer."""
+        self.local_served += 1
+        return await self.local.read_first(request, keep)
 
     async def stream(self, request: ChatRequest) -> ChunkStream:
         node = self._pick(request)

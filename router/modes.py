@@ -15,7 +15,7 @@ from opentelemetry.trace import Span
 from router.answer import Answer, ChunkStream, Usage
 from router.redaction import Redaction
 from router.request import ChatRequest
-from router.tier import Tier
+from router.tier import ReadFirst, Tier
 from router.tracing import TracedStream, answered
 
 R = TypeVar("R", Answer, ChunkStream)
@@ -25,6 +25,9 @@ class Mode(Protocol[R]):
     cascades: bool  # whether a cascade rule's edge-first answer applies
 
     async def call(self, model: Tier, request: ChatRequest) -> R: ...
+
+    async def answer_read(self, read: ReadFirst) -> R:
+        """The answer of an edge that read the prompt first and goes on to answer it."""
 
     def restore(self, result: R, redaction: Redaction) -> R:
         """The result with the redacted values back where the model wrote their placeholders."""
@@ -44,6 +47,9 @@ class Whole:
 
     async def call(self, model: Tier, request: ChatRequest) -> Answer:
         return await model.complete(request)
+
+    async def answer_read(self, read: ReadFirst) -> Answer:
+        return await read.complete()
 
     def restore(self, result: Answer, redaction: Redaction) -> Answer:
         result.body = redaction.restore_answer(result.body)
@@ -74,6 +80,9 @@ class Streamed:
     async def call(self, model: Tier, request: ChatRequest) -> ChunkStream:
         return await model.stream(request)
 
+    async def answer_read(self, read: ReadFirst) -> ChunkStream:
+        return await read.stream()
+
     def restore(self, result: ChunkStream, redaction: Redaction) -> ChunkStream:
         return MappedStream(result, redaction.stream_restorer().restore_chunk)
 
@@ -95,6 +104,9 @@ class Embedded:
 
     async def call(self, model: Tier, request: ChatRequest) -> Answer:
         return await model.embed(request)
+
+    async def answer_read(self, read: ReadFirst) -> Answer:
+        raise AssertionError("embeddings are never read first")  # Router._order reads chat requests only
 
     def restore(self, result: Answer, redaction: Redaction) -> Answer:
         return result

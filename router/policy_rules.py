@@ -10,7 +10,7 @@ from policies.conditions import Facts
 from policies.policy import AppPolicy
 from router.budget import AppBudget, Caps
 from router.cache import CachePolicy
-from router.decision import Decision, Escalation, LiveState
+from router.decision import AutoRoute, Decision, Escalation, LiveState
 from router.limits import Limits
 from router.request import ChatRequest
 from router.shadow import ShadowPolicy
@@ -74,7 +74,10 @@ class PolicyRules:
     def decide(self, signals: Signals, request: ChatRequest, live: LiveState) -> Decision:
         policy = self.current()
         verdict = policy.evaluate(facts_of(signals, request, live))
-        escalation = None
+        escalation, auto = None, None
+        if verdict.auto:
+            spec = policy.spec.router
+            auto = AutoRoute(spec.edge_reading, spec.band, spec.threshold)
         if verdict.cascade is not None:
             target = policy.cascade_target(verdict.cascade, request.model)
             if target is not None:
@@ -88,4 +91,5 @@ class PolicyRules:
             redact=verdict.redact,
             cascade=escalation,
             trace=tuple(dataclasses.asdict(t) for t in verdict.trace),
+            auto=auto,
         )

@@ -17,16 +17,18 @@ import dataclasses
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Generic
+from dataclasses import dataclass
+from typing import Any
 
 from classifiers.signals import Scorer, Signals
 from router import semantic, tracing
 from router.answer import Answer, ChunkStream, Usage
+from router.auto import AutoRoutes
 from router.budget import AppBudget
 from router.cache import CachePolicy, CacheStore, MemoryCache, cacheable, key_of, pack, unpack
 from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
 from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
+from router.installed import InstalledRouters
 from router.ledger import MemoryStore, Store
 from router.limits import Limits
 from router.modes import EMBEDDED, STREAMED, WHOLE, Mode, R
@@ -36,7 +38,8 @@ from router.pricing import FREE, Price
 from router.redaction import Redaction
 from router.request import ChatRequest
 from router.resilience import Breaker, RetryPolicy, guarded
-from router.tier import Tier, TierKind
+from router.routed import Routed
+from router.tier import Tier
 
 log = logging.getLogger("edgeway.router")
 ESTIMATED_ANSWER_TOKENS = 1024  # reserved for a request that names no max_tokens
@@ -54,24 +57,6 @@ class Caller:
     cache: CachePolicy | None = None
 
 
-@dataclass
-class Routed(Generic[R]):
-    """Where a request went: the model that answered, its result and the decision that sent it there."""
-
-    signals: Signals
-    decision: Decision
-    model: Tier
-    result: R
-    failures: list[str] = field(default_factory=list)
-    escalated: str | None = None  # why a cascade went from the edge to the cloud
-    cache: str | None = None  # "hit" or "miss" for an app that caches; None otherwise
-    similarity: float | None = None  # a semantic hit's: how close its ask was to the cached one
-
-    @property
-    def route(self) -> TierKind:
-        return self.model.tier
-
-
 class Router:
     def __init__(
         self,
@@ -80,8 +65,11 @@ class Router:
         prices: dict[str, Price] | None = None,
         store: Store | None = None,
         cache: CacheStore | None = None,
+        routers: InstalledRouters | None = None,
     ) -> None:
         self.models = models
+        self.routers = routers or InstalledRouters()
+        self.auto = AutoRoutes(models, self.routers)
         self.cache: CacheStore = cache or MemoryCache()
         self.scorer = scorer
         self.prices = prices or {}
@@ -150,6 +138,8 @@ class Router:
             )
         decision = able(self.models, request, decision)
         check_max_tokens(self.models, signals, decision)
+        if decision.auto is not None:
+            decision = self.auto.order(decision, signals, request, caller.app)
         return signals, decision
 
     def estimate(self, decision: Decision, signals: Signals) -> float:
@@ -221,7 +211,15 @@ class Router:
                 return Routed(signals, decision, served, replayed, cache="hit", similarity=similarity)
         decision = self.admit(caller, signals, decision)
         try:
-            if mode.cascades and self._cascades(decision):
+            if decision.auto is not None and decision.auto.read_first:
+
+                async def elsewhere(ordered: Decision) -> tuple[Tier, R, list[str]]:
+                    return await self._first_to_accept(
+                        ordered, lambda m: self._call(mode, m, request, signals, ordered)
+                    )
+
+                routed = await self.auto.read_first(mode, request, signals, decision, caller.app, elsewhere)
+            elif mode.cascades and self._cascades(decision):
                 routed = await self._cascade(mode, request, signals, decision)
             else:
                 model, result, failures = await self._first_to_accept(
@@ -244,6 +242,13 @@ class Router:
             routed.result = mode.remember(routed.result, keep)
             routed.cache = "miss"
         return routed
+
+    async def read_score(self, request: ChatRequest, caller: Caller, signals: Signals, decision: Decision) -> Decision:
+        """A dry run's reading, where the app's router reads first (`AutoRoutes.dry_read`)."""
+        return await self.auto.dry_read(request, caller.app, signals, decision)
+
+    def record(self, request_id: str, app: str, routed: Routed[Any], request: ChatRequest) -> None:
+        self.auto.record(request_id, app, routed, request)
 
     def _cascades(self, decision: Decision) -> bool:
         return decision.cascade is not None and self.models[decision.targets[0]].tier == "edge"

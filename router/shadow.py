@@ -31,9 +31,10 @@ from opentelemetry.context import Context
 from classifiers.signals import Signals
 from router import tracing
 from router.answer import Answer, ChunkStream, Usage
+from router.app_router import request_features
 from router.budget import Caps
 from router.cloud.validate import delivered_text
-from router.comparisons import Comparison, ComparisonStore
+from router.comparisons import Comparison, Comparisons
 from router.decision import Decision
 from router.errors import EdgewayError
 from router.judge import JUDGE_MAX_TOKENS, judge_body, question_of, said, verdict
@@ -42,7 +43,8 @@ from router.ledger.rows import account_of
 from router.modes import WHOLE
 from router.pricing import FREE
 from router.request import ChatRequest, parse_chat_request
-from router.routing import ESTIMATED_ANSWER_TOKENS, Routed, Router
+from router.routed import Routed
+from router.routing import ESTIMATED_ANSWER_TOKENS, Router
 from router.tier import Tier, TierKind
 
 log = logging.getLogger("edgeway.shadow")
@@ -112,7 +114,7 @@ class Shadower:
     def __init__(
         self,
         router: Router,
-        comparisons: ComparisonStore,
+        comparisons: Comparisons,
         *,
         draw: Callable[[], float] = random.random,
         running: int = 2,
@@ -233,6 +235,8 @@ class Shadower:
             judge_usd=router.cost(judge.name, judged),
             shadow_tokens=shadow.usage.prompt_tokens + shadow.usage.completion_tokens,
             shadow_usd=router.cost(other.name, shadow.usage),
+            reading=served.decision.auto.reading if served.decision.auto is not None else None,
+            asks=request_features(served.request),  # what a fitted router may learn to weigh
         )
         await asyncio.to_thread(self.comparisons.add, comparison)
         self.stats["compared"] += 1

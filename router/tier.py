@@ -5,9 +5,11 @@ Everything the router reads of a model is here; it never looks behind it (no eng
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
+from edge_runtime.reading import Probe
 from router.answer import Answer, ChunkStream
 from router.request import ChatRequest
 
@@ -66,3 +68,32 @@ class Tier(Protocol):
     async def embed(self, request: ChatRequest) -> Answer:
         """Embeddings of `request.inputs`, as an OpenAI embeddings list (models whose
         capabilities include "embeddings"; the router sends others none)."""
+
+
+class ReadFirst(Protocol):
+    """A request an edge model read first: the probe's score of its reading, and the answer."""
+
+    @property
+    def score(self) -> float | None:
+        """None if the generation ended before its prompt was read (cancelled, failed)."""
+
+    @property
+    def kept(self) -> bool:
+        """The edge goes on to answer from the same prefill; False: it stopped after reading."""
+
+    async def complete(self) -> Answer: ...
+
+    async def stream(self) -> ChunkStream: ...
+
+    def cancel(self) -> None: ...
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """An edge tier that can read a prompt before the order of the targets is known: prefill it,
+    score the reading with the probe fitted for its GGUF, and answer from that prefill or stop."""
+
+    @property
+    def probe(self) -> Probe | None: ...
+
+    async def read_first(self, request: ChatRequest, keep: Callable[[float], bool]) -> ReadFirst: ...

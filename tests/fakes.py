@@ -123,3 +123,38 @@ class FixedComplexity(Scorer):
     ) -> Signals:
         real = super().signals(messages, max_tokens=max_tokens, metadata=metadata, body=body)
         return dataclasses.replace(real, score_complexity=lambda: self.fixed)
+
+
+class FakeReader(FakeTier):
+    """An edge tier that reads prompts first: its probe scores every prompt `reading`, and it
+    records whether the gate kept each one (`kept`)."""
+
+    def __init__(self, name: str = "edge", *, reading: float = 0.0, combine=(1.0, 1.0, 0.0), **kw: Any) -> None:
+        import numpy as np
+
+        from edge_runtime.reading import Probe, ReadingKind
+
+        super().__init__(name, "edge", **kw)
+        self.reading = reading
+        self.probe = Probe(ReadingKind.LAST, np.zeros(2, dtype=np.float32), reading, "fake", "small", combine)
+        self.kept: list[bool] = []
+
+    async def read_first(self, request: ChatRequest, keep: Any) -> FakeRead:
+        score = self.probe.score(self.probe.weights)
+        kept = keep(score)
+        self.kept.append(kept)
+        return FakeRead(self, request, score, kept)
+
+
+class FakeRead:
+    def __init__(self, tier: FakeReader, request: ChatRequest, score: float, kept: bool) -> None:
+        self.tier, self.request, self.score, self.kept = tier, request, score, kept
+
+    async def complete(self) -> Answer:
+        return await self.tier.complete(self.request)
+
+    async def stream(self) -> ChunkStream:
+        return await self.tier.stream(self.request)
+
+    def cancel(self) -> None:
+        return None

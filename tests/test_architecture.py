@@ -16,7 +16,7 @@ ALLOWED = {
     "policies": {"classifiers"},
     "classifiers": set(),
     "edge_runtime": set(),
-    "research": {"classifiers", "edge_runtime", "router"},
+    "research": {"classifiers", "edge_runtime", "router", "policies"},
 }
 
 

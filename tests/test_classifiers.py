@@ -617,7 +617,7 @@ def test_complexity_is_scored_only_when_something_reads_it(scorer):
 
 
 def test_the_ask_is_the_first_line_of_the_latest_user_text():
-    from classifiers.complexity import ASK_CHARS, ask_term
+    from classifiers.asks import ASK_CHARS, ask_term
 
     assert ask_term("Summarize the article.\n\n" + "Words of an article. " * 200) == math.log1p(3)
     assert ask_term("\n\n  Solve for x:  2x + 3 = 7\nA. 1\nB. 2") == math.log1p(8)  # leading blank lines skipped
@@ -656,30 +656,36 @@ def test_a_long_supplied_text_weighs_less_than_a_long_ask(scorer):
     assert supplied < asked
 
 
-def test_complexity_is_the_calibrated_sum_of_its_four_weighed_terms():
-    """The words and the edge model's pieces read the same lower-cased head and tail; the lengths
-    read the whole text and the ask. Each weight is the one the validation folds chose."""
-    from classifiers.complexity import MODEL_PATH, ComplexityModel, ask_term, complexity_text, length_term
-    from classifiers.pieces import PieceModel
-    from classifiers.text_model import SparseTextModel
+def test_complexity_is_the_logistic_of_the_weighted_lengths_for_each_edge_class():
+    """The shipped priors read how long the whole text is and how long the ask's first line is,
+    each weight positive: within every source, longer asks gain more from the cloud."""
+    from classifiers.asks import ask_term, words_term
+    from classifiers.complexity import ComplexityModel, EdgeClass, model_path
     from classifiers.tokens import text_counts
 
-    data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
-    pieces, words = PieceModel(data.pop("pieces")), SparseTextModel(data)
-    model = ComplexityModel()
-    assert data["pieces_weight"] > 0  # the folds chose to read the edge model's pieces
-    for text in ("Write a haiku about autumn.", "Prove that there are infinitely many primes.\nBe rigorous."):
-        read = complexity_text(text)
-        z = words.logit(read) + data["pieces_weight"] * pieces.logit(read)
-        z += data["length_weight"] * length_term(text_counts(text)) + data["ask_weight"] * ask_term(text)
-        assert model.score(text) == pytest.approx(1 / (1 + math.exp(-(data["scale"] * z + data["shift"]))))
+    for edge_class in EdgeClass:
+        data = json.loads(model_path(edge_class).read_text(encoding="utf-8"))
+        assert data["features"] == ["words", "ask_words"] and min(data["weights"]) >= 0 < max(data["weights"])
+        model = ComplexityModel(edge_class)
+        for text in ("Write a haiku about autumn.", "Prove that there are infinitely many primes.\nBe rigorous."):
+            counts = text_counts(text)
+            z = data["bias"] + data["weights"][0] * words_term(counts[0] + counts[1] + 1)
+            z += data["weights"][1] * ask_term(text)
+            assert model.score(text) == pytest.approx(1 / (1 + math.exp(-z)))
+
+
+def test_an_edge_model_of_up_to_4b_parameters_is_a_small_one():
+    from classifiers.complexity import EdgeClass
+
+    assert EdgeClass.of_size(134_515_008) is EdgeClass.SMALL and EdgeClass.of_size(3_800_000_000) is EdgeClass.SMALL
+    assert EdgeClass.of_size(8_000_000_000) is EdgeClass.MID
 
 
 def test_complexity_sends_a_hard_request_to_the_cloud_and_small_talk_to_the_edge(scorer):
-    """Under the worked support-bot policy, whose threshold keeps 70% of held-out chat on the edge."""
+    """Under the worked code-assistant policy, whose threshold keeps 60% of held-out chat on the edge."""
     import yaml
 
-    policy = yaml.safe_load((ROOT / "configs" / "policies" / "support-bot.yaml").read_text())
+    policy = yaml.safe_load((ROOT / "configs" / "policies" / "code-assistant.yaml").read_text())
     threshold = next(r["when"]["complexity"]["gte"] for r in policy["rules"] if r["name"] == "hard")
     easy = scorer.signals([{"role": "user", "content": "Hi! How are you today?"}]).complexity
     hard = scorer.signals(
@@ -783,8 +789,8 @@ def same_model(rebuilt: object, committed: object, where: str = "") -> None:
 
 
 def test_training_rebuilds_the_committed_artifacts():
-    """Models and thresholds alike: the thresholds come from the cross-validation, run again here."""
-    from classifiers.complexity import MODEL_PATH as complexity_path
+    """Every model, from research/data and the hyperparameters kept in research/chosen.json."""
+    from classifiers.complexity import EdgeClass, model_path
     from classifiers.privacy.context import MODEL_PATH as context_path
     from classifiers.privacy.contextual import MODEL_PATH as spans_path
     from classifiers.privacy.places import MODEL_PATH as places_path
@@ -794,7 +800,7 @@ def test_training_rebuilds_the_committed_artifacts():
     spans, context = train_privacy()
     places = train_places()
     for rebuilt, path in (
-        (train_complexity(), complexity_path),
+        *((train_complexity(edge_class), model_path(edge_class)) for edge_class in EdgeClass),
         (places, places_path),
         (train_names(places), names_path),
         (spans.encode("utf-8"), spans_path),

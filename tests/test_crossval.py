@@ -1,13 +1,13 @@
 """The evaluation is honest by construction: no group (an MMLU subject, a prompt) is ever on both
-sides of a fold, and the metrics are RouteLLM's."""
+sides of a fold, each source's test fold is never seen by a choice, and the metrics are RouteLLM's."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from research.crossval import calibration
-from research.folds import ALPACA_EVAL_EDGE, RoutingRow, mmlu_folds, out_of_fold, routing_rows
+from research.folds import ALPACA_EVAL_EDGE, LABELS, RoutingRow, mmlu_folds, routing_rows
 from research.metrics import measure, random_measure
+from research.protocol import LOCKED, Splits, apgr, bootstrap
 
 
 def rows() -> list[RoutingRow]:
@@ -30,19 +30,44 @@ def test_every_subject_lies_in_one_fold_and_folds_are_balanced():
     assert sizes.max() - sizes.min() <= 16
 
 
-def test_a_fold_never_trains_on_the_groups_it_scores():
-    data = rows()
-    seen_groups: list[set[str]] = []
+def test_the_test_folds_are_never_trained_on_nor_chosen_by():
+    splits = Splits.of(rows())
+    locked = {id(r) for kind in ("mmlu", "gsm8k") for r in splits.locked(kind)}
+    assert locked and not locked & {id(r) for r in splits.development()}
+    seen: list[set[int]] = []
 
     def fit(train: list[RoutingRow]):
-        trained = {r.group for r in train}
-        seen_groups.append(trained)
-        return lambda prompts: np.array(
-            [1.0 if p.split()[0] in {g.split("/")[-1] for g in trained} else 0.0 for p in prompts]
-        )
+        seen.append({id(r) for r in train})
+        return lambda scored: np.zeros(len(scored))
 
-    scores = out_of_fold(data, "mmlu", fit, 5)
-    assert len(seen_groups) == 5 and scores.max() == 0.0  # no scored prompt's subject was trained on
+    mine, _ = splits.in_source("mmlu", fit)
+    assert {splits.fold[id(r)] for r in mine} == {1, 2, 3, 4} and LOCKED == 0
+    for trained in seen:
+        assert not trained & locked
+    held_groups = {r.group for r in mine}
+    for trained, fold in zip(seen, sorted({splits.fold[id(r)] for r in mine}), strict=True):
+        scored = {r.group for r in mine if splits.fold[id(r)] == fold}
+        assert not scored & {r.group for r in rows() if id(r) in trained} or not held_groups
+    _, _ = splits.leave_source_out("mmlu", fit)
+    assert all(r.kind != "mmlu" for r in splits.rows if id(r) in seen[-1])
+    _, _ = splits.test("gsm8k", fit, leave_source_out=True)
+    assert all(r.kind != "gsm8k" for r in splits.rows if id(r) in seen[-1])
+
+
+def test_a_subset_keeps_the_folds_its_rows_had_among_all():
+    splits = Splits.of(rows())
+    few = splits.restricted(lambda r: r.prompt.endswith("q0"))
+    assert all(few.fold[id(r)] == splits.fold[id(r)] for r in few.rows if r.kind != "template")
+
+
+def test_the_bootstrap_interval_holds_the_value_and_a_better_router_is_ahead_of_a_worse():
+    rng = np.random.default_rng(2)
+    made = [RoutingRow(f"p{i}", "gsm8k", f"p{i}", float(rng.random() < 0.5), 1.0, 0.0) for i in range(400)]
+    weak = np.array([r.weak for r in made])
+    good, coin = 1 - weak + rng.normal(0, 0.3, 400), rng.random(400)
+    alone, paired = bootstrap(made, {"good": good, "coin": coin}, "coin", draws=300)
+    assert alone["good"].low <= apgr(made, good) <= alone["good"].high
+    assert paired["good"].low > 0 and paired["good"].excludes_zero()
 
 
 def test_a_perfect_router_recovers_the_gap_first_and_random_is_one_half():
@@ -94,45 +119,6 @@ def test_the_measures_are_what_exact_arithmetic_gives_ties_and_all():
         assert np.allclose((found.apgr, found.cpt50, found.cpt80), _exact_measure(scores, weak, strong), atol=1e-9)
 
 
-def test_a_threshold_keeps_its_share_on_the_edge_and_says_what_it_recovers():
-    rng = np.random.default_rng(3)
-    scores = rng.random(1000)
-    weak, strong = (scores < 0.5).astype(float), np.ones(1000)  # the edge fails exactly the top half
-    table = calibration(scores, weak, strong)
-    for edge, threshold, recovered in table:
-        assert abs(float((scores < threshold).mean()) - edge) < 0.002
-        expected = 1.0 if edge <= 0.5 else (1 - edge) / 0.5  # the cloud's share of the hard half
-        assert abs(recovered - expected) < 0.01
-
-
-def test_the_terms_weights_are_the_smallest_of_those_tied_for_the_best_mean_apgr():
-    from research.crossval import LENGTH_WEIGHTS, PIECES_WEIGHTS, TIED, OutOfFold, Weights
-    from research.folds import KINDS
-
-    rng = np.random.default_rng(0)
-    made, words, lengths, asks, pieces = {}, {}, {}, {}, {}
-    for kind in KINDS:
-        n = 200
-        ask = rng.random(n) * 5
-        gain = (rng.random(n) < ask / 5).astype(float)  # longer asks gain more from the cloud
-        made[kind] = [RoutingRow(f"{kind}{i}", kind, f"{kind}{i}", 1 - g, 1.0, g) for i, g in enumerate(gain)]
-        words[kind] = rng.normal(size=n)  # a words term that knows nothing
-        lengths[kind] = rng.random(n) * 5  # nor does the whole text's length here
-        asks[kind] = ask
-        pieces[kind] = gain - 0.5 if kind == "alpaca_eval" else rng.normal(size=n)  # it knows one source
-    oof = OutOfFold(made, words, lengths, asks, pieces)
-    grid = [Weights(n, a, p) for n in LENGTH_WEIGHTS for a in LENGTH_WEIGHTS for p in PIECES_WEIGHTS]
-    mean = {w: np.mean([oof.measure(k, oof.scores(k, w)).apgr for k in KINDS]) for w in grid}
-    best = oof.best_weights()
-    top = max(mean.values())
-    assert mean[best] >= top - TIED
-    size = {w: w.length + w.ask + w.pieces for w in grid}
-    assert all(size[w] >= size[best] for w in grid if mean[w] >= top - TIED)
-    assert best.ask == max(LENGTH_WEIGHTS) and best.length < best.ask
-    assert 0 < best.pieces < max(PIECES_WEIGHTS)  # it helps one source and costs the two others
-    assert mean[Weights(0.0, 0.0)] < mean[Weights(best.length, best.ask)] < mean[best]
-
-
 def test_alpaca_eval_is_labeled_by_what_the_cloud_buys_over_the_edge():
     """GPT-4-turbo preferred over the edge's answer: one minus the edge model's preference."""
     import json
@@ -148,38 +134,32 @@ def test_alpaca_eval_is_labeled_by_what_the_cloud_buys_over_the_edge():
     assert all(r.weak == wins[r.prompt] and r.strong == 0.5 and r.target == 1.0 - r.weak for r in alpaca)
 
 
-def test_an_alpaca_eval_instruction_counts_more_than_an_exam_question_in_the_words_term():
-    """The open-ended instructions are few among the exam questions: each counts
-    `ALPACA_EVAL_WEIGHT` times, so where an instruction and a question share their words and
-    disagree, the instruction's target wins."""
-    from research import complexity_terms as train
+def test_the_mid_class_labels_alpaca_eval_by_the_7b_to_14b_models():
+    import json
 
-    question = RoutingRow("please explain the theory of relativity", "mmlu", "mmlu/physics", 1.0, 1.0, 0.0)
-    instruction = RoutingRow("please explain the theory of relativity", "alpaca_eval", "x", 0.0, 0.5, 1.0)
-    other = [RoutingRow(f"filler question {i}", "mmlu", "mmlu/misc", 1.0, 1.0, float(i % 2)) for i in range(20)]
-    model = train.complexity_words([question, instruction, *other])
-    logit = model.decision_function(["please explain the theory of relativity"])[0]
-    assert train.ALPACA_EVAL_WEIGHT > 1
-    assert logit > 1.0  # at an even count the two would cancel near 0
+    from research.data import DATA
+
+    first = json.loads((DATA / "alpaca_eval_dev.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    mid = next(r for r in routing_rows("mid") if r.kind == "alpaca_eval" and r.prompt == first["prompt"])
+    expected = sum(first["win_vs_gpt4"][m] for m in LABELS["mid"]) / len(LABELS["mid"])
+    assert mid.weak == expected and mid.target == 1 - expected and ALPACA_EVAL_EDGE not in LABELS["mid"]
 
 
-def test_a_router_that_only_ranks_subjects_scores_well_pooled_and_like_a_coin_inside_each():
-    """Pooled over many subjects, a score that is each subject's hardness ranks well; inside a
-    subject it is a coin, and on a few subjects at a time (as a set of 16 unseen subjects is) it
-    keeps only what those few subjects differ by."""
-    from research.crossval import subject_draws, within_subjects
+def test_the_prior_learns_what_makes_a_prompt_harder_than_others_of_its_kind():
+    """Two sources whose base rates run against length (the longer source gains less from the
+    cloud), while within each a longer ask gains more: one intercept per source learns what
+    carries (longer is harder); a shared one would learn the contrast (longer is easier)."""
+    from research.prior import SHIPPED, fitted_prior
 
+    rng = np.random.default_rng(4)
     made = []
-    for subject in range(30):
-        hardness = subject / 29  # the share of this subject's questions the edge gets wrong
-        for q in range(40):
-            made.append(RoutingRow(f"s{subject} q{q}", "mmlu", f"mmlu/s{subject}", float(q >= 40 * hardness), 1.0, 0.0))
-    weak, strong = np.array([r.weak for r in made]), np.array([r.strong for r in made])
-    by_subject = np.array([int(r.group.removeprefix("mmlu/s")) for r in made], dtype=float)
-    pooled = measure(by_subject, weak, strong).apgr
-    few = subject_draws(by_subject, made, subjects=3, draws=200)
-    assert pooled > 0.6
-    assert abs(within_subjects(by_subject, made) - 0.5) < 1e-9  # every question of a subject ties
-    assert few.low < few.mean < pooled and few.low < few.high
-    everything = subject_draws(by_subject, made, subjects=30, draws=3)
-    assert everything.mean == everything.low == everything.high == pooled
+    for kind, base, words in (("mmlu", -2.0, 80), ("alpaca_eval", 1.0, 8)):
+        for i in range(600):
+            n = int(rng.integers(words // 2, words * 4))
+            p = 1 / (1 + np.exp(-(base + 2.0 * (np.log1p(n) - np.log1p(words)))))
+            gain = float(rng.random() < p)
+            made.append(RoutingRow(" ".join(["word"] * n), kind, f"{kind}{i}", 1 - gain, 1.0, gain))
+    weights, _ = fitted_prior(SHIPPED, made)
+    assert min(weights) >= 0 < max(weights)  # words, ask words: longer is harder
+    pooled = np.corrcoef([np.log1p(len(r.prompt.split())) for r in made], [r.target for r in made])[0, 1]
+    assert pooled < 0  # what a shared intercept would have learned

@@ -148,3 +148,29 @@ def test_a_schema_grammar_keeps_control_characters_out_of_strings():
     grammar = json_grammar({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
     (char,) = [line for line in grammar.splitlines() if line.startswith("char ::=")]
     assert char.startswith('char ::= [^"\\\\\\x7F\\x00-\\x1F]')
+
+
+async def test_a_generation_read_first_is_scored_once_its_prompt_is_read_and_answers_or_stops(engine):
+    """The probe scores the logits the first token is sampled from; kept, the answer is the one
+    the plain route gives (greedy), from the same prefill; not kept, it ends with no text."""
+    import numpy as np
+
+    from edge_runtime.reading import Gate, Probe, ReadingKind
+
+    probe = Probe(ReadingKind.LAST, np.full(engine.n_vocab, 1e-3, dtype=np.float32), 0.5, "test")
+    tokens = engine.tokenize_chat(STORY)
+    plain = await collect(engine.submit_tokens(tokens, Sampling(max_tokens=8, temperature=0)))
+    seen: list[float] = []
+    kept = engine.submit_tokens(
+        tokens, Sampling(max_tokens=8, temperature=0), gate=Gate(probe, lambda s: not seen.append(s))
+    )
+    score = await kept.reading()
+    assert score is not None and seen == [score] and await collect(kept) == plain and not kept.routed_away
+    away = engine.submit_tokens(tokens, Sampling(max_tokens=8, temperature=0), gate=Gate(probe, lambda s: False))
+    # the same reading, up to rounding: this time the prompt's start comes from the cache and only
+    # its last token is read again, through other kernels than a whole prefill's
+    assert await away.reading() == pytest.approx(score, rel=0.05) and await collect(away) == ""
+    assert away.routed_away and away.completion_tokens == 0
+    cancelled = engine.submit_tokens(tokens, Sampling(max_tokens=8), gate=Gate(probe, lambda s: True))
+    cancelled.cancel()
+    assert await asyncio.wait_for(cancelled.reading(), 10) in (None, pytest.approx(score, rel=0.05))  # never hangs

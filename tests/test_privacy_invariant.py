@@ -26,7 +26,7 @@ from router.budget import AppBudget, Caps
 from router.cloud.config import CloudModelConfig
 from router.cloud.openai_compat import HttpPool, OpenAICompatible
 from router.cloud.validate import delta_text
-from router.comparisons import MemoryComparisons
+from router.comparisons import Comparisons
 from router.edge import EdgeModel
 from router.errors import EdgewayError
 from router.ledger import MemoryStore
@@ -306,7 +306,7 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
         )
         if request["cloud_fails"]:
             upstream.fail_next(Fault(status=503), times=5)
-        shadows = Shadower(router, MemoryComparisons())
+        shadows = Shadower(router, Comparisons())
         try:
             delivered = []
             if chat.stream:
@@ -327,7 +327,9 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
 def test_a_request_kept_local_never_reaches_the_cloud(engines, scorer, upstream):
     outcomes = {"kept local": 0, "reached the cloud": 0, "shadowed": 0}
 
-    @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+    # The same 120 examples every run: how many of them are shadowed varies with the draw (3 to 9
+    # seen), and a count under the floor below would say nothing of the property.
+    @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(policy=policies(), request=requests())
     def check(policy, request):
         upstream.reset()

@@ -18,7 +18,8 @@ import yaml
 from gateway import fit as fit_command
 from gateway.cli import main
 from gateway.config import load_config
-from router.comparisons import Comparison, SqliteComparisons
+from router.comparisons import Comparison, Comparisons
+from router.documents import SqliteDocuments
 from router.quality import fit, needed_for, wilson
 from tests.conftest import gateway_config
 
@@ -104,7 +105,7 @@ def deployment(tmp_path: Path, upstream):
 
 
 def test_fit_write_changes_only_the_threshold_in_a_commented_policy_file(deployment: Path):
-    store = SqliteComparisons(str(deployment.parent / "ledger.db"))
+    store = Comparisons(SqliteDocuments(str(deployment.parent / "ledger.db")))
     for row in planted():
         store.add(row)
     out = io.StringIO()
@@ -150,7 +151,7 @@ def test_shadow_replay_compares_a_file_of_prompts_resumes_and_feeds_the_fit(depl
     upstream.reset()
     assert main(["shadow", "replay", str(prompts), "--config", str(deployment), "--app", "alpha"]) == 0
     assert len(out.read_text().splitlines()) == 5 and upstream.requests == []  # resumed: nothing left to do
-    stored = SqliteComparisons(str(deployment.parent / "ledger.db")).comparisons("alpha")
+    stored = Comparisons(SqliteDocuments(str(deployment.parent / "ledger.db"))).comparisons("alpha")
     assert sorted(c.verdict for c in stored) == ["cloud", "edge", "tie", "tie"]
     assert main(["router", "fit", "--config", str(deployment), "--app", "alpha", "--comparisons", str(out)]) == 1
     assert "69 more judged comparisons are needed" in capsys.readouterr().out

@@ -14,7 +14,7 @@ import pytest
 
 from router.answer import Answer, Usage
 from router.budget import Caps
-from router.comparisons import Comparison, MemoryComparisons
+from router.comparisons import Comparison, Comparisons
 from router.decision import Decision
 from router.ledger import MemoryStore
 from router.pricing import Price
@@ -49,7 +49,7 @@ def setup(judge: Judge | None = None, **shadower: object) -> tuple[Shadower, Fak
     judge = judge or Judge()
     prices = {"cloud": Price(1e-6, 2e-6), "judge": Price(1e-5, 1e-5)}
     router = Router({"edge": edge, "cloud": cloud, "judge": judge}, SCORER_FOR_TESTS, prices, MemoryStore())
-    return Shadower(router, MemoryComparisons(), draw=lambda: 0.0, **shadower), edge, cloud, judge
+    return Shadower(router, Comparisons(), draw=lambda: 0.0, **shadower), edge, cloud, judge
 
 
 def served(
@@ -261,6 +261,8 @@ def test_over_http_every_rule_kind_is_shadowed_or_not_as_its_privacy_says(shadow
     assert report["verdicts"] == {"cloud": 1, "edge": 1} and judged_requests(upstream) == 4
     assert report["edge_served_as_good"]["of"] == 1 and report["edge_served_as_good"]["value"] == 0.0
     assert report["shadow_usd"] > 0 and report["this_replica"]["compared"] == 2
+    # the app's router (cold start) measured on the same comparisons: both tiers' quality is known
+    assert report["router"]["version"] == 0 and report["router"]["ranked"] == 2 and report["router"]["target"] == 0.95
 
     upstream.reset()
     private = chat(shadow_gateway, "shadowed", "Call me on +1 415 555 0134 [judge: cloud]")
@@ -288,9 +290,13 @@ def test_the_client_gets_the_same_answer_and_headers_with_and_without_a_shadow(s
 
 # --- where comparisons are kept -------------------------------------------------------------------
 def test_comparisons_are_kept_in_memory_sqlite_and_redis_and_read_back_by_app_and_time(tmp_path, redis_server):
-    from router.comparisons import RedisComparisons, SqliteComparisons
+    from router.documents import RedisDocuments, SqliteDocuments
 
-    stores = [MemoryComparisons(), SqliteComparisons(str(tmp_path / "ledger.db")), RedisComparisons(redis_server.url)]
+    stores = [
+        Comparisons(),
+        Comparisons(SqliteDocuments(str(tmp_path / "ledger.db"))),
+        Comparisons(RedisDocuments(redis_server.url)),
+    ]
     rows = [
         Comparison("a", "t", "rest", 0.2, "edge", "edge", "cloud", "tie", "judge", 10, 0.1, 5, 0.01, ts=100.0),
         Comparison("b", "t", "hard", 0.9, "cloud", "edge", "cloud", "cloud", "judge", ts=200.0),
@@ -303,5 +309,5 @@ def test_comparisons_are_kept_in_memory_sqlite_and_redis_and_read_back_by_app_an
         assert store.comparisons(None, since=150.0) == rows[1:]
         assert store.comparisons("t", until=150.0) == rows[:1]
         store.close()
-    again = SqliteComparisons(str(tmp_path / "ledger.db"))  # what a restart reads
+    again = Comparisons(SqliteDocuments(str(tmp_path / "ledger.db")))  # what a restart reads
     assert again.comparisons() == rows

@@ -4,7 +4,6 @@ fitted, so each is checked here against a plain reading of its definition."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -119,35 +118,3 @@ def test_the_token_estimates_counts_are_those_of_a_plain_reading(text):
     digits = sum("0" <= c <= "9" for c in text)
     symbols = sum(c in _SYMBOLS for c in text)
     assert text_counts(text) == (text.count(" "), text.count("\n"), digits, symbols, extra, len(text))
-
-
-def test_the_edge_models_pieces_are_named_as_llama_cpp_spells_them():
-    """The complexity model's edge-pieces term reads the bundled GGUF's own pieces and input
-    embeddings (`wordlists.gguf_pieces`): every piece name is what llama.cpp writes for that token,
-    a leading space as "▁", and each row is that token's."""
-    from llama_cpp import Llama
-
-    from edge_runtime.gguf import resolve_gguf
-    from research.complexity_terms import EDGE_MODEL, edge_pieces
-
-    vocab, embedding, _ = edge_pieces()
-    model = Llama(model_path=str(resolve_gguf(EDGE_MODEL)), vocab_only=True, verbose=False)
-    assert model.n_vocab() == len(embedding) - 1 == 49152  # and a zero row for "<s>" and lone bytes
-    assert not embedding[vocab[START]].any()
-    spelled = {name: i for name, i in vocab.items() if not name.startswith("<0x") and name != START}
-    assert len(spelled) > 48_000
-    written = {name: name.replace("\u2581", " ", 1).encode("utf-8") for name in spelled}
-    # llama-cpp-python reads a piece into 32 bytes: a longer one (a run of dashes) comes back empty
-    assert all(model.detokenize([spelled[name]]) == w for name, w in written.items() if len(w) <= 32)
-    assert model.tokenize(b" Hello world", add_bos=False) == [vocab["\u2581Hello"], vocab["\u2581world"]]
-
-
-def test_the_shipped_complexity_model_scores_the_mean_of_its_edge_pieces_in_c():
-    """With the real table (the pieces a lower-cased text can hold), runs longer than any piece
-    and characters that only bytes spell."""
-    from classifiers.complexity import MODEL_PATH
-
-    data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))["pieces"]
-    model = PieceModel(data)
-    for text in ("solve for x: 3x + 5 = 20\nshow your work", "-" * 200 + " done", "café 青岛 🎉", ""):
-        assert model.logit(text) == pytest.approx(_reference_logit(data, text), abs=1e-9)

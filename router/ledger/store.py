@@ -136,7 +136,11 @@ class SqliteStore(LocalCounters):
         super().__init__()
         self.path = str(path)
         self._queue: queue.Queue[UsageRow | None | threading.Event] = queue.Queue()
-        db = sqlite3.connect(self.path)
+        db = sqlite3.connect(self.path, timeout=10)
+        # WAL, set here before any other connection to the file (the cache's, the documents') and
+        # the writer thread: a journal mode cannot change while another connection holds the file,
+        # and a writer that failed to set it once died with the ledger unwritten
+        db.execute("PRAGMA journal_mode=WAL")
         db.executescript(_SCHEMA)
         _add_missing_columns(db)
         for app, kind, ts, cost in db.execute("SELECT app, kind, ts, cost_usd FROM usage WHERE cost_usd > 0"):
@@ -151,8 +155,7 @@ class SqliteStore(LocalCounters):
         self._queue.put(row)
 
     def _write(self) -> None:
-        db = sqlite3.connect(self.path)
-        db.execute("PRAGMA journal_mode=WAL")
+        db = sqlite3.connect(self.path, timeout=10)
         while True:
             item = self._queue.get()
             if item is None:

@@ -1,0 +1,169 @@
+"""Rules with `route: auto`: the app's router orders the edge and the cloud, and where the edge
+reads the prompt first, its reading decides.
+
+The order is the app's router's (`router.app_router`: the text prior, and the probe's score of the
+edge's reading, combined) against the threshold: below it the edge first, at or above it the
+cloud. Where the policy's `router.edge_reading` says so (always, or for text scores inside its
+band) and the edge model has a probe for its GGUF, the edge reads the prompt before the order is
+known: its worker scores the reading the moment the prompt is read, and either goes on to answer
+from that same prefill or stops (the cloud answers; the edge stays last, its prompt still cached).
+Every request an `auto` rule decided leaves a routing record (`router.routings`), what its router
+knew of it, for `edgeway router fit`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from classifiers.signals import Signals
+from edge_runtime.reading import Probe
+from policies.schema import EdgeReading
+from router import tracing
+from router.app_router import AppRouter, Combination, request_features
+from router.decision import AutoRoute, Decision
+from router.errors import EdgewayError
+from router.installed import InstalledRouters
+from router.modes import Mode, R
+from router.request import ChatRequest
+from router.routed import Routed
+from router.routings import RoutingRecord
+from router.tier import Reader, ReadFirst, Tier
+
+log = logging.getLogger("edgeway.router")
+
+
+class AutoRoutes:
+    def __init__(self, models: Mapping[str, Tier], routers: InstalledRouters) -> None:
+        self.models = models
+        self.routers = routers
+
+    def app_router(self, app: str, edge: str) -> AppRouter:
+        """The app's router in use, for a decision whose edge target is `edge`."""
+        probe = self._probe(edge)
+        read = None if probe is None else Combination(*probe.combine)
+        return self.routers.current(app, read, probe.gguf if probe is not None else None)
+
+    def _probe(self, edge: str) -> Probe | None:
+        model = self.models.get(edge)
+        return model.probe if isinstance(model, Reader) else None
+
+    def order(self, decision: Decision, signals: Signals, request: ChatRequest, app: str) -> Decision:
+        """An `auto` decision ordered by the app's router: the edge first below its threshold, the
+        cloud first at or above it; or, where the edge should read the prompt first, the edge
+        first with the order left to the reading (`_run`). Narrowing ran before: a request kept
+        local, or whose latency budget put the cloud first, is decided already."""
+        auto, targets = decision.auto, decision.targets
+        assert auto is not None
+        models = self.models
+        if len(targets) < 2 or models[targets[0]].tier != "edge" or models[targets[1]].tier != "cloud":
+            return dataclasses.replace(decision, auto=None)
+        router = self.app_router(app, targets[0])
+        asks = request_features(request) if router.needs_asks else None
+        text = router.score(signals.complexity, None, asks)
+        threshold = auto.threshold if router.threshold is None else router.threshold
+        low, high = auto.band
+        reads = router.read is not None and request.n == 1 and request.inputs is None
+        reads = reads and (
+            auto.edge_reading is EdgeReading.ALWAYS or (auto.edge_reading is EdgeReading.BAND and low <= text <= high)
+        )
+        scored = dataclasses.replace(
+            auto, text_score=text, threshold=threshold, read_first=reads, router_version=router.version
+        )
+        said = f"app router v{router.version}: text score {text:.3f}"
+        if reads:
+            reason = f"{said}; the edge reads first (threshold {threshold:g})"
+            return dataclasses.replace(decision, auto=scored, reasons=decision.reasons + (reason,))
+        return _ordered(decision, scored, text, f"{said} {'>=' if text >= threshold else '<'} {threshold:g}")
+
+    async def read_first(
+        self,
+        mode: Mode[R],
+        request: ChatRequest,
+        signals: Signals,
+        decision: Decision,
+        app: str,
+        elsewhere: Callable[[Decision], Awaitable[tuple[Tier, R, list[str]]]],
+    ) -> Routed[R]:
+        """The edge reads the prompt; the app's router scores the text and the reading together; the
+        edge goes on to answer from the same prefill below the threshold, and the cloud answers at
+        or above it (the edge last: its prompt stays in its cache, if the cloud fails)."""
+        auto, edge = decision.auto, self.models[decision.targets[0]]
+        assert auto is not None and auto.text_score is not None and isinstance(edge, Reader)
+        router = self.app_router(app, edge.name)
+        prior, threshold = signals.complexity, auto.threshold
+        asks = request_features(request) if router.needs_asks else None
+
+        def keep(reading: float) -> bool:  # on the edge's worker thread: it only compares numbers
+            return router.score(prior, reading, asks) < threshold
+
+        read: ReadFirst | None = None
+        try:
+            with tracing.attempt(edge.name, edge.tier, request, 1, **{"edgeway.read_first": True}) as span:
+                read = await edge.read_first(request, keep)
+                if read.kept:
+                    score = router.score(prior, read.score, asks)
+                    said = f"edge reading {read.score:.3f}: score {score:.3f} < {threshold:g}"
+                    result = mode.traced(await mode.answer_read(read), span)
+                    return Routed(signals, _ordered(decision, auto, score, said, read.score), edge, result)
+        except EdgewayError as exc:
+            log.warning("rule %s: reading on %s failed (%s); the text decides", decision.rule, edge.name, exc.message)
+            read = None
+        if read is None or read.score is None:
+            ordered = _ordered(decision, auto, auto.text_score, "the edge could not read the prompt: the text decides")
+        else:
+            score = router.score(prior, read.score, asks)
+            ordered = _ordered(
+                decision, auto, score, f"edge reading {read.score:.3f}: score {score:.3f} >= {threshold:g}"
+            )
+            edge_last = tuple(t for t in ordered.targets if t != edge.name) + (edge.name,)
+            ordered = dataclasses.replace(ordered, targets=edge_last)
+        model, result, failures = await elsewhere(ordered)
+        return Routed(signals, ordered, model, result, failures)
+
+    def record(self, request_id: str, app: str, routed: Routed[Any], request: ChatRequest) -> None:
+        """Keep what the app's router knew of a request an `auto` rule decided, for its fit
+        (`router.routings`); written on a worker thread, off the request's path."""
+        auto = routed.decision.auto
+        if auto is None:
+            return
+        record = RoutingRecord(
+            request_id,
+            app,
+            routed.route,
+            routed.signals.complexity,
+            auto.reading,
+            request_features(request),
+            routed.decision.score,
+            auto.router_version,
+        )
+        asyncio.get_running_loop().run_in_executor(None, record.save, self.routers.documents)
+
+    async def dry_read(self, request: ChatRequest, app: str, signals: Signals, decision: Decision) -> Decision:
+        """A dry run's reading: the edge reads the prompt and stops; the decision as the app's
+        router would order it with that reading (no cloud call, no charge, no row)."""
+        auto = decision.auto
+        if auto is None or not auto.read_first or auto.text_score is None:
+            return decision
+        edge = self.models[decision.targets[0]]
+        assert isinstance(edge, Reader)
+        router = self.app_router(app, edge.name)
+        asks = request_features(request) if router.needs_asks else None
+        read = await edge.read_first(request, lambda _: False)
+        if read.score is None:
+            return _ordered(decision, auto, auto.text_score, "the edge could not read the prompt: the text decides")
+        score = router.score(signals.complexity, read.score, asks)
+        return _ordered(decision, auto, score, f"edge reading {read.score:.3f}: score {score:.3f}", read.score)
+
+
+def _ordered(decision: Decision, auto: AutoRoute, score: float, why: str, reading: float | None = None) -> Decision:
+    """The decision with the cloud first at or above the threshold, else the edge first."""
+    edge, cloud, *rest = decision.targets
+    first = (cloud, edge) if score >= auto.threshold else (edge, cloud)
+    auto = dataclasses.replace(auto, reading=reading)
+    return dataclasses.replace(
+        decision, targets=(*first, *rest), auto=auto, score=score, reasons=decision.reasons + (why,)
+    )

@@ -1,0 +1,168 @@
+"""What the gateway learns from, kept beside the ledger: small JSON documents of a few kinds (shadow
+comparisons, routing records, feedback, installed routers), each under a key, an app and a time.
+
+One seam, three places, as the ledger's store URL says: `memory://` (this process), `sqlite:///
+path.db` (a `documents` table in the ledger's file) and `redis://` (shared by every replica: a hash
+of the documents and a sorted set of their keys by time, per kind). Never a prompt or an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import redis
+
+
+@dataclass(frozen=True)
+class Document:
+    key: str
+    app: str
+    ts: float
+    data: dict[str, Any]
+
+
+class Documents(Protocol):
+    def put(self, kind: str, document: Document) -> None:
+        """Keep the document, replacing one of the same kind and key."""
+
+    def get(self, kind: str, key: str) -> Document | None: ...
+
+    def find(
+        self, kind: str, app: str | None = None, since: float | None = None, until: float | None = None
+    ) -> list[Document]:
+        """The documents of `kind` (of `app`, from `since`, before `until`), oldest first."""
+
+    def close(self) -> None: ...
+
+
+def _within(d: Document, app: str | None, since: float | None, until: float | None) -> bool:
+    return (app is None or d.app == app) and (since is None or d.ts >= since) and (until is None or d.ts < until)
+
+
+class MemoryDocuments:
+    def __init__(self, keep: int = 100_000) -> None:
+        self._kinds: dict[str, dict[str, Document]] = {}
+        self._keep = keep
+        self._lock = threading.Lock()
+
+    def put(self, kind: str, document: Document) -> None:
+        with self._lock:
+            docs = self._kinds.setdefault(kind, {})
+            docs.pop(document.key, None)
+            docs[document.key] = document
+            while len(docs) > self._keep:  # the oldest written goes first
+                del docs[next(iter(docs))]
+
+    def get(self, kind: str, key: str) -> Document | None:
+        with self._lock:
+            return self._kinds.get(kind, {}).get(key)
+
+    def find(
+        self, kind: str, app: str | None = None, since: float | None = None, until: float | None = None
+    ) -> list[Document]:
+        with self._lock:
+            found = [d for d in self._kinds.get(kind, {}).values() if _within(d, app, since, until)]
+        return sorted(found, key=lambda d: d.ts)
+
+    def close(self) -> None:
+        return None
+
+
+class SqliteDocuments:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        with self._connect() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS documents (kind TEXT, key TEXT, app TEXT, ts REAL, data TEXT, "
+                "PRIMARY KEY (kind, key))"
+            )
+            db.execute("CREATE INDEX IF NOT EXISTS documents_kind_app_ts ON documents (kind, app, ts)")
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=10)
+
+    def put(self, kind: str, document: Document) -> None:
+        row = (kind, document.key, document.app, document.ts, json.dumps(document.data, sort_keys=True))
+        with self._lock, self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)", row)
+
+    def get(self, kind: str, key: str) -> Document | None:
+        with self._lock, self._connect() as db:
+            found = db.execute(
+                "SELECT key, app, ts, data FROM documents WHERE kind = ? AND key = ?", (kind, key)
+            ).fetchone()
+        return None if found is None else Document(found[0], found[1], found[2], json.loads(found[3]))
+
+    def find(
+        self, kind: str, app: str | None = None, since: float | None = None, until: float | None = None
+    ) -> list[Document]:
+        query, args = "SELECT key, app, ts, data FROM documents WHERE kind = ?", list[str | float]([kind])
+        for clause, value in (("app = ?", app), ("ts >= ?", since), ("ts < ?", until)):
+            if value is not None:
+                query += f" AND {clause}"
+                args.append(value)
+        with self._lock, self._connect() as db:
+            rows = db.execute(query + " ORDER BY ts", args).fetchall()
+        return [Document(k, a, t, json.loads(d)) for k, a, t, d in rows]
+
+    def close(self) -> None:
+        return None
+
+
+class RedisDocuments:
+    """Per kind, a hash of the documents by key and a sorted set of the keys by time."""
+
+    PREFIX = "edgeway:documents"
+
+    def __init__(self, url: str) -> None:
+        self._redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+    def _keys(self, kind: str) -> tuple[str, str]:
+        return f"{self.PREFIX}:{kind}", f"{self.PREFIX}:{kind}:by-time"
+
+    def put(self, kind: str, document: Document) -> None:
+        docs, times = self._keys(kind)
+        value = json.dumps({"app": document.app, "ts": document.ts, "data": document.data}, sort_keys=True)
+        pipe = self._redis.pipeline()
+        pipe.hset(docs, document.key, value)
+        pipe.zadd(times, {document.key: document.ts})
+        pipe.execute()
+
+    def get(self, kind: str, key: str) -> Document | None:
+        raw = self._redis.hget(self._keys(kind)[0], key)
+        return None if raw is None else _decoded(key, raw)
+
+    def find(
+        self, kind: str, app: str | None = None, since: float | None = None, until: float | None = None
+    ) -> list[Document]:
+        docs, times = self._keys(kind)
+        low, high = "-inf" if since is None else since, "+inf" if until is None else f"({until}"
+        keys: list[bytes] = self._redis.zrangebyscore(times, low, high)  # type: ignore[assignment]
+        if not keys:
+            return []
+        values: list[bytes | None] = self._redis.hmget(docs, keys)  # type: ignore[assignment]
+        found = [_decoded(k.decode(), v) for k, v in zip(keys, values, strict=True) if v is not None]
+        return [d for d in found if _within(d, app, since, until)]
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+def _decoded(key: str, raw: bytes | str) -> Document:
+    value: Mapping[str, Any] = json.loads(raw)
+    return Document(key, value["app"], float(value["ts"]), dict(value["data"]))
+
+
+def open_documents(store_url: str) -> Documents:
+    """Documents beside the ledger: the same kind of store at the same place."""
+    if store_url.startswith("sqlite:///"):
+        return SqliteDocuments(store_url.removeprefix("sqlite:///"))
+    if store_url.startswith(("redis://", "rediss://", "unix://")):
+        return RedisDocuments(store_url)
+    return MemoryDocuments()

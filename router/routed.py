@@ -1,0 +1,29 @@
+"""Where a request went: the model that answered, its result and the decision that sent it there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Generic
+
+from classifiers.signals import Signals
+from router.decision import Decision
+from router.modes import R
+from router.tier import Tier, TierKind
+
+
+@dataclass
+class Routed(Generic[R]):
+    """Where a request went: the model that answered, its result and the decision that sent it there."""
+
+    signals: Signals
+    decision: Decision
+    model: Tier
+    result: R
+    failures: list[str] = field(default_factory=list)
+    escalated: str | None = None  # why a cascade went from the edge to the cloud
+    cache: str | None = None  # "hit" or "miss" for an app that caches; None otherwise
+    similarity: float | None = None  # a semantic hit's: how close its ask was to the cached one
+
+    @property
+    def route(self) -> TierKind:
+        return self.model.tier
