@@ -1,20 +1,33 @@
-"""Every string of a request body that a provider would receive, each with its JSON path.
+"""Everything of a request body that a provider would receive, each with its JSON path.
 
 The privacy scan reads these, not only the messages' text: a name in a message's `name`, a card
 in an earlier tool call's arguments, an email in `user`, `metadata`, a tool's description, a
-prediction or a media URL's query string reaches the provider as surely as the prompt does.
-Media that edgeway cannot read (images, audio, files) is listed apart, so that a policy can keep
-it local instead of forwarding it unread.
+prediction or a media URL's query string reaches the provider as surely as the prompt does. So does
+a key (`{"jane.roe@example.com": 1}`, at any depth, the top level included) and a number
+(`"seed": 4111111111111111` is sixteen digits a provider reads): every string, every key and every
+number, whatever its name, is read; no list of fields stands between the body and the scan.
+
+What edgeway cannot read is listed apart, so that a policy can keep it local instead of forwarding
+it unread: a media part's payload (an image, audio, a file by id or of a type that is not text),
+and any `data:` URL whose media type is not text (recognized by its syntax, RFC 2397, wherever it
+stands). A `data:` URL of text (a text file sent inline included), and a string that only starts
+like one, is read like any other string.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "input_image", "input_file"})
-PAYLOAD_KEYS = frozenset({"data", "file_data"})  # base64 media bytes: not text to scan
+# RFC 2397's data URL: `data:[<mediatype>][;base64],<data>`. Text media types are read.
+_DATA_URL = re.compile(r"data:([a-z]+/[a-z0-9.+-]+)?((?:;[a-z0-9.+-]+=[^;,]*)*)(;base64)?,", re.IGNORECASE)
+_TEXT_TYPES = re.compile(
+    r"(?:text/.*|application/(?:json|xml|x-www-form-urlencoded|[a-z0-9.+-]*\+(?:json|xml)))$", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -27,52 +40,124 @@ class Key:
 Path = tuple[str | int | Key, ...]
 
 
-def forwarded_strings(body: Mapping[str, Any]) -> tuple[list[tuple[Path, str]], list[Path]]:
-    """(path, string) for every string in `body`, keys included, and the paths of media parts."""
+def key_text(name: str) -> str:
+    """A key as the scan reads it: `_` is how keys separate words (`x_Tel: 0207...`,
+    `passport_no X1234567`), so it reads as a space. One character for one, so that what is found
+    stands at the same place in the key as written."""
+    return name.replace("_", " ")
+
+
+def readable_file(part: Mapping[str, Any]) -> bool:
+    """A file part whose payload is a text `data:` URL, inline: read like any other string. A file
+    by id or URL, or of any other type, is media edgeway cannot read."""
+    inner = part.get("file")
+    fields = inner if isinstance(inner, Mapping) else part
+    data = fields.get("file_data")
+    return (
+        isinstance(data, str)
+        and data[:5].lower() == "data:"
+        and _DATA_URL.match(data) is not None
+        and not unreadable_data_url(data)
+        and not any(fields.get(ref) for ref in ("file_id", "file_url"))
+    )
+
+
+def unreadable_data_url(text: str) -> bool:
+    """A `data:` URL that carries media (an image, audio, any non-text bytes)."""
+    if not text.startswith(("data:", "DATA:", "Data:")):
+        return False
+    found = _DATA_URL.match(text)
+    if found is None:
+        return False  # only starts like one: plain text, read as such
+    media_type = found.group(1) or "text/plain"  # RFC 2397's default
+    return _TEXT_TYPES.match(media_type) is None
+
+
+def text_at(body: Any, path: Path) -> str:
+    """The text the walk read at `path`: a string, a key, or a number's digits."""
+    holder = body
+    for step in path[:-1]:
+        holder = holder[step]
+    last = path[-1]
+    if isinstance(last, Key):
+        return key_text(last.name)
+    value = holder[last]
+    if isinstance(value, str):
+        return value
+    text = number_text(value)
+    if text is None:
+        raise TypeError(f"no text at {path}")
+    return text
+
+
+def number_text(value: int | float) -> str | None:
+    """A JSON number as a provider reads its digits (None for NaN and infinities, which JSON has not)."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return str(int(value)) if value.is_integer() and abs(value) < 1e17 else repr(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Forwarded:
+    """What a body forwards: its texts (strings, keys and numbers' digits, each with its path), the
+    paths of its numbers among them, and the paths of what cannot be read."""
+
+    strings: list[tuple[Path, str]]
+    numbers: frozenset[Path]
+    media: list[Path]
+
+
+def forwarded(body: Mapping[str, Any]) -> Forwarded:
     strings: list[tuple[Path, str]] = []
+    numbers: set[Path] = set()
     media: list[Path] = []
     stack: list[tuple[Path, Any]] = [((), body)]
     while stack:
         path, value = stack.pop()
         if isinstance(value, str):
-            strings.append((path, value))
+            if unreadable_data_url(value):
+                media.append(path)
+            else:
+                strings.append((path, value))
+        elif isinstance(value, bool) or value is None:
+            continue
+        elif isinstance(value, int | float):
+            text = number_text(value)
+            if text is not None:
+                strings.append((path, text))
+                numbers.add(path)
         elif isinstance(value, dict):
-            if value.get("type") in MEDIA_PARTS:
+            if value.get("type") in MEDIA_PARTS and not readable_file(value):
                 media.append(path)
             for key, item in value.items():
-                if not isinstance(key, str):
-                    continue
-                if path and key not in _SCHEMA_KEYS:
-                    strings.append(((*path, Key(key)), key))
-                if isinstance(item, str):
-                    if key in _ENUMERATED and item in _ENUMERATED[key]:
-                        continue  # a schema's word ("user", "text", "function"), validated elsewhere
-                    if path and (key in PAYLOAD_KEYS or (item.startswith("data:") and len(item) > 256)):
-                        continue  # media bytes: the part is listed in `media`
+                if isinstance(key, str):
+                    strings.append(((*path, Key(key)), key_text(key)))
                 stack.append(((*path, key), item))
         elif isinstance(value, list):
             stack += [((*path, i), item) for i, item in enumerate(value)]
     strings.reverse()  # in document order, as the stack popped them backwards
-    return strings, media
+    return Forwarded(strings, frozenset(numbers), media)
 
 
-_ENUMERATED = {
-    "role": frozenset({"system", "developer", "user", "assistant", "tool", "function"}),
-    "type": frozenset({"text", "image_url", "input_audio", "file", "refusal", "function", "object", "string",
-                       "number", "integer", "boolean", "array", "null", "json_schema", "json_object", "content"}),
-    "detail": frozenset({"auto", "low", "high"}),
-    "format": frozenset({"wav", "mp3", "flac", "opus", "pcm16"}),
-}  # fmt: skip
+def forwarded_strings(body: Mapping[str, Any]) -> tuple[list[tuple[Path, str]], list[Path]]:
+    """(path, text) for every string, key and number in `body`, and the paths of what cannot be
+    read (media parts, and media `data:` URLs anywhere)."""
+    found = forwarded(body)
+    return found.strings, found.media
 
-# Keys of the request schemas edgeway accepts: not free text, and never private. Any other key
-# (of `metadata`, a tool's parameters, a JSON schema's properties) is scanned like a value.
-_SCHEMA_KEYS = frozenset(
-    {
-        "role", "content", "name", "type", "text", "refusal", "image_url", "url", "detail", "input_audio",
-        "data", "format", "file", "file_id", "file_data", "filename", "tool_calls", "id", "function",
-        "arguments", "tool_call_id", "description", "parameters", "strict", "properties", "required",
-        "items", "enum", "additionalProperties", "anyOf", "oneOf", "allOf", "$ref", "$defs", "default",
-        "title", "minimum", "maximum", "minLength", "maxLength", "pattern", "const", "json_schema", "schema",
-        "audio", "prediction", "cache_control", "annotations", "index", "prefix", "reasoning_content",
-    }
-)  # fmt: skip
+
+# What a bare number can be: an identifier that validates (a card's Luhn digits, an SSN, a national
+# ID) is one wherever it stands; a phone number only where its key says so (a JSON number of ten
+# digits is far more often a timestamp or an id than a phone number written without its +).
+NUMBER_TYPES = frozenset({"CREDIT_CARD", "US_SSN", "ID_NUMBER", "IBAN", "SECRET", "UNSCANNED"})
+_PHONE_KEYS = re.compile(r"phone|tel|mobile|cell|fax|whatsapp|contact|msisdn", re.IGNORECASE)
+
+
+def number_finding(path: Path, kind: str) -> bool:
+    """Whether a finding of `kind` in the number at `path` stands."""
+    if kind in NUMBER_TYPES:
+        return True
+    key = next((step for step in reversed(path) if isinstance(step, str)), "")
+    return kind == "PHONE" and _PHONE_KEYS.search(key) is not None

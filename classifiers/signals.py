@@ -14,13 +14,31 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from classifiers.complexity import ComplexityModel, EdgeClass
-from classifiers.forwarded import Key, Path, forwarded_strings
+from classifiers.forwarded import Key, Path, forwarded, key_text, number_finding
 from classifiers.language import detect_language
-from classifiers.privacy import PrivacyScanner
+from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.seen import SeenTexts, TextFacts
 from classifiers.tokens import TokenEstimator, joined_counts, text_counts
 
 TOKENS_PER_MESSAGE = 5  # the chat template's role markers, measured on SmolLM2's template
+JOIN_CHARS = 48  # of each of two consecutive texts, read together for a number split between them
+KEYED_CHARS = 64  # a value this short, with a digit, is read again after its key (`_keyed`)
+# The names and values the chat protocols are made of, read on every request: a text that is
+# exactly one of them holds nothing private, and is not scanned (each tiny scan cost 25 us).
+PROTOCOL_WORDS = frozenset(
+    {
+        "role", "content", "user", "assistant", "system", "developer", "tool", "type", "text", "name",
+        "image_url", "url", "detail", "function", "arguments", "tool_calls", "tool_call_id", "id",
+        "description", "parameters", "properties", "required", "object", "string", "integer", "number",
+        "boolean", "array", "items", "enum", "auto", "none", "low", "high", "file", "file_data",
+        "filename", "input_audio", "data", "format", "refusal", "cache_control", "ephemeral",
+        "messages", "model", "max_tokens", "max_completion_tokens", "stream", "stream_options",
+        "include_usage", "temperature", "top_p", "tools", "tool_choice", "metadata", "seed",
+        "response_format", "json_schema", "schema", "strict", "stop", "n", "logprobs",
+    }
+)  # fmt: skip
+# Keys that name a field of the protocol, not what its value is: no cue.
+_NO_CUE_KEYS = frozenset({"content", "text", "arguments", "description", "name", "role", "type", "id", "model"})
 
 
 class PrivacyFinding(NamedTuple):
@@ -128,6 +146,55 @@ class Scorer:
         self.tokens = TokenEstimator()
         self.seen = SeenTexts()
 
+    def _keyed(
+        self, strings: list[tuple[Path, str]], numbers: frozenset[Path], found: set[Path]
+    ) -> list[PrivacyFinding]:
+        """A short value whose key is its cue (`{"ssn": 123456789}`, `{"passport": "X1234567"}`):
+        alone, nine digits are no SSN; under that key, they are. Read as "key: value", what is
+        found in the value is kept."""
+        keyed: list[PrivacyFinding] = []
+        for path, text in strings:
+            key = path[-1] if path else None
+            if (
+                not isinstance(key, str)
+                or key in _NO_CUE_KEYS
+                or path in found
+                or len(text) > KEYED_CHARS
+                or not any(ch.isdigit() for ch in text)
+            ):
+                continue
+            prefix = f"{key_text(key)}: "
+            for f in self.facts(prefix + text).findings:
+                if f.type in STRUCTURED_TYPES and f.start >= len(prefix):
+                    if path not in numbers or number_finding(path, f.type):
+                        start, end = f.start - len(prefix), f.end - len(prefix)
+                        keyed.append(PrivacyFinding(f.type, start, end, f.confidence, f"{f.detector}+key", path))
+        return keyed
+
+    def _across_turns(self, messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> list[PrivacyFinding]:
+        """An identifier split over two consecutive texts of the conversation ("my card is 4111
+        1111" and "1111 1111" in the next turn, "jane.roe@" and "example.com"): their meeting ends
+        read as one text, and what crosses it is a finding in each of the two."""
+        found: list[PrivacyFinding] = []
+        for (i, part_i, first), (j, part_j, second) in zip(pieces, pieces[1:], strict=False):
+            tail, head = first[-JOIN_CHARS:], second[:JOIN_CHARS]
+            ends = tail.split()[-1:] + head.split(None, 1)[:1]  # the words that meet
+            if tail.rstrip()[-1:].isdigit() and head.lstrip()[:1].isdigit():
+                joiner = " "  # groups of digits: one number, its groups spaced
+            elif any("@" in word for word in ends):
+                joiner = ""  # an address cut at its at sign, in its mailbox or in its domain
+            else:
+                continue
+            cut = len(tail) + len(joiner)
+            for f in self.privacy.scan(f"{tail}{joiner}{head}"):
+                if f.type in STRUCTURED_TYPES and f.start < len(tail) and f.end > cut:
+                    where = (len(first) - len(tail) + f.start, len(first))
+                    found.append(PrivacyFinding(f.type, *where, f.confidence, f"{f.detector}+turns", _path(i, part_i)))
+                    found.append(
+                        PrivacyFinding(f.type, 0, f.end - cut, f.confidence, f"{f.detector}+turns", _path(j, part_j))
+                    )
+        return found
+
     def use_edge_class(self, edge_class: EdgeClass) -> None:
         """The prior for the edge model this gateway serves (its size is known once it is loaded)."""
         if edge_class is not self.complexity.edge_class:
@@ -153,9 +220,17 @@ class Scorer:
         from every string of `body` (what a provider receives), or of the messages without one."""
         pieces = message_texts(messages)
         counts = [self.facts(text).counts for _, _, text in pieces]
-        strings, media = forwarded_strings(body if body is not None else {"messages": messages})
-        findings = [PrivacyFinding(*f, path) for path, text in strings for f in self.facts(text).findings]
-        findings += [PrivacyFinding("UNSCANNED", 0, 0, 1.0, "media", path) for path in media]
+        sent = forwarded(body if body is not None else {"messages": messages})
+        findings = [
+            PrivacyFinding(*f, path)
+            for path, text in sent.strings
+            if text not in PROTOCOL_WORDS
+            for f in self.facts(text).findings
+            if path not in sent.numbers or number_finding(path, f.type)
+        ]
+        findings += self._keyed(sent.strings, sent.numbers, {f.path for f in findings})
+        findings += [PrivacyFinding("UNSCANNED", 0, 0, 1.0, "media", path) for path in sent.media]
+        findings += self._across_turns(messages, pieces)
         joined, ask = joined_counts(counts), _ask(messages, pieces)
         return Signals(
             privacy=tuple(findings),
@@ -167,6 +242,10 @@ class Scorer:
             # read at call time: the prior follows the edge class once the edge model is loaded
             score_complexity=lambda: self.complexity.score("\n".join(text for _, _, text in pieces), joined, ask),
         )
+
+
+def _path(message: int, part: int | None) -> Path:
+    return ("messages", message, "content") if part is None else ("messages", message, "content", part, "text")
 
 
 def _user_texts(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> Iterator[str]:

@@ -7,6 +7,11 @@ request joins at the next step; a finished or cancelled one leaves and frees its
 sequence samples with its own chain (temperature, top_p, seed) and streams its own tokens.
 Admission counts tokens, not requests: a request starts when its prompt plus max_tokens fit in the
 unified KV cache.
+
+Background work (`Sampling.background`: batch lines) keeps its cells but sits out every step in
+which an interactive request is running, so an interactive request waits for background work at
+most the one step in flight when it arrives; and it starts only while half the cells and a slot
+stay free for interactive requests.
 """
 
 from __future__ import annotations
@@ -154,6 +159,11 @@ class BatchScheduler(Generic[J]):
             return False
         return bool(self.free_ids) and self.reserved + job.prompt_tokens + job.max_tokens <= self.n_ctx
 
+    def fits_beside(self, job: Job) -> bool:
+        """Background work fits only while a slot and half the cells stay free for interactive work."""
+        cells = self.reserved + job.prompt_tokens + job.max_tokens
+        return self.fits(job) and len(self.free_ids) > 1 and cells <= self.n_ctx // 2
+
     def admit(self, job: J) -> None:
         s = job.sampling
         lib = self.lib
@@ -257,16 +267,18 @@ class BatchScheduler(Generic[J]):
         self.routed_away = []
         for seq in self.active:
             seq.logit_index = None
+        # Background work steps only when no interactive request is running.
+        running = [q for q in self.active if not q.job.sampling.background] or self.active
         # Every generating sequence advances one token; then prompts are read, the shortest first:
         # short ones whole, long ones PREFILL_BUDGET tokens a step, so a long prompt cannot stall
         # the requests beside it.
-        for seq in self.active:
+        for seq in running:
             if seq.read == len(seq.prompt) and n < self.n_batch:
                 self._put(n, seq.last, len(seq.prompt) + seq.job.completion_tokens - 1, seq.seq_id, True)
                 seq.logit_index = n
                 n += 1
         budget = self.chunk()
-        for seq in sorted((q for q in self.active if q.read < len(q.prompt)), key=lambda q: len(q.prompt) - q.read):
+        for seq in sorted((q for q in running if q.read < len(q.prompt)), key=lambda q: len(q.prompt) - q.read):
             left = len(seq.prompt) - seq.read
             # A short prompt is read whole at once; long ones share the step's budget.
             take = min(left if left <= SHORT_PROMPT else budget, self.n_batch - n)

@@ -77,6 +77,7 @@ class EdgeEngine:
         self._thread: threading.Thread | None = None
         self._running = 0
         self._outstanding = 0  # prompt + max_tokens of the work queued or running
+        self._background = 0  # of which background work (batch lines), which yields to the rest
         self._count_lock = threading.Lock()
         self._completed = 0
         self._cancelled = 0
@@ -226,6 +227,8 @@ class EdgeEngine:
         generation.waits_for = sharing
         with self._count_lock:
             self._outstanding += len(prompt) + max_tokens
+            if sampling.background:
+                self._background += len(prompt) + max_tokens
         self._jobs.put(generation)
         return generation
 
@@ -245,11 +248,13 @@ class EdgeEngine:
         llama_cpp.llama_sampler_free(sampler)
 
     def wait_ms(self) -> float:
-        """A rough wait before new work starts: the outstanding tokens at the measured speed."""
-        if not self._outstanding:
+        """A rough wait before new interactive work starts: the outstanding interactive tokens at
+        the measured speed (background work yields to it)."""
+        ahead = self._outstanding - self._background
+        if ahead <= 0:
             return 0.0
         rate = self._tokens_per_s or 50.0
-        return self._outstanding / rate * 1000
+        return ahead / rate * 1000
 
     def state(self) -> EdgeState:
         return EdgeState(
@@ -284,8 +289,9 @@ class EdgeEngine:
                 self._finish(job, "cancelled")
             # Any request that fits starts now (one too big for the free cells does not hold the
             # rest); the apps served least lately go first, so one busy app cannot crowd out others.
-            for job in sorted(waiting, key=lambda j: self._served[j.owner]):  # stable: arrival order per app
-                if scheduler.fits(job):
+            # Background work comes last, and starts only when no interactive request waits.
+            for job in sorted(waiting, key=lambda j: (j.sampling.background, self._served[j.owner])):
+                if _may_start(job, waiting, scheduler):
                     waiting.remove(job)
                     scheduler.admit(job)
                     job.started_at = time.monotonic()
@@ -335,6 +341,7 @@ class EdgeEngine:
         if piece:
             job._emit(piece)
         if seq.text.stopped:
+            job.stop_sequence = seq.text.stopped_by
             self._end(seq, "stop")
         elif job.completion_tokens >= job.max_tokens:
             self._end(seq, "length")
@@ -354,9 +361,19 @@ class EdgeEngine:
         job.prompt_read = True  # a sibling waiting on it starts now, reading what it must
         with self._count_lock:
             self._outstanding -= job.prompt_tokens + job.max_tokens
+            if job.sampling.background:
+                self._background -= job.prompt_tokens + job.max_tokens
         if reason == "cancelled":
             self._cancelled += 1
         else:
             self._completed += 1
         if emit_done:
             job._emit(DONE)
+
+
+def _may_start(job: Generation, waiting: list[Generation], scheduler: BatchScheduler[Generation]) -> bool:
+    """An interactive request starts when it fits; background work when it fits beside the room
+    kept for interactive requests and none of them is waiting."""
+    if not job.sampling.background:
+        return scheduler.fits(job)
+    return scheduler.fits_beside(job) and all(j.sampling.background for j in waiting)

@@ -31,6 +31,8 @@ class Sampling:
     frequency_penalty: float = 0.0  # OpenAI's: minus this times how often a token was written so far
     presence_penalty: float = 0.0  # minus this once a token was written at all
     logit_bias: tuple[tuple[int, float], ...] = ()  # (token id of this model, added to its logit)
+    # Batch work: it runs only in steps no interactive request needs (edge_runtime.batch)
+    background: bool = False
 
 
 DONE = object()  # the last item of a generation's stream
@@ -63,6 +65,7 @@ class Generation:
         self.prompt_tokens = len(prompt)
         self.completion_tokens = 0
         self.finish_reason: str | None = None
+        self.stop_sequence: str | None = None  # which of the request's `stop` ended it, if one did
         # time.monotonic() when it was queued, when a sequence took it, its first token, its end
         self.queued_at = time.monotonic()
         self.started_at: float | None = None

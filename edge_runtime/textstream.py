@@ -15,16 +15,18 @@ class TextStream:
         self._stop = [s for s in stop if s]
         self._held = ""
         self.stopped = False
+        self.stopped_by: str | None = None  # the stop sequence that ended it (Anthropic reports it)
 
     def feed(self, piece: bytes) -> str:
         """Add one token's bytes; return the text that is now safe to send."""
         if self.stopped:
             return ""
         self._held += self._decoder.decode(piece)
-        hits = [at for at in (self._held.find(stop) for stop in self._stop) if at != -1]
+        hits = [(at, stop) for stop in self._stop if (at := self._held.find(stop)) != -1]
         if hits:
+            at, self.stopped_by = min(hits, key=lambda hit: hit[0])
             self.stopped = True
-            out, self._held = self._held[: min(hits)], ""
+            out, self._held = self._held[:at], ""
             return out
         keep = self._longest_stop_prefix_suffix()
         out = self._held[: len(self._held) - keep]

@@ -177,7 +177,7 @@ def message(answer: dict[str, Any], usage: Usage, model: str) -> dict[str, Any]:
                 "type": "tool_use",
                 "id": call.get("id") or _id("toolu"),
                 "name": function.get("name"),
-                "input": _arguments(function.get("arguments")),
+                "input": _arguments(function.get("arguments"), cut=choice.get("finish_reason") == "length"),
             }
         )
     return {
@@ -186,16 +186,31 @@ def message(answer: dict[str, Any], usage: Usage, model: str) -> dict[str, Any]:
         "role": "assistant",
         "model": model,
         "content": content,
-        "stop_reason": STOP_REASONS.get(choice.get("finish_reason") or "stop", "end_turn"),
-        "stop_sequence": None,
+        "stop_reason": _stop_reason(choice),
+        "stop_sequence": _stop_sequence(choice),
         "usage": {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens},
     }
 
 
-def _arguments(text: Any) -> Any:
+def _stop_sequence(choice: dict[str, Any]) -> str | None:
+    """The stop sequence that ended the answer: a chat choice's `stop_reason` (vLLM's field, which
+    the edge sets) when it is a string."""
+    found = choice.get("stop_reason")
+    return found if isinstance(found, str) else None
+
+
+def _stop_reason(choice: dict[str, Any]) -> str:
+    if _stop_sequence(choice) is not None:
+        return "stop_sequence"
+    return STOP_REASONS.get(choice.get("finish_reason") or "stop", "end_turn")
+
+
+def _arguments(text: Any, cut: bool = False) -> Any:
     try:
         return json.loads(text) if isinstance(text, str) and text else {}
     except json.JSONDecodeError:
+        if cut:  # max_tokens ended the call: no input yet, as Anthropic reports it (stop_reason max_tokens)
+            return {}
         return {"_unparsed": text}  # what the model wrote, kept rather than dropped
 
 
@@ -212,6 +227,7 @@ class MessageEvents:
         self._index = -1
         self._tools: dict[int, int] = {}  # a chat tool call's index -> its content block's index
         self._stop = "end_turn"
+        self._stop_sequence: str | None = None
 
     def start(self) -> list[tuple[str, dict[str, Any]]]:
         message: dict[str, Any] = {
@@ -237,7 +253,7 @@ class MessageEvents:
             for call in delta.get("tool_calls") or []:
                 events += self._tool_delta(call)
             if choice.get("finish_reason"):
-                self._stop = STOP_REASONS.get(choice["finish_reason"], "end_turn")
+                self._stop, self._stop_sequence = _stop_reason(choice), _stop_sequence(choice)
         return events
 
     def _tool_delta(self, call: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -280,7 +296,7 @@ class MessageEvents:
                 "message_delta",
                 {
                     "type": "message_delta",
-                    "delta": {"stop_reason": self._stop, "stop_sequence": None},
+                    "delta": {"stop_reason": self._stop, "stop_sequence": self._stop_sequence},
                     "usage": {"output_tokens": usage.completion_tokens},
                 },
             ),

@@ -23,11 +23,14 @@ from classifiers import Scorer
 from edge_runtime import EdgePool
 from gateway import (
     anthropic,
+    batches,
     chat,
     completions,
     embeddings,
     feedback,
+    files,
     health,
+    masked_logs,
     messages,
     metrics,
     openapi,
@@ -37,6 +40,7 @@ from gateway import (
     usage,
 )
 from gateway.auth import App, AppKeys
+from gateway.batch_runner import BatchRunner
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
 from gateway.probes import attach_probes
@@ -45,7 +49,7 @@ from policies.reload import PolicyFiles
 from router import cloud
 from router.cache import open_cache
 from router.comparisons import Comparisons
-from router.documents import open_documents
+from router.documents import Documents, open_documents
 from router.edge import EdgeModel
 from router.edge_group import EdgeGroup
 from router.errors import EdgewayError, NotFound
@@ -74,10 +78,12 @@ class Gateway:
     http: cloud.HttpPool
     policies: PolicyFiles
     shadows: Shadower
+    documents: Documents
     metrics: Any = None  # gateway.metrics.RequestMetrics, set by create_app
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
     background: set[asyncio.Task] = field(default_factory=set)
+    batches: BatchRunner | None = None  # set by create_app
 
     def edge_groups(self) -> list[EdgeGroup]:
         return [m for m in self.router.models.values() if isinstance(m, EdgeGroup)]
@@ -126,7 +132,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
 
     apps = [(a.key.get_secret_value(), replace(app_for(a.name), log_prompts=a.log_prompts)) for a in config.apps]
     open_app = None if config.apps else app_for("default")
-    return Gateway(config, edge, router, AppKeys(apps, open_app), http, policies, shadows)
+    return Gateway(config, edge, router, AppKeys(apps, open_app), http, policies, shadows, documents=documents)
 
 
 def _freeze_heap() -> None:
@@ -145,6 +151,38 @@ async def _watch_policies(policies: PolicyFiles, every: float = 0.5) -> None:
         await asyncio.to_thread(policies.refresh)
 
 
+# Every endpoint, which /openapi.json describes (tests/test_openapi.py holds the two together).
+ROUTES = [
+    Route("/v1/chat/completions", chat.completions, methods=["POST"]),
+    Route(messages.PATH, messages.messages, methods=["POST"]),
+    Route(messages.COUNT_PATH, messages.count_tokens, methods=["POST"]),
+    Route("/v1/responses", responses.responses, methods=["POST"]),
+    Route("/v1/completions", completions.completions, methods=["POST"]),
+    Route("/v1/embeddings", embeddings.embeddings, methods=["POST"]),
+    Route("/api/cache", usage.clear_cache, methods=["DELETE"]),
+    Route("/v1/route", chat.route, methods=["POST"]),
+    Route("/v1/feedback", feedback.feedback, methods=["POST"]),
+    Route("/v1/models", health.models, methods=["GET"]),
+    Route("/v1/models/{model:path}", health.model, methods=["GET"]),
+    Route("/healthz", health.healthz, methods=["GET"]),
+    Route("/readyz", health.readyz, methods=["GET"]),
+    Route("/metrics", metrics.metrics, methods=["GET"]),
+    Route("/api/usage", usage.api_usage, methods=["GET"]),
+    Route("/api/quality", quality.api_quality, methods=["GET"]),
+    Route("/v1/files", files.upload, methods=["POST"]),
+    Route("/v1/files", files.list_files, methods=["GET"]),
+    Route("/v1/files/{file_id}", files.retrieve, methods=["GET"]),
+    Route("/v1/files/{file_id}", files.delete, methods=["DELETE"]),
+    Route("/v1/files/{file_id}/content", files.file_content, methods=["GET"]),
+    Route("/v1/batches", batches.create, methods=["POST"]),
+    Route("/v1/batches", batches.list_batches, methods=["GET"]),
+    Route("/v1/batches/{batch_id}", batches.retrieve, methods=["GET"]),
+    Route("/v1/batches/{batch_id}/cancel", batches.cancel, methods=["POST"]),
+    Route("/openapi.json", openapi.openapi, methods=["GET"]),
+    Route("/dashboard", usage.dashboard, methods=["GET"]),
+]
+
+
 def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None) -> Starlette:
     if isinstance(gateway, GatewayConfig):
         gateway = build_gateway(gateway)
@@ -154,6 +192,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        masked_logs.install(gateway.router.scorer.privacy)  # uvicorn has configured its loggers by now
         tracing = telemetry.start(os.environ)
         await asyncio.to_thread(gateway.edge.load)
         probes_dir = config.resolve(config.edge.probes)
@@ -173,9 +212,13 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         for group in gateway.edge_groups():
             task = asyncio.create_task(group.watch())
             gateway.background.add(task)
+        assert gateway.batches is not None
+        batch_lines = asyncio.create_task(gateway.batches.run())
         try:
             yield
         finally:
+            # lines in flight end and keep their results; the rest run after a restart
+            await gateway.batches.stop(batch_lines, config.server.shutdown_grace_s)
             for task in gateway.background:
                 task.cancel()
             with contextlib.suppress(TimeoutError):  # comparisons under way finish, within reason
@@ -187,31 +230,13 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
                 await asyncio.to_thread(tracing.shutdown)  # the spans still batched go out first
 
     app = Starlette(
-        routes=[
-            Route("/v1/chat/completions", chat.completions, methods=["POST"]),
-            Route(messages.PATH, messages.messages, methods=["POST"]),
-            Route("/v1/responses", responses.responses, methods=["POST"]),
-            Route("/v1/completions", completions.completions, methods=["POST"]),
-            Route("/v1/embeddings", embeddings.embeddings, methods=["POST"]),
-            Route("/api/cache", usage.clear_cache, methods=["DELETE"]),
-            Route("/v1/route", chat.route, methods=["POST"]),
-            Route("/v1/feedback", feedback.feedback, methods=["POST"]),
-            Route("/v1/models", health.models, methods=["GET"]),
-            Route("/v1/models/{model:path}", health.model, methods=["GET"]),
-            Route("/healthz", health.healthz, methods=["GET"]),
-            Route("/readyz", health.readyz, methods=["GET"]),
-            Route("/metrics", metrics.metrics, methods=["GET"]),
-            Route("/api/usage", usage.api_usage, methods=["GET"]),
-            Route("/api/quality", quality.api_quality, methods=["GET"]),
-            Route("/openapi.json", openapi.openapi, methods=["GET"]),
-            Route("/dashboard", usage.dashboard, methods=["GET"]),
-            Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
-        ],
+        routes=[*ROUTES, Mount("/static", StaticFiles(directory=str(STATIC)), name="static")],
         exception_handlers={EdgewayError: _edgeway_error, HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,
     )
     app.state.gateway = gateway
     app.state.registry, gateway.metrics = metrics.registry_for(gateway)
+    gateway.batches = BatchRunner(app, gateway)
     return app
 
 
@@ -240,7 +265,11 @@ async def _edgeway_error(request: Request, exc: Exception) -> JSON:
 async def _http_error(request: Request, exc: Exception) -> JSON:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
-        return error_response(NotFound(f"Unknown path {request.url.path}; the OpenAI API is under /v1."))
+        if request.url.path.startswith("/v1/"):
+            return _render(request, NotFound(f"Unknown path {request.url.path}; GET /openapi.json lists them."))
+        return _render(
+            request, NotFound(f"Unknown path {request.url.path}; the OpenAI and Anthropic APIs are under /v1.")
+        )
     if exc.status_code == 405:
         error = EdgewayError(f"Method {request.method} is not allowed on {request.url.path}.")
         error.status, error.type, error.code = 405, "invalid_request_error", "method_not_allowed"

@@ -59,6 +59,10 @@ class AppKeys:
                 found = app
         return found
 
+    def named(self, name: str) -> App | None:
+        """The app of this name (a batch's, whose lines carry no key)."""
+        return next((app for app in self.apps() if app.name == name), None)
+
     def identify(self, authorization: str | None) -> App:
         if self._open_app is not None:
             return self._open_app

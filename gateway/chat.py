@@ -24,9 +24,9 @@ from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
 from router.answer import Answer, ChunkStream, Usage
 from router.cloud.validate import delivered_text, delta_text
-from router.errors import EdgewayError, InvalidRequest
-from router.ledger import UsageRow
-from router.request import ChatRequest, parse_chat_request
+from router.errors import EdgewayError, InvalidRequest, Unauthorized
+from router.ledger import RowKind, UsageRow
+from router.request import ChatRequest, Priority, parse_chat_request
 from router.routed import Routed
 from router.shadow import ServedRequest
 from router.tracing import complexity_attributes, signal_attributes
@@ -35,6 +35,7 @@ log = logging.getLogger("edgeway")
 METADATA_PREFIX = "x-edgeway-"
 CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answer ended
 PROMPT_CHARS = 500  # of an opted-in app's prompt, kept in its ledger row
+LINE_HEADER = "edgeway-batch-line"  # a batch line sent by the gateway to itself (gateway/batch_runner.py)
 Parse = Callable[[Any, dict[str, str]], ChatRequest]
 
 
@@ -53,6 +54,11 @@ def chat_request(request: Request, app: App, body: Any, size: int, parse: Parse 
     """A Chat Completions body (as sent, or translated from another API) as the router takes it."""
     server = request.app.state.gateway.config.server
     metadata = {k[len(METADATA_PREFIX) :]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
+    if metadata.get("priority", Priority.INTERACTIVE) not in set(Priority):
+        raise InvalidRequest(
+            f"x-edgeway-priority must be one of {', '.join(Priority)}; got {metadata['priority'][:40]!r}.",
+            code="invalid_priority",
+        )
     chat = parse(body, metadata)
     if len(chat.messages) > server.max_messages:
         raise InvalidRequest(
@@ -66,12 +72,21 @@ def chat_request(request: Request, app: App, body: Any, size: int, parse: Parse 
 
 
 def identify(request: Request) -> App:
-    """The calling app, from `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`)."""
+    """The calling app, from `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`), or
+    for a batch line the batch's app (`request.state.batch` then names the batch)."""
     request.state.request_id = uuid.uuid4().hex
+    gateway = request.app.state.gateway
+    line = request.headers.get(LINE_HEADER)
+    if line is not None:
+        found = None if gateway.batches is None else gateway.batches.app_of(line)
+        if found is None:
+            raise Unauthorized(f"{LINE_HEADER} is for the gateway's own batch lines.")
+        app, request.state.batch = found
+        return app
     authorization = request.headers.get("authorization")
     if authorization is None and "x-api-key" in request.headers:
         authorization = f"Bearer {request.headers['x-api-key']}"
-    return request.app.state.gateway.keys.identify(authorization)
+    return gateway.keys.identify(authorization)
 
 
 def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
@@ -104,7 +119,8 @@ class Visit:
         self.gateway.shadows.traffic()
         self.app = app
         self.started = time.perf_counter()
-        self.row = UsageRow(request_id=request.state.request_id, app=app.name, stream=stream)
+        kind = RowKind.BATCH if getattr(request.state, "batch", None) else RowKind.REQUEST
+        self.row = UsageRow(request_id=request.state.request_id, app=app.name, stream=stream, kind=kind)
         self.reserved = 0.0
         self.signals: Signals | None = None
         self.delivered: list[str] = []  # what a stream gave the client, for usage a provider did not count
@@ -117,7 +133,7 @@ class Visit:
 
     def parsed(self, chat: ChatRequest) -> None:
         self.row.stream = chat.stream
-        telemetry.parsed(self.span, chat)
+        telemetry.parsed(self.span, chat, self.gateway.router.models)
 
     def routed(self, routed: Routed[Answer] | Routed[ChunkStream], chat: ChatRequest) -> None:
         self._routed = (routed, chat)
@@ -175,7 +191,14 @@ class Visit:
 
 
 def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
-    """The last user message, its private data masked, cut to PROMPT_CHARS."""
+    """What the request asks, its private data masked where the scan found it, cut to PROMPT_CHARS:
+    the last user message; a legacy completion's prompt; an embeddings request's texts."""
+    if chat.prompt is not None:
+        return _masked_at(signals, ("prompt",), chat.prompt)[:PROMPT_CHARS]
+    if chat.inputs is not None:
+        given = chat.body.get("input")
+        paths = [("input",)] if isinstance(given, str) else [("input", i) for i in range(len(chat.inputs))]
+        return "\n".join(_masked_at(signals, p, t) for p, t in zip(paths, chat.inputs, strict=True))[:PROMPT_CHARS]
     users = [i for i, m in enumerate(chat.messages) if isinstance(m, dict) and m.get("role") == "user"]
     if not users:
         return None
@@ -186,6 +209,10 @@ def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
         if i == last
     ]
     return " ".join(texts)[:PROMPT_CHARS]
+
+
+def _masked_at(signals: Signals, path: tuple[str | int, ...], text: str) -> str:
+    return masked(text, [f for f in signals.privacy if f.path == path])
 
 
 @dataclass
@@ -264,7 +291,9 @@ async def _run(
                 answer.body["usage"] = answer.usage.as_openai()
             visit.end(answer.usage)
             return chat, routed
-        streamed = await router.stream(chat, app.caller())
+        # the stream's answer has begun when this returns (`router.modes.primed`): a client that
+        # leaves while the edge reads its prompt, or the provider thinks, stops it as a whole one would
+        streamed = await unless_client_leaves(request.receive, router.stream(chat, app.caller()))
     except EdgewayError as exc:
         visit.end(status=exc.status, error=exc.code)
         raise

@@ -70,7 +70,19 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
     bench.add_argument(
-        "suite", choices=["startup", "classify", "cascade", "overhead", "load", "edge", "semantic-cache", "routing"]
+        "suite",
+        choices=[
+            "startup",
+            "classify",
+            "cascade",
+            "overhead",
+            "load",
+            "edge",
+            "semantic-cache",
+            "routing",
+            "event-loop",
+            "batch",
+        ],
     )
     bench.add_argument(
         "--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)"
@@ -163,7 +175,18 @@ def _policy_check(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from gateway.bench import cascade, classify, edge, load, overhead, routing, semantic_cache, startup
+    from gateway.bench import (
+        batch,
+        cascade,
+        classify,
+        edge,
+        event_loop,
+        load,
+        overhead,
+        routing,
+        semantic_cache,
+        startup,
+    )
 
     suites = {
         "startup": startup.run,
@@ -174,6 +197,8 @@ def _bench(args: argparse.Namespace) -> int:
         "edge": edge.run,
         "semantic-cache": semantic_cache.run,
         "routing": routing.run,
+        "event-loop": event_loop.run,
+        "batch": batch.run,
     }
     suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0

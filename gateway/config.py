@@ -58,6 +58,16 @@ class CloudConfig(Strict):
     models: list[CloudModelConfig] = Field(default_factory=list)
 
 
+class BatchConfig(Strict):
+    """The Batch API (`/v1/files`, `/v1/batches`): how much it takes and how fast it runs."""
+
+    max_file_bytes: int = Field(64 * MiB, ge=1024)  # an uploaded batch input file
+    max_lines: int = Field(50_000, ge=1)  # requests in one batch (OpenAI's limit)
+    concurrency: int = Field(4, ge=1, le=256)  # lines of one batch in flight at once
+    # a batch no replica has renewed for this long is taken over by another (or after a restart)
+    lease_s: float = Field(30.0, ge=1)
+
+
 class AppConfig(Strict):
     name: str = Field(min_length=1)
     key: SecretStr
@@ -79,6 +89,7 @@ class GatewayConfig(Strict):
     apps: list[AppConfig] = Field(default_factory=list)
     default_policy: str | None = None  # for apps without a policy file; else the plain rules
     store: str = "memory://"
+    batches: BatchConfig = Field(default_factory=BatchConfig)
     admin_key: SecretStr | None = None
     _base_dir: Path = PrivateAttr(default_factory=lambda: Path("."))
 

@@ -33,7 +33,7 @@ from router.app_router import AppRouter, Combination
 from router.comparisons import Comparison, Comparisons
 from router.documents import Documents, open_documents
 from router.installed import InstalledRouters
-from router.ledger import open_store
+from router.ledger import APPS_OWN, open_store
 from router.routings import examples
 
 
@@ -158,7 +158,7 @@ def _daily_cloud_usd(config: GatewayConfig, app: str) -> tuple[float, float]:
     """The app's all-cloud cost a day and a request, from its ledger (0, 0 without history)."""
     store = open_store(config.store)
     try:
-        rows = [r for r in store.rows(app) if r.kind == "request" and r.status == 200]
+        rows = [r for r in store.rows(app) if r.kind in APPS_OWN and r.status == 200]
     finally:
         store.close()
     if not rows:

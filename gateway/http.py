@@ -51,9 +51,9 @@ def too_deep(value: Any, limit: int) -> str | None:
     return None
 
 
-async def read_json(request: Request, limit: int, timeout_s: float = 30.0, max_depth: int = 64) -> tuple[Any, int]:
-    """The request body as JSON, and its size in bytes; refusing more than `limit` bytes before reading them all, and a
-    body that takes longer than `timeout_s` to arrive (a slow-loris client holds nothing for long)."""
+async def read_bytes(request: Request, limit: int, timeout_s: float = 30.0) -> bytes:
+    """The request body; refusing more than `limit` bytes before reading them all, and a body that
+    takes longer than `timeout_s` to arrive (a slow-loris client holds nothing for long)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"The request body is {int(declared)} bytes; this gateway accepts at most {limit}.")
@@ -68,6 +68,12 @@ async def read_json(request: Request, limit: int, timeout_s: float = 30.0, max_d
         raise RequestTimeout(f"The request body did not arrive within {timeout_s:g} s.") from None
     except ClientDisconnect:
         raise InvalidRequest("The client closed the connection before sending the whole body.") from None
+    return bytes(body)
+
+
+async def read_json(request: Request, limit: int, timeout_s: float = 30.0, max_depth: int = 64) -> tuple[Any, int]:
+    """The request body as JSON, and its size in bytes, within `read_bytes`' limits and `max_depth`."""
+    body = await read_bytes(request, limit, timeout_s)
     if not body:
         raise InvalidRequest("The request body is empty; send a JSON object.")
     try:

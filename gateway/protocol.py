@@ -3,6 +3,12 @@ does not do by itself: a deadline for a request's headers (uvicorn waits forever
 half-sent request, and for a new connection's first byte), a limit on open connections, and
 framing errors answered in OpenAI's error shape instead of plain text.
 
+Near the connection limit, the connections still waiting for their headers make room first, the
+longest-waiting first: a client that opens thousands of connections and sends half a request on
+each (or nothing) holds only the room the others leave it, and a health check or a real request
+still gets in. A connection is refused (503) only when the connections it would displace are all
+serving requests.
+
 Each refusal is written straight to the transport, before any request exists: nothing of it
 reaches the app or the ledger (there is no app key to charge it to yet).
 """
@@ -29,29 +35,69 @@ def error_bytes(status: int, message: str, code: str) -> bytes:
     return head.encode("latin-1") + body
 
 
+ROOM = 0.9  # past this share of the limit, connections waiting for their headers make room
+
+
 class GatewayProtocol(HttpToolsProtocol):
     header_timeout_s: float = 10.0
     max_connections: int = 2048
+    # this server's connections waiting for their headers, the longest-waiting first (one dict per
+    # configured class, shared by its connections: insertion-ordered)
+    waiting: dict[GatewayProtocol, None] = {}
+    evicted: list[int] = [0]  # those closed to make room and not yet gone from `connections`
 
     @classmethod
     def configured(cls, header_timeout_s: float, max_connections: int) -> type[GatewayProtocol]:
         """This protocol with the config's limits (uvicorn makes one instance per connection)."""
-        return type(cls.__name__, (cls,), {"header_timeout_s": header_timeout_s, "max_connections": max_connections})
+        limits = {"header_timeout_s": header_timeout_s, "max_connections": max_connections, "waiting": {}}
+        return type(cls.__name__, (cls,), {**limits, "evicted": [0]})
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._header_timer: asyncio.TimerHandle | None = None
-        self._refused = False
-        if len(self.connections) > self.max_connections:
+        self._refused = self._evicted = False
+        if self._open() > ROOM * self.max_connections:
+            self._make_room()
+        if self._open() > self.max_connections:
             self._refuse(503, f"This gateway has {self.max_connections} connections open; try again.", "too_busy")
             return
         self._await_headers()
 
+    def _open(self) -> int:
+        """Connections open, less those closed to make room (still in the set until they are gone)."""
+        return len(self.connections) - self.evicted[0]
+
+    def _make_room(self) -> None:
+        """Close the connections that have waited longest for their headers, until the open ones
+        are back under `ROOM` of the limit (or none is waiting)."""
+        while self._open() > ROOM * self.max_connections and self.waiting:
+            oldest = next(iter(self.waiting))
+            oldest._evict()
+
+    def _evict(self) -> None:
+        """Close at once: the client has no whole request here to wait for. A connection part-way
+        into a request is told why (408); an idle keep-alive one is closed silently, as its
+        keep-alive timeout would, so that a client reusing it retries rather than reading a stray
+        answer."""
+        idle = self._header_timer is None
+        self._headers_arrived()
+        self._refused = self._evicted = True
+        self.evicted[0] += 1
+        if not self.transport.is_closing():
+            if not idle:
+                self.transport.write(
+                    error_bytes(408, "Closed to make room: this connection's headers were too slow.", "timeout")
+                )
+            self.transport.close()
+
     def _await_headers(self) -> None:
         if self._header_timer is None:
             self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+            self.waiting.pop(self, None)  # an idle keep-alive one starts waiting anew, at the back
+            self.waiting[self] = None
 
     def _headers_arrived(self) -> None:
+        self.waiting.pop(self, None)
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
@@ -85,8 +131,16 @@ class GatewayProtocol(HttpToolsProtocol):
         self._headers_arrived()
         super().on_headers_complete()
 
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and not self.pipeline:  # idle until the next request
+            self.waiting[self] = None
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._headers_arrived()
+        if self._evicted:
+            self.evicted[0] -= 1
+            self._evicted = False
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:

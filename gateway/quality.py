@@ -26,7 +26,7 @@ from gateway.usage import period, summarize
 from router import fitting, quality
 from router.comparisons import Comparison
 from router.errors import InvalidRequest
-from router.ledger import UsageRow
+from router.ledger import APPS_OWN, UsageRow
 from router.routings import from_comparison
 
 PARAMS = {"app", "from", "to", "key", "target"}
@@ -42,7 +42,7 @@ async def api_quality(request: Request) -> Response:
     gateway = request.app.state.gateway
     comparisons = await asyncio.to_thread(gateway.shadows.comparisons.comparisons, app, since, until)
     rows: list[UsageRow] = await asyncio.to_thread(gateway.router.store.rows, app, since, until)
-    requests = [r for r in rows if r.kind == "request"]
+    requests = [r for r in rows if r.kind in APPS_OWN]
     money = summarize(requests)
     served = [r for r in requests if r.route in ("edge", "cloud")]
     edge_share = sum(r.route == "edge" for r in served) / len(served) if served else 0.0

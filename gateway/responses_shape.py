@@ -296,7 +296,7 @@ class ResponseEvents:
                     item_id=self._text["id"],
                     output_index=index,
                     content_index=0,
-                    part=part,
+                    part=dict(part),  # as it starts, empty: the text then grows on the item's own part
                 )
             )
             self._text["content"] = [part]

@@ -14,7 +14,7 @@ the prompt only for an app with `log_prompts: true`, masked as its ledger row is
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
 from opentelemetry import trace
@@ -22,7 +22,7 @@ from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from router.ledger import UsageRow
 from router.request import ChatRequest
-from router.tracing import incoming_context, request_attributes, tracer
+from router.tracing import UNKNOWN_MODEL, incoming_context, request_attributes, tracer
 
 log = logging.getLogger("edgeway")
 PROTOCOLS = ("http/protobuf", "grpc")
@@ -92,10 +92,14 @@ def request_span(method: str, path: str, headers: Mapping[str, str], app: str, r
     )
 
 
-def parsed(span: Span, chat: ChatRequest) -> None:
+def parsed(span: Span, chat: ChatRequest, known: Collection[str]) -> None:
+    """The span named for the operation and the model asked for: `auto` or one of the gateway's
+    models (`known`), else a placeholder (a client's `model` may be any string, an email address
+    included)."""
     if span.is_recording():
-        attributes = request_attributes(chat)
-        span.update_name(f"{attributes['gen_ai.operation.name']} {chat.model}")
+        model = chat.model if chat.model == "auto" or chat.model in known else UNKNOWN_MODEL
+        attributes = request_attributes(chat, model)
+        span.update_name(f"{attributes['gen_ai.operation.name']} {model}")
         span.set_attributes(attributes)
 
 

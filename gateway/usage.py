@@ -21,9 +21,9 @@ from starlette.responses import HTMLResponse, Response
 from gateway.http import JSON
 from gateway.percentiles import percentile
 from router.errors import InvalidRequest, Unauthorized
-from router.ledger import UsageRow
+from router.ledger import APPS_OWN, RowKind, UsageRow
 
-GROUPS = ("app", "route", "model", "rule", "day")
+GROUPS = ("app", "route", "model", "rule", "day", "kind")
 DASHBOARD = Path(__file__).resolve().parent / "static" / "dashboard.html"
 
 
@@ -139,9 +139,11 @@ async def api_usage(request: Request) -> Response:
     everything = await _rows(request, app, since, until)
     if params.get("format") == "csv":
         return _csv(everything)
-    # Shadow comparisons' spend is its own kind: never in the app's request figures.
-    rows = [r for r in everything if r.kind == "request"]
-    shadow_usd = sum(r.cost_usd for r in everything if r.kind != "request")
+    # Shadow comparisons' spend is its own kind: never in the app's request figures. Batch lines
+    # are the app's requests, and also shown apart, with the edge hours they took.
+    rows = [r for r in everything if r.kind in APPS_OWN]
+    shadow_usd = sum(r.cost_usd for r in everything if r.kind not in APPS_OWN)
+    batch = [r for r in rows if r.kind == RowKind.BATCH]
     groups: dict[str, list[UsageRow]] = {}
     for row in rows:
         groups.setdefault(row.day if group_by == "day" else str(getattr(row, group_by)), []).append(row)
@@ -153,6 +155,10 @@ async def api_usage(request: Request) -> Response:
             "group_by": group_by,
             "generated_at": time.time(),
             "totals": {**summarize(rows), "shadow_usd": round(shadow_usd, 6)},
+            "batch": {
+                **summarize(batch),
+                "edge_hours": round(sum(r.latency_ms for r in batch if r.route == "edge") / 3.6e6, 4),
+            },
             "groups": [{"key": key, **summarize(group)} for key, group in sorted(groups.items())],
             "split": [
                 {"app": name, "route": route, "requests": n} for (name, route), n in sorted(_split(rows).items())

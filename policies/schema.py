@@ -180,6 +180,9 @@ class Budget(Strict):
     daily_usd: float | None = Field(None, gt=0)
     monthly_usd: float | None = Field(None, gt=0)
     on_exhausted: Literal["edge", "deny"] = "edge"
+    # While the shared store (Redis) cannot be reached: refuse what would spend, send it to the
+    # edge, or spend from this replica's share of what was left (default: as on_exhausted says)
+    store_outage: Literal["deny", "edge", "local"] | None = None
 
     @model_validator(mode="after")
     def _some(self) -> Budget:

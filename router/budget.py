@@ -17,12 +17,21 @@ class Caps:
     monthly_usd: float | None = None
 
 
+StoreOutage = Literal["deny", "edge", "local"]
+
+
 @dataclass(frozen=True)
 class AppBudget:
-    """An app's caps, and what happens once they are spent: edge only, or 429."""
+    """An app's caps, what happens once they are spent (edge only, or 429), and while the shared
+    store that counts them cannot be reached (`store_outage`; default: as `on_exhausted`)."""
 
     caps: Caps
     on_exhausted: Literal["edge", "deny"] = "edge"
+    store_outage: StoreOutage | None = None
+
+    @property
+    def outage(self) -> StoreOutage:
+        return self.store_outage or self.on_exhausted
 
 
 def periods(now: float) -> tuple[str, str]:

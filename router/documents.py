@@ -1,9 +1,11 @@
-"""What the gateway learns from, kept beside the ledger: small JSON documents of a few kinds (shadow
-comparisons, routing records, feedback, installed routers), each under a key, an app and a time.
+"""What the gateway keeps beside the ledger: JSON documents of a few kinds (shadow comparisons,
+routing records, feedback, installed routers; batches, their lines' results and their files), each
+under a key, an app and a time; and leases, which one replica holds at a time (a batch's runner).
 
 One seam, three places, as the ledger's store URL says: `memory://` (this process), `sqlite:///
 path.db` (a `documents` table in the ledger's file) and `redis://` (shared by every replica: a hash
-of the documents and a sorted set of their keys by time, per kind). Never a prompt or an answer.
+of the documents and a sorted set of their keys by time, per kind). The learning kinds never hold a
+prompt or an answer; batch files hold what the app uploaded and what it asked for, for that app.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -37,6 +40,12 @@ class Documents(Protocol):
     ) -> list[Document]:
         """The documents of `kind` (of `app`, from `since`, before `until`), oldest first."""
 
+    def delete(self, kind: str, key: str) -> None: ...
+
+    def claim(self, lease: str, owner: str, ttl_s: float) -> bool:
+        """Take or renew `lease` for `owner` for `ttl_s` seconds: true unless another owner holds
+        it unexpired. Atomic across every process sharing the store."""
+
     def close(self) -> None: ...
 
 
@@ -49,6 +58,7 @@ class MemoryDocuments:
         self._kinds: dict[str, dict[str, Document]] = {}
         self._keep = keep
         self._lock = threading.Lock()
+        self._leases: dict[str, tuple[str, float]] = {}
 
     def put(self, kind: str, document: Document) -> None:
         with self._lock:
@@ -69,6 +79,19 @@ class MemoryDocuments:
             found = [d for d in self._kinds.get(kind, {}).values() if _within(d, app, since, until)]
         return sorted(found, key=lambda d: d.ts)
 
+    def delete(self, kind: str, key: str) -> None:
+        with self._lock:
+            self._kinds.get(kind, {}).pop(key, None)
+
+    def claim(self, lease: str, owner: str, ttl_s: float) -> bool:
+        now = time.time()
+        with self._lock:
+            holder, until = self._leases.get(lease, (owner, 0.0))
+            if holder != owner and until > now:
+                return False
+            self._leases[lease] = (owner, now + ttl_s)
+            return True
+
     def close(self) -> None:
         return None
 
@@ -83,6 +106,7 @@ class SqliteDocuments:
                 "PRIMARY KEY (kind, key))"
             )
             db.execute("CREATE INDEX IF NOT EXISTS documents_kind_app_ts ON documents (kind, app, ts)")
+            db.execute("CREATE TABLE IF NOT EXISTS leases (lease TEXT PRIMARY KEY, owner TEXT, until REAL)")
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=10)
@@ -110,6 +134,20 @@ class SqliteDocuments:
         with self._lock, self._connect() as db:
             rows = db.execute(query + " ORDER BY ts", args).fetchall()
         return [Document(k, a, t, json.loads(d)) for k, a, t, d in rows]
+
+    def delete(self, kind: str, key: str) -> None:
+        with self._lock, self._connect() as db:
+            db.execute("DELETE FROM documents WHERE kind = ? AND key = ?", (kind, key))
+
+    def claim(self, lease: str, owner: str, ttl_s: float) -> bool:
+        now = time.time()
+        with self._lock, self._connect() as db:  # one statement: atomic between processes too
+            taken = db.execute(
+                "INSERT INTO leases VALUES (?, ?, ?) ON CONFLICT (lease) DO UPDATE SET owner = excluded.owner, "
+                "until = excluded.until WHERE leases.owner = excluded.owner OR leases.until <= ?",
+                (lease, owner, now + ttl_s, now),
+            )
+            return taken.rowcount == 1
 
     def close(self) -> None:
         return None
@@ -149,6 +187,25 @@ class RedisDocuments:
         values: list[bytes | None] = self._redis.hmget(docs, keys)  # type: ignore[assignment]
         found = [_decoded(k.decode(), v) for k, v in zip(keys, values, strict=True) if v is not None]
         return [d for d in found if _within(d, app, since, until)]
+
+    def delete(self, kind: str, key: str) -> None:
+        docs, times = self._keys(kind)
+        pipe = self._redis.pipeline()
+        pipe.hdel(docs, key)
+        pipe.zrem(times, key)
+        pipe.execute()
+
+    # Take the lease if it is free or ours, in one step on the server.
+    _CLAIM = """
+    local holder = redis.call('GET', KEYS[1])
+    if holder and holder ~= ARGV[1] then return 0 end
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    return 1
+    """
+
+    def claim(self, lease: str, owner: str, ttl_s: float) -> bool:
+        key = f"{self.PREFIX}:lease:{lease}"
+        return bool(self._redis.eval(self._CLAIM, 1, key, owner, int(ttl_s * 1000)))
 
     def close(self) -> None:
         self._redis.close()

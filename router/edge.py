@@ -59,6 +59,14 @@ class EdgeModel:
             return self.engine.tokenize_chat(messages)
         return await off_loop(lambda: self.engine.tokenize_chat(messages))
 
+    async def prompt_tokens(self, request: ChatRequest) -> int:
+        """How many tokens this model reads for `request`: its chat template and tools included,
+        as an answer to it would count them."""
+        messages = None
+        if "tools" in request.needs:
+            messages = edge_tools.messages(request, edge_tools.tools_of(request.body))
+        return len(await self._prompt(request, messages or request.plain_messages()))
+
     async def _start(
         self, request: ChatRequest, confidence: bool = False, gate: Gate | None = None
     ) -> list[Generation]:
@@ -87,6 +95,7 @@ class EdgeModel:
             frequency_penalty=request.frequency_penalty,
             presence_penalty=request.presence_penalty,
             logit_bias=self._biases(request),
+            background=request.background,
         )
         generations: list[Generation] = []
         try:
@@ -156,7 +165,10 @@ class EdgeModel:
             if "tools" in request.needs:
                 message, finish_reason = edge_tools.answer(text, finish_reason)
             logprobs = self._logprobs(generation.logprobs) if request.logprobs is not None else None
-            choices.append({"index": i, "message": message, "logprobs": logprobs, "finish_reason": finish_reason})
+            choice = {"index": i, "message": message, "logprobs": logprobs, "finish_reason": finish_reason}
+            if generation.stop_sequence is not None:  # vLLM's field: which stop sequence ended it
+                choice["stop_reason"] = generation.stop_sequence
+            choices.append(choice)
         # The prompt is counted once, as OpenAI counts it for n answers: the others shared its cells.
         usage = Usage(generations[0].prompt_tokens, sum(g.completion_tokens for g in generations))
         body = {
@@ -282,7 +294,10 @@ class EdgeStream:
             raise NoCapacity(str(exc), retry_after=1) from None
         self.usage.completion_tokens = generation.completion_tokens
         self._phases()
-        yield self._chunk({}, generation.finish_reason)
+        last = self._chunk({}, generation.finish_reason)
+        if generation.stop_sequence is not None:
+            last["choices"][0]["stop_reason"] = generation.stop_sequence
+        yield last
 
     def _phases(self) -> None:
         if self._trace is not None:

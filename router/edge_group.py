@@ -78,6 +78,7 @@ class EdgeGroup:
                 timeout_s=300,
             ),
             self._pool,
+            forwards_priority=True,
         )
         headers = {"authorization": f"Bearer {config.api_key.get_secret_value()}"} if config.api_key else {}
         return Node(url, client, headers)

@@ -112,14 +112,38 @@ def _arguments(raw: Any) -> Any:
         return raw
 
 
+# What the grammar writes first: the name, then the arguments (`_cut_call` reads a call cut short).
+_NAME = re.compile(r'^\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"?')
+_ARGUMENTS = re.compile(r'"arguments"\s*:\s*')
+
+
 def answer(text: str, finish_reason: str | None) -> tuple[dict[str, Any], str | None]:
     """The assistant message for what the model wrote, and the finish reason to report."""
     if not text.startswith("{"):
         return {"role": "assistant", "content": text, "refusal": None}, finish_reason
     try:
         call = json.loads(text)
-    except json.JSONDecodeError:  # cut by max_tokens mid-call: what there is, said to be cut
-        return {"role": "assistant", "content": text, "refusal": None}, "length"
-    function = {"name": call["name"], "arguments": json.dumps(call["arguments"])}
+    except json.JSONDecodeError:  # cut by max_tokens mid-call: the call so far, said to be cut
+        return _message(*_cut_call(text)), "length"
+    return _message(call["name"], json.dumps(call["arguments"])), "tool_calls"
+
+
+def _message(name: str, arguments: str) -> dict[str, Any]:
+    function = {"name": name, "arguments": arguments}
     tool_call = {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function", "function": function}
-    return {"role": "assistant", "content": None, "tool_calls": [tool_call], "refusal": None}, "tool_calls"
+    return {"role": "assistant", "content": None, "tool_calls": [tool_call], "refusal": None}
+
+
+def _cut_call(text: str) -> tuple[str, str]:
+    """The name and the arguments' JSON text generated before the cut, as OpenAI reports a call
+    that `max_tokens` ended: the grammar's `{"name": ..., "arguments": ...}` wrapper is ours, never
+    the client's to see."""
+    named = _NAME.match(text)
+    name = ""
+    if named:
+        try:
+            name = json.loads(f'"{named.group(1)}"')
+        except ValueError:  # cut inside an escape
+            name = named.group(1)
+    opened = _ARGUMENTS.search(text, named.end() if named else 0)
+    return name, text[opened.end() :].rstrip() if opened else ""

@@ -66,6 +66,13 @@ class ModelNotFound(NotFound):
     code = "model_not_found"
 
 
+class UpstreamNotFound(NotFound):
+    """The provider has no such model or path: the gateway's config names something it does not
+    serve. Another target may still answer (unlike a request the client must fix)."""
+
+    code = "upstream_not_found"
+
+
 class BodyTooLarge(EdgewayError):
     status = 413
     type = "invalid_request_error"

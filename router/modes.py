@@ -78,10 +78,10 @@ class Streamed:
     cascades = True
 
     async def call(self, model: Tier, request: ChatRequest) -> ChunkStream:
-        return await model.stream(request)
+        return await primed(await model.stream(request))
 
     async def answer_read(self, read: ReadFirst) -> ChunkStream:
-        return await read.stream()
+        return await primed(await read.stream())
 
     def restore(self, result: ChunkStream, redaction: Redaction) -> ChunkStream:
         return MappedStream(result, redaction.stream_restorer().restore_chunk)
@@ -125,6 +125,60 @@ class Embedded:
 WHOLE = Whole()
 STREAMED = Streamed()
 EMBEDDED = Embedded()
+
+
+def _says_something(chunk: dict[str, Any]) -> bool:
+    """A chunk with more than the role: text, a tool call, a finish reason or the usage."""
+    if chunk.get("usage"):
+        return True
+    for choice in chunk.get("choices") or []:
+        delta = choice.get("delta") or {}
+        if delta.get("content") or delta.get("tool_calls") or delta.get("refusal") or choice.get("finish_reason"):
+            return True
+        if choice.get("text"):  # a legacy completion's chunk
+            return True
+    return False
+
+
+async def primed(stream: ChunkStream) -> ChunkStream:
+    """`stream` once its answer has begun: the chunks up to the first that says something are read
+    before the router hands the stream on, so that a provider that sends its headers (and perhaps
+    a role chunk) and then stalls, resets or fails is a failed attempt like an unstreamed one:
+    retried, or the next target tried. Nothing has reached the client yet; after this, a failure
+    ends the stream with an error event. The client's first byte comes when the first token does
+    either way."""
+    chunks = stream.__aiter__()
+    held: list[dict[str, Any]] = []
+    try:
+        async for chunk in chunks:
+            held.append(chunk)
+            if _says_something(chunk):
+                break
+    except BaseException:
+        await stream.aclose()
+        raise
+    return PrimedStream(stream, held, chunks)
+
+
+class PrimedStream:
+    """A stream whose first chunks are in hand (`primed`)."""
+
+    def __init__(self, inner: ChunkStream, held: list[dict[str, Any]], rest: AsyncIterator[dict[str, Any]]) -> None:
+        self._inner, self._held, self._rest = inner, held, rest
+
+    @property
+    def usage(self) -> Usage:
+        return self._inner.usage
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        for chunk in self._held:
+            yield chunk
+        self._held = []
+        async for chunk in self._rest:
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 class MappedStream:
@@ -207,15 +261,18 @@ class ReplayedAnswer:
         body = self._answer.body
         base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
         for choice in body["choices"]:
-            said: dict[str, Any] = {"content": choice["message"].get("content") or ""}
-            if choice["message"].get("tool_calls"):
-                said["tool_calls"] = [{"index": i, **call} for i, call in enumerate(choice["message"]["tool_calls"])]
-            for delta, finish in (
-                ({"role": "assistant", "content": ""}, None),
-                (said, None),
-                ({}, choice["finish_reason"]),
-            ):
+            calls = choice["message"].get("tool_calls")
+            # a tool call's deltas carry no content at all, as OpenAI sends them (not "")
+            said: dict[str, Any] = (
+                {"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]}
+                if calls
+                else {"content": choice["message"].get("content") or ""}
+            )
+            opening = {"role": "assistant", "content": None if calls else ""}
+            for delta, finish in ((opening, None), (said, None), ({}, choice["finish_reason"])):
                 one = {"index": choice.get("index", 0), "delta": delta, "logprobs": None, "finish_reason": finish}
+                if finish is not None and choice.get("stop_reason") is not None:
+                    one["stop_reason"] = choice["stop_reason"]
                 yield {**base, "choices": [one]}
 
     async def aclose(self) -> None:

@@ -48,7 +48,7 @@ class PolicyRules:
         spec = self.current().spec.budget
         if spec is None:
             return None
-        return AppBudget(Caps(spec.daily_usd, spec.monthly_usd), spec.on_exhausted)
+        return AppBudget(Caps(spec.daily_usd, spec.monthly_usd), spec.on_exhausted, spec.store_outage)
 
     def shadow(self) -> ShadowPolicy | None:
         policy = self.current()

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from classifiers.forwarded import Key, Path, forwarded_strings
+from classifiers.forwarded import Key, Path, forwarded_strings, number_text
 from classifiers.signals import PrivacyFinding
 from router.errors import NoCapacity
 from router.request import ChatRequest
@@ -175,7 +175,11 @@ def _get(body: Any, path: Path) -> str:
     if isinstance(last, Key):
         return last.name
     value = _parent(body, path)[last]
-    assert isinstance(value, str)  # findings are made only of strings
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        text = number_text(value)  # the digits the scan read; masked, the number becomes a string
+        assert text is not None
+        return text
+    assert isinstance(value, str)  # findings are made only of strings, keys and numbers
     return value
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from router.errors import InvalidRequest
@@ -37,6 +38,13 @@ FEATURE_FIELDS = {
 }
 
 
+class Priority(StrEnum):
+    """`x-edgeway-priority`: how the edge schedules the request."""
+
+    INTERACTIVE = "interactive"
+    BACKGROUND = "background"
+
+
 @dataclass
 class ChatRequest:
     body: dict[str, Any]
@@ -61,6 +69,12 @@ class ChatRequest:
     logit_bias: tuple[tuple[int, float], ...] = ()  # token ids of the tokenizer of the model named
     app: str = ""  # who asks: set by the gateway once the key is known
     body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
+
+    @property
+    def background(self) -> bool:
+        """Work that yields to interactive requests on the edge (`x-edgeway-priority: background`:
+        batch lines, or a client's own offline work)."""
+        return self.metadata.get("priority") == Priority.BACKGROUND
 
     def text_of(self, message: dict[str, Any]) -> str:
         """The text a model reads from one message (text parts joined, other parts dropped)."""

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from router.errors import EdgewayError, InvalidRequest, UpstreamError
+from router.errors import EdgewayError, UpstreamError
 
 T = TypeVar("T")
 CLOSED, HALF_OPEN, OPEN = "closed", "half-open", "open"
@@ -33,8 +33,9 @@ class RetryPolicy:
 
 
 def retryable(exc: EdgewayError) -> bool:
-    """Worth trying the same upstream again: transport errors, timeouts, 429 and 5xx, never a 4xx."""
-    if isinstance(exc, InvalidRequest):
+    """Worth trying the same upstream again: transport errors, timeouts, 429 and 5xx, never a 4xx
+    (a refusal the provider will repeat: a rejected request, an unknown model, a body too large)."""
+    if not isinstance(exc, UpstreamError) and exc.status < 500:
         return False
     status = exc.provider_status if isinstance(exc, UpstreamError) else None
     return status is None or status == 429 or status >= 500

@@ -29,7 +29,7 @@ from router.cache import CachePolicy, CacheStore, MemoryCache, cacheable, key_of
 from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
 from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
 from router.installed import InstalledRouters
-from router.ledger import MemoryStore, Store
+from router.ledger import MemoryStore, Store, StoreUnavailable
 from router.limits import Limits
 from router.modes import EMBEDDED, STREAMED, WHOLE, Mode, R
 from router.narrowing import able, check_max_tokens, local_only, over_budget, within_latency_budget
@@ -111,9 +111,10 @@ class Router:
     async def decide_async(self, request: ChatRequest, caller: Caller) -> tuple[Signals, Decision]:
         """`decide`, with a large request's signals computed on a worker thread: scanning
         megabytes takes a second, which the event loop (and every other request) must not wait."""
-        return self.decide(request, caller, await self._signals_async(request, caller))
+        return self.decide(request, caller, await self.signals_async(request, caller))
 
-    async def _signals_async(self, request: ChatRequest, caller: Caller) -> Signals:
+    async def signals_async(self, request: ChatRequest, caller: Caller) -> Signals:
+        """The request's signals once it is admissible (a known model, within the app's caps)."""
         self._admissible(request, caller)  # first: it may lower max_tokens, which the signals read
         if request.body_bytes <= INLINE_BYTES:
             return self.signals(request)
@@ -170,9 +171,34 @@ class Router:
         if caller.budget is None:
             return decision
         estimate = self.estimate(decision, signals)
-        if not self.store.admit(caller.app, caller.budget.caps, estimate):
-            return local_only(self.models, over_budget(decision, caller.budget))
+        try:
+            admitted = self.store.admit(caller.app, caller.budget.caps, estimate)
+        except StoreUnavailable:
+            return _some_target(self._admit_alone(caller.app, caller.budget, decision, estimate))
+        if not admitted:
+            return _some_target(local_only(self.models, over_budget(decision, caller.budget)))
         return dataclasses.replace(decision, reserved_usd=estimate)
+
+    def _admit_alone(self, app: str, budget: AppBudget, decision: Decision, estimate: float) -> Decision:
+        """The shared store that counts the app's spend cannot be reached: its `store_outage` says
+        whether what would spend is refused, sent to the edge, or spent from this replica's share."""
+        if estimate <= 0:  # nothing of this request spends
+            return decision
+        if budget.outage == "deny":
+            raise NoCapacity(
+                "The store that counts this app's budget cannot be reached; its policy refuses cloud "
+                "requests until it is back.",
+                retry_after=5,
+                code="budget_store_unavailable",
+            )
+        if budget.outage == "local":
+            if self.store.admit_alone(app, budget.caps, estimate):
+                return dataclasses.replace(decision, reserved_usd=estimate)
+            return local_only(self.models, over_budget(decision, budget))  # this replica's share is spent
+        why = "budget store unreachable: edge only"
+        return local_only(
+            self.models, dataclasses.replace(decision, cloud_allowed=False, reasons=decision.reasons + (why,))
+        )
 
     def release(self, app: str, decision: Decision) -> None:
         """Give back a reservation for a request that ended without a usage row's charge."""
@@ -192,7 +218,7 @@ class Router:
 
     async def _run(self, mode: Mode[R], request: ChatRequest, caller: Caller) -> Routed[R]:
         with tracing.step("edgeway.classify") as span:
-            signals = await self._signals_async(request, caller)
+            signals = await self.signals_async(request, caller)
             span.set_attributes(tracing.signal_attributes(signals))
         with tracing.step("edgeway.decide") as span:
             signals, decision = self.decide(request, caller, signals)
@@ -203,7 +229,7 @@ class Router:
             found, similarity = self.cache.get(caller.app, key), None
             if found is None and caller.cache.semantic:
                 found, similarity = await semantic.similar(
-                    self.cache, self.embedder, caller.app, caller.cache, decision.targets[0], request
+                    self.cache, self.embedder, caller.app, caller.cache, decision.targets[0], request, signals.privacy
                 )
             if found is not None:  # the cheapest route of all: nothing admitted, nothing called
                 served = self.models[decision.targets[0]]
@@ -232,7 +258,9 @@ class Router:
         if key is not None and caller.cache is not None and routed.model.name == decision.targets[0]:
             # (an answer of a fallback or an escalation is not the keyed model's: not kept)
             policy, app, exact = caller.cache, caller.app, key
-            record = semantic.record(app, decision.targets[0], request, exact) if policy.semantic else None
+            record = (
+                semantic.record(app, decision.targets[0], request, exact, signals.privacy) if policy.semantic else None
+            )
 
             def keep(answer: Answer) -> None:
                 self.cache.put(app, exact, pack(answer), policy.ttl_s)
@@ -341,3 +369,13 @@ def _worth_another_tier(exc: EdgewayError) -> bool:
     if isinstance(exc, InvalidRequest):
         return exc.code in ("context_length_exceeded", "unsupported_content")
     return True
+
+
+def _some_target(decision: Decision) -> Decision:
+    """A decision that admission narrowed to no target at all (a cloud-only rule, over budget and
+    kept local) is a refusal the client hears, not an empty plan."""
+    if not decision.targets:
+        raise NoCapacity(
+            f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).", retry_after=5
+        )
+    return decision

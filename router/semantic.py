@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from classifiers.forwarded import text_at
+from classifiers.signals import PrivacyFinding
 from router import tracing
 from router.cache import UNKEYED, CachePolicy, CacheStore
 from router.errors import EdgewayError
@@ -64,16 +66,24 @@ def last_user_text(request: ChatRequest) -> str | None:
     return text if text.strip() else None
 
 
-def semantic_key(app: str, model: str, request: ChatRequest) -> str | None:
+def private_values(request: ChatRequest, findings: Sequence[PrivacyFinding]) -> list[tuple[str, str]]:
+    """Each private value the scan found in the request, with its type, in a canonical order."""
+    return sorted({(f.type, text_at(request.body, f.path)[f.start : f.end]) for f in findings if f.end > f.start})
+
+
+def semantic_key(app: str, model: str, request: ChatRequest, findings: Sequence[PrivacyFinding] = ()) -> str | None:
     """The key of the requests this one may match: the same app, model and body but for the last
-    user message, which counts by its content words only. None: not a request to match by meaning."""
+    user message, which counts by its content words only, and the same private values, exactly
+    (`findings`): "a note to jane.roe@example.com" and "... to jane_roe@example.com" have the same
+    content words and nearly the same embedding, and one person's answer must never be served to
+    another. None: not a request to match by meaning."""
     text = last_user_text(request)
     if text is None:
         return None
     body: dict[str, Any] = {k: v for k, v in request.body.items() if k not in UNKEYED}
     body["messages"] = [*request.body["messages"][:-1], {"role": "user", "words": content_words(text)}]
-    material = orjson.dumps({"app": app, "model": model, "semantic": body}, option=orjson.OPT_SORT_KEYS)
-    return "semantic:" + hashlib.sha256(material).hexdigest()
+    semantic = {"app": app, "model": model, "semantic": body, "private": private_values(request, findings)}
+    return "semantic:" + hashlib.sha256(orjson.dumps(semantic, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -82,22 +92,30 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norms if norms else 0.0
 
 
-def record(app: str, model: str, request: ChatRequest, exact: str) -> tuple[str, bytes] | None:
+def record(
+    app: str, model: str, request: ChatRequest, exact: str, findings: Sequence[PrivacyFinding] = ()
+) -> tuple[str, bytes] | None:
     """What the semantic index keeps of a cached request, as (its key, its value): the request's
     exact cache key and its last user text. None: not a request to match by meaning."""
-    candidate, text = semantic_key(app, model, request), last_user_text(request)
+    candidate, text = semantic_key(app, model, request, findings), last_user_text(request)
     if candidate is None or text is None:
         return None
     return candidate, orjson.dumps({"key": exact, "text": text})
 
 
 async def similar(
-    cache: CacheStore, embedder: Tier | None, app: str, policy: CachePolicy, model: str, request: ChatRequest
+    cache: CacheStore,
+    embedder: Tier | None,
+    app: str,
+    policy: CachePolicy,
+    model: str,
+    request: ChatRequest,
+    findings: Sequence[PrivacyFinding] = (),
 ) -> tuple[bytes | None, float | None]:
     """A cached answer to this request in other words, and how similar the two asks are: the
-    same content words first (no embedding is computed without such a candidate), then the edge
-    embeddings' cosine at least `min_similarity`."""
-    candidate, text = semantic_key(app, model, request), last_user_text(request)
+    same content words and private values first (no embedding is computed without such a
+    candidate), then the edge embeddings' cosine at least `min_similarity`."""
+    candidate, text = semantic_key(app, model, request, findings), last_user_text(request)
     stored = cache.get(app, candidate) if candidate is not None else None
     if stored is None or embedder is None or text is None:
         return None, None

@@ -38,7 +38,7 @@ from router.comparisons import Comparison, Comparisons
 from router.decision import Decision
 from router.errors import EdgewayError
 from router.judge import JUDGE_MAX_TOKENS, judge_body, question_of, said, verdict
-from router.ledger import UsageRow
+from router.ledger import StoreUnavailable, UsageRow
 from router.ledger.rows import account_of
 from router.modes import WHOLE
 from router.pricing import FREE
@@ -203,7 +203,12 @@ class Shadower:
         account, caps = account_of(served.app, "shadow"), Caps(policy.daily_usd, None)
         question = question_of(served.request)
         estimate = self._estimate(served, other, judge, question)
-        if not router.store.admit(account, caps, estimate):
+        try:
+            admitted = router.store.admit(account, caps, estimate)
+        except StoreUnavailable:  # the shadow budget cannot be counted: no comparison until it can
+            self.stats["skipped: budget store unreachable"] += 1
+            return None
+        if not admitted:
             self.stats["skipped: shadow budget spent"] += 1
             return None
         try:

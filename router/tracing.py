@@ -35,13 +35,22 @@ def operation(request: ChatRequest) -> str:
     return "chat" if request.prompt is None else "text_completion"
 
 
-def request_attributes(request: ChatRequest) -> dict[str, Any]:
-    attributes: dict[str, Any] = {"gen_ai.operation.name": operation(request), "gen_ai.request.model": request.model}
+UNKNOWN_MODEL = "(unknown model)"
+
+
+def request_attributes(request: ChatRequest, model: str | None = None) -> dict[str, Any]:
+    """What a span may say of the request: numbers edgeway bounds and a model it knows (`model`,
+    else the request's own, which the caller has checked names one). The seed is a client's
+    number of any size, and is left out: a span carries nothing a client wrote that the privacy
+    scan has not read."""
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": operation(request),
+        "gen_ai.request.model": request.model if model is None else model,
+    }
     for name, value in (
         ("gen_ai.request.max_tokens", request.max_tokens),
         ("gen_ai.request.temperature", request.temperature),
         ("gen_ai.request.top_p", request.top_p),
-        ("gen_ai.request.seed", request.seed),
     ):
         if value is not None:
             attributes[name] = value

@@ -76,13 +76,13 @@ def test_a_streamed_answer_is_cached_when_it_ends_and_replayed_as_a_stream():
     r, _, cloud = routed_pair()
     caller = Caller("t", policy(CLOUD), cache=ONE_HOUR)
 
-    async def text(routed) -> str:
-        return "".join([c["choices"][0]["delta"].get("content", "") async for c in routed.result if c["choices"]])
+    async def streamed() -> tuple[str, str | None]:  # routed and read in one event loop, as a server does
+        routed = await r.stream(ask(), caller)
+        text = "".join([c["choices"][0]["delta"].get("content", "") async for c in routed.result if c["choices"]])
+        return text, routed.cache
 
-    first = asyncio.run(r.stream(ask(), caller))
-    assert asyncio.run(text(first)) == "the cached answer"
-    again = asyncio.run(r.stream(ask(), caller))
-    assert again.cache == "hit" and asyncio.run(text(again)) == "the cached answer" and len(cloud.requests) == 1
+    assert asyncio.run(streamed()) == ("the cached answer", "miss")
+    assert asyncio.run(streamed()) == ("the cached answer", "hit") and len(cloud.requests) == 1
     whole = asyncio.run(r.complete(ask(), caller))
     assert whole.cache == "hit"
 
@@ -150,6 +150,20 @@ def test_a_near_miss_another_context_another_app_or_a_low_similarity_is_not_a_se
     exact_only = Caller("t", policy(CLOUD), cache=ONE_HOUR)
     assert asyncio.run(r.complete(ask("what is the capital of france?"), exact_only)).cache == "miss"
     assert len(cloud.requests) == 6
+
+
+def test_one_persons_cached_answer_is_never_served_to_another_in_other_words():
+    """The same note to another address: the same content words ("jane", "roe", "example") and
+    a near-equal embedding, but not the same private values, so never the same answer."""
+    r, edge, cloud = semantic_pair()
+    caller = Caller("t", policy(CLOUD), cache=SEMANTIC)
+    note = "Draft a short note to {} about the meeting"
+    asyncio.run(r.complete(ask(note.format("jane.roe@example.com")), caller))
+    for other in ("jane_roe@example.com", "a.roe@example.com", "roe@example.com", "jane+roe@example.com"):
+        assert asyncio.run(r.complete(ask(note.format(other)), caller)).cache == "miss", other
+    same = asyncio.run(r.complete(ask(note.format("jane.roe@example.com").lower() + "."), caller))
+    assert same.cache == "hit"  # the same person, in other words: still served
+    assert len(cloud.requests) == 5
 
 
 # --- the stores -------------------------------------------------------------------------------

@@ -143,6 +143,21 @@ def test_a_request_the_provider_rejects_is_a_400_with_its_message_and_is_not_ret
     assert len(upstream.requests) == 1
 
 
+def test_a_provider_404_is_a_404_and_another_tier_may_answer(gateway, upstream):
+    """The provider does not serve the configured model: a 404 the client hears as a 404 (not a
+    400 it would try to fix), tried once; on `auto` the next target answers instead."""
+    upstream.fail_next(Fault(status=404, message="The model `gpt-4o-mini` does not exist"))
+    with pytest.raises(openai.NotFoundError) as caught:
+        client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION)
+    assert caught.value.code == "upstream_not_found" and "does not exist" in caught.value.message
+    assert len(upstream.requests) == 1
+    upstream.fail_next(Fault(status=404, message="The model `gpt-4o-mini` does not exist"))
+    raw = client_for(gateway, "beta").chat.completions.with_raw_response.create(
+        model="auto", messages=QUESTION, max_tokens=5
+    )
+    assert raw.headers["x-edgeway-route"] == "edge" and len(upstream.requests) == 2
+
+
 def test_a_passing_failure_is_retried_with_backoff(gateway, upstream):
     upstream.fail_next(Fault(status=502, message="bad gateway"), times=2)
     answer = client_for(gateway).chat.completions.create(model="gpt-fake", messages=QUESTION)
@@ -159,6 +174,19 @@ def test_a_stream_that_stalls_after_its_first_chunk_ends_with_an_error_not_a_han
         ):
             pass
     assert time.monotonic() - started < 4  # ended by the 1 s read timeout, well before the stall ends
+
+
+@pytest.mark.parametrize("fault", [Fault(stall_after_chunks=0, stall_s=4), Fault(drop_after_chunks=0)])
+def test_a_stream_that_fails_before_its_first_chunk_is_retried_and_falls_back(gateway, upstream, fault):
+    """The provider sends its headers, then stalls (or drops the connection): nothing reached the
+    client yet, so the stream is retried and falls back as an unstreamed request would."""
+    upstream.fail_next(fault, times=3)  # the first try and its two retries
+    raw = client_for(gateway, "beta", timeout=30).chat.completions.with_raw_response.create(
+        model="auto", messages=QUESTION, max_tokens=5, stream=True
+    )
+    assert raw.http_response.status_code == 200 and raw.headers["x-edgeway-route"] == "edge"
+    text = "".join(c.choices[0].delta.content or "" for c in raw.parse() if c.choices)
+    assert text and len(upstream.requests) == 3
 
 
 def test_a_failing_cloud_falls_back_to_the_edge_for_auto(gateway, upstream):

@@ -57,6 +57,7 @@ def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors
             assert page.locator("#t-recent tbody tr").count() >= 6
             assert page.locator("#k-savings").inner_text().endswith(")")  # "NN% ($X)"
             assert page.locator("#k-cache").inner_text().endswith(")")  # "N (N%, $X)"
+            assert page.locator("#k-batch").inner_text().endswith(" h)")  # "N (X.XX h)": batch lines, edge hours
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
             assert problems == []

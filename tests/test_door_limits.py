@@ -4,6 +4,7 @@ and usage queries, each answered in OpenAI's error shape before any work or rese
 from __future__ import annotations
 
 import json
+import select
 import socket
 import time
 from collections.abc import Iterator
@@ -112,17 +113,64 @@ def test_an_http_framing_error_is_answered_in_openais_shape(door):
     assert status == 400 and body["error"]["code"] == "invalid_http" and body["error"]["message"]
 
 
-def test_connections_past_the_limit_are_answered_503_and_the_gateway_recovers(door):
-    held = [socket.create_connection(("127.0.0.1", door.port), timeout=5) for _ in range(MAX_CONNECTIONS)]
+def half_sent(gateway: GatewayProcess, count: int) -> list[socket.socket]:
+    """Connections that each send half a request's headers and then nothing."""
+    held = []
+    for _ in range(count):
+        s = socket.create_connection(("127.0.0.1", gateway.port), timeout=5)
+        s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: edgeway\r\nContent-Ty")
+        held.append(s)
+    return held
+
+
+def test_connections_waiting_for_headers_make_room_for_new_ones_near_the_limit(door):
+    held = half_sent(door, MAX_CONNECTIONS * 2)
     try:
         time.sleep(0.2)
-        status, body = parsed(raw(door, b"GET /healthz HTTP/1.1\r\nHost: edgeway\r\n\r\n"))
-        assert status == 503 and body["error"]["code"] == "too_busy"
+        assert httpx.get(door.url + "/healthz", timeout=5).status_code == 200
+        status, body = parsed(held[0].recv(65536))  # the longest-waiting was closed first, told why
+        assert status == 408 and body["error"]["code"] == "timeout"
+        readable, _, _ = select.select([held[-1]], [], [], 0)
+        assert readable == []  # the newest is still open, waiting for the rest of its headers
     finally:
         for s in held:
             s.close()
-    time.sleep(0.2)
+
+
+def test_connections_past_the_limit_are_answered_503_only_when_all_are_serving_requests(door):
+    # headers whole, body half-sent: each is a request the app is serving, which is never displaced
+    busy = []
+    for _ in range(MAX_CONNECTIONS):
+        s = socket.create_connection(("127.0.0.1", door.port), timeout=5)
+        s.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: edgeway\r\ncontent-type: application/json\r\n"
+            + f"authorization: Bearer {APP_KEYS['alpha']}\r\n".encode()
+            + b'content-length: 1000\r\n\r\n{"model"'
+        )
+        busy.append(s)
+    try:
+        time.sleep(0.3)
+        assert select.select(busy, [], [], 0)[0] == []  # each is still waiting for its body
+        status, body = parsed(raw(door, b"GET /healthz HTTP/1.1\r\nHost: edgeway\r\n\r\n"))
+        assert status == 503 and body["error"]["code"] == "too_busy"
+    finally:
+        for s in busy:
+            s.close()
+    time.sleep(0.3)
     assert httpx.get(door.url + "/healthz").status_code == 200
+
+
+def test_idle_keep_alive_connections_are_closed_silently_to_make_room(door):
+    clients = [httpx.Client(base_url=door.url, timeout=5) for _ in range(MAX_CONNECTIONS)]
+    try:
+        for client in clients:  # each holds one idle keep-alive connection after its request
+            assert client.get("/healthz").status_code == 200
+        assert httpx.get(door.url + "/healthz", timeout=5).status_code == 200
+        # a client whose idle connection was closed opens a new one and is served
+        assert all(client.get("/healthz").status_code == 200 for client in clients)
+    finally:
+        for client in clients:
+            client.close()
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,37 @@ async def test_a_long_prompt_does_not_hold_back_a_short_request_that_arrives_aft
     assert short.first_token_at < long.first_token_at  # its prefill was chunked around the short one
 
 
+async def test_background_work_sits_out_every_step_an_interactive_request_needs(engine):
+    """A batch line decodes only while nothing interactive runs: an interactive request arriving
+    beside it waits at most the step in flight, and the batch line resumes once it is done."""
+    line = engine.submit(STORY, Sampling(max_tokens=400, temperature=0, background=True))
+    background = asyncio.ensure_future(collect(line))
+    while line.completion_tokens < 5:
+        await asyncio.sleep(0.005)
+    assert engine.wait_ms() == 0.0  # background work is no wait for interactive requests
+    before = line.completion_tokens
+    interactive = engine.submit(STORY, Sampling(max_tokens=48, temperature=0))
+    await collect(interactive)
+    assert line.completion_tokens - before <= 2  # the step in flight, and the one that admitted it
+    assert interactive.completion_tokens == 48 and not background.done()
+    await background
+    assert line.finish_reason in ("length", "stop") and line.completion_tokens > before + 2
+
+
+async def test_background_work_waits_while_interactive_requests_wait():
+    small = EdgeEngine(EdgeModelConfig(n_ctx=512, parallel=2))
+    small.load()
+    try:
+        first = small.submit(STORY, Sampling(max_tokens=200, temperature=0))
+        line = small.submit(STORY, Sampling(max_tokens=40, temperature=0, background=True))
+        waiting = asyncio.ensure_future(collect(line))
+        await collect(first)
+        assert line.started_at is not None and line.started_at >= first.ended_at  # no slot beside: it waited
+        await waiting
+    finally:
+        small.close()
+
+
 async def test_admission_counts_kv_cells_not_requests():
     small = EdgeEngine(EdgeModelConfig(n_ctx=512, parallel=4))
     small.load()

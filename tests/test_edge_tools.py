@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import anthropic
+import httpx
 import jsonschema
 import openai
 import pytest
@@ -45,6 +46,19 @@ def called(message, tool: dict) -> dict:
     arguments = json.loads(call.function.arguments)
     jsonschema.validate(arguments, tool["function"]["parameters"])
     return arguments
+
+
+def must_call_through_messages(gateway, max_tokens: int):
+    """The weather question through the Messages API, a tool call required (`tool_choice: any`)."""
+    claude = anthropic.Anthropic(base_url=gateway.url, api_key=APP_KEYS["alpha"], max_retries=0)
+    return claude.messages.create(
+        model="smollm2",
+        max_tokens=max_tokens,
+        messages=[{"role": "user", "content": "What is the weather in Paris?"}],
+        tools=[{"name": "get_weather", "description": "weather", "input_schema": WEATHER["function"]["parameters"]}],
+        tool_choice={"type": "any"},
+        extra_body={"temperature": 0},
+    )
 
 
 def test_a_required_call_on_the_edge_matches_the_tools_schema(gateway, upstream):
@@ -113,15 +127,7 @@ def test_a_tool_result_goes_back_to_the_edge_and_it_answers(gateway):
 
 
 def test_the_messages_api_gets_a_tool_use_block_from_the_edge(gateway):
-    claude = anthropic.Anthropic(base_url=gateway.url, api_key=APP_KEYS["alpha"], max_retries=0)
-    message = claude.messages.create(
-        model="smollm2",
-        max_tokens=60,
-        messages=[{"role": "user", "content": "What is the weather in Paris?"}],
-        tools=[{"name": "get_weather", "description": "weather", "input_schema": WEATHER["function"]["parameters"]}],
-        tool_choice={"type": "any"},
-        extra_body={"temperature": 0},
-    )
+    message = must_call_through_messages(gateway, max_tokens=60)
     (block,) = [b for b in message.content if b.type == "tool_use"]
     assert message.stop_reason == "tool_use" and block.name == "get_weather"
     jsonschema.validate(block.input, WEATHER["function"]["parameters"])
@@ -150,3 +156,50 @@ def test_the_responses_api_gets_a_function_call_item_from_the_edge(gateway):
     (item,) = [i for i in response.output if i.type == "function_call"]
     assert item.name == "get_weather" and response.status == "completed"
     jsonschema.validate(json.loads(item.arguments), function["parameters"])
+
+
+def test_a_call_cut_by_max_tokens_is_a_cut_call_with_the_arguments_so_far(gateway):
+    """As OpenAI reports it: `tool_calls` with the arguments generated before the cut and
+    `finish_reason: length`; the grammar's `{"name": ..., "arguments": ...}` envelope is never text."""
+    answer = client_for(gateway).chat.completions.create(
+        model="smollm2", messages=ASK, tools=[WEATHER], tool_choice="required", max_tokens=14, temperature=0
+    )
+    choice = answer.choices[0]
+    assert choice.finish_reason == "length" and choice.message.content is None
+    (call,) = choice.message.tool_calls
+    assert call.function.name == "get_weather"
+    assert call.function.arguments.startswith("{") and '"name"' not in call.function.arguments
+    whole = client_for(gateway).chat.completions.create(
+        model="smollm2", messages=ASK, tools=[WEATHER], tool_choice="required", max_tokens=60, temperature=0
+    )
+    assert whole.choices[0].message.tool_calls[0].function.arguments.startswith(call.function.arguments.rstrip())
+
+
+def test_a_cut_call_through_the_messages_api_is_a_tool_use_block_cut_at_max_tokens(gateway):
+    message = must_call_through_messages(gateway, max_tokens=14)
+    assert message.stop_reason == "max_tokens"
+    assert [b.type for b in message.content] == ["tool_use"] and message.content[0].name == "get_weather"
+    assert message.content[0].input == {}
+
+
+def test_a_streamed_tool_call_delta_carries_no_content(gateway):
+    """OpenAI leaves `content` out (or null) beside `tool_calls`; llama.cpp's server tests reject `""`."""
+    body = {
+        "model": "smollm2",
+        "messages": ASK,
+        "tools": [WEATHER],
+        "tool_choice": "required",
+        "max_tokens": 60,
+        "temperature": 0,
+        "stream": True,
+    }
+    with httpx.stream(
+        "POST",
+        gateway.url + "/v1/chat/completions",
+        json=body,
+        headers={"authorization": f"Bearer {APP_KEYS['alpha']}"},
+    ) as answer:
+        lines = [line[6:] for line in answer.iter_lines() if line.startswith("data: {")]
+    deltas = [json.loads(line)["choices"][0]["delta"] for line in lines if json.loads(line)["choices"]]
+    with_calls = [d for d in deltas if d.get("tool_calls")]
+    assert with_calls and all(d.get("content") is None for d in with_calls)

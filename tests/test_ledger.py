@@ -208,3 +208,53 @@ def test_an_app_that_opted_in_keeps_its_prompts_masked_and_others_keep_none(ledg
     kept = [r["prompt"] for r in recent if r["app"] == "gamma"]
     assert kept == ["Please write to [EMAIL] about invoice 7."]
     assert all(r["prompt"] is None for r in recent if r["app"] != "gamma")
+
+
+@pytest.mark.parametrize("outage, expect", [("deny", 503), ("edge", "edge"), (None, 503)])
+def test_a_store_that_cannot_be_reached_applies_the_apps_store_outage(outage, expect):
+    """Redis away: `deny` (and the default under `on_exhausted: deny`) refuses what would spend,
+    `edge` keeps it local."""
+    import asyncio
+
+    from classifiers import Scorer
+    from router.budget import AppBudget, Caps
+    from router.errors import NoCapacity
+    from router.ledger.redis_store import RedisStore
+    from router.pricing import Price
+    from router.request import parse_chat_request
+    from router.routing import Caller, Router
+    from router.rules import PlainRules
+    from tests.fakes import FakeTier
+
+    store = RedisStore("redis://127.0.0.1:9/0")  # nothing listens there
+    edge, cloud = FakeTier("edge", "edge"), FakeTier("cloud", "cloud")
+    router = Router({"edge": edge, "cloud": cloud}, Scorer(), {"cloud": Price(1e-3, 1e-3)}, store)
+    budget = AppBudget(Caps(daily_usd=1.0), on_exhausted="deny", store_outage=outage)
+    caller = Caller("t", PlainRules(router.catalog, prefer="cloud"), budget)
+    request = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5})
+    try:
+        if expect == 503:
+            with pytest.raises(NoCapacity) as refused:
+                asyncio.run(router.complete(request, caller))
+            assert refused.value.code == "budget_store_unavailable" and cloud.requests == []
+        else:
+            assert asyncio.run(router.complete(request, caller)).route == "edge" and cloud.requests == []
+    finally:
+        store.close()
+
+
+def test_alone_a_replica_spends_its_share_of_what_was_left():
+    from router.budget import Caps
+    from router.ledger.redis_store import RedisStore
+
+    store = RedisStore("redis://127.0.0.1:9/0")
+    try:
+        store._seen["t"], store._replicas = (0.4, 0.4), 2  # Redis last said: $0.4 spent, two replicas
+        caps = Caps(daily_usd=1.0)  # $0.6 left: $0.3 this replica's share
+        assert [store.admit_alone("t", caps, 0.2) for _ in range(3)] == [
+            True,
+            True,
+            False,
+        ]  # one over its share at most
+    finally:
+        store.close()

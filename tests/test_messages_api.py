@@ -129,6 +129,48 @@ def test_errors_have_anthropics_shape_and_status(messages_gateway):
         )
 
 
+def test_a_stop_sequence_that_ends_the_answer_is_reported_whole_and_streamed(messages_gateway):
+    """Anthropic says which stop sequence ended the answer: `stop_reason: stop_sequence` and the
+    sequence itself, in the message and in the stream's `message_delta`."""
+    asked = {"model": "smollm2", "max_tokens": 40, "messages": HELLO, "stop_sequences": ["e"]}
+    message = client(messages_gateway).messages.create(**asked, extra_body={"temperature": 0})
+    assert message.stop_reason == "stop_sequence" and message.stop_sequence == "e"
+    assert "e" not in message.content[0].text
+    with client(messages_gateway).messages.stream(**asked, extra_body={"temperature": 0}) as stream:
+        events = list(stream)
+        final = stream.get_final_message()
+    (delta,) = [e for e in events if e.type == "message_delta"]
+    assert delta.delta.stop_reason == "stop_sequence" and delta.delta.stop_sequence == "e"
+    assert final.stop_sequence == "e" and final.content[0].text == message.content[0].text
+
+
+def test_count_tokens_counts_what_the_edge_model_reads(messages_gateway):
+    """`messages.count_tokens`, as Claude Code calls it: for an edge model the exact count its own
+    template and tokenizer give, the same the answer's usage reports; no model runs, no row is written."""
+    claude = client(messages_gateway)
+    conversation = {"system": "You are terse.", "messages": HELLO}
+    counted = claude.messages.count_tokens(model="smollm2", **conversation)
+    answered = claude.messages.create(model="smollm2", max_tokens=1, **conversation)
+    assert counted.input_tokens == answered.usage.input_tokens
+    with_tool = claude.messages.count_tokens(model="smollm2", tools=[WEATHER], **conversation)
+    assert with_tool.input_tokens > counted.input_tokens
+    estimated = claude.messages.count_tokens(model="gpt-fake", **conversation)
+    assert 0 < estimated.input_tokens < 4 * counted.input_tokens
+    with pytest.raises(anthropic.NotFoundError):
+        claude.messages.count_tokens(model="claude-9", **conversation)
+
+
+def test_anything_under_v1_messages_answers_in_anthropics_shape(messages_gateway):
+    answer = httpx.post(
+        messages_gateway.url + "/v1/messages/batches/nothing",
+        json={},
+        headers={"x-api-key": TWO_APPS["open"], "anthropic-version": "2023-06-01"},
+    )
+    assert answer.status_code == 404
+    assert answer.json()["type"] == "error" and answer.json()["error"]["type"] == "not_found_error"
+    assert "under /v1" not in answer.json()["error"]["message"]
+
+
 def test_a_stream_that_breaks_ends_with_an_error_event(messages_gateway, upstream):
     upstream.fail_next(Fault(drop_after_chunks=3))
     with pytest.raises(anthropic.APIError):

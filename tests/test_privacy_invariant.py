@@ -69,7 +69,21 @@ SPELLINGS = {
     "a passport number its cue names": "passport no. X1234567",
     "a Chinese resident ID, no cue": "11010519491231002X",
     "base64 of an SSN and a card": base64.b64encode(b"Jane Roe, SSN 123-45-6789, card 4111 1111 1111 1111").decode(),
+    "card in Arabic-Indic digits": "\u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 "
+    "\u0661\u0661\u0661\u0661",
+    "card in full-width digits": "\uff14\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 "
+    "\uff11\uff11\uff11\uff11",
+    "card as HTML character references": "&#52;&#49;&#49;&#49; &#49;&#49;&#49;&#49; &#x31;&#x31;&#x31;&#x31; 1111",
+    "card broken over lines": "4111\n1111\n1111\n1111",
+    "SSN in hex": b"SSN 123-45-6789".hex(),
+    "SSN in digit words": "my social is one two three dash four five dash six seven eight nine",
 }
+# Fragments of the spellings above that must not reach the cloud even where the rest is masked.
+TELLS = {
+    "jane.roe", "4111", "13800138000", "example.com", "02079460123", "okafor", "kingsley", "X1234567",
+    "11010519491231002X", "\u0664\u0661\u0661\u0661", "\uff14\uff11\uff11\uff11", "&#52;&#49;",
+    "3132332d34352d", "six seven eight nine",
+}  # fmt: skip
 
 
 def place(value: str, where: str, question: str = "What is 2+2?") -> dict:
@@ -115,6 +129,24 @@ def place(value: str, where: str, question: str = "What is 2+2?") -> dict:
         body["metadata"] = {value: "vip"}
     elif where == "prediction":
         body["prediction"] = {"type": "content", "content": value}
+    elif where == "text file as a data URL":
+        data = base64.b64encode(f"notes\n{value}\n".encode()).decode()
+        user["content"] = [
+            {"type": "text", "text": question},
+            {"type": "file", "file": {"filename": "notes.txt", "file_data": f"data:text/plain;base64,{data}"}},
+        ]
+    elif where == "top-level key":
+        body[f"x_{value}"] = True
+    elif where == "key of a tool's parameters":
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "notify",
+                    "parameters": {"type": "object", "properties": {value: {"type": "string"}}},
+                },
+            }
+        ]
     elif where == "image URL query":
         user["content"] = [
             {"type": "text", "text": question},
@@ -127,7 +159,8 @@ def place(value: str, where: str, question: str = "What is 2+2?") -> dict:
 
 PLACES = (
     "content", "content part", "refusal key of a text part", "message name", "earlier tool call arguments",
-    "tool result", "tool description", "user", "metadata value", "metadata key", "prediction", "image URL query",
+    "tool result", "tool description", "user", "metadata value", "metadata key", "prediction",
+    "text file as a data URL", "top-level key", "key of a tool's parameters", "image URL query",
 )  # fmt: skip
 
 
@@ -413,8 +446,9 @@ async def route_once(body: dict, policy: str, engines, scorer, upstream, stream:
 def test_a_private_value_in_any_field_and_any_spelling_stays_local(engines, scorer, upstream, where, spelling):
     outcome = asyncio.run(route_once(place(SPELLINGS[spelling], where), KEEP_LOCAL, engines, scorer, upstream))
     assert upstream.bytes_received == 0, (where, spelling, outcome)
-    # served locally, or refused: the edge reads no images and calls no tools (yet)
-    assert outcome in ("edge", "unsupported_content", "unsupported_parameter")
+    # served locally, or refused: the edge reads no images and calls no tools (yet), and a tool
+    # whose parameters are named by a private record is no valid schema
+    assert outcome in ("edge", "unsupported_content", "unsupported_parameter", "invalid_json_schema")
 
 
 @pytest.mark.parametrize("where", PLACES)
@@ -424,6 +458,9 @@ def test_the_same_fields_without_private_data_reach_the_cloud(engines, scorer, u
     outcome = asyncio.run(route_once(place("the weather in Paris", where), KEEP_LOCAL, engines, scorer, upstream))
     if where == "image URL query":
         assert outcome != "cloud" and upstream.bytes_received == 0
+    elif where == "text file as a data URL":  # read, found clean, and forwarded as it came
+        file_data = place("the weather in Paris", where)["messages"][0]["content"][1]["file"]["file_data"]
+        assert outcome == "cloud" and upstream.saw_text(file_data)
     else:
         assert outcome == "cloud" and upstream.saw_text("the weather in Paris"), where
 
@@ -436,12 +473,7 @@ def test_redaction_masks_a_private_value_wherever_it_is(engines, scorer, upstrea
     outcome = asyncio.run(route_once(place(value, where), MASK, engines, scorer, upstream, stream))
     assert outcome == "cloud"
     sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
-    for form in {value, json.dumps(value)[1:-1], "jane.roe", "4111", "13800138000", "example.com", "02079460123"} | {
-        "okafor",
-        "kingsley",
-        "X1234567",
-        "11010519491231002X",
-    }:
+    for form in {value, json.dumps(value)[1:-1]} | TELLS:
         assert form not in sent, (where, spelling, form)
     assert "_1]" in sent  # a placeholder stands where the value was
 
@@ -450,3 +482,52 @@ def test_redaction_does_not_send_what_it_cannot_scan(engines, scorer, upstream):
     body = place(SPELLINGS["email"], "image URL query")
     assert asyncio.run(route_once(body, MASK, engines, scorer, upstream)) == "no_capacity"
     assert upstream.bytes_received == 0
+
+
+# --- numbers a provider reads, and a value split over turns --------------------------------
+ELSEWHERE = {
+    "a card as a JSON number in metadata": {"metadata": {"ref": 4111111111111111}},
+    "a card as the seed": {"seed": 4111111111111111},
+    "a card as a float": {"metadata": {"ref": 4111111111111111.0}},
+    "an SSN as a number in tool call arguments' neighbour": {"metadata": {"ssn": 123456789}},
+    "a phone number under a phone key": {"metadata": {"mobile": 447946095800}},
+    "a card split over two turns": {
+        "messages": [
+            {"role": "user", "content": "My card number is 4111 1111"},
+            {"role": "user", "content": "1111 1111, please check it."},
+        ]
+    },
+    "an email split over two turns": {
+        "messages": [
+            {"role": "user", "content": "Write to jane.roe@"},
+            {"role": "user", "content": "example.com when done."},
+        ]
+    },
+}
+
+
+def elsewhere(name: str) -> dict:
+    return {"messages": [{"role": "user", "content": "What is 2+2?"}], **json.loads(json.dumps(ELSEWHERE[name]))}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("name", sorted(ELSEWHERE))
+def test_a_private_number_or_a_value_split_over_turns_stays_local(engines, scorer, upstream, name, stream):
+    outcome = asyncio.run(route_once(elsewhere(name), KEEP_LOCAL, engines, scorer, upstream, stream))
+    assert upstream.bytes_received == 0, (name, outcome)
+    assert outcome in ("edge", "unsupported_parameter")
+
+
+@pytest.mark.parametrize("number", [42, 1733788800, 3.14159, 2026])
+def test_ordinary_numbers_are_forwarded(engines, scorer, upstream, number):
+    """The control: a seed, a timestamp, a ratio and a year are numbers, not private values."""
+    body = {"messages": [{"role": "user", "content": "What is 2+2?"}], "metadata": {"ref": number}}
+    assert asyncio.run(route_once(body, KEEP_LOCAL, engines, scorer, upstream)) == "cloud"
+
+
+@pytest.mark.parametrize("name", sorted(ELSEWHERE))
+def test_redaction_masks_numbers_and_split_values(engines, scorer, upstream, name):
+    assert asyncio.run(route_once(elsewhere(name), MASK, engines, scorer, upstream)) == "cloud"
+    sent = json.dumps([r.body for r in upstream.requests])
+    for form in ("4111", "123456789", "7946", "jane.roe", "example.com"):
+        assert form not in sent, (name, form)

@@ -146,3 +146,30 @@ def test_redis_down_the_gateway_serves_reports_degraded_and_writes_the_missed_ro
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_redis_down_two_replicas_spend_at_most_their_shares_and_one_request_each(upstream, redis_server, tmp_path):
+    """`store_outage: local`: a replica that cannot read the shared spend spends from its share
+    of what was left (one in as many replicas as Redis last counted): the cap holds within one
+    request a replica, where each replica's own counters let both spend the whole cap (2x)."""
+    config = shared_config(upstream, tmp_path, redis_server.url)
+    (tmp_path / "shared.yaml").write_text(
+        POLICY.replace("on_exhausted: deny", "on_exhausted: deny, store_outage: local")
+    )
+    first, second = GatewayProcess(config, tmp_path), GatewayProcess(config, tmp_path)
+    try:
+        first.wait_ready(), second.wait_ready()
+        assert ask(first) == ask(second) == 200  # both seen by Redis, and each other counted
+        redis_server.stop()
+        statuses = [ask(first if i % 2 else second) for i in range(24)]
+        assert statuses.count(200) >= 1 and set(statuses) <= {200, 429}, statuses
+        redis_server.start()
+        deadline = time.monotonic() + 15
+        while redis.Redis(port=redis_server.port).zcard("edgeway:usage") < 26:
+            assert time.monotonic() < deadline, "the rows written during the outage did not arrive"
+            time.sleep(0.2)
+        one_request = (MAX_TOKENS + 50) * 0.001
+        assert spend(redis_server) <= 0.1 + 2 * one_request, (spend(redis_server), statuses)
+    finally:
+        first.stop()
+        second.stop()

@@ -89,6 +89,21 @@ def test_a_streamed_response_has_the_semantic_events_and_ends_completed(response
     assert text.strip() and final.output_text == text and final.usage.output_tokens > 0
 
 
+@pytest.mark.parametrize("model", ["smollm2", "gpt-fake"])
+def test_a_streamed_part_starts_empty_so_the_text_is_told_once(responses_gateway, model):
+    """As OpenAI streams it: `content_part.added` carries an empty part and every piece of text
+    comes in a delta, so the SDK's running snapshot ends equal to `output_text.done`."""
+    with client(responses_gateway).responses.stream(
+        model=model, input="Say hello in one short sentence.", max_output_tokens=12
+    ) as stream:
+        events = list(stream)
+    (added,) = [e for e in events if e.type == "response.content_part.added"]
+    assert added.part.text == ""
+    snapshots = [e.snapshot for e in events if e.type == "response.output_text.delta"]
+    (done,) = [e for e in events if e.type == "response.output_text.done"]
+    assert done.text.strip() and snapshots[-1] == done.text
+
+
 def test_the_stream_helper_gives_the_final_response_with_a_function_call(responses_gateway):
     with client(responses_gateway).responses.stream(model="gpt-fake", input="Weather?", tools=[WEATHER]) as stream:
         final = stream.get_final_response()

@@ -311,9 +311,9 @@ def test_a_placeholder_held_at_a_tool_calls_end_is_sent_with_the_last_chunk():
 
 def test_a_redacted_stream_restores_placeholders_split_across_chunks():
     cloud = FakeTier("cloud", "cloud", text="Sent to [EMAIL_1] now")  # chunks of 3 split the placeholder
-    routed = run(router(FakeTier("edge", "edge"), cloud).stream(ask(EMAIL), Caller("t", policy(REDACT))))
 
-    async def text() -> str:
+    async def text() -> str:  # routed and read in one event loop, as the gateway does
+        routed = await router(FakeTier("edge", "edge"), cloud).stream(ask(EMAIL), Caller("t", policy(REDACT)))
         return "".join([c["choices"][0]["delta"].get("content", "") async for c in routed.result])
 
     assert run(text()) == "Sent to jane.doe@example.com now"

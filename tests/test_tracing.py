@@ -177,7 +177,8 @@ def test_a_refused_request_is_a_span_with_its_status_and_error(traced, receiver)
     assert response.status_code == 404
     root, spans = root_of(receiver.sink, trace_id)
     assert root.attributes["http.response.status_code"] == 404
-    assert root.attributes["error.type"] == "model_not_found" and root.name == "chat no-such-model"
+    assert root.attributes["error.type"] == "model_not_found" and root.name == "chat (unknown model)"
+    assert root.attributes["gen_ai.request.model"] == "(unknown model)"  # a client's string: maybe an address
     assert root.status != ERROR  # the client's mistake is not the server's failure
     assert children(spans, root)["edgeway.classify"][0].attributes["error.type"] == "model_not_found"
 

@@ -29,6 +29,7 @@ from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
 from classifiers.privacy.readings import (
     AT_CUES,
+    DIGIT_WORD_CUES,
     Windows,
     composed,
     reread,
@@ -62,7 +63,9 @@ class PrivacyScanner:
         self.context = PrivateContext(context_path)
         self.places = Places(places_path)
         self.uncased = UncasedNames(names_path)
-        self.anchors = ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES
+        self.anchors = (
+            ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
+        )
         self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
 
     def scan(self, text: str) -> tuple[Finding, ...]:
@@ -94,7 +97,7 @@ class PrivacyScanner:
 
     def _read(self, text: str) -> list[Finding]:
         found, number_windows = self._detect(text)
-        return found + reread(text, lambda t: self._detect(t)[0], number_windows)
+        return found + reread(text, lambda t: self._detect(t)[0], number_windows, lambda t: list(self.scan(t)))
 
     def _detect(self, text: str) -> tuple[list[Finding], Windows]:
         # Other spaces read as plain ones, in place (`readings.spaced`); the folded reading still

@@ -1,11 +1,15 @@
 """Other ways of reading a text, for private data written so that the patterns would miss it.
 
-- Folded: Unicode compatibility forms (full-width `＠` and digits), invisible characters removed
-  (zero-width spaces and joiners, soft hyphens, bidirectional marks), and dots between groups of
-  digits read as spaces (`4111.1111.1111.1111`).
-- Spelled: `jane dot roe at example dot com`.
-- Encoded: percent-encoded runs (`jane%40example.com`) and base64 runs decoded, within a size
-  bound, and scanned as text.
+- Folded: Unicode compatibility forms (full-width `＠` and digits), every script's decimal digits
+  as ASCII ones (`٤١١١`, `४१११`), invisible characters removed (zero-width spaces and joiners,
+  soft hyphens, bidirectional marks), and dots between groups of digits read as spaces
+  (`4111.1111.1111.1111`).
+- Broken: line breaks and tabs between a number's digits read as spaces (`4111\n1111\n...`).
+- Spelled: `jane dot roe at example dot com`; digits written as words where four or more stand in a
+  row (`four one one one ...`).
+- Encoded: percent-encoded runs (`jane%40example.com`), HTML character references (`&#52;&#x31;`),
+  base64 runs and hexadecimal runs of text (`34313131...`) decoded, within a size bound, and scanned
+  as text.
 
 Each finding is located in the original text (a folded or percent-decoded reading maps each of
 its characters back; a base64 run is found whole), so that redaction masks it where it is. A
@@ -18,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import html
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
@@ -69,6 +74,7 @@ _SPELLED_LOCAL = re.compile(rf"(?i)(?<![\w@.])([a-z0-9_+-]+(?:{_DOT}[a-z0-9_+-]+
 _SPELLED_DOT = re.compile(_DOT, re.IGNORECASE)
 _PERCENT_RUN = re.compile(r"[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}")
+_HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){10,}(?![0-9A-Fa-f])")
 
 
 # Spaces other than U+0020 (every other Unicode space separator: the no-break space of text pasted
@@ -103,17 +109,32 @@ class Windows(NamedTuple):
     encoded: list[tuple[int, int]]  # 20 base64 characters or more
     ats: list[int]  # where " at " is, in any case
     bracketed_at: bool  # whether "(at", "[ at" or the like is there
+    worded: bool  # whether four digit words stand close enough to be a number read aloud
 
 
 def windows_of(hits: Hits, numbers: list[tuple[int, int]], encoded: list[tuple[int, int]]) -> Windows:
     """The windows, taking `AT_CUES`' literals out of `hits` (no other reading looks for them)."""
     ats = hits.pop(SPELLED_AT, [])
     bracketed = [hits.pop(literal) for literal in BRACKETED_ATS if literal in hits]
-    return Windows(numbers, encoded, ats, bool(bracketed))
+    return Windows(numbers, encoded, ats, bool(bracketed), _worded(hits))
 
 
-def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
-    """Findings in `text` that only another reading shows, located in `text`."""
+def _worded(hits: Hits) -> bool:
+    """Whether `DIGIT_WORD_CUES` occur four times within `WORDED_SPAN` characters: only then can
+    `_NUMBER_WORDS` match (searching every text for it cost 0.13 us a character, as much as the
+    rest of the scan)."""
+    found = [hits[word] for word in _DIGIT_WORDS if word in hits]
+    if sum(map(len, found)) < 4:
+        return False
+    at = sorted(i for places in found for i in places)
+    return any(at[k + 3] - at[k] <= WORDED_SPAN for k in range(len(at) - 3))
+
+
+def reread(text: str, scan: Scan, windows: Windows, scan_decoded: Scan | None = None) -> list[Finding]:
+    """Findings in `text` that only another reading shows, located in `text`. What a base64 or
+    hexadecimal run decodes to is read with `scan_decoded` (every reading again: a file sent as a
+    base64 `data:` URL may hold a card in Arabic digits), bounded because each decoding shortens."""
+    scan_decoded = scan_decoded or scan
     extra: list[Finding] = []
     if (
         (not text.isascii() and _foldable(text))
@@ -126,13 +147,120 @@ def reread(text: str, scan: Scan, windows: Windows) -> list[Finding]:
     if "%" in text:
         extra += _percent_decoded(text, scan)
     if windows.encoded:
-        runs = (m for start, end in windows.encoded for m in _BASE64_RUN.finditer(text, start, end))
-        extra += _decoded(text, runs, _base64, scan)
+        runs = [m for start, end in windows.encoded for m in _BASE64_RUN.finditer(text, start, end)]
+        extra += _decoded(text, runs, _base64, scan_decoded)
+        hexes = [m for start, end in windows.encoded for m in _HEX_RUN.finditer(text, start, end)]
+        extra += _decoded(text, hexes, _hex, scan_decoded)
+    if "&" in text and "&#" in text:
+        extra += _mapped(_html_decoded(text), text, scan, "+entities")
+    if ("\n" in text or "\r" in text or "\t" in text) and _digits(text) >= 7 and _BROKEN_NUMBER.search(text):
+        extra += _mapped(_unbroken(text), text, scan, "+joined")
+    if windows.worded:
+        extra += _mapped(_worded_digits(text), text, scan, "+words")
     return extra
 
 
+def _mapped(reading: Reading | None, text: str, scan: Scan, how: str) -> list[Finding]:
+    """The structured findings only `reading` shows, located in `text`."""
+    if reading is None:
+        return []
+    return [
+        reading.located(f, len(text))._replace(detector=f"{f.detector}{how}")
+        for f in scan(reading.text)
+        if f.type in READ_AGAIN and f.end > f.start
+    ]
+
+
+# A line break or a tab between two digits (with spaces around it): one number broken over lines
+_BROKEN_NUMBER = re.compile(r"(?<=\d)[ \t]*[\r\n\t]\s*(?=\d)")
+
+
+def _digits(text: str) -> int:
+    """How many ASCII digits `text` holds, counted in C: a number broken over lines has seven or
+    more (searching every text with line breaks for one cost 0.02 us a character)."""
+    return sum(map(text.count, "0123456789"))
+
+
+def _unbroken(text: str) -> Reading | None:
+    """`text` with each break between digits read as spaces, one character for one."""
+    joined = _BROKEN_NUMBER.sub(lambda m: " " * len(m.group()), text)
+    if joined == text:
+        return None
+    return Reading(joined, list(range(len(text))), list(range(1, len(text) + 1)))
+
+
+_DIGIT_WORDS = {
+    "zero": "0", "oh": "0", "nought": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+    "six": "6", "seven": "7", "eight": "8", "nine": "9",
+}  # fmt: skip
+_DIGIT_WORD = r"(?:zero|oh|nought|one|two|three|four|five|six|seven|eight|nine)"
+DIGIT_WORD_CUES = Anchors((), tuple(_DIGIT_WORDS))  # found by the scan's one pass, in any case
+WORDED_SPAN = 3 * (len("nought") + len(" hyphen ")) + 1  # from the first of four digit words to the last
+_GAP = r"(?:[\s,]+(?:dash\s+|hyphen\s+)?|\s*-\s*)"
+# Four digit words or more in a row, by spaces, commas or dashes (said or written): a number read
+# aloud ("one two three dash four five ..."); "one or two" or "two-thirds" are not
+_NUMBER_WORDS = re.compile(rf"(?i)\b{_DIGIT_WORD}(?:{_GAP}{_DIGIT_WORD}){{3,}}\b")
+_RUN_PART = re.compile(rf"(?i)\b({_DIGIT_WORD})\b|\b(dash|hyphen)\b|(-)")
+
+
+def _worded_digits(text: str) -> Reading | None:
+    """`text` with each run of digit words written as its digits, the spaces between them left out
+    and a said or written dash kept ("one two three dash four five" -> "123-45"), each digit
+    located on its word."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for run in _NUMBER_WORDS.finditer(text):
+        _as_written(text, at, run.start(), out, starts, ends)
+        for part in _RUN_PART.finditer(text, run.start(), run.end()):
+            out.append(_DIGIT_WORDS[part.group(1).lower()] if part.group(1) else "-")
+            starts.append(part.start())
+            ends.append(part.end())
+        at = run.end()
+    if not out:
+        return None
+    _as_written(text, at, len(text), out, starts, ends)
+    return Reading("".join(out), starts, ends)
+
+
+# HTML's character references: decimal, hexadecimal and the named ones Python knows
+_CHARACTER_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def _html_decoded(text: str) -> Reading | None:
+    """`text` with its character references read as the characters they stand for."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for m in _CHARACTER_REFERENCE.finditer(text):
+        ch = html.unescape(m.group())
+        if ch == m.group():
+            continue  # an unknown name: as written
+        _as_written(text, at, m.start(), out, starts, ends)
+        out.append(ch)
+        starts += [m.start()] * len(ch)
+        ends += [m.end()] * len(ch)
+        at = m.end()
+    if not out:
+        return None
+    _as_written(text, at, len(text), out, starts, ends)
+    return Reading("".join(out), starts, ends)
+
+
+def _digit_ranges() -> tuple[tuple[int, int], ...]:
+    """Every other script's decimal digits below U+10000, as (first, last) ranges: each script's
+    ten stand together, zero first. (Above it, the mathematical digits are in `_HIDING`.)"""
+    zeros = [c for c in range(0x80, 0x10000) if unicodedata.decimal(chr(c), None) == 0]
+    return tuple((zero, zero + 9) for zero in zeros)
+
+
+_OTHER_DIGITS = _digit_ranges()  # found in C: a regex for them cost 0.05 us a character
+
+
 def _foldable(text: str) -> bool:
-    if _scan.any_in(text, _HIDING):
+    if _scan.any_in(text, _HIDING) or _scan.any_in(text, _OTHER_DIGITS):
         return True
     return _scan.any_in(text, _PUNCTUATION) and _scan.any_in(text, _DIGITS_AND_AT)
 
@@ -227,6 +355,8 @@ def fold(text: str) -> tuple[str, list[int], list[int]]:
             folded = ch
         elif unicodedata.category(ch) == "Cf" or ch in "\u00ad\u034f\u115f\u1160\u3164\uffa0":
             continue  # invisible: read as if it were not there
+        elif (digit := unicodedata.decimal(ch, None)) is not None:
+            folded = str(digit)  # any script's decimal digit (NFKC leaves Arabic-Indic ones as they are)
         else:
             folded = "." if ch in "\u2024\u2027\u3002\uff61" else unicodedata.normalize("NFKC", ch)
         out.append(folded)
@@ -352,10 +482,25 @@ def _base64(run: str) -> str | None:
         except (binascii.Error, ValueError):
             continue
         text = raw.decode("utf-8", "replace")
-        printable = sum(ch.isprintable() or ch in "\n\t\r" for ch in text)
-        if text and printable >= 0.9 * len(text) and "\ufffd" not in text:
+        if "\ufffd" not in text and _is_text(text):
             return text
     return None
+
+
+def _is_text(text: str) -> bool:
+    """Whether decoded bytes read as text: nearly all printable, spaces of any kind and invisible
+    format characters counted (a card written with no-break or zero-width spaces is text)."""
+    readable = sum(ch.isprintable() or ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+    return bool(text) and readable >= 0.9 * len(text)
+
+
+def _hex(run: str) -> str | None:
+    """A hexadecimal run as the text its bytes spell, if they spell text."""
+    try:
+        text = bytes.fromhex(run).decode("utf-8")
+    except ValueError:
+        return None
+    return text if _is_text(text) else None
 
 
 def _decoded(

@@ -110,6 +110,8 @@ async function refresh() {
     document.getElementById("k-requests").textContent = `${t.requests} (${t.edge_requests} / ${t.cloud_requests})`;
     const hitRate = t.requests ? Math.round((100 * t.cache_hits) / t.requests) : 0;
     document.getElementById("k-cache").textContent = `${t.cache_hits} (${hitRate}%, ${money(t.cache_saved_usd)})`;
+    const b = byDay.batch;
+    document.getElementById("k-batch").textContent = `${b.requests} (${b.edge_hours.toFixed(2)} h)`;
     bars(document.getElementById("c-spend"), byDay.groups.map(g => g.key), [
       { name: "spent $", color: COLORS.cost, values: byDay.groups.map(g => g.cost_usd) },
       { name: "all-cloud $", color: COLORS.counter, values: byDay.groups.map(g => g.counterfactual_usd) }]);
@@ -123,7 +125,7 @@ async function refresh() {
       { name: "requests", color: COLORS.cloud, values: rules.map(g => g.requests) }]);
     table("t-budgets", byDay.budgets.map(b => [[b.app], [b.daily_usd ?? "–"], [b.monthly_usd ?? "–"], [money(b.left_usd)], [b.on_exhausted]]));
     table("t-recent", byDay.recent.slice(0, 20).map(r => [
-      [new Date(r.ts * 1000).toLocaleTimeString()], [r.app], [r.route, `route-${r.route}`], [r.model], [r.rule],
+      [new Date(r.ts * 1000).toLocaleTimeString()], [r.app], [r.kind], [r.route, `route-${r.route}`], [r.model], [r.rule],
       [r.status, r.status >= 400 ? "err" : ""], [r.prompt_tokens + r.completion_tokens], [r.latency_ms.toFixed(0)],
       [r.cost_usd.toFixed(6)], [r.prompt ?? "", "prompt"]]));
     document.getElementById("updated").textContent = `updated ${new Date().toLocaleTimeString()} · refreshes every 10 s`;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from router.cloud.config import CloudModelConfig
 from router.cloud.price_map import known_context_window, known_mode
+from router.errors import BodyTooLarge, EdgewayError, InvalidRequest, UpstreamNotFound
 from router.request import FEATURE_FIELDS
 from router.tier import IDLE, Capacity, Resilience, TierKind
 
@@ -26,3 +27,17 @@ class CloudModel:
 
     def capacity(self) -> Capacity:
         return IDLE
+
+
+def refused(status: int | None, message: str) -> EdgewayError | None:
+    """A provider's refusal of the request itself, as the client hears it: 404 stays 404 (the
+    gateway's config names a model or path the provider does not serve; another target may
+    answer), 413 stays 413, and 400 or 422 is a request the client must change (retrying cannot
+    help). None for any other status."""
+    if status == 404:
+        return UpstreamNotFound(message)
+    if status == 413:
+        return BodyTooLarge(message, code="upstream_too_large")
+    if status in (400, 422):
+        return InvalidRequest(message, code="upstream_rejected")
+    return None

@@ -16,7 +16,7 @@ from typing import Any
 
 from router.answer import Answer
 from router.cloud import validate
-from router.cloud.base import CloudModel
+from router.cloud.base import CloudModel, refused
 from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
 from router.request import ChatRequest
 from router.tracing import outgoing_headers
@@ -110,7 +110,10 @@ class LiteLLMModel(CloudModel):
         message = f"{self.name}: {getattr(exc, 'message', None) or exc}"
         if isinstance(exc, (litellm.Timeout, asyncio.TimeoutError)):
             return UpstreamTimeout(message)
-        if isinstance(exc, litellm.BadRequestError) or status in (400, 404, 422):
+        refusal = refused(status if isinstance(status, int) else None, message)
+        if refusal is not None:
+            return refusal
+        if isinstance(exc, litellm.BadRequestError):
             return InvalidRequest(message, code="upstream_rejected")
         return UpstreamError(message, provider_status=status if isinstance(status, int) else None)
 

@@ -14,11 +14,11 @@ import orjson
 
 from router.answer import Answer
 from router.cloud import validate
-from router.cloud.base import CloudModel
+from router.cloud.base import CloudModel, refused
 from router.cloud.config import CloudModelConfig
 from router.cloud.http1 import Client, HTTPError, Response, Timeouts
-from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
-from router.request import ChatRequest
+from router.errors import UpstreamError, UpstreamTimeout
+from router.request import ChatRequest, Priority
 from router.tracing import outgoing_headers
 
 # Providers whose chat endpoint is OpenAI's, and where it lives when the config gives no api_base.
@@ -54,8 +54,9 @@ class HttpPool:
 
 
 class OpenAICompatible(CloudModel):
-    def __init__(self, config: CloudModelConfig, pool: HttpPool) -> None:
+    def __init__(self, config: CloudModelConfig, pool: HttpPool, forwards_priority: bool = False) -> None:
         super().__init__(config)
+        self.forwards_priority = forwards_priority  # an edgeway edge node schedules by it
         base = (config.api_base or DIRECT_PROVIDERS[config.provider] or "").rstrip("/")
         self._origin, self._target = pool.client.origin(f"{base}/chat/completions")
         _, self._legacy_target = pool.client.origin(f"{base}/completions")  # legacy text completions
@@ -68,9 +69,12 @@ class OpenAICompatible(CloudModel):
         # A stream may take longer than `timeout_s` in all; only silence ends it.
         self._stream_timeouts = Timeouts(config.connect_timeout_s, config.read_timeout_s, None)
 
-    def _headers_now(self) -> bytes:
-        """The fixed headers, and the current trace context for the provider."""
+    def _headers_now(self, request: ChatRequest | None = None) -> bytes:
+        """The fixed headers, the current trace context for the provider, and to an edge node
+        (`forwards_priority`) a background request's priority."""
         extra = outgoing_headers()  # the propagator checked what the client sent: no line breaks
+        if self.forwards_priority and request is not None and request.background:
+            extra["x-edgeway-priority"] = Priority.BACKGROUND
         if not extra:
             return self._headers
         return self._headers + "".join(f"{k}: {v}\r\n" for k, v in extra.items()).encode("latin-1")
@@ -85,14 +89,14 @@ class OpenAICompatible(CloudModel):
     async def _send(self, request: ChatRequest, body: bytes, timeouts: Timeouts) -> Response:
         target = self._target if request.prompt is None else self._legacy_target
         try:
-            return await self._origin.request("POST", target, self._headers_now(), body, timeouts)
+            return await self._origin.request("POST", target, self._headers_now(request), body, timeouts)
         except (HTTPError, TimeoutError) as exc:
             raise self._transport_error(exc) from None
 
-    async def _json(self, target: str, body: bytes) -> Any:
+    async def _json(self, target: str, body: bytes, request: ChatRequest | None = None) -> Any:
         """POST `body` to `target` and the JSON it answers, or the error the answer is."""
         try:
-            response = await self._origin.request("POST", target, self._headers_now(), body, self._timeouts)
+            response = await self._origin.request("POST", target, self._headers_now(request), body, self._timeouts)
             content = await response.read()
         except (HTTPError, TimeoutError) as exc:
             raise self._transport_error(exc) from None
@@ -105,7 +109,7 @@ class OpenAICompatible(CloudModel):
 
     async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
         target = self._target if request.prompt is None else self._legacy_target
-        parsed = await self._json(target, self._body(request, False))
+        parsed = await self._json(target, self._body(request, False), request)
         if request.prompt is not None:
             body, usage = validate.text_completion(parsed, self.name)
         else:
@@ -143,9 +147,9 @@ class OpenAICompatible(CloudModel):
     def _status_error(self, status: int, content: bytes) -> Exception:
         reason = _error_message(content)
         message = f"{self.name}: the provider answered {status}: {reason}"
-        if status in (400, 404, 413, 422):
-            # The provider refused the request itself: the client can fix it, retrying cannot.
-            return InvalidRequest(message, code="upstream_rejected")
+        refusal = refused(status, message)
+        if refusal is not None:
+            return refusal
         if status in (408, 504):
             return UpstreamTimeout(message, provider_status=status)
         return UpstreamError(message, provider_status=status)

@@ -4,9 +4,12 @@
   if there is room, reserves the request's estimated cost, atomically; the row's real cost settles
   the reservation later. Replicas racing at the limit overspend by at most one request's cost.
 - Rows and charges are written by a background thread, off the event loop.
-- Redis down: the gateway keeps serving. Budgets are enforced from local counters (the last spend
-  read from Redis plus what this replica spent since), `status()` says degraded (shown by /readyz),
-  and the rows wait in memory until Redis is back, then are written: nothing is lost.
+- Redis down: the gateway keeps serving, `status()` says degraded (shown by /readyz), and the rows
+  wait in memory until Redis is back, then are written: nothing is lost. Admission raises
+  StoreUnavailable and the app's `store_outage` decides: refuse, the edge, or `admit_alone`, which
+  spends from this replica's share of what was left at the last admission Redis answered (the
+  replicas count themselves there, each admission a heartbeat), so that replicas that cannot see
+  each other's spend overspend the cap by at most one request each.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import json
 import queue
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 
 import redis
@@ -22,14 +26,20 @@ from redis.client import Pipeline
 
 from router.budget import BudgetBook, Caps, periods
 from router.ledger.rows import UsageRow
+from router.ledger.store import StoreUnavailable
 from router.limits import Limits, RateWindows
 
 ROWS = "edgeway:usage"
+REPLICAS = "edgeway:replicas"  # each replica's last admission, by time: who shares the budgets
+REPLICA_SEEN_S = 120  # a replica that admitted nothing for this long no longer counts
 _ADMIT = """
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', tonumber(ARGV[4]) - tonumber(ARGV[6]))
+local replicas = redis.call('ZCARD', KEYS[3])
 local day, month = tonumber(redis.call('GET', KEYS[1]) or '0'), tonumber(redis.call('GET', KEYS[2]) or '0')
 local day_cap, month_cap, estimate = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 if (day_cap >= 0 and day >= day_cap) or (month_cap >= 0 and month >= month_cap) then
-  return {0, tostring(day), tostring(month)}
+  return {0, tostring(day), tostring(month), replicas}
 end
 if estimate > 0 then
   day = tonumber(redis.call('INCRBYFLOAT', KEYS[1], ARGV[3]))
@@ -37,7 +47,7 @@ if estimate > 0 then
   redis.call('EXPIRE', KEYS[1], 172800)
   redis.call('EXPIRE', KEYS[2], 3456000)
 end
-return {1, tostring(day), tostring(month)}
+return {1, tostring(day), tostring(month), replicas}
 """
 _TAKE = """
 local used = redis.call('HMGET', KEYS[1], 'requests', 'tokens')
@@ -83,6 +93,10 @@ class RedisStore:
         self._take = self._redis.register_script(_TAKE)
         self._windows = RateWindows()  # the fallback while Redis is away
         self._local = BudgetBook()  # spend as last seen in Redis, plus this replica's since
+        self.replica = uuid.uuid4().hex
+        self._replicas = 1  # sharing the budgets, as Redis last counted them
+        self._alone = BudgetBook()  # this replica's reservations since Redis went away, by app
+        self._seen: dict[str, tuple[float, float]] = {}  # per app: (daily, monthly) spend Redis last said
         self._backlog: queue.Queue[Pending] = queue.Queue()
         self._error: str | None = None
         self._closing = threading.Event()
@@ -94,15 +108,31 @@ class RedisStore:
     def admit(self, app: str, caps: Caps, estimate: float) -> bool:
         now = time.time()
         try:
-            allowed, day, month = self._admit(
-                keys=list(_keys(app, now)),
-                args=[_cap(caps.daily_usd), _cap(caps.monthly_usd), estimate],
+            allowed, day, month, replicas = self._admit(
+                keys=[*_keys(app, now), REPLICAS],
+                args=[_cap(caps.daily_usd), _cap(caps.monthly_usd), estimate, now, self.replica, REPLICA_SEEN_S],
             )
         except redis.RedisError as exc:
             self._degraded(exc)
-            return self._local.admit(app, caps, estimate, now)
+            raise StoreUnavailable(str(exc)) from None
         self._local.set_spent(app, now, float(day), float(month))  # the fallback if Redis goes away
+        self._seen[app] = (float(day), float(month))
+        self._replicas = max(1, int(replicas))
+        self._alone = BudgetBook()  # Redis answers: an outage's account starts afresh next time
         return bool(allowed)
+
+    def admit_alone(self, app: str, caps: Caps, estimate: float) -> bool:
+        """From this replica's share (one in as many replicas as Redis last counted) of what each
+        cap had left when Redis last answered: while it has any left, the reservation is made."""
+        day, month = self._seen.get(app, self._local.spent(app))
+        share = Caps(
+            None if caps.daily_usd is None else max(0.0, caps.daily_usd - day) / self._replicas,
+            None if caps.monthly_usd is None else max(0.0, caps.monthly_usd - month) / self._replicas,
+        )
+        if not self._alone.admit(app, share, estimate):
+            return False
+        self._local.charge(app, estimate)
+        return True
 
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         now = time.time()

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
 from typing import Any
+
+
+class RowKind(StrEnum):
+    REQUEST = "request"  # a client's
+    BATCH = "batch"  # a line of one of the app's batches: the app's request too
+    SHADOW = "shadow"  # a shadow comparison's spend, never the app's requests
+    JUDGE = "judge"  # the judge of a shadow comparison
 
 
 @dataclass
@@ -27,8 +35,7 @@ class UsageRow:
     error: str | None = None  # the error code, for failed requests
     prompt: str | None = None  # opted-in apps only: the last user message, private data masked
     cache: str | None = None  # "hit" (served from the response cache, at no cost) or "miss"; None: no cache
-    # "request": a client's; "shadow" / "judge": a shadow comparison's spend, never the app's requests
-    kind: str = "request"
+    kind: str = "request"  # a RowKind
 
     @property
     def account(self) -> str:
@@ -48,4 +55,7 @@ class UsageRow:
 
 
 def account_of(app: str, kind: str) -> str:
-    return app if kind == "request" else f"{app}#shadow"
+    return app if kind in APPS_OWN else f"{app}#shadow"
+
+
+APPS_OWN = frozenset({RowKind.REQUEST, RowKind.BATCH})  # the kinds that are the app's own requests

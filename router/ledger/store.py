@@ -19,6 +19,10 @@ from router.ledger.rows import UsageRow, account_of
 from router.limits import Limits, RateWindows
 
 
+class StoreUnavailable(Exception):
+    """A shared store (Redis) cannot be reached to admit a request: the app's `store_outage` decides."""
+
+
 class Store(Protocol):
     """The ledger's rows, the budgets' spend and the rate windows, in one place per deployment."""
 
@@ -26,7 +30,13 @@ class Store(Protocol):
         """Keep the row and charge its cost, less what was reserved for it at admission."""
 
     def admit(self, app: str, caps: Caps, estimate: float) -> bool:
-        """Reserve `estimate` if every cap has room for it, atomically; False if one has not."""
+        """Reserve `estimate` if every cap has room for it, atomically; False if one has not.
+        Raises StoreUnavailable where the spend is shared and cannot be read."""
+
+    def admit_alone(self, app: str, caps: Caps, estimate: float) -> bool:
+        """While the shared spend cannot be read (`store_outage: local`): reserve `estimate` from
+        this replica's share of what was left when it last could, so that replicas together
+        overspend by at most one request each."""
 
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         """Count a request against the app's rate limits; None, or the seconds to wait."""
@@ -58,6 +68,9 @@ class LocalCounters:
 
     def admit(self, app: str, caps: Caps, estimate: float) -> bool:
         return self.budgets.admit(app, caps, estimate)
+
+    def admit_alone(self, app: str, caps: Caps, estimate: float) -> bool:
+        return self.budgets.admit(app, caps, estimate)  # one process's counters are never away
 
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         return self.windows.take(app, tokens, limits)

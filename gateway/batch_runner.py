@@ -1,0 +1,323 @@
+"""Runs batches: every line through the gateway's own pipeline, on the edge's idle time.
+
+A line is sent to the gateway itself, in process, as a request to the batch's endpoint from the
+batch's app: so it is routed by the app's policy, privacy-checked, priced and ledgered exactly as a
+live request is (its row's kind is `batch`). It carries `x-edgeway-priority: background`, so on the
+edge it runs only in steps no interactive request needs (edge_runtime/batch.py). What the policy
+routes to the cloud goes there as an ordinary request, paced by the app's limits: a line refused
+for a limit (429) or for capacity (503) waits as told and is sent again, since no model ran it.
+
+One replica runs a batch at a time, under a lease in the store (renewed while it runs; a replica
+that stops holding it, or a restarted gateway, takes the batch over). A line's result is kept as
+it ends, and the line is marked started before it is sent, so a taken-over batch never runs a line
+twice: one that was in flight when its runner died is reported as interrupted instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import secrets
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import httpx
+import orjson
+from starlette.types import ASGIApp
+
+from gateway import files
+from gateway.batches import BATCHES, ENDED, Batch, BatchStatus, Line, cancel_asked, parse_lines
+from gateway.chat import LINE_HEADER  # "<this process's secret> <batch id> <app>"
+from router.documents import Document, Documents
+from router.request import Priority
+
+if TYPE_CHECKING:
+    from gateway.app import Gateway
+    from gateway.auth import App
+
+log = logging.getLogger("edgeway.batches")
+T = TypeVar("T")
+
+POLL_S = 2.0  # how often the store is looked at for batches to run (a new one here wakes it at once)
+SAVE_EVERY_S = 1.0  # how often a running batch's counts are written
+CANCEL_CHECK_S = 1.0
+FALLBACK_TOKENS_PER_S = 50.0  # the edge's rate before it has measured one
+REFUSED_AGAIN = (429, 503)  # refused before any model ran: wait as told, then send again
+LONGEST_WAIT_S = 30.0
+
+
+def lines_kind(batch_id: str) -> str:
+    return f"batch_line:{batch_id}"
+
+
+class BatchRunner:
+    def __init__(self, app: ASGIApp, gateway: Gateway) -> None:
+        self._gateway = gateway
+        self._documents: Documents = gateway.documents
+        self.owner = uuid.uuid4().hex  # this process, as the holder of batch leases
+        self._secret = secrets.token_urlsafe(24)
+        self._client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://edgeway", timeout=None
+        )
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._current: str | None = None  # the batch this process is running
+
+    # --- for the endpoints ------------------------------------------------------------------
+    def wake(self) -> None:
+        self._wake.set()
+
+    def edge_tokens_per_s(self) -> float:
+        rates = [engine.state().decode_tokens_per_s for engine in self._gateway.edge.engines.values()]
+        return sum(rates) or FALLBACK_TOKENS_PER_S
+
+    def app_of(self, header: str) -> tuple[App, str] | None:
+        """The app and batch a line header names, if this process wrote it."""
+        secret, _, rest = header.partition(" ")
+        batch_id, _, app = rest.partition(" ")
+        if not hmac.compare_digest(secret.encode(), self._secret.encode()):
+            return None
+        found = self._gateway.keys.named(app)
+        return None if found is None else (found, batch_id)
+
+    # --- the loop ---------------------------------------------------------------------------
+    async def run(self) -> None:
+        while not self._stopping:
+            self._wake.clear()
+            try:
+                for batch in await self._store(self._pending):
+                    if self._stopping:
+                        break
+                    if await self._store(self._claim, batch.id):
+                        self._current = batch.id
+                        await self._run(batch)
+                        self._current = None
+            except Exception:  # a store that fails now may answer later; the batch stays where it was
+                log.exception("running batches failed; trying again in %.0f s", POLL_S)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_S)
+
+    async def stop(self, task: asyncio.Task[None], grace_s: float) -> None:
+        """Send no more lines; let those in flight end (within `grace_s`) and keep their results."""
+        self._stopping = True
+        self._wake.set()
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(task, grace_s)
+        if self._current is not None:  # free for the next gateway at once, not when the lease runs out
+            await self._store(self._documents.claim, f"batch:{self._current}", self.owner, 0.001)
+        await self._client.aclose()
+
+    def _pending(self) -> list[Batch]:
+        return [b for b in map(Batch.of, self._documents.find(BATCHES)) if b.status not in ENDED]
+
+    def _claim(self, batch_id: str) -> bool:
+        return self._documents.claim(f"batch:{batch_id}", self.owner, self._gateway.config.batches.lease_s)
+
+    async def _store(self, call: Callable[..., T], *args: Any) -> T:
+        return await asyncio.to_thread(call, *args)
+
+    # --- one batch --------------------------------------------------------------------------
+    async def _run(self, batch: Batch) -> None:
+        run = _Run(self, batch)
+        await run.start()
+        if not run.cancelled() and not run.expired():
+            workers = [asyncio.create_task(run.work()) for _ in range(self._gateway.config.batches.concurrency)]
+            keeper = asyncio.create_task(run.keep_lease())
+            try:
+                await asyncio.gather(*workers)
+            finally:
+                keeper.cancel()
+        if self._stopping and not run.done():
+            await run.save()  # resumed after the restart, by whichever replica takes it
+            return
+        await run.finish()
+
+    async def send(self, batch: Batch, line: Line) -> httpx.Response | None:
+        """The line's answer, or None when the gateway stops before any model ran it."""
+        headers = {
+            LINE_HEADER: f"{self._secret} {batch.id} {batch.app}",
+            "x-edgeway-priority": Priority.BACKGROUND,
+            "content-type": "application/json",
+        }
+        body = orjson.dumps(line.body)
+        while True:
+            response = await self._client.post(batch.endpoint, content=body, headers=headers)
+            if response.status_code not in REFUSED_AGAIN:
+                return response
+            if self._stopping or time.time() >= batch.expires_at:
+                return None
+            await asyncio.sleep(_wait_s(response))
+
+
+class _Run:
+    """One batch being run by this process: its lines to go, their results, its counts."""
+
+    def __init__(self, runner: BatchRunner, batch: Batch) -> None:
+        self.runner = runner
+        self.batch = batch
+        self.documents = runner._documents
+        self.kind = lines_kind(batch.id)
+        self.todo: deque[Line] = deque()
+        self.lines: list[Line] = []
+        self.results: dict[int, dict[str, Any]] = {}
+        self._saved = 0.0
+        self._cancel_checked = 0.0
+        self._cancelled = False
+        self._lost_lease = False
+
+    async def start(self) -> None:
+        store = self.runner._store
+        text = await store(files.content, self.documents, self.batch.app, self.batch.input_file_id)
+        # checked when the batch was made: the same file parses the same way now
+        self.lines = parse_lines(text, self.batch.endpoint, self.runner._gateway.config.batches.max_lines)
+        kept = {int(d.key): d.data for d in await store(self.documents.find, self.kind)}
+        for index, data in kept.items():
+            if data.get("state") == "done":
+                self.results[index] = data["result"]
+            else:  # sent by a runner that stopped before it ended: never sent twice
+                line = self.lines[index]
+                self.results[index] = _failed(line, "interrupted", _INTERRUPTED)
+                await store(self.documents.put, self.kind, self._done(line, self.results[index]))
+        self.todo = deque(line for line in self.lines if line.index not in self.results)
+        self._count()
+        if self.batch.status == BatchStatus.VALIDATING:
+            self.batch.status = BatchStatus.IN_PROGRESS
+            self.batch.times["in_progress"] = int(time.time())
+        await self.save()
+
+    def cancelled(self) -> bool:
+        now = time.monotonic()
+        if not self._cancelled and now - self._cancel_checked >= CANCEL_CHECK_S:
+            self._cancel_checked = now
+            self._cancelled = cancel_asked(self.documents, self.batch.id)
+        return self._cancelled
+
+    def expired(self) -> bool:
+        return time.time() >= self.batch.expires_at
+
+    def done(self) -> bool:
+        return len(self.results) == len(self.lines)
+
+    async def work(self) -> None:
+        store = self.runner._store
+        while self.todo and not (self.runner._stopping or self._lost_lease or self.cancelled() or self.expired()):
+            line = self.todo.popleft()
+            await store(self.documents.put, self.kind, Document(_key(line), self.batch.app, time.time(), {}))
+            response = await self.runner.send(self.batch, line)
+            if response is None:  # not run: it goes again after the restart
+                await store(self.documents.delete, self.kind, _key(line))
+                continue
+            result = _result(line, response)
+            await store(self.documents.put, self.kind, self._done(line, result))
+            self.results[line.index] = result
+            self._count()
+            if time.monotonic() - self._saved >= SAVE_EVERY_S:
+                await self.save()
+
+    async def keep_lease(self) -> None:
+        every = self.runner._gateway.config.batches.lease_s / 3
+        while True:
+            await asyncio.sleep(every)
+            if not await self.runner._store(self.runner._claim, self.batch.id):
+                log.warning("batch %s: another replica holds its lease now; this one stops running it", self.batch.id)
+                self._lost_lease = True
+                return
+
+    async def save(self) -> None:
+        self._saved = time.monotonic()
+        await self.runner._store(self.documents.put, BATCHES, self.batch.document())
+
+    async def finish(self) -> None:
+        """Write the output and error files and end the batch: completed, cancelled or expired."""
+        if self._lost_lease:
+            return
+        ended = BatchStatus.COMPLETED
+        if not self.done():
+            ended = BatchStatus.CANCELLED if self.cancelled() else BatchStatus.EXPIRED
+            reason = (
+                ("batch_cancelled", "The batch was cancelled before this request ran.")
+                if ended == BatchStatus.CANCELLED
+                else ("batch_expired", "The batch's completion_window ended before this request ran.")
+            )
+            for line in self.lines:
+                if line.index not in self.results:
+                    self.results[line.index] = _failed(line, *reason)
+        if ended == BatchStatus.CANCELLED:
+            self.batch.times["cancelling"] = int(time.time())
+        self.batch.status = BatchStatus.FINALIZING
+        self.batch.times["finalizing"] = int(time.time())
+        await self.save()
+        ordered = [self.results[line.index] for line in self.lines]
+        answered = [r for r in ordered if _answered(r)]
+        failed = [r for r in ordered if not _answered(r)]
+        for results, attribute, suffix in ((answered, "output_file_id", "output"), (failed, "error_file_id", "error")):
+            if results:
+                text = b"".join(orjson.dumps(r) + b"\n" for r in results)
+                stored = await self.runner._store(
+                    files.save, self.documents, self.batch.app, f"{self.batch.id}_{suffix}.jsonl",
+                    files.Purpose.BATCH_OUTPUT, text,
+                )  # fmt: skip
+                setattr(self.batch, attribute, stored.id)
+        self._count()
+        self.batch.status = ended
+        self.batch.times[ended.value] = int(time.time())
+        await self.save()
+        log.info("batch %s %s: %d answered, %d failed", self.batch.id, ended.value, len(answered), len(failed))
+
+    def _count(self) -> None:
+        ok = sum(1 for r in self.results.values() if _answered(r))
+        self.batch.completed, self.batch.failed = ok, len(self.results) - ok
+
+    def _done(self, line: Line, result: dict[str, Any]) -> Document:
+        return Document(_key(line), self.batch.app, time.time(), {"state": "done", "result": result})
+
+
+_INTERRUPTED = "The gateway stopped while this request ran; it is not sent again, so that no request runs twice."
+
+
+def _answered(result: dict[str, Any]) -> bool:
+    return result["error"] is None and result["response"]["status_code"] == 200
+
+
+def _key(line: Line) -> str:
+    return f"{line.index:06d}"
+
+
+def _result(line: Line, response: httpx.Response) -> dict[str, Any]:
+    """A line of the output (or error) file, as OpenAI writes it."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = {"error": {"message": response.text[:1000], "type": "api_error", "param": None, "code": None}}
+    return {
+        "id": f"batch_req_{uuid.uuid4().hex[:24]}",
+        "custom_id": line.custom_id,
+        "response": {
+            "status_code": response.status_code,
+            "request_id": response.headers.get("x-edgeway-request-id", ""),
+            "body": body,
+        },
+        "error": None,
+    }
+
+
+def _failed(line: Line, code: str, message: str) -> dict[str, Any]:
+    """A line that got no answer: `error` set, as OpenAI reports expired and cancelled requests."""
+    return {
+        "id": f"batch_req_{uuid.uuid4().hex[:24]}",
+        "custom_id": line.custom_id,
+        "response": None,
+        "error": {"code": code, "message": message},
+    }
+
+
+def _wait_s(response: httpx.Response) -> float:
+    try:
+        return min(LONGEST_WAIT_S, max(0.1, float(response.headers.get("retry-after", "1"))))
+    except ValueError:
+        return 1.0

@@ -1,0 +1,76 @@
+"""No private value in the gateway's log: every record, its message, arguments and traceback alike,
+is read by the privacy scan and written with each finding masked (`[US_SSN]`), before any handler
+formats it. A provider's error that quotes the prompt ("could not process: My SSN is ...") is the
+usual way a private value would reach a log; a client's string in an exception is another.
+
+A message is masked of every type but links and the loopback and unspecified addresses (a log
+names the nodes and providers it talks to, and where the gateway listens); a
+traceback's frames, which are edgeway's and its libraries' code, of identifiers and secrets only
+(read as prose, `Traceback` is a name and `self.app` a host), and its exception lines in full.
+
+Installed on the root handlers by `edgeway serve`: a record costs one scan of its text (warnings
+and errors are rare; a quiet gateway logs nothing per request).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+
+from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
+from classifiers.privacy.findings import Finding, masked
+
+NOT_MASKED = frozenset({"URL"})
+_CODE = ("  File ", "    ")  # a traceback's frame lines and the code lines under them
+
+
+class MaskPrivate(logging.Filter):
+    def __init__(self, scanner: PrivacyScanner) -> None:
+        super().__init__()
+        self.scanner = scanner
+
+    def mask(self, text: str, only: frozenset[str] | None = None) -> str:
+        found = [
+            f
+            for f in self.scanner.scan(text)
+            if f.type not in NOT_MASKED and (only is None or f.type in only) and not _this_machine(text, f)
+        ]
+        return masked(text, found) if found else text
+
+    def mask_trace(self, text: str) -> str:
+        structured = frozenset(STRUCTURED_TYPES)
+        lines = text.split("\n")
+        return "\n".join(self.mask(line, structured if line.startswith(_CODE) else None) for line in lines)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        record.msg, record.args = self.mask(message), ()
+        if record.exc_info:
+            text = record.exc_text or logging.Formatter().formatException(record.exc_info)
+            record.exc_text, record.exc_info = self.mask_trace(text), None
+        if record.stack_info:
+            record.stack_info = self.mask_trace(record.stack_info)
+        return True
+
+
+def _this_machine(text: str, finding: Finding) -> bool:
+    """127.0.0.1, ::1, 0.0.0.0: where the gateway listens, no one's private address."""
+    if finding.type != "IP_ADDRESS":
+        return False
+    try:
+        address = ipaddress.ip_address(text[finding.start : finding.end].strip("[]"))
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+def install(scanner: PrivacyScanner) -> MaskPrivate:
+    """Mask every record that reaches the root logger's handlers (the gateway's, uvicorn's and the
+    libraries' that propagate to it)."""
+    found = MaskPrivate(scanner)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(found)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        for handler in logging.getLogger(name).handlers:
+            handler.addFilter(found)
+    return found

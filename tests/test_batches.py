@@ -1,0 +1,227 @@
+"""OpenAI's Batch API, driven by the official SDK end to end: a file of requests uploaded, a batch
+run on the edge's idle time and routed by the app's policy, its output and error files as OpenAI
+writes them, every line in the ledger once (kind `batch`), cancelling, the completion window, bad
+files refused up front, and a gateway restarted in the middle of a batch."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from tests.conftest import PRIVATE_POLICY, GatewayProcess, gateway_config
+
+KEYS = {"open": "open-batch-key-0123", "private": "private-batch-key-0123"}
+SSN = "123-45-6789"
+
+
+def batch_config(upstream_url: str, tmp: Path, **batches) -> dict:
+    (tmp / "private.yaml").write_text(PRIVATE_POLICY)
+    config = gateway_config(upstream_url, tmp, store=f"sqlite:///{tmp / 'ledger.db'}")
+    config["apps"] = [
+        {"name": "open", "key": KEYS["open"]},
+        {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
+    ]
+    config["batches"] = {"concurrency": 2, **batches}
+    return config
+
+
+@pytest.fixture(scope="module")
+def batch_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
+    tmp = tmp_path_factory.mktemp("batches")
+    process = GatewayProcess(batch_config(upstream.url, tmp), tmp)
+    try:
+        yield process.wait_ready()
+    finally:
+        process.stop()
+
+
+def client(gateway: GatewayProcess, app: str = "open") -> openai.OpenAI:
+    return openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEYS[app], max_retries=0)
+
+
+def chat_line(custom_id: str, content: str, model: str = "smollm2", max_tokens: int = 8) -> dict:
+    body = {"model": model, "max_tokens": max_tokens, "messages": [{"role": "user", "content": content}]}
+    return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": body}
+
+
+def upload(sdk: openai.OpenAI, lines: list[dict]) -> str:
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    return sdk.files.create(file=("requests.jsonl", data), purpose="batch").id
+
+
+def run(sdk: openai.OpenAI, lines: list[dict], **kwargs):
+    return sdk.batches.create(
+        input_file_id=upload(sdk, lines), endpoint="/v1/chat/completions", completion_window="24h", **kwargs
+    )
+
+
+def settled(sdk: openai.OpenAI, batch_id: str, timeout: float = 120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        batch = sdk.batches.retrieve(batch_id)
+        if batch.status in ("completed", "failed", "expired", "cancelled"):
+            return batch
+        time.sleep(0.2)
+    raise AssertionError(f"batch {batch_id} still {batch.status} after {timeout} s")
+
+
+def results(sdk: openai.OpenAI, file_id: str | None) -> dict[str, dict]:
+    if file_id is None:
+        return {}
+    return {r["custom_id"]: r for r in map(json.loads, sdk.files.content(file_id).text.splitlines())}
+
+
+def batch_rows(ledger: Path) -> list[tuple[str, str, int]]:
+    with sqlite3.connect(ledger) as db:
+        return db.execute("SELECT app, route, status FROM usage WHERE kind = 'batch' ORDER BY ts").fetchall()
+
+
+def test_a_batch_runs_every_line_and_writes_openais_output_file(batch_gateway, upstream):
+    sdk = client(batch_gateway)
+    lines = [chat_line("edge-1", "Say hi."), chat_line("edge-2", "Say bye."), chat_line("cloud", "Hi", "gpt-fake")]
+    created = run(sdk, lines, metadata={"job": "nightly"})
+    assert created.status == "validating" and created.request_counts.total == 3
+    assert created.metadata == {"job": "nightly"} and created.expires_at - created.created_at == 24 * 3600
+    batch = settled(sdk, created.id)
+    assert batch.status == "completed" and batch.error_file_id is None
+    assert (batch.request_counts.completed, batch.request_counts.failed) == (3, 0)
+    assert batch.in_progress_at and batch.finalizing_at and batch.completed_at
+    output = results(sdk, batch.output_file_id)
+    assert set(output) == {"edge-1", "edge-2", "cloud"}
+    for custom_id, result in output.items():
+        assert result["id"].startswith("batch_req_") and result["error"] is None
+        response = result["response"]
+        assert response["status_code"] == 200 and response["request_id"]
+        assert response["body"]["object"] == "chat.completion"
+        assert response["body"]["model"] == ("gpt-4o-mini" if custom_id == "cloud" else "smollm2")
+    assert len(upstream.requests) == 1  # the cloud line, as an ordinary request
+    assert [b.id for b in sdk.batches.list(limit=100).data][0] == batch.id
+    outputs = [f for f in sdk.files.list().data if f.purpose == "batch_output"]
+    assert batch.output_file_id in [f.id for f in outputs]
+
+
+def test_every_line_is_one_ledger_row_of_kind_batch_counted_as_the_apps_own(batch_gateway):
+    sdk = client(batch_gateway)
+    batch = settled(sdk, run(sdk, [chat_line("a", "One."), chat_line("b", "Two.")]).id)
+    assert batch.status == "completed"
+    usage = httpx.get(  # the app's own key sees its own usage
+        batch_gateway.url + "/api/usage",
+        params={"group_by": "kind", "app": "open"},
+        headers={"authorization": f"Bearer {KEYS['open']}"},
+    ).json()
+    kinds = {g["key"]: g["requests"] for g in usage["groups"]}
+    assert kinds.get("batch", 0) >= 2 and usage["batch"]["requests"] == kinds["batch"]
+    assert usage["batch"]["edge_hours"] > 0
+
+
+def test_a_private_line_stays_on_the_edge_and_the_rest_follows_the_policy(batch_gateway, upstream):
+    """The private app's policy keeps findings local: a batch line is checked like a live request."""
+    sdk = client(batch_gateway, "private")
+    lines = [chat_line("private", f"My SSN is {SSN}. Say ok.", "auto"), chat_line("plain", "Say ok.", "auto")]
+    batch = settled(sdk, run(sdk, lines).id)
+    output = results(sdk, batch.output_file_id)
+    assert batch.status == "completed" and set(output) == {"private", "plain"}
+    assert not upstream.saw_text(SSN) and not upstream.saw_text("123456789")
+    assert len(upstream.requests) == 1  # the plain line went to the cloud, as the policy says
+
+
+def test_a_line_the_gateway_refuses_goes_to_the_error_file_with_its_status(batch_gateway):
+    sdk = client(batch_gateway)
+    broken = {"custom_id": "broken", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "smollm2"}}
+    unknown = chat_line("unknown", "Hi", "no-such-model")
+    batch = settled(sdk, run(sdk, [chat_line("fine", "Hi"), broken, unknown]).id)
+    assert batch.status == "completed"
+    assert (batch.request_counts.completed, batch.request_counts.failed) == (1, 2)
+    errors = results(sdk, batch.error_file_id)
+    assert errors["broken"]["response"]["status_code"] == 400
+    assert errors["unknown"]["response"]["status_code"] == 404
+    assert errors["unknown"]["response"]["body"]["error"]["code"] == "model_not_found"
+    assert set(results(sdk, batch.output_file_id)) == {"fine"}
+
+
+@pytest.mark.parametrize(
+    ("lines", "says"),
+    [
+        ([chat_line("a", "Hi"), {**chat_line("b", "Hi"), "url": "/v1/embeddings"}], "line 2"),
+        ([chat_line("a", "Hi"), chat_line("a", "Hi again")], "repeats the custom_id"),
+        ([{**chat_line("a", "Hi"), "method": "GET"}], "'method' must be 'POST'"),
+        ([{**chat_line("a", "Hi"), "body": {**chat_line("a", "Hi")["body"], "stream": True}}], "answered whole"),
+    ],
+)
+def test_a_malformed_input_file_is_a_400_naming_the_line(batch_gateway, lines, says):
+    sdk = client(batch_gateway)
+    with pytest.raises(openai.BadRequestError) as caught:
+        run(sdk, lines)
+    assert says in caught.value.message
+
+
+def test_files_and_batches_belong_to_their_app(batch_gateway):
+    mine, theirs = client(batch_gateway), client(batch_gateway, "private")
+    file_id = upload(mine, [chat_line("a", "Hi")])
+    with pytest.raises(openai.NotFoundError):
+        theirs.files.retrieve(file_id)
+    with pytest.raises(openai.NotFoundError):
+        theirs.batches.create(input_file_id=file_id, endpoint="/v1/chat/completions", completion_window="24h")
+    with pytest.raises(openai.BadRequestError) as caught:
+        mine.files.create(file=("x.jsonl", b"{}\n"), purpose="fine-tune")
+    assert caught.value.param == "purpose"
+    assert mine.files.retrieve(file_id).bytes > 0
+    assert mine.files.delete(file_id).deleted
+    with pytest.raises(openai.NotFoundError):
+        mine.files.content(file_id)
+
+
+def test_a_window_the_edge_cannot_meet_is_refused_when_the_batch_is_made(batch_gateway):
+    sdk = client(batch_gateway)
+    lines = [chat_line(f"long-{i}", "Write a long essay.", max_tokens=1500) for i in range(200)]
+    with pytest.raises(openai.BadRequestError) as caught:
+        sdk.batches.create(input_file_id=upload(sdk, lines), endpoint="/v1/chat/completions", completion_window="1m")
+    assert caught.value.code == "completion_window_too_short" and "minutes" in caught.value.message
+
+
+def test_a_cancelled_batch_stops_and_reports_the_lines_it_did_not_run(batch_gateway):
+    sdk = client(batch_gateway)
+    lines = [chat_line(f"slow-{i}", "Tell me a long story.", max_tokens=120) for i in range(12)]
+    created = run(sdk, lines)
+    assert sdk.batches.cancel(created.id).status == "cancelling"
+    batch = settled(sdk, created.id)
+    assert batch.status == "cancelled" and batch.cancelled_at
+    errors = results(sdk, batch.error_file_id)
+    skipped = [r for r in errors.values() if r["error"] and r["error"]["code"] == "batch_cancelled"]
+    assert skipped and len(skipped) + batch.request_counts.completed == 12
+    with pytest.raises(openai.BadRequestError):
+        sdk.batches.cancel(created.id)
+
+
+def test_a_restarted_gateway_resumes_the_batch_and_runs_no_line_twice(upstream, tmp_path):
+    config = batch_config(upstream.url, tmp_path, concurrency=1)
+    first = GatewayProcess(config, tmp_path).wait_ready()
+    lines = [chat_line(f"line-{i}", f"Count to {i}.", max_tokens=24) for i in range(8)]
+    try:
+        sdk = client(first)
+        created = run(sdk, lines)
+        deadline = time.monotonic() + 60
+        while sdk.batches.retrieve(created.id).request_counts.completed < 2:
+            assert time.monotonic() < deadline, "the batch did not start"
+            time.sleep(0.1)
+    finally:
+        first.stop()  # SIGTERM: the line in flight ends and is kept; the rest wait
+    stopped_at = batch_rows(tmp_path / "ledger.db")
+    assert 2 <= len(stopped_at) < 8
+    second = GatewayProcess(config, tmp_path).wait_ready()
+    try:
+        sdk = client(second)
+        batch = settled(sdk, created.id)
+        assert batch.status == "completed" and batch.request_counts.completed == 8
+        assert sorted(results(sdk, batch.output_file_id)) == sorted(line["custom_id"] for line in lines)
+    finally:
+        second.stop()
+    rows = batch_rows(tmp_path / "ledger.db")
+    assert len(rows) == 8 and all(status == 200 for _, _, status in rows)  # each line ran exactly once

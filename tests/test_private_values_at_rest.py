@@ -1,0 +1,112 @@
+"""Private values a gateway saw are never written unmasked where it keeps things: its log, the
+ledger (JSON, CSV, the SQLite file itself) or the usage the dashboard shows. Each API sends them,
+streamed and not, to an app that keeps prompts (`log_prompts`), while the provider fails with an
+error that quotes the prompt back (the usual way a value reaches a log) and the gateway logs at
+debug level."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import anthropic
+import httpx
+import pytest
+
+from classifiers.privacy import PrivacyScanner
+from gateway.masked_logs import MaskPrivate
+from tests.conftest import APP_KEYS, BETA_POLICY, GatewayProcess, client_for, gateway_config
+from tests.fake_upstream import Fault
+
+ADMIN = "admin-key-at-rest-0123"
+SSN, EMAIL, CARD = "123-45-6789", "jane.roe@example.com", "4111 1111 1111 1111"
+PRIVATE = (SSN, EMAIL, CARD, "4111111111111111", "jane.roe")
+SAID = f"My SSN is {SSN}, write to {EMAIL}, my card is {CARD}."
+
+
+@pytest.fixture(scope="module")
+def keeper(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
+    tmp = tmp_path_factory.mktemp("at-rest")
+    (tmp / "keeper.yaml").write_text(BETA_POLICY)  # everything to the cloud, the edge as fallback
+    config = gateway_config(upstream.url, tmp, admin_key=ADMIN, store=f"sqlite:///{tmp / 'ledger.db'}")
+    config["apps"] = [
+        {"name": "beta", "key": APP_KEYS["beta"], "policy": str(tmp / "keeper.yaml"), "log_prompts": True}
+    ]
+    process = GatewayProcess(config, tmp, args=["--log-level", "debug"])
+    process.ledger_path = tmp / "ledger.db"  # type: ignore[attr-defined]
+    try:
+        yield process.wait_ready()
+    finally:
+        process.stop()
+
+
+def quoting_failures(upstream) -> None:
+    """The provider refuses each of the next calls, quoting the prompt back in its error."""
+    upstream.fail_next(Fault(status=500, message=f"could not process the input: {SAID}"), times=20)
+
+
+def send_everything(gateway: GatewayProcess, upstream) -> None:
+    openai_client = client_for(gateway, "beta")
+    quoting_failures(upstream)
+    for stream in (False, True):
+        answer = openai_client.chat.completions.create(
+            model="auto", messages=[{"role": "user", "content": SAID}], max_tokens=3, stream=stream
+        )
+        if stream:
+            list(answer)
+    openai_client.completions.create(model="gpt-fake", prompt=SAID, max_tokens=3)
+    openai_client.embeddings.create(model="smollm2", input=[SAID])
+    for stream in (False, True):
+        responses = openai_client.responses.create(model="auto", input=SAID, max_output_tokens=16, stream=stream)
+        if stream:
+            list(responses)
+    claude = anthropic.Anthropic(base_url=gateway.url, api_key=APP_KEYS["beta"], max_retries=0)
+    claude.messages.create(model="auto", max_tokens=3, messages=[{"role": "user", "content": SAID}])
+    with claude.messages.stream(model="auto", max_tokens=3, messages=[{"role": "user", "content": SAID}]) as events:
+        list(events)
+    upstream.reset()
+
+
+def test_no_private_value_is_kept_unmasked_by_any_api(keeper, upstream):
+    send_everything(keeper, upstream)
+    admin = {"authorization": f"Bearer {ADMIN}"}
+    rows = httpx.get(keeper.url + "/api/usage", headers=admin).json()["recent"]
+    csv = httpx.get(keeper.url + "/api/usage", params={"format": "csv"}, headers=admin).text
+    prompts = [r["prompt"] for r in rows if r.get("prompt")]
+    assert len(prompts) >= 6, rows  # the app kept its prompts, masked
+    assert all("[US_SSN" in p or "[EMAIL" in p or "[CREDIT_CARD" in p for p in prompts), prompts
+    log = keeper.log()
+    assert "could not process the input" in log  # the provider's error was logged, masked
+    ledger_file = keeper.ledger_path.read_bytes().decode("latin-1")
+    for kept, where in ((str(rows), "the usage rows"), (csv, "the CSV"), (log, "the log"), (ledger_file, "the db")):
+        for value in PRIVATE:
+            assert value not in kept, (value, where)
+
+
+def test_a_log_record_is_masked_in_its_message_arguments_and_traceback():
+    handler_records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            handler_records.append(self.format(record))
+
+    logger = logging.getLogger("edgeway.test-at-rest")
+    handler = Keep()
+    handler.addFilter(MaskPrivate(PrivacyScanner()))
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("provider said: %s (see https://status.example.com)", SAID)
+        logger.warning("listening on 127.0.0.1:8080 and [::1]:8080; a client at 203.0.113.9 asked")
+        try:
+            raise ValueError(f"bad input {SAID}")
+        except ValueError:
+            logger.exception("request failed for %s", EMAIL)
+    finally:
+        logger.removeHandler(handler)
+    written = "\n".join(handler_records)
+    assert all(value not in written for value in PRIVATE), written
+    assert "https://status.example.com" in written  # a link is what a log names, kept
+    assert 'raise ValueError(f"bad input {SAID}")' in written  # the code of a frame, as written
+    assert "[US_SSN]" in written and "[EMAIL]" in written
+    assert "127.0.0.1:8080 and [::1]:8080" in written and "203.0.113.9" not in written  # loopback is no one's
