@@ -11,7 +11,7 @@ setup(
             "classifiers._scan",
             sorted(glob("classifiers/scan/*.c")),
             depends=sorted(glob("classifiers/scan/*.h")),
-            extra_compile_args=["-O3"],
+            extra_compile_args=["-O3", "-Wall", "-Wextra"],  # -Werror in CI: tests/test_scan_c.py
         )
     ]
 )

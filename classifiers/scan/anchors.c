@@ -52,6 +52,7 @@ static void Anchors_dealloc(Anchors *self) {
 
 /* Anchors(exact: list[str], folded: list[str]); every literal starts with an ASCII character */
 static int Anchors_init(Anchors *self, PyObject *args, PyObject *kwargs) {
+    (void)kwargs;  /* the signature CPython calls with */
     PyObject *exact, *folded;
     if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &exact, &PyList_Type, &folded)) return -1;
     Py_ssize_t n = PyList_GET_SIZE(exact) + PyList_GET_SIZE(folded);

@@ -38,6 +38,7 @@ static void Grams_dealloc(Grams *self) {
 
 /* Grams(grams: list[str], weights: list[float], squares: list[float], ascii: bool) */
 static int Grams_init(Grams *self, PyObject *args, PyObject *kwargs) {
+    (void)kwargs;  /* the signature CPython calls with */
     PyObject *grams, *weights, *squares;
     int ascii;
     if (!PyArg_ParseTuple(args, "O!O!O!p", &PyList_Type, &grams, &PyList_Type, &weights, &PyList_Type, &squares,

@@ -30,6 +30,7 @@ static void Scanner_dealloc(Scanner *self) {
 
 /* Scanner(anchors: Anchors, model: Model, specs: tuple of window specs) */
 static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
+    (void)kwargs;  /* the signature CPython calls with */
     PyObject *specs, *anchors, *model;
     if (!PyArg_ParseTuple(args, "O!O!O!", &AnchorsType, &anchors, &ModelType, &model, &PyTuple_Type, &specs)) return -1;
     if (PyTuple_GET_SIZE(specs) > MAX_SPECS) return PyErr_SetString(PyExc_ValueError, "too many window specs"), -1;
@@ -88,7 +89,8 @@ static PyMethodDef module_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, module_functions};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "_scan", .m_doc = NULL, .m_size = -1, .m_methods = module_functions};
 
 static int add_type(PyObject *m, PyTypeObject *type, const char *name) {
     if (PyType_Ready(type) < 0) return -1;

@@ -63,6 +63,7 @@ static uint64_t first_word_hash(PyObject *phrase) {
 }
 
 static int Phrases_init(Phrases *self, PyObject *args, PyObject *kwargs) {
+    (void)kwargs;  /* the signature CPython calls with */
     PyObject *phrases;
     int longest;
     if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &phrases, &longest)) return -1;

@@ -40,6 +40,7 @@ static const PieceSlot *piece_get(const Pieces *p, uint64_t h) {
 
 /* Pieces(pieces: list[str], scores: list[float]) */
 static int Pieces_init(Pieces *self, PyObject *args, PyObject *kwargs) {
+    (void)kwargs;  /* the signature CPython calls with */
     PyObject *pieces, *scores;
     if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &pieces, &PyList_Type, &scores)) return -1;
     Py_ssize_t n = PyList_GET_SIZE(pieces);

@@ -28,6 +28,7 @@ static void Model_dealloc(Model *self) {
 /* Model(up: bytes, common: list[str], features: list[str], rows: list[sequence of 4 floats],
  *       bias: sequence of 4 floats, threshold: float, street_words: list[str]) */
 static int Model_init(Model *self, PyObject *args, PyObject *kwargs) {
+    (void)kwargs;  /* the signature CPython calls with */
     Py_buffer up;
     PyObject *common, *names, *rows, *bias, *streets;
     double threshold;
@@ -687,6 +688,7 @@ static PyObject *Model_street_like(Model *self, PyObject *args) {
 }
 
 static PyObject *Model_address_gap(Model *self, PyObject *args) {
+    (void)self;  /* the signature CPython calls with */
     PyObject *text;
     Py_ssize_t start, end;
     Text t;

@@ -29,6 +29,11 @@ int read_spec(PyObject *spec, WindowSpec *w) {
                           &w->margin) ||
         charset(digits, &w->digits) || charset(separators, &w->separators))
         return -1;
+    /* Lengths, compared and added to offsets: negative or near-overflow ones are refused here. */
+    const Py_ssize_t bound = PY_SSIZE_T_MAX >> 2;
+    if (w->max_gap < 0 || w->min_digits < 0 || w->min_separators < 0 || w->margin < 0 || w->max_gap > bound ||
+        w->margin > bound)
+        return PyErr_SetString(PyExc_ValueError, "a window's lengths are whole numbers within range"), -1;
     if (w->separators.decimal) memset(&w->separators, 0, sizeof w->separators);   /* "" separators: none */
     const uint64_t digits_lo = w->digits.decimal ? 0x03FF000000000000ULL : w->digits.bits[0];
     if ((digits_lo & w->separators.bits[0]) || (w->digits.bits[1] & w->separators.bits[1]))
@@ -89,6 +94,7 @@ PyObject *find_windows(const Text *t, const WindowSpec *w) {
  * digits and `min_separators` separators inside, each widened by `margin` on both sides; windows
  * that overlap are merged. */
 PyObject *windows(PyObject *module, PyObject *args) {
+    (void)module;  /* the signature CPython calls with */
     PyObject *text, *spec;
     Text t;
     WindowSpec w;
@@ -101,6 +107,7 @@ PyObject *windows(PyObject *module, PyObject *args) {
 /* counts(text, symbols) -> (spaces, newlines, ASCII digits, symbols, extra UTF-8 bytes, length):
  * what the token estimate reads (classifiers/tokens.py); a lone surrogate is 3 bytes, as "surrogatepass" writes it */
 PyObject *counts(PyObject *module, PyObject *args) {
+    (void)module;  /* the signature CPython calls with */
     PyObject *text, *symbol_chars;
     Text t;
     CharSet symbols;
@@ -127,6 +134,7 @@ PyObject *counts(PyObject *module, PyObject *args) {
  * messages and answered no, where a regular expression's character class cost 100 instructions a
  * character. */
 PyObject *any_in(PyObject *module, PyObject *args) {
+    (void)module;  /* the signature CPython calls with */
     PyObject *text, *ranges;
     if (!PyArg_ParseTuple(args, "UO!", &text, &PyTuple_Type, &ranges)) return NULL;
     Py_ssize_t n_ranges = PyTuple_GET_SIZE(ranges);
