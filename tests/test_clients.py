@@ -1,11 +1,18 @@
-"""The clients teams use, pointed at edgeway unchanged: LangChain, the OpenAI Agents SDK, LiteLLM's
-SDK and the async OpenAI client, against a real gateway on loopback and the bundled edge model."""
+"""The clients teams use, pointed at edgeway unchanged: LangChain, the OpenAI Agents SDK,
+pydantic-ai, LiteLLM's SDK and the async OpenAI client, against a real gateway on loopback and the
+bundled edge model.
+
+instructor 1.17 (it pins jiter below what openai 3 needs) and llama-index's OpenAI LLMs (openai
+below 3) cannot be installed beside the openai 3 the Agents SDK and `llm` need; they are checked
+by hand (docs/clients.md)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 from pydantic import BaseModel
@@ -95,6 +102,82 @@ def test_an_agent_with_one_tool_runs_on_the_edge(gateway, api):
     )
     result = asyncio.run(Runner.run(agent, "What is the weather in Paris?", max_turns=3))
     assert len(calls) == 1 and result.final_output == f"It is sunny in {calls[0]}."
+
+
+# --- pydantic-ai ------------------------------------------------------------------------------------
+def pydantic_agent(gateway, output_type=str, **options):
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    provider = OpenAIProvider(base_url=base_url(gateway), api_key=APP_KEYS["alpha"])
+    model = OpenAIChatModel(EDGE, provider=provider)
+    return Agent(model, output_type=output_type, model_settings={"temperature": 0, "max_tokens": 60}, **options)
+
+
+def test_pydantic_ai_runs_and_streams_on_the_edge(gateway):
+    agent = pydantic_agent(gateway)
+    result = agent.run_sync("Say hello.")
+    assert result.output and result.usage.output_tokens > 0
+
+    async def streamed() -> str:  # a new agent: the first one's HTTP client belongs to run_sync's loop
+        async with pydantic_agent(gateway).run_stream("Say hello.") as run:
+            return "".join([piece async for piece in run.stream_text(delta=True)])
+
+    assert asyncio.run(streamed()).strip()
+
+
+@pytest.mark.parametrize("kind", ["tool", "native"])
+def test_pydantic_ai_structured_output_from_the_edge(gateway, kind):
+    """A tool-call output (pydantic-ai's default) and a native JSON-schema output both parse."""
+    from pydantic_ai import NativeOutput, ToolOutput
+
+    output = ToolOutput(Capital) if kind == "tool" else NativeOutput(Capital)
+    result = pydantic_agent(gateway, output, retries=2).run_sync(
+        "What is the capital of France? Give the country and the city."
+    )
+    assert isinstance(result.output, Capital) and result.output.city
+
+
+def test_pydantic_ai_calls_a_tool_on_the_edge(gateway):
+    calls: list[str] = []
+    agent = pydantic_agent(gateway)
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        """The weather in a city now."""
+        calls.append(city)
+        return f"It is sunny in {city}."
+
+    def first_step_calls(context) -> dict:  # the 135M model calls when it must: on the first step
+        return {"temperature": 0, "max_tokens": 60, "tool_choice": "required" if context.run_step <= 1 else "auto"}
+
+    result = agent.run_sync("What is the weather in Paris?", model_settings=first_step_calls)
+    assert calls and result.output
+
+
+# --- Simon Willison's llm ----------------------------------------------------------------------------
+def test_the_llm_cli_prompts_streams_and_follows_a_schema(gateway, tmp_path):
+    """`llm` with edgeway as an OpenAI-compatible model (extra-openai-models.yaml), as its docs say."""
+    (tmp_path / "extra-openai-models.yaml").write_text(
+        f"- model_id: edgeway\n  model_name: {EDGE}\n  api_base: {base_url(gateway)}\n"
+        "  api_key_name: edgeway\n  supports_schema: true\n"
+    )
+    env = {**os.environ, "LLM_USER_PATH": str(tmp_path)}
+    ask = [sys.executable, "-m", "llm", "prompt", "-m", "edgeway", "--key", APP_KEYS["alpha"], "-o", "max_tokens", "40"]
+    plain = subprocess.run([*ask, "--no-stream", "Say hello."], capture_output=True, text=True, env=env, timeout=60)
+    assert plain.returncode == 0 and plain.stdout.strip(), plain.stderr
+    streamed = subprocess.run([*ask, "Say hello."], capture_output=True, text=True, env=env, timeout=60)
+    assert streamed.returncode == 0 and streamed.stdout.strip(), streamed.stderr
+    shaped = subprocess.run(
+        [*ask, "--schema", "country, city", "The capital of France?"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert shaped.returncode == 0, shaped.stderr
+    assert set(json.loads(shaped.stdout)) == {"country", "city"}
 
 
 # --- LiteLLM's SDK as a client ----------------------------------------------------------------------
