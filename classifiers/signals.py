@@ -23,20 +23,6 @@ from classifiers.tokens import TokenEstimator, joined_counts, text_counts
 TOKENS_PER_MESSAGE = 5  # the chat template's role markers, measured on SmolLM2's template
 JOIN_CHARS = 48  # of each of two consecutive texts, read together for a number split between them
 KEYED_CHARS = 64  # a value this short, with a digit, is read again after its key (`_keyed`)
-# The names and values the chat protocols are made of, read on every request: a text that is
-# exactly one of them holds nothing private, and is not scanned (each tiny scan cost 25 us).
-PROTOCOL_WORDS = frozenset(
-    {
-        "role", "content", "user", "assistant", "system", "developer", "tool", "type", "text", "name",
-        "image_url", "url", "detail", "function", "arguments", "tool_calls", "tool_call_id", "id",
-        "description", "parameters", "properties", "required", "object", "string", "integer", "number",
-        "boolean", "array", "items", "enum", "auto", "none", "low", "high", "file", "file_data",
-        "filename", "input_audio", "data", "format", "refusal", "cache_control", "ephemeral",
-        "messages", "model", "max_tokens", "max_completion_tokens", "stream", "stream_options",
-        "include_usage", "temperature", "top_p", "tools", "tool_choice", "metadata", "seed",
-        "response_format", "json_schema", "schema", "strict", "stop", "n", "logprobs",
-    }
-)  # fmt: skip
 # Keys that name a field of the protocol, not what its value is: no cue.
 _NO_CUE_KEYS = frozenset({"content", "text", "arguments", "description", "name", "role", "type", "id", "model"})
 
@@ -178,10 +164,12 @@ class Scorer:
         found: list[PrivacyFinding] = []
         for (i, part_i, first), (j, part_j, second) in zip(pieces, pieces[1:], strict=False):
             tail, head = first[-JOIN_CHARS:], second[:JOIN_CHARS]
-            ends = tail.split()[-1:] + head.split(None, 1)[:1]  # the words that meet
             if tail.rstrip()[-1:].isdigit() and head.lstrip()[:1].isdigit():
                 joiner = " "  # groups of digits: one number, its groups spaced
-            elif any("@" in word for word in ends):
+            elif ("@" in tail or "@" in head) and any(
+                "@" in word
+                for word in tail.split()[-1:] + head.split(None, 1)[:1]  # the words that meet
+            ):
                 joiner = ""  # an address cut at its at sign, in its mailbox or in its domain
             else:
                 continue
@@ -224,7 +212,6 @@ class Scorer:
         findings = [
             PrivacyFinding(*f, path)
             for path, text in sent.strings
-            if text not in PROTOCOL_WORDS
             for f in self.facts(text).findings
             if path not in sent.numbers or number_finding(path, f.type)
         ]

@@ -176,9 +176,9 @@ _BROKEN_NUMBER = re.compile(r"(?<=\d)[ \t]*[\r\n\t]\s*(?=\d)")
 
 
 def _digits(text: str) -> int:
-    """How many ASCII digits `text` holds, counted in C: a number broken over lines has seven or
-    more (searching every text with line breaks for one cost 0.02 us a character)."""
-    return sum(map(text.count, "0123456789"))
+    """How many ASCII digits `text` holds, counted in one C pass: a number broken over lines has
+    seven or more (searching every text with line breaks for one cost 0.02 us a character)."""
+    return int(_scan.counts(text, "")[2])
 
 
 def _unbroken(text: str) -> Reading | None:
