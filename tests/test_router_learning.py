@@ -4,6 +4,8 @@ examples better than the router in use."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -26,6 +28,27 @@ def test_documents_are_kept_in_memory_sqlite_and_redis_by_kind_key_app_and_time(
         assert [d.key for d in store.find("k", app="x")] == ["a"]
         assert [d.key for d in store.find("k", since=1.5, until=3.5)] == ["a"]
         assert store.get("k", "missing") is None and store.find("none") == []
+        store.close()
+
+
+def test_documents_are_deleted_and_a_lease_is_held_by_one_owner_at_a_time(tmp_path, redis_server):
+    """What batches stand on: a file deleted, and one replica running a batch (tests/test_batches.py)."""
+    path = str(tmp_path / "l.db")
+    for store, rival in (
+        (MemoryDocuments(), None),
+        (SqliteDocuments(path), SqliteDocuments(path)),  # two processes' handles on one file
+        (RedisDocuments(redis_server.url), RedisDocuments(redis_server.url)),
+    ):
+        other = rival or store
+        store.put("k", Document("a", "x", 1.0, {}))
+        store.delete("k", "a")
+        store.delete("k", "never-there")
+        assert store.get("k", "a") is None and store.find("k") == []
+        assert store.claim("batch:1", "one", 30) and store.claim("batch:1", "one", 30)  # taken, then renewed
+        assert not other.claim("batch:1", "two", 30)
+        assert store.claim("batch:1", "one", 0.001)  # let go
+        time.sleep(0.01)
+        assert other.claim("batch:1", "two", 30) and not store.claim("batch:1", "one", 30)
         store.close()
 
 
