@@ -54,7 +54,7 @@ from router.edge import EdgeModel
 from router.edge_group import EdgeGroup
 from router.errors import EdgewayError, NotFound
 from router.installed import InstalledRouters
-from router.ledger import open_store
+from router.ledger import Store, open_store
 from router.policy_rules import PolicyRules
 from router.pricing import edge_price_of, price_of
 from router.routing import Router
@@ -79,6 +79,7 @@ class Gateway:
     policies: PolicyFiles
     shadows: Shadower
     documents: Documents
+    ledger: Store  # the router's store, for the gateway's queries of it (usage, quality, health)
     metrics: Any = None  # gateway.metrics.RequestMetrics, set by create_app
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
@@ -132,7 +133,9 @@ def build_gateway(config: GatewayConfig) -> Gateway:
 
     apps = [(a.key.get_secret_value(), replace(app_for(a.name), log_prompts=a.log_prompts)) for a in config.apps]
     open_app = None if config.apps else app_for("default")
-    return Gateway(config, edge, router, AppKeys(apps, open_app), http, policies, shadows, documents=documents)
+    return Gateway(
+        config, edge, router, AppKeys(apps, open_app), http, policies, shadows, documents=documents, ledger=store
+    )
 
 
 def _freeze_heap() -> None:
@@ -224,7 +227,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
             with contextlib.suppress(TimeoutError):  # comparisons under way finish, within reason
                 await asyncio.wait_for(gateway.shadows.drain(), SHADOW_DRAIN_S)
             await gateway.http.close()
-            await asyncio.to_thread(gateway.router.store.close)
+            await asyncio.to_thread(gateway.ledger.close)
             await asyncio.to_thread(gateway.edge.close)
             if tracing is not None:
                 await asyncio.to_thread(tracing.shutdown)  # the spans still batched go out first

@@ -22,13 +22,13 @@ from classifiers.signals import Signals, message_texts
 from gateway import telemetry
 from gateway.auth import App
 from gateway.http import JSON, SSE_DONE, ClientGone, EventStream, read_json, sse, unless_client_leaves
+from router.account import RequestAccount
 from router.answer import Answer, ChunkStream, Usage
 from router.cloud.validate import delivered_text, delta_text
 from router.errors import EdgewayError, InvalidRequest, Unauthorized
-from router.ledger import RowKind, UsageRow
+from router.ledger import RowKind
 from router.request import ChatRequest, Priority, parse_chat_request
 from router.routed import Routed
-from router.shadow import ServedRequest
 from router.tracing import complexity_attributes, signal_attributes
 
 log = logging.getLogger("edgeway")
@@ -112,82 +112,53 @@ def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
 
 
 class Visit:
-    """One request's row in the making."""
+    """One request as the gateway sees it: its span and metrics, around the router's account of it
+    (`router.account.RequestAccount`), which reserves, prices, settles and writes its row."""
 
-    def __init__(self, request: Request, app: App, stream: bool = False) -> None:
+    def __init__(self, request: Request, app: App) -> None:
         self.gateway = request.app.state.gateway
         self.gateway.shadows.traffic()
         self.app = app
-        self.started = time.perf_counter()
         kind = RowKind.BATCH if getattr(request.state, "batch", None) else RowKind.REQUEST
-        self.row = UsageRow(request_id=request.state.request_id, app=app.name, stream=stream, kind=kind)
-        self.reserved = 0.0
-        self.signals: Signals | None = None
-        self.delivered: list[str] = []  # what a stream gave the client, for usage a provider did not count
-        self._estimate: Usage | None = None
+        self.account = RequestAccount(
+            self.gateway.router,
+            request.state.request_id,
+            app.name,
+            kind=kind,
+            reference=app.reference(),
+            prompt=_prompt_for_ledger if app.log_prompts else None,
+            shadows=self.gateway.shadows,
+            shadow=app.shadow(),
+        )
+        self.row = self.account.row
+        self.delivered = self.account.delivered
         self.span = telemetry.request_span(
             request.method, request.url.path, request.headers, app.name, request.state.request_id
         )
         self._traced: dict[str, Any] = {}  # the span's attributes from routing, set when it ends
-        self._routed: tuple[Routed[Answer] | Routed[ChunkStream], ChatRequest] | None = None
 
     def parsed(self, chat: ChatRequest) -> None:
-        self.row.stream = chat.stream
+        self.account.parsed(chat)
         telemetry.parsed(self.span, chat, self.gateway.router.models)
 
     def routed(self, routed: Routed[Answer] | Routed[ChunkStream], chat: ChatRequest) -> None:
-        self._routed = (routed, chat)
-        self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
-        self.row.cache = routed.cache
-        self.reserved = routed.decision.reserved_usd
-        self.signals = routed.signals
+        self.account.routed(routed, chat)
         self._traced = {**signal_attributes(routed.signals), **complexity_attributes(routed.signals)}
-        if self.app.log_prompts:
-            self.row.prompt = _prompt_for_ledger(chat, routed.signals)
 
     def first_token(self) -> None:
-        if self.row.ttft_ms is None:
-            self.row.ttft_ms = (time.perf_counter() - self.started) * 1e3
+        self.account.first_token()
 
     def settled(self, usage: Usage, delivered: str | None = None) -> Usage:
-        """The usage to charge and report: the model's count, or one made once from what was
-        delivered (`delivered`, else the stream's pieces) when the model gave none that holds."""
-        if usage.measured or self.signals is None:
-            return usage
-        if self._estimate is None:
-            text = "".join(self.delivered) if delivered is None else delivered
-            self._estimate = self.gateway.router.estimated_usage(self.signals, text)
-        return self._estimate
+        return self.account.settled(usage, delivered)
 
     def end(self, usage: Usage | None = None, status: int = 200, error: str | None = None) -> None:
-        row, router = self.row, self.gateway.router
-        seconds = time.perf_counter() - self.started
-        row.latency_ms, row.status, row.error = seconds * 1e3, status, error
-        if usage is not None:
-            usage = self.settled(usage)
-            row.prompt_tokens, row.completion_tokens = usage.prompt_tokens, usage.completion_tokens
-            busy = seconds if row.route == "edge" else 0.0
-            row.cost_usd = 0.0 if row.cache == "hit" else router.cost(row.model, usage, busy)
-            reference = self.app.reference()
-            row.counterfactual_usd = router.cost(reference, usage) if reference else 0.0
-        router.store.append(row, reserved=self.reserved)
+        if usage is None:
+            row = self.account.abort(status, error)
+        else:
+            row = self.account.finish(usage, status, error, trace.set_span_in_context(self.span))
         if self.gateway.metrics is not None:
             self.gateway.metrics.observe(row)
         telemetry.ended(self.span, row, self._traced, self.app.log_prompts)
-        if usage is not None and status == 200 and row.cache != "hit":
-            if self._routed is not None:
-                router.record(row.request_id, self.app.name, *self._routed)
-            self._shadow()
-
-    def _shadow(self) -> None:
-        """Offer the answered request for a shadow comparison (which runs after the response)."""
-        shadows = self.gateway.shadows
-        policy = shadows.sampled(self.app.shadow())
-        if self._routed is None or policy is None:
-            return
-        routed, chat = self._routed
-        served = ServedRequest.of(self.row.request_id, self.app.name, chat, routed, "".join(self.delivered))
-        shadows.start(served, policy, trace.set_span_in_context(self.span))
 
 
 def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
@@ -281,7 +252,10 @@ async def _run(
         visit.parsed(chat)
         router = request.app.state.gateway.router
         if not chat.stream:
-            answering = router.complete(chat, app.caller()) if chat.inputs is None else router.embed(chat, app.caller())
+            caller, account = app.caller(), visit.account
+            answering = (
+                router.complete(chat, caller, account) if chat.inputs is None else router.embed(chat, caller, account)
+            )
             routed = await unless_client_leaves(request.receive, answering)
             visit.routed(routed, chat)
             visit.first_token()
@@ -293,7 +267,7 @@ async def _run(
             return chat, routed
         # the stream's answer has begun when this returns (`router.modes.primed`): a client that
         # leaves while the edge reads its prompt, or the provider thinks, stops it as a whole one would
-        streamed = await unless_client_leaves(request.receive, router.stream(chat, app.caller()))
+        streamed = await unless_client_leaves(request.receive, router.stream(chat, app.caller(), visit.account))
     except EdgewayError as exc:
         visit.end(status=exc.status, error=exc.code)
         raise
@@ -310,7 +284,7 @@ async def _run(
 async def closed(routed: Routed[ChunkStream], visit: Visit) -> None:
     """A stream's end however it came: a client that left before the end is recorded as 499."""
     await routed.result.aclose()
-    if not visit.row.latency_ms:  # the stream did not reach its end: the client left
+    if not visit.account.ended:  # the stream did not reach its end: the client left
         visit.end(routed.result.usage, status=CLIENT_CLOSED, error="client_closed")
 
 

@@ -21,7 +21,7 @@ async def healthz(request: Request) -> Response:
 async def readyz(request: Request) -> Response:
     gateway = request.app.state.gateway
     ready = gateway.edge.ready
-    store = gateway.router.store.status()
+    store = gateway.ledger.status()
     body = {
         "status": ("ready" if store == "ok" else "degraded") if ready else "loading",
         "store": store,

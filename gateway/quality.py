@@ -41,7 +41,7 @@ async def api_quality(request: Request) -> Response:
     app, since, until = period(request, "quality")
     gateway = request.app.state.gateway
     comparisons = await asyncio.to_thread(gateway.shadows.comparisons.comparisons, app, since, until)
-    rows: list[UsageRow] = await asyncio.to_thread(gateway.router.store.rows, app, since, until)
+    rows: list[UsageRow] = await asyncio.to_thread(gateway.ledger.rows, app, since, until)
     requests = [r for r in rows if r.kind in APPS_OWN]
     money = summarize(requests)
     served = [r for r in requests if r.route in ("edge", "cloud")]

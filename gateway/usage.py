@@ -102,7 +102,7 @@ def _budgets(request: Request, only: str | None) -> list[dict]:
                 "app": app.name,
                 "daily_usd": budget.caps.daily_usd,
                 "monthly_usd": budget.caps.monthly_usd,
-                "left_usd": round(gateway.router.store.left(app.name, budget.caps) or 0.0, 6),
+                "left_usd": round(gateway.ledger.left(app.name, budget.caps) or 0.0, 6),
                 "on_exhausted": budget.on_exhausted,
             }
         )
@@ -170,7 +170,7 @@ async def api_usage(request: Request) -> Response:
 
 
 async def _rows(request: Request, app: str | None, since: float | None, until: float | None) -> list[UsageRow]:
-    store = request.app.state.gateway.router.store
+    store = request.app.state.gateway.ledger
     return await asyncio.to_thread(store.rows, app, since, until)
 
 

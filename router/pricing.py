@@ -7,8 +7,10 @@ price per hour for the time it was busy with the request (0 by default).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from router.answer import Usage
 from router.cloud.config import CloudModelConfig
 from router.cloud.price_map import map_entry
 
@@ -38,3 +40,8 @@ def price_of(config: CloudModelConfig) -> Price:
         return Price(config.price.input_per_1m / 1e6, config.price.output_per_1m / 1e6)
     entry = map_entry(config)
     return Price(float(entry.get("input_cost_per_token") or 0.0), float(entry.get("output_cost_per_token") or 0.0))
+
+
+def cost_of(prices: Mapping[str, Price], model: str, usage: Usage, seconds: float = 0.0) -> float:
+    """What this usage of `model` cost, in USD, by `prices` (the ledger's one source of prices)."""
+    return prices.get(model, FREE).cost(usage.prompt_tokens, usage.completion_tokens, seconds)

@@ -18,11 +18,11 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from classifiers.signals import Scorer, Signals
 from router import semantic, tracing
-from router.answer import Answer, ChunkStream, Usage
+from router.answer import Answer, ChunkStream
 from router.auto import AutoRoutes
 from router.budget import AppBudget
 from router.cache import CachePolicy, CacheStore, MemoryCache, cacheable, key_of, pack, unpack
@@ -40,6 +40,9 @@ from router.request import ChatRequest
 from router.resilience import Breaker, RetryPolicy, guarded
 from router.routed import Routed
 from router.tier import Tier
+
+if TYPE_CHECKING:
+    from router.account import RequestAccount
 
 log = logging.getLogger("edgeway.router")
 ESTIMATED_ANSWER_TOKENS = 1024  # reserved for a request that names no max_tokens
@@ -200,23 +203,28 @@ class Router:
             self.models, dataclasses.replace(decision, cloud_allowed=False, reasons=decision.reasons + (why,))
         )
 
-    def release(self, app: str, decision: Decision) -> None:
-        """Give back a reservation for a request that ended without a usage row's charge."""
-        if decision.reserved_usd:
-            self.store.charge(app, -decision.reserved_usd)
-
     # --- running ------------------------------------------------------------------------------
-    async def complete(self, request: ChatRequest, caller: Caller) -> Routed[Answer]:
-        return await self._run(WHOLE, request, caller)
+    # `account` (router.account.RequestAccount) holds the request's reservation, which it settles in
+    # the request's row; without one (a caller that writes no row) a failed request's is given back.
+    async def complete(
+        self, request: ChatRequest, caller: Caller, account: RequestAccount | None = None
+    ) -> Routed[Answer]:
+        return await self._run(WHOLE, request, caller, account)
 
-    async def embed(self, request: ChatRequest, caller: Caller) -> Routed[Answer]:
-        return await self._run(EMBEDDED, request, caller)
+    async def embed(
+        self, request: ChatRequest, caller: Caller, account: RequestAccount | None = None
+    ) -> Routed[Answer]:
+        return await self._run(EMBEDDED, request, caller, account)
 
-    async def stream(self, request: ChatRequest, caller: Caller) -> Routed[ChunkStream]:
+    async def stream(
+        self, request: ChatRequest, caller: Caller, account: RequestAccount | None = None
+    ) -> Routed[ChunkStream]:
         """Open a stream on the first target that accepts; fallbacks apply until then only."""
-        return await self._run(STREAMED, request, caller)
+        return await self._run(STREAMED, request, caller, account)
 
-    async def _run(self, mode: Mode[R], request: ChatRequest, caller: Caller) -> Routed[R]:
+    async def _run(
+        self, mode: Mode[R], request: ChatRequest, caller: Caller, account: RequestAccount | None
+    ) -> Routed[R]:
         with tracing.step("edgeway.classify") as span:
             signals = await self.signals_async(request, caller)
             span.set_attributes(tracing.signal_attributes(signals))
@@ -236,6 +244,8 @@ class Router:
                 replayed = mode.replay(unpack(found))
                 return Routed(signals, decision, served, replayed, cache="hit", similarity=similarity)
         decision = self.admit(caller, signals, decision)
+        if account is not None:
+            account.reserve(decision.reserved_usd)
         try:
             if decision.auto is not None and decision.auto.read_first:
 
@@ -252,8 +262,11 @@ class Router:
                     decision, lambda m: self._call(mode, m, request, signals, decision)
                 )
                 routed = Routed(signals, decision, model, result, failures)
-        except BaseException:
-            self.release(caller.app, decision)  # no usage row will settle this reservation
+        except BaseException:  # no priced row will settle the reservation
+            if account is not None:
+                account.release()
+            elif decision.reserved_usd:
+                self.store.charge(caller.app, -decision.reserved_usd)
             raise
         if key is not None and caller.cache is not None and routed.model.name == decision.targets[0]:
             # (an answer of a fallback or an escalation is not the keyed model's: not kept)
@@ -274,9 +287,6 @@ class Router:
     async def read_score(self, request: ChatRequest, caller: Caller, signals: Signals, decision: Decision) -> Decision:
         """A dry run's reading, where the app's router reads first (`AutoRoutes.dry_read`)."""
         return await self.auto.dry_read(request, caller.app, signals, decision)
-
-    def record(self, request_id: str, app: str, routed: Routed[Any], request: ChatRequest) -> None:
-        self.auto.record(request_id, app, routed, request)
 
     def _cascades(self, decision: Decision) -> bool:
         return decision.cascade is not None and self.models[decision.targets[0]].tier == "edge"
@@ -353,15 +363,6 @@ class Router:
                         exc.message = "Every model this request may use failed: " + " | ".join(failures)
                     raise
         raise AssertionError("a decision always has targets")  # decide() refuses an empty one
-
-    def estimated_usage(self, signals: Signals, delivered: str) -> Usage:
-        """Usage for an answer whose provider did not count it (or counted nonsense): the prompt's
-        estimate, and the tokens of what the client was given."""
-        return Usage(signals.prompt_tokens, self.scorer.tokens.estimate(delivered), measured=False)
-
-    def cost(self, model: str, usage: Usage, seconds: float = 0.0) -> float:
-        """What this usage of `model` cost, in USD (the ledger's one source of prices)."""
-        return self.prices.get(model, FREE).cost(usage.prompt_tokens, usage.completion_tokens, seconds)
 
 
 def _worth_another_tier(exc: EdgewayError) -> bool:

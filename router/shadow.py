@@ -41,7 +41,7 @@ from router.judge import JUDGE_MAX_TOKENS, judge_body, question_of, said, verdic
 from router.ledger import StoreUnavailable, UsageRow
 from router.ledger.rows import account_of
 from router.modes import WHOLE
-from router.pricing import FREE
+from router.pricing import FREE, cost_of
 from router.request import ChatRequest, parse_chat_request
 from router.routed import Routed
 from router.routing import ESTIMATED_ANSWER_TOKENS, Router
@@ -237,9 +237,9 @@ class Shadower:
             verdict=verdict(said_edge_first, said_cloud_first),
             judge_model=judge.name,
             judge_tokens=judged.prompt_tokens + judged.completion_tokens,
-            judge_usd=router.cost(judge.name, judged),
+            judge_usd=cost_of(router.prices, judge.name, judged),
             shadow_tokens=shadow.usage.prompt_tokens + shadow.usage.completion_tokens,
-            shadow_usd=router.cost(other.name, shadow.usage),
+            shadow_usd=cost_of(router.prices, other.name, shadow.usage),
             reading=served.decision.auto.reading if served.decision.auto is not None else None,
             asks=request_features(served.request),  # what a fitted router may learn to weigh
         )
@@ -266,7 +266,7 @@ class Shadower:
 
     def _charge(self, served: ServedRequest, model: Tier, usage: Usage, kind: str, reserved: float = 0.0) -> None:
         """A ledger row of the comparison's own kind, settling `reserved` of its budget."""
-        cost = self.router.cost(model.name, usage)
+        cost = cost_of(self.router.prices, model.name, usage)
         row = UsageRow(
             request_id=f"{served.request_id}:{kind}",
             app=served.app,

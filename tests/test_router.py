@@ -13,6 +13,8 @@ import pytest
 from classifiers import Scorer
 from policies.policy import Models, parse_policy
 from policies.yaml_source import FileError
+from router.account import RequestAccount
+from router.answer import Usage
 from router.budget import AppBudget, Caps
 from router.decision import Policy
 from router.errors import Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited, UpstreamError
@@ -356,6 +358,47 @@ def test_admission_reserves_the_worst_case_and_a_failed_request_gives_it_back():
     with pytest.raises(NoCapacity):  # the cloud failed, then its fallback, the edge
         run(r.complete(ask(max_tokens=1000), caller))
     assert store.left("t", caller.budget.caps) == pytest.approx(1.0 - admitted.reserved_usd)  # only the first
+
+
+# --- one request's account: reserved, settled, written once --------------------------------
+def test_a_requests_account_settles_its_reservation_in_its_one_priced_row():
+    store = MemoryStore()
+    r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"), store=store)
+    caller = Caller("t", policy(ALWAYS_CLOUD), AppBudget(Caps(daily_usd=1.0)))
+    account = RequestAccount(r, "req-1", "t", reference="cloud")
+    routed = run(r.complete(ask(max_tokens=1000), caller, account))
+    assert store.left("t", caller.budget.caps) < 1.0  # the worst case is held while it runs
+    account.routed(routed, ask())
+    row = account.finish(routed.result.usage)
+    assert [x.request_id for x in store.rows()] == ["req-1"] and row.route == "cloud" and row.status == 200
+    assert row.cost_usd == pytest.approx(PRICE.cost(row.prompt_tokens, row.completion_tokens))
+    assert row.counterfactual_usd == pytest.approx(row.cost_usd)  # the reference is the model that answered
+    assert store.left("t", caller.budget.caps) == pytest.approx(1.0 - row.cost_usd)  # the hold became the cost
+
+
+def test_a_failed_requests_account_gives_back_its_reservation_and_writes_an_unpriced_row():
+    store = MemoryStore()
+    cloud = FakeTier("cloud", "cloud", fails=UpstreamError("down", provider_status=500))
+    r = router(FakeTier("edge", "edge", fails=NoCapacity("down")), cloud, store=store)
+    caller = Caller("t", policy(ALWAYS_CLOUD), AppBudget(Caps(daily_usd=1.0)))
+    account = RequestAccount(r, "req-2", "t")
+    with pytest.raises(NoCapacity):
+        run(r.complete(ask(max_tokens=1000), caller, account))
+    row = account.abort(503, "no_capacity")
+    assert store.left("t", caller.budget.caps) == pytest.approx(1.0)
+    assert (row.status, row.error, row.cost_usd) == (503, "no_capacity", 0.0) and len(store.rows()) == 1
+
+
+def test_usage_a_provider_did_not_count_is_estimated_once_from_what_was_delivered():
+    r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"))
+    account = RequestAccount(r, "req-3", "t")
+    routed = run(r.complete(ask(), Caller("t", policy(ALWAYS_CLOUD))))
+    account.routed(routed, ask())
+    uncounted = Usage(0, 0, measured=False)
+    first = account.settled(uncounted, "four words were delivered")
+    assert not first.measured and first.completion_tokens > 0 and first.prompt_tokens == routed.signals.prompt_tokens
+    assert account.settled(uncounted, "something else entirely, and longer") is first  # once
+    assert account.settled(Usage(7, 3)) == Usage(7, 3)  # a count that holds is the count
 
 
 def test_a_request_that_loses_the_race_for_the_last_budget_is_kept_local():

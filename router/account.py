@@ -1,0 +1,143 @@
+"""One request's bookkeeping, from the reservation to the ledger row: `RequestAccount`.
+
+The router opens an account for each request it is given (`Router.account`). The account holds
+what the router reserved of the app's budget, learns what answered, settles the usage (the
+provider's count, or one estimated from what the client was given), prices it, writes the
+request's one row, gives back a reservation no row settles, and offers the answered request for a
+shadow comparison. The gateway keeps the transport and the telemetry: it tells the account when
+the request was parsed, routed, began answering and ended, and reads the row it wrote.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from opentelemetry.context import Context
+
+from classifiers.signals import Signals
+from router.answer import Answer, ChunkStream, Usage
+from router.ledger import RowKind, UsageRow
+from router.pricing import cost_of
+from router.request import ChatRequest
+from router.routed import Routed
+from router.shadow import ServedRequest, ShadowPolicy
+
+if TYPE_CHECKING:
+    from router.routing import Router
+    from router.shadow import Shadower
+
+Prompt = Callable[[ChatRequest, Signals], str | None]  # what of the prompt the row keeps (masked), if any
+
+
+class RequestAccount:
+    def __init__(
+        self,
+        router: Router,
+        request_id: str,
+        app: str,
+        *,
+        kind: RowKind = RowKind.REQUEST,
+        reference: str | None = None,
+        prompt: Prompt | None = None,
+        shadows: Shadower | None = None,
+        shadow: ShadowPolicy | None = None,
+    ) -> None:
+        self._router = router
+        self.row = UsageRow(request_id=request_id, app=app, kind=kind)
+        self.started = time.perf_counter()
+        self.signals: Signals | None = None
+        self.delivered: list[str] = []  # what a stream gave the client, for usage a provider did not count
+        self._reference = reference  # the app's default cloud model: the counterfactual's price
+        self._prompt = prompt
+        self._shadows = shadows
+        self._shadow = shadow
+        self._reserved = 0.0
+        self._estimate: Usage | None = None
+        self._routed: tuple[Routed[Answer] | Routed[ChunkStream], ChatRequest] | None = None
+
+    @property
+    def ended(self) -> bool:
+        return bool(self.row.latency_ms)
+
+    # --- what the router tells it ------------------------------------------------------------
+    def reserve(self, usd: float) -> None:
+        """The worst-case cost the router held of the app's budget for this request."""
+        self._reserved = usd
+
+    def release(self) -> None:
+        """Give back the reservation of a request that will write no priced row."""
+        if self._reserved:
+            self._router.store.charge(self.row.app, -self._reserved)
+            self._reserved = 0.0
+
+    # --- what the gateway tells it -----------------------------------------------------------
+    def parsed(self, chat: ChatRequest) -> None:
+        self.row.stream = chat.stream
+
+    def routed(self, routed: Routed[Answer] | Routed[ChunkStream], chat: ChatRequest) -> None:
+        self._routed = (routed, chat)
+        self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
+        self.row.cache = routed.cache
+        self.signals = routed.signals
+        if self._prompt is not None:
+            self.row.prompt = self._prompt(chat, routed.signals)
+
+    def first_token(self) -> None:
+        if self.row.ttft_ms is None:
+            self.row.ttft_ms = (time.perf_counter() - self.started) * 1e3
+
+    def settled(self, usage: Usage, delivered: str | None = None) -> Usage:
+        """The usage to charge and report: the model's count, or one made once from what was
+        delivered (`delivered`, else the stream's pieces) when the model gave none that holds."""
+        if usage.measured or self.signals is None:
+            return usage
+        if self._estimate is None:
+            text = "".join(self.delivered) if delivered is None else delivered
+            tokens = self._router.scorer.tokens.estimate(text)
+            self._estimate = Usage(self.signals.prompt_tokens, tokens, measured=False)
+        return self._estimate
+
+    # --- the end -----------------------------------------------------------------------------
+    def finish(
+        self, usage: Usage, status: int = 200, error: str | None = None, trace: Context | None = None
+    ) -> UsageRow:
+        """Price the usage, write the row (settling the reservation), and for an answered request
+        record its routing and offer it for a shadow comparison (`trace`: its parent span)."""
+        row = self.row
+        seconds = time.perf_counter() - self.started
+        row.latency_ms, row.status, row.error = seconds * 1e3, status, error
+        usage = self.settled(usage)
+        row.prompt_tokens, row.completion_tokens = usage.prompt_tokens, usage.completion_tokens
+        busy = seconds if row.route == "edge" else 0.0
+        row.cost_usd = 0.0 if row.cache == "hit" else self._cost(row.model, usage, busy)
+        row.counterfactual_usd = self._cost(self._reference, usage) if self._reference else 0.0
+        self._write()
+        if status == 200 and row.cache != "hit" and self._routed is not None:
+            self._router.auto.record(row.request_id, row.app, *self._routed)
+            self._offer(trace)
+        return row
+
+    def abort(self, status: int, error: str | None) -> UsageRow:
+        """The row of a request that ended without usage: refused, failed or left before routing."""
+        row = self.row
+        row.latency_ms, row.status, row.error = (time.perf_counter() - self.started) * 1e3, status, error
+        self._write()
+        return row
+
+    def _write(self) -> None:
+        self._router.store.append(self.row, reserved=self._reserved)
+        self._reserved = 0.0
+
+    def _cost(self, model: str, usage: Usage, seconds: float = 0.0) -> float:
+        return cost_of(self._router.prices, model, usage, seconds)
+
+    def _offer(self, trace: Context | None) -> None:
+        shadows = self._shadows
+        policy = None if shadows is None else shadows.sampled(self._shadow)
+        if shadows is None or policy is None or self._routed is None:
+            return
+        routed, chat = self._routed
+        served = ServedRequest.of(self.row.request_id, self.row.app, chat, routed, "".join(self.delivered))
+        shadows.start(served, policy, trace)
