@@ -120,16 +120,20 @@ def build_gateway(config: GatewayConfig) -> Gateway:
         source = name if name in files else DEFAULT_POLICY if DEFAULT_POLICY in files else None
         if source is None:
             return App(name, PlainRules(router.catalog), reference=lambda: first_cloud)
-        rules = PolicyRules(lambda: policies.current(source))
-        return App(
-            name,
-            rules,
-            rules.budget,
-            lambda: policies.current(source).spec.defaults.cloud or first_cloud,
-            rules.limits,
-            cache=rules.cache,
-            shadow=rules.shadow,
-        )
+
+        def bound(rules: PolicyRules, live: bool) -> App:
+            return App(
+                name,
+                rules,
+                rules.budget,
+                lambda: rules.current().spec.defaults.cloud or first_cloud,
+                rules.limits,
+                cache=rules.cache,
+                shadow=rules.shadow,
+                snapshot=(lambda: bound(rules.snapshot(), live=False)) if live else None,
+            )
+
+        return bound(PolicyRules(lambda: policies.current(source)), live=True)
 
     apps = [(a.key.get_secret_value(), replace(app_for(a.name), log_prompts=a.log_prompts)) for a in config.apps]
     open_app = None if config.apps else app_for("default")

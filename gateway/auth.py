@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from router.budget import AppBudget
 from router.cache import CachePolicy
@@ -26,6 +26,13 @@ class App:
     log_prompts: bool = False  # the ledger keeps its prompts (masked) for the dashboard
     cache: Callable[[], CachePolicy | None] = lambda: None  # read per request
     shadow: Callable[[], ShadowPolicy | None] = lambda: None  # read per request
+    # this app with every read above bound to the policy file as it is now (None: nothing reloads)
+    snapshot: Callable[[], App] | None = None
+
+    def now(self) -> App:
+        """This app for one request: one version of its policy for the whole request, even if the
+        file is reloaded meanwhile."""
+        return self if self.snapshot is None else replace(self.snapshot(), log_prompts=self.log_prompts)
 
     def caller(self) -> Caller:
         """This app as the router sees it now."""

@@ -27,7 +27,7 @@ from router.answer import Answer, ChunkStream, Usage
 from router.cloud.validate import delivered_text, delta_text
 from router.errors import EdgewayError, InvalidRequest, Unauthorized
 from router.ledger import RowKind
-from router.request import ChatRequest, Priority, parse_chat_request
+from router.request import ChatRequest, parse_chat_request
 from router.routed import Routed
 from router.tracing import complexity_attributes, signal_attributes
 
@@ -54,12 +54,8 @@ def chat_request(request: Request, app: App, body: Any, size: int, parse: Parse 
     """A Chat Completions body (as sent, or translated from another API) as the router takes it."""
     server = request.app.state.gateway.config.server
     metadata = {k[len(METADATA_PREFIX) :]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
-    if metadata.get("priority", Priority.INTERACTIVE) not in set(Priority):
-        raise InvalidRequest(
-            f"x-edgeway-priority must be one of {', '.join(Priority)}; got {metadata['priority'][:40]!r}.",
-            code="invalid_priority",
-        )
     chat = parse(body, metadata)
+    chat.hints  # noqa: B018 (parsed here, where a bad hint is the client's 400)
     if len(chat.messages) > server.max_messages:
         raise InvalidRequest(
             f"This gateway accepts at most {server.max_messages} messages in a request; this one has "
@@ -82,11 +78,11 @@ def identify(request: Request) -> App:
         if found is None:
             raise Unauthorized(f"{LINE_HEADER} is for the gateway's own batch lines.")
         app, request.state.batch = found
-        return app
+        return app.now()
     authorization = request.headers.get("authorization")
     if authorization is None and "x-api-key" in request.headers:
         authorization = f"Bearer {request.headers['x-api-key']}"
-    return gateway.keys.identify(authorization)
+    return gateway.keys.identify(authorization).now()  # one version of the app's policy per request
 
 
 def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:

@@ -21,7 +21,7 @@ class Facts:
     model: str = "auto"
     language: str = "und"
     tags: frozenset[str] = frozenset()
-    needs: frozenset[str] = frozenset()  # of policies.schema.NEEDS
+    needs: frozenset[str] = frozenset()  # of policies.needs.Need
     latency_budget_ms: float | None = None
     edge_queue_wait_ms: float = 0.0
     budget_left_usd: float | None = None

@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from classifiers.privacy import ENTITY_TYPES
+from policies.needs import Need
 
 Number = float  # ints are accepted and compared as numbers
 
@@ -33,28 +34,13 @@ class Strict(BaseModel):
 
 def known_needs(value: list[str] | None) -> list[str] | None:
     """`value`, if every name in it is one of NEEDS (a pydantic validator's check)."""
-    unknown = [n for n in value or () if n not in NEEDS]
+    unknown = [n for n in value or () if n not in set(NEEDS)]
     if unknown:
-        raise ValueError(f"unknown need(s) {unknown}; expected any of {list(NEEDS)}")
+        raise ValueError(f"unknown need(s) {unknown}; expected any of {[str(n) for n in NEEDS]}")
     return value
 
 
-# What a request may ask beyond plain text chat, by name: what `when: {needs: [...]}` tests and
-# what a model's `capabilities` list (router.request.FEATURE_FIELDS says which body field asks it).
-NEEDS = (
-    "tools",
-    "json_output",
-    "logprobs",
-    "logit_bias",
-    "own_token_bias",
-    "penalties",
-    "choices",
-    "media",
-    "audio_output",
-    "web_search",
-    "embeddings",
-    "legacy_logprobs",
-)
+NEEDS = tuple(Need)  # what `when: {needs: [...]}` and a model's `capabilities` may name
 
 
 class NumberTest(Strict):

@@ -15,6 +15,7 @@ from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampl
 from edge_runtime.batch import TokenLogprob
 from edge_runtime.grammar import GrammarError, json_grammar
 from edge_runtime.reading import Gate, Probe
+from policies.needs import Need
 from router import edge_tools
 from router.answer import Answer, ChunkStream, Usage, embeddings_body
 from router.errors import InvalidRequest, NoCapacity
@@ -32,7 +33,15 @@ class EdgeModel:
     resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
     # JSON output and tool calls by grammar; embeddings of the model's mean-pooled states; logprobs
     capabilities: frozenset[str] = frozenset(
-        {"json_output", "tools", "embeddings", "logprobs", "choices", "penalties", "own_token_bias"}
+        {
+            Need.JSON_OUTPUT,
+            Need.TOOLS,
+            Need.EMBEDDINGS,
+            Need.LOGPROBS,
+            Need.CHOICES,
+            Need.PENALTIES,
+            Need.OWN_TOKEN_BIAS,
+        }
     )
 
     def __init__(self, engine: EdgeEngine) -> None:
@@ -63,7 +72,7 @@ class EdgeModel:
         """How many tokens this model reads for `request`: its chat template and tools included,
         as an answer to it would count them."""
         messages = None
-        if "tools" in request.needs:
+        if Need.TOOLS in request.needs:
             messages = edge_tools.messages(request, edge_tools.tools_of(request.body))
         return len(await self._prompt(request, messages or request.plain_messages()))
 
@@ -80,7 +89,7 @@ class EdgeModel:
                 code="unsupported_content",
             )
         grammar, messages = _grammar_of(request), None
-        if "tools" in request.needs:
+        if Need.TOOLS in request.needs:
             tools, required = edge_tools.chosen(request.body, edge_tools.tools_of(request.body))
             grammar, messages = edge_tools.grammar(tools, required), edge_tools.messages(request, tools)
         sampling = Sampling(
@@ -162,7 +171,7 @@ class EdgeModel:
             _traced(generation, parent)
             message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
             finish_reason = generation.finish_reason
-            if "tools" in request.needs:
+            if Need.TOOLS in request.needs:
                 message, finish_reason = edge_tools.answer(text, finish_reason)
             logprobs = self._logprobs(generation.logprobs) if request.logprobs is not None else None
             choice = {"index": i, "message": message, "logprobs": logprobs, "finish_reason": finish_reason}
@@ -197,7 +206,7 @@ class EdgeModel:
         return Answer(embeddings_body(vectors, self.name, tokens), Usage(tokens, 0))
 
     async def stream(self, request: ChatRequest) -> ChunkStream:
-        if "tools" in request.needs:  # a call is sent once it parses: as one delta, like a held-back cascade
+        if Need.TOOLS in request.needs:  # a call is sent once it parses: as one delta, like a held-back cascade
             return ReplayedAnswer(await self.complete(request))
         return self._streams(request, await self._start(request))
 
@@ -246,7 +255,7 @@ class EdgeRead:
         return await self._model._answer(self._request, self._generations)
 
     async def stream(self) -> ChunkStream:
-        if "tools" in self._request.needs:
+        if Need.TOOLS in self._request.needs:
             return ReplayedAnswer(await self.complete())
         return self._model._streams(self._request, self._generations)
 
@@ -362,7 +371,7 @@ def _traced(generation: Generation, parent: Context) -> None:
 
 def _grammar_of(request: ChatRequest) -> str | None:
     """The grammar a `response_format` asks for: any JSON object, or JSON matching a schema."""
-    if "json_output" not in request.needs:
+    if Need.JSON_OUTPUT not in request.needs:
         return None
     response_format = request.body["response_format"]
     if response_format["type"] == "json_object":

@@ -10,10 +10,11 @@ import time
 from collections.abc import Mapping
 
 from classifiers.signals import Signals
+from policies.needs import Need
 from router.budget import AppBudget, seconds_to_midnight
 from router.decision import Decision, LiveState
 from router.errors import InvalidRequest, RateLimited
-from router.request import FEATURE_FIELDS, ChatRequest
+from router.request import ChatRequest
 from router.tier import Tier
 
 Tiers = Mapping[str, Tier]
@@ -33,11 +34,11 @@ def able(models: Tiers, request: ChatRequest, decision: Decision) -> Decision:
         return decision
     if not honoring:
         missing = sorted(request.needs - set().union(*(models[t].capabilities for t in decision.targets)))
-        asked = "embeddings" if "embeddings" in missing else ", ".join(FEATURE_FIELDS[m] for m in missing)
+        asked = "embeddings" if Need.EMBEDDINGS in missing else ", ".join(Need(m).field for m in missing)
         raise InvalidRequest(
             f"This request asks for {asked}, which no model it may use here provides "
             f"({', '.join(decision.targets)}; rule {decision.rule!r}).",
-            param=FEATURE_FIELDS[missing[0]],
+            param=Need(missing[0]).field,
             code="unsupported_parameter",
         )
     dropped = [t for t in decision.targets if t not in honoring]
@@ -64,16 +65,14 @@ def check_max_tokens(models: Tiers, signals: Signals, decision: Decision) -> Non
         )
 
 
-def within_latency_budget(models: Tiers, decision: Decision, signals: Signals, live: LiveState) -> Decision:
+def within_latency_budget(models: Tiers, decision: Decision, request: ChatRequest, live: LiveState) -> Decision:
     """With an x-edgeway-latency-budget-ms the edge queue would miss, try the cloud first, if
     this request may go there and its decision has a cloud target at all."""
-    try:
-        budget_ms = float(signals.metadata.get("latency-budget-ms", ""))
-    except ValueError:
-        return decision
+    budget_ms = request.hints.latency_budget_ms
     targets = decision.targets
     if (
-        not decision.cloud_allowed
+        budget_ms is None
+        or not decision.cloud_allowed
         or not targets
         or models[targets[0]].tier != "edge"
         or live.edge_queue_wait_ms <= budget_ms

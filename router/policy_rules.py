@@ -17,12 +17,6 @@ from router.shadow import ShadowPolicy
 
 
 def facts_of(signals: Signals, request: ChatRequest, live: LiveState) -> Facts:
-    tags = frozenset(t.strip() for t in signals.metadata.get("tags", "").split(",") if t.strip())
-    budget_ms = signals.metadata.get("latency-budget-ms")
-    try:
-        latency_budget = float(budget_ms) if budget_ms is not None else None
-    except ValueError:
-        latency_budget = None
     return Facts(
         complexity_of=lambda: signals.complexity,
         prompt_tokens=signals.prompt_tokens,
@@ -30,9 +24,9 @@ def facts_of(signals: Signals, request: ChatRequest, live: LiveState) -> Facts:
         pii=signals.pii_types,
         model=request.model,
         language=signals.language,
-        tags=tags,
+        tags=request.hints.tags,
         needs=request.needs,
-        latency_budget_ms=latency_budget,
+        latency_budget_ms=request.hints.latency_budget_ms,
         edge_queue_wait_ms=live.edge_queue_wait_ms,
         budget_left_usd=live.budget_left_usd,
     )
@@ -43,6 +37,11 @@ class PolicyRules:
 
     def __init__(self, current: Callable[[], AppPolicy]) -> None:
         self.current = current
+
+    def snapshot(self) -> PolicyRules:
+        """These rules as the policy is now: later reloads do not reach them."""
+        policy = self.current()
+        return PolicyRules(lambda: policy)
 
     def budget(self) -> AppBudget | None:
         spec = self.current().spec.budget

@@ -7,10 +7,12 @@ response_format, logit_bias, ...) reach a cloud provider untouched.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from policies.needs import Need
 from router.errors import InvalidRequest
 from router.fields import kind_of, number_in, optional, require_object
 
@@ -19,30 +21,44 @@ PART_TYPES = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
 MAX_STOP_SEQUENCES = 4
 MAX_CHOICES = 128  # `n`, as OpenAI allows
 
-# What a request may ask beyond plain chat, and the body field each is asked in: a model that
-# cannot honor one is never sent the request (it would drop the field and answer as if it were
-# not there). The cloud forwards every field; the edge honors what `EdgeModel.capabilities` says.
-FEATURE_FIELDS = {
-    "tools": "tools",
-    "json_output": "response_format",
-    "logprobs": "logprobs",
-    "logit_bias": "logit_bias",
-    "penalties": "frequency_penalty",
-    "audio_output": "modalities",
-    "embeddings": "model",  # an embeddings request needs a model that embeds
-    "legacy_logprobs": "logprobs",  # a legacy completion's logprobs object (the edge reports the chat one)
-    "choices": "n",  # more than one answer
-    "own_token_bias": "logit_bias",  # logit_bias in the token ids of the model the request names
-    "media": "messages",  # image, audio or file parts to read
-    "web_search": "web_search_options",  # search the web before answering
-}
-
 
 class Priority(StrEnum):
     """`x-edgeway-priority`: how the edge schedules the request."""
 
     INTERACTIVE = "interactive"
     BACKGROUND = "background"
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What a client's `x-edgeway-*` headers tell the router and its policies."""
+
+    tags: frozenset[str] = frozenset()  # x-edgeway-tags: a,b
+    latency_budget_ms: float | None = None  # x-edgeway-latency-budget-ms: 2000
+    priority: Priority = Priority.INTERACTIVE  # x-edgeway-priority: background
+
+
+def parse_hints(metadata: dict[str, str]) -> Hints:
+    tags = frozenset(t.strip() for t in metadata.get("tags", "").split(",") if t.strip())
+    budget = metadata.get("latency-budget-ms")
+    latency: float | None = None
+    if budget is not None:
+        try:
+            latency = float(budget)
+        except ValueError:
+            latency = -1.0
+        if not (0 <= latency < float("inf")):
+            raise InvalidRequest(
+                f"x-edgeway-latency-budget-ms must be a number of milliseconds; got {budget[:40]!r}.",
+                code="invalid_latency_budget",
+            )
+    priority = metadata.get("priority", Priority.INTERACTIVE)
+    if priority not in set(Priority):
+        raise InvalidRequest(
+            f"x-edgeway-priority must be one of {', '.join(Priority)}; got {priority[:40]!r}.",
+            code="invalid_priority",
+        )
+    return Hints(tags, latency, Priority(priority))
 
 
 @dataclass
@@ -59,7 +75,7 @@ class ChatRequest:
     stop: list[str] = field(default_factory=list)
     text_only: bool = True
     metadata: dict[str, str] = field(default_factory=dict)
-    needs: frozenset[str] = frozenset()  # of FEATURE_FIELDS: what the answer must honor
+    needs: frozenset[Need] = frozenset()  # what the answer must honor
     prompt: str | None = None  # a legacy text completion: continue this text (no chat template)
     inputs: tuple[str, ...] | None = None  # an embeddings request: the texts to embed
     logprobs: int | None = None  # `logprobs: true`: report tokens' log-probabilities, and this many alternatives
@@ -70,11 +86,16 @@ class ChatRequest:
     app: str = ""  # who asks: set by the gateway once the key is known
     body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
 
+    @functools.cached_property
+    def hints(self) -> Hints:
+        """The `x-edgeway-*` hints, parsed once (`parse_hints`: a bad one is the client's 400)."""
+        return parse_hints(self.metadata)
+
     @property
     def background(self) -> bool:
         """Work that yields to interactive requests on the edge (`x-edgeway-priority: background`:
         batch lines, or a client's own offline work)."""
-        return self.metadata.get("priority") == Priority.BACKGROUND
+        return self.hints.priority == Priority.BACKGROUND
 
     def text_of(self, message: dict[str, Any]) -> str:
         """The text a model reads from one message (text parts joined, other parts dropped)."""
@@ -164,7 +185,7 @@ def parse_chat_request(body: Any, metadata: dict[str, str] | None = None) -> Cha
         stop=_stop_list(body.get("stop")),
         text_only=text_only,
         metadata=metadata or {},
-        needs=_needs(body) | (frozenset() if text_only else frozenset({"media"})),
+        needs=_needs(body) | (frozenset() if text_only else frozenset({Need.MEDIA})),
         logprobs=logprobs,
         n=n or 1,
         frequency_penalty=frequency_penalty,
@@ -254,7 +275,7 @@ def parse_completion_request(body: Any, metadata: dict[str, str] | None = None) 
     chat_like.setdefault("max_tokens", LEGACY_DEFAULT_MAX_TOKENS)
     parsed = parse_chat_request(chat_like, metadata)
     legacy = {**body, "prompt": prompt, "max_tokens": parsed.max_tokens}
-    needs = parsed.needs | ({"legacy_logprobs"} if body.get("logprobs") else frozenset())
+    needs = parsed.needs | ({Need.LEGACY_LOGPROBS} if body.get("logprobs") else frozenset())
     return dataclasses.replace(parsed, body=legacy, prompt=prompt, needs=needs)
 
 
@@ -286,32 +307,32 @@ def parse_embeddings_request(body: Any, metadata: dict[str, str] | None = None) 
         model=model,
         messages=[{"role": "user", "content": "\n".join(inputs)}],
         metadata=metadata or {},
-        needs=frozenset({"embeddings"}),
+        needs=frozenset({Need.EMBEDDINGS}),
         inputs=tuple(inputs),
     )
 
 
-def _needs(body: dict[str, Any]) -> frozenset[str]:
-    needs = set()
+def _needs(body: dict[str, Any]) -> frozenset[Need]:
+    needs: set[Need] = set()
     if (body.get("tools") or body.get("functions")) and body.get("tool_choice") != "none":
-        needs.add("tools")
+        needs.add(Need.TOOLS)
     response_format = body.get("response_format")
     if isinstance(response_format, dict) and response_format.get("type") in ("json_object", "json_schema"):
-        needs.add("json_output")
+        needs.add(Need.JSON_OUTPUT)
     if body.get("logprobs") or body.get("top_logprobs"):
-        needs.add("logprobs")
+        needs.add(Need.LOGPROBS)
     if body.get("logit_bias"):
         # Token ids are a tokenizer's: for `auto` the provider's (OpenAI's); for a named model, its own.
-        needs.add("logit_bias" if body.get("model") == "auto" else "own_token_bias")
+        needs.add(Need.LOGIT_BIAS if body.get("model") == "auto" else Need.OWN_TOKEN_BIAS)
     if body.get("frequency_penalty") or body.get("presence_penalty"):
-        needs.add("penalties")
+        needs.add(Need.PENALTIES)
     if isinstance(body.get("n"), int) and body["n"] > 1:
-        needs.add("choices")
+        needs.add(Need.CHOICES)
     if body.get("web_search_options") is not None:
-        needs.add("web_search")
+        needs.add(Need.WEB_SEARCH)
     modalities = body.get("modalities")
     if isinstance(modalities, list) and "audio" in modalities:
-        needs.add("audio_output")
+        needs.add(Need.AUDIO_OUTPUT)
     return frozenset(needs)
 
 

@@ -97,8 +97,9 @@ class Router:
         left = self.store.left(caller.app, caller.budget.caps) if caller.budget else None
         return LiveState(edge_queue_wait_ms=min(waits) if waits else 0.0, budget_left_usd=left)
 
-    def _admissible(self, request: ChatRequest, caller: Caller) -> None:
-        """Refuse an unknown model or a request over the app's caps; fill in its default max_tokens."""
+    def admissible(self, request: ChatRequest, caller: Caller) -> ChatRequest:
+        """The request as it may be served: a known model, within the app's caps, with the app's
+        default max_tokens filled in (a new request; the one given is left as it was)."""
         if request.model != "auto" and request.model not in self.models:
             raise ModelNotFound(
                 f"The model {request.model!r} does not exist on this gateway; GET /v1/models lists "
@@ -108,33 +109,38 @@ class Router:
         if caller.limits is not None:
             capped = caller.limits.check_request(len(request.messages), request.max_tokens)
             if capped != request.max_tokens:
-                request.max_tokens = capped
-                request.body = {**request.body, "max_tokens": capped}
+                return dataclasses.replace(request, max_tokens=capped, body={**request.body, "max_tokens": capped})
+        return request
 
     async def decide_async(self, request: ChatRequest, caller: Caller) -> tuple[Signals, Decision]:
         """`decide`, with a large request's signals computed on a worker thread: scanning
         megabytes takes a second, which the event loop (and every other request) must not wait."""
-        return self.decide(request, caller, await self.signals_async(request, caller))
+        request = self.admissible(request, caller)
+        return self.decide(request, caller, await self._signals_async(request))
 
     async def signals_async(self, request: ChatRequest, caller: Caller) -> Signals:
         """The request's signals once it is admissible (a known model, within the app's caps)."""
-        self._admissible(request, caller)  # first: it may lower max_tokens, which the signals read
+        return await self._signals_async(self.admissible(request, caller))
+
+    async def _signals_async(self, request: ChatRequest) -> Signals:
         if request.body_bytes <= INLINE_BYTES:
             return self.signals(request)
         return await off_loop(lambda: self.signals(request))
 
     def decide(self, request: ChatRequest, caller: Caller, signals: Signals | None = None) -> tuple[Signals, Decision]:
         """What would happen to this request now. Raises the refusals a client must hear (unknown
-        model, over a limit, denied by policy, over budget under `deny`, no model may serve)."""
-        self._admissible(request, caller)
-        signals = signals or self.signals(request)
+        model, over a limit, denied by policy, over budget under `deny`, no model may serve).
+        With `signals`, `request` is the admissible one they were read from."""
+        if signals is None:
+            request = self.admissible(request, caller)
+            signals = self.signals(request)
         live = self.live_state(caller)
         decision = caller.policy.decide(signals, request, live)
         if decision.deny is not None:
             raise Forbidden(decision.deny)
         if caller.budget is not None and live.budget_left_usd is not None and live.budget_left_usd <= 0:
             decision = over_budget(decision, caller.budget)
-        decision = local_only(self.models, within_latency_budget(self.models, decision, signals, live))
+        decision = local_only(self.models, within_latency_budget(self.models, decision, request, live))
         if not decision.targets:
             raise NoCapacity(
                 f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
@@ -225,8 +231,9 @@ class Router:
     async def _run(
         self, mode: Mode[R], request: ChatRequest, caller: Caller, account: RequestAccount | None
     ) -> Routed[R]:
+        request = self.admissible(request, caller)  # what is served, from here on
         with tracing.step("edgeway.classify") as span:
-            signals = await self.signals_async(request, caller)
+            signals = await self._signals_async(request)
             span.set_attributes(tracing.signal_attributes(signals))
         with tracing.step("edgeway.decide") as span:
             signals, decision = self.decide(request, caller, signals)

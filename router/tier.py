@@ -51,7 +51,7 @@ class Tier(Protocol):
 
     @property
     def capabilities(self) -> frozenset[str]:
-        """What it honors of `router.request.FEATURE_FIELDS` (tools, JSON output, logprobs...)."""
+        """What it honors of `policies.needs.Need` (tools, JSON output, logprobs...)."""
 
     @property
     def resilience(self) -> Resilience | None:

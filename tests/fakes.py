@@ -10,9 +10,10 @@ from typing import Any
 
 from classifiers import Scorer
 from classifiers.signals import Signals
+from policies.needs import Need
 from router.answer import Answer, ChunkStream, Usage, embeddings_body
 from router.errors import EdgewayError
-from router.request import FEATURE_FIELDS, ChatRequest
+from router.request import ChatRequest
 from router.tier import Capacity, Resilience, TierKind
 
 
@@ -34,7 +35,7 @@ class FakeTier:
         self.name, self.tier, self.text, self.fails = name, tier, text, fails
         self.confidence, self.context_window, self.wait_ms = confidence, context_window, wait_ms
         self.resilience = resilience if resilience is not None or tier == "edge" else Resilience(retries=0)
-        self.capabilities = frozenset(FEATURE_FIELDS) - {"embeddings"} if tier == "cloud" else frozenset()
+        self.capabilities = frozenset(Need) - {Need.EMBEDDINGS} if tier == "cloud" else frozenset()
         self.requests: list[ChatRequest] = []
 
     def capacity(self) -> Capacity:

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from classifiers import Scorer
+from gateway.auth import App
 from policies.policy import Models, parse_policy
 from policies.yaml_source import FileError
 from router.account import RequestAccount
@@ -437,7 +438,22 @@ def test_limits_refuse_too_many_messages_and_fill_in_the_default_max_tokens():
         r.decide(two, caller)
     request = ask()
     signals, _ = r.decide(request, caller)
-    assert request.max_tokens == 64 and request.body["max_tokens"] == 64 and signals.max_tokens == 64
+    served = r.admissible(request, caller)
+    assert served.max_tokens == 64 and served.body["max_tokens"] == 64 and signals.max_tokens == 64
+    assert request.max_tokens is None and "max_tokens" not in request.body  # the request given is left as it was
+    routed = run(r.complete(request, Caller("t", policy(ALWAYS_CLOUD), limits=Limits(max_tokens=64))))
+    assert routed.model.requests[-1].body["max_tokens"] == 64  # what the model was sent
+
+
+def test_one_request_reads_one_version_of_its_policy_even_if_the_file_reloads_meanwhile():
+    versions = [parse_policy(ALWAYS_CLOUD, Models(("edge",), ("cloud", "cloud-b")))]
+    rules = PolicyRules(lambda: versions[-1])
+    app = App("t", rules, snapshot=lambda: App("t", rules.snapshot()))
+    during = app.now()  # what a request reads, from its first check to its row
+    versions.append(parse_policy(FAIL_CLOSED, Models(("edge",), ("cloud", "cloud-b"))))  # the file reloads
+    r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"))
+    assert r.decide(ask(), during.caller())[1].rule == r.decide(ask(), Caller("t", policy(ALWAYS_CLOUD)))[1].rule
+    assert r.decide(ask(), app.now().caller())[1].rule != r.decide(ask(), during.caller())[1].rule  # the next one
 
 
 # --- refusals -------------------------------------------------------------------------------

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from policies.needs import Need
 from router.cloud.config import CloudModelConfig
 from router.cloud.price_map import known_context_window, known_mode
 from router.errors import BodyTooLarge, EdgewayError, InvalidRequest, UpstreamNotFound
-from router.request import FEATURE_FIELDS
 from router.tier import IDLE, Capacity, Resilience, TierKind
 
-CHAT = frozenset(FEATURE_FIELDS) - {"embeddings"}  # forwarded: the provider honors or refuses them
+CHAT = frozenset(Need) - {Need.EMBEDDINGS}  # forwarded: the provider honors or refuses them
 EMBEDDING = frozenset({"embeddings"})
 
 

@@ -28,7 +28,7 @@ class CloudModelConfig(BaseModel):
     price: PriceConfig | None = None
     context_window: int | None = Field(None, ge=1)  # prompt + answer tokens; else LiteLLM's map says
     mode: Literal["chat", "embedding"] | None = None  # what the model does; else LiteLLM's map says, else chat
-    # What it honors beyond plain chat (of policies.schema.NEEDS); else every request field is
+    # What it honors beyond plain chat (of policies.needs.Need); else every request field is
     # forwarded and the provider honors or refuses it. A need left out is routed elsewhere.
     capabilities: list[str] | None = None
     timeout_s: float = Field(60.0, gt=0)  # the whole non-streamed answer
