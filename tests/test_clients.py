@@ -164,13 +164,33 @@ def test_the_llm_cli_prompts_streams_and_follows_a_schema(gateway, tmp_path):
         "  api_key_name: edgeway\n  supports_schema: true\n"
     )
     env = {**os.environ, "LLM_USER_PATH": str(tmp_path)}
-    ask = [sys.executable, "-m", "llm", "prompt", "-m", "edgeway", "--key", APP_KEYS["alpha"], "-o", "max_tokens", "40"]
+    ask = [
+        sys.executable,
+        "-m",
+        "llm",
+        "prompt",
+        "-m",
+        "edgeway",
+        "--key",
+        APP_KEYS["alpha"],
+        "-o",
+        "max_tokens",
+        "40",
+        "-o",
+        "temperature",
+        "0",
+    ]
     plain = subprocess.run([*ask, "--no-stream", "Say hello."], capture_output=True, text=True, env=env, timeout=60)
     assert plain.returncode == 0 and plain.stdout.strip(), plain.stderr
     streamed = subprocess.run([*ask, "Say hello."], capture_output=True, text=True, env=env, timeout=60)
     assert streamed.returncode == 0 and streamed.stdout.strip(), streamed.stderr
     shaped = subprocess.run(
-        [*ask, "--schema", "country, city", "The capital of France?"],
+        [
+            *ask,
+            "--schema",
+            "country, city",
+            "What is the capital of France? Answer as JSON with the country and the city.",
+        ],
         capture_output=True,
         text=True,
         env=env,
