@@ -131,7 +131,9 @@ class Visit:
         self.span = telemetry.request_span(
             request.method, request.url.path, request.headers, app.name, request.state.request_id
         )
+        self._late = (f"{request.method} {request.url.path}", request.headers)  # if kept unsampled
         self._traced: dict[str, Any] = {}  # the span's attributes from routing, set when it ends
+        self._escalated = False
 
     def parsed(self, chat: ChatRequest) -> None:
         self.account.parsed(chat)
@@ -139,6 +141,7 @@ class Visit:
 
     def routed(self, routed: Routed[Answer] | Routed[ChunkStream], chat: ChatRequest) -> None:
         self.account.routed(routed, chat)
+        self._escalated = bool(routed.escalated)
         self._traced = {**signal_attributes(routed.signals), **complexity_attributes(routed.signals)}
 
     def first_token(self) -> None:
@@ -154,7 +157,7 @@ class Visit:
             row = self.account.finish(usage, status, error, trace.set_span_in_context(self.span))
         if self.gateway.metrics is not None:
             self.gateway.metrics.observe(row)
-        telemetry.ended(self.span, row, self._traced, self.app.log_prompts)
+        telemetry.ended(self.span, row, self._traced, self.app.log_prompts, self._escalated, self._late)
 
 
 def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:

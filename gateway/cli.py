@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             "routing",
             "event-loop",
             "batch",
+            "tracing",
         ],
     )
     bench.add_argument(
@@ -186,6 +187,7 @@ def _bench(args: argparse.Namespace) -> int:
         routing,
         semantic_cache,
         startup,
+        tracing,
     )
 
     suites = {
@@ -199,6 +201,7 @@ def _bench(args: argparse.Namespace) -> int:
         "routing": routing.run,
         "event-loop": event_loop.run,
         "batch": batch.run,
+        "tracing": tracing.run,
     }
     suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0

@@ -9,6 +9,13 @@ SDK itself. The SDK is imported only then: a gateway without tracing never loads
 Each request is one SERVER span, named like a GenAI span (`chat auto`, `embeddings gpt-4o`), the
 parent of the router's spans (router/tracing.py). It holds the routing and the money, and holds
 the prompt only for an app with `log_prompts: true`, masked as its ledger row is.
+
+Sampling. Unless `OTEL_TRACES_SAMPLER` says otherwise, a trace is kept whole for `SAMPLE_RATE` of
+requests (parent-based: a client's sampled trace is always followed), decided when the request
+arrives, so an unsampled request costs no span work at all. Requests that end in an error (5xx or
+429), that escalated from the edge to the cloud, or that took `EDGEWAY_TRACES_SLOW_MS` (2,000 by
+default) or more are always kept: when one was not sampled, its request span is written when it
+ends, with its start time and everything its ledger row says (the router's child spans are not).
 """
 
 from __future__ import annotations
@@ -26,6 +33,10 @@ from router.tracing import UNKNOWN_MODEL, incoming_context, request_attributes, 
 
 log = logging.getLogger("edgeway")
 PROTOCOLS = ("http/protobuf", "grpc")
+SAMPLE_RATE = 0.1  # of traces kept whole, by default
+SLOW_MS = 2000.0  # a request this slow is kept, sampled or not (EDGEWAY_TRACES_SLOW_MS)
+_kept: Any = None  # the tracer that writes always-kept requests' spans (no sampler in its way)
+_slow_ms = SLOW_MS
 
 
 class Provider(Protocol):
@@ -69,11 +80,22 @@ def start(environ: Mapping[str, str]) -> Provider | None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 
         exporter = HttpExporter()
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, TraceIdRatioBased
+
+    global _kept, _slow_ms
     defaults = {} if environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: "edgeway"}
-    provider = TracerProvider(resource=Resource.create(defaults))
-    provider.add_span_processor(BatchSpanProcessor(exporter))
+    resource = Resource.create(defaults)
+    # the SDK reads OTEL_TRACES_SAMPLER(_ARG) itself when it is set; else edgeway's default
+    sampler = None if environ.get("OTEL_TRACES_SAMPLER") else ParentBased(TraceIdRatioBased(SAMPLE_RATE))
+    processor = BatchSpanProcessor(exporter)
+    provider = TracerProvider(resource=resource, sampler=sampler)
+    provider.add_span_processor(processor)
+    kept = TracerProvider(resource=resource, sampler=ALWAYS_ON)
+    kept.add_span_processor(processor)  # the same batches, the same exporter
+    _kept = kept.get_tracer("edgeway.kept")
+    _slow_ms = float(environ.get("EDGEWAY_TRACES_SLOW_MS", SLOW_MS))
     trace.set_tracer_provider(provider)
-    log.info("tracing: OTLP over %s", protocol)
+    log.info("tracing: OTLP over %s, sampler %s", protocol, environ.get("OTEL_TRACES_SAMPLER") or sampler)
     return provider
 
 
@@ -103,8 +125,28 @@ def parsed(span: Span, chat: ChatRequest, known: Collection[str]) -> None:
         span.set_attributes(attributes)
 
 
-def ended(span: Span, row: UsageRow, attributes: dict[str, Any], log_prompts: bool) -> None:
-    """End the request's span with what its ledger row says."""
+def kept_anyway(row: UsageRow, escalated: bool) -> bool:
+    """Whether a request is traced whether or not it was sampled: an error, an escalation, or slow."""
+    return row.status >= 500 or row.status == 429 or escalated or row.latency_ms >= _slow_ms
+
+
+def ended(
+    span: Span,
+    row: UsageRow,
+    attributes: dict[str, Any],
+    log_prompts: bool,
+    escalated: bool = False,
+    late: tuple[str, Mapping[str, str]] | None = None,
+) -> None:
+    """End the request's span with what its ledger row says; an unsampled request that must be
+    kept anyway (`kept_anyway`) gets its span written now, from its start (`row.ts`), named and
+    parented as its request span would have been (`late`: the span's name and the headers)."""
+    if not span.is_recording() and _kept is not None and kept_anyway(row, escalated):
+        name, headers = late or ("request", {})
+        span = _kept.start_span(
+            name, context=incoming_context(headers), kind=SpanKind.SERVER, start_time=int(row.ts * 1e9)
+        )
+        span.set_attributes({"edgeway.app": row.app, "edgeway.request_id": row.request_id, "edgeway.sampled": False})
     if span.is_recording():
         span.set_attributes(
             {

@@ -231,8 +231,8 @@ class Router:
     async def _run(
         self, mode: Mode[R], request: ChatRequest, caller: Caller, account: RequestAccount | None
     ) -> Routed[R]:
-        request = self.admissible(request, caller)  # what is served, from here on
         with tracing.step("edgeway.classify") as span:
+            request = self.admissible(request, caller)  # what is served, from here on
             signals = await self._signals_async(request)
             span.set_attributes(tracing.signal_attributes(signals))
         with tracing.step("edgeway.decide") as span:

@@ -9,6 +9,7 @@ trace onward. Private values appear in no span, and an opted-in app's prompt onl
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,6 +182,47 @@ def test_a_refused_request_is_a_span_with_its_status_and_error(traced, receiver)
     assert root.attributes["gen_ai.request.model"] == "(unknown model)"  # a client's string: maybe an address
     assert root.status != ERROR  # the client's mistake is not the server's failure
     assert children(spans, root)["edgeway.classify"][0].attributes["error.type"] == "model_not_found"
+
+
+def served_ids(gateway: GatewayProcess, count: int, traceparent_header: str | None = None) -> list[str]:
+    headers = {"authorization": f"Bearer {KEYS['private']}"}
+    if traceparent_header:
+        headers["traceparent"] = traceparent_header
+    ids = []
+    with httpx.Client(base_url=gateway.url, headers=headers, timeout=60) as client:
+        for _ in range(count):
+            answer = client.post(
+                "/v1/chat/completions",
+                json={"model": "gpt-fake", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4},
+            )
+            ids.append(answer.headers["x-edgeway-request-id"])
+    return ids
+
+
+def traced_ids(sink, ids: list[str]) -> set[str]:
+    with sink.lock:
+        return {s.attributes.get("edgeway.request_id") for s in sink.spans if s.kind == SERVER} & set(ids)
+
+
+def test_by_default_a_tenth_of_the_requests_are_traced_whole(traced, receiver):
+    """Sampled when they arrive (parent-based, 10%): an unsampled request costs no span work."""
+    ids = served_ids(traced, 200)
+    time.sleep(1.0)  # the last batches go out
+    kept = traced_ids(receiver.sink, ids)
+    assert 4 <= len(kept) <= 50, len(kept)  # 20 expected; outside this, 1 run in a million
+
+
+def test_an_unsampled_request_that_fails_is_kept_with_its_span_under_the_clients_trace(traced, receiver, upstream):
+    trace_id, parent = secrets.token_hex(16), secrets.token_hex(8)
+    unsampled = f"00-{trace_id}-{parent}-00"  # the client's trace, not sampled: followed as not sampled
+    assert traced_ids(receiver.sink, served_ids(traced, 3, unsampled)) == set()  # fine requests: no span
+    upstream.fail_next(Fault(status=500, message="down"), times=3)
+    (failed,) = served_ids(traced, 1, unsampled)
+    receiver.sink.wait_for(lambda spans: any(s.attributes.get("edgeway.request_id") == failed for s in spans))
+    (span,) = [s for s in receiver.sink.trace(trace_id) if s.attributes.get("edgeway.request_id") == failed]
+    assert span.parent_id == parent and span.kind == SERVER and span.status == ERROR
+    assert span.attributes["http.response.status_code"] == 502 and span.attributes["edgeway.sampled"] is False
+    assert span.end_ns - span.start_ns > 0 and span.name == "POST /v1/chat/completions"
 
 
 def test_a_shadow_comparison_is_a_child_span_of_its_request_with_its_attempts(traced, receiver):
