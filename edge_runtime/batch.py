@@ -1,8 +1,9 @@
 """Continuous batching on llama.cpp's low-level API: many sequences, one `llama_decode` per step.
 
 Each step the scheduler builds one batch: the next token of every sequence that is generating,
-and the prompts still to be read: short ones whole, long ones `PREFILL_BUDGET` tokens a step, so
-a long prompt is read over several steps while the short requests beside it keep decoding. A new
+and the prompts still to be read: short ones whole, long ones in chunks of about `STEP_TARGET_S`
+of work a step (`chunk`), so a long prompt is read over several steps while the short requests
+beside it keep decoding. A new
 request joins at the next step; a finished or cancelled one leaves and frees its KV cells. Each
 sequence samples with its own chain (temperature, top_p, seed) and streams its own tokens.
 Admission counts tokens, not requests: a request starts when its prompt plus max_tokens fit in the
@@ -270,8 +271,8 @@ class BatchScheduler(Generic[J]):
         # Background work steps only when no interactive request is running.
         running = [q for q in self.active if not q.job.sampling.background] or self.active
         # Every generating sequence advances one token; then prompts are read, the shortest first:
-        # short ones whole, long ones PREFILL_BUDGET tokens a step, so a long prompt cannot stall
-        # the requests beside it.
+        # short ones whole, long ones a chunk of the step's budget (`chunk`), so a long prompt cannot
+        # stall the requests beside it.
         for seq in running:
             if seq.read == len(seq.prompt) and n < self.n_batch:
                 self._put(n, seq.last, len(seq.prompt) + seq.job.completion_tokens - 1, seq.seq_id, True)

@@ -16,7 +16,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     # False when the provider's counts were missing or invalid: the ledger then counts the tokens
-    # from what was delivered (router.Router.settled_usage).
+    # from what was delivered (router.account.RequestAccount.settled).
     measured: bool = True
 
     def as_openai(self) -> dict[str, int]:
