@@ -22,7 +22,6 @@ from starlette.staticfiles import StaticFiles
 from classifiers import Scorer
 from edge_runtime import EdgePool
 from gateway import (
-    anthropic,
     batches,
     chat,
     completions,
@@ -43,6 +42,7 @@ from gateway.auth import App, AppKeys
 from gateway.batch_runner import BatchRunner
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
+from gateway.pipeline import Dialect
 from gateway.probes import attach_probes
 from policies.policy import Models
 from policies.reload import PolicyFiles
@@ -257,11 +257,25 @@ def _log_ready(gateway: Gateway) -> None:
     log.info("edgeway ready in %.2f s", gateway.ready_seconds)
 
 
+# The API each endpoint speaks, for its errors; the rest speak OpenAI's (chat.CHAT's shape).
+DIALECTS: dict[Any, Dialect] = {
+    chat.completions: chat.CHAT,
+    completions.completions: completions.COMPLETIONS,
+    responses.responses: responses.RESPONSES,
+    messages.messages: messages.MESSAGES,
+    messages.count_tokens: messages.MESSAGES,
+}
+
+
 def _render(request: Request, exc: EdgewayError, headers: dict[str, str] | None = None) -> JSON:
-    """The error in the shape of the API the request came in on."""
-    if request.url.path.startswith(messages.PATH):
-        return JSON(anthropic.error_body(exc), status_code=exc.status, headers={**exc.headers(), **(headers or {})})
-    return error_response(exc, headers)
+    """The error in the shape of the API the request came in on: its endpoint's dialect, or for a
+    path no endpoint serves, the API it is under (Anthropic's under /v1/messages)."""
+    dialect = DIALECTS.get(request.scope.get("endpoint"))
+    if dialect is None and request.url.path.startswith(messages.PATH):
+        dialect = messages.MESSAGES
+    if dialect is None:
+        return error_response(exc, headers)
+    return JSON(dialect.error_body(exc), status_code=exc.status, headers={**exc.headers(), **(headers or {})})
 
 
 async def _edgeway_error(request: Request, exc: Exception) -> JSON:

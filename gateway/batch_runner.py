@@ -32,7 +32,7 @@ from starlette.types import ASGIApp
 
 from gateway import files
 from gateway.batches import BATCHES, ENDED, Batch, BatchStatus, Line, cancel_asked, parse_lines
-from gateway.chat import LINE_HEADER  # "<this process's secret> <batch id> <app>"
+from gateway.pipeline import LINE_HEADER  # "<this process's secret> <batch id> <app>"
 from router.documents import Document, Documents
 from router.request import Priority
 

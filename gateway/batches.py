@@ -22,8 +22,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway import files
-from gateway.chat import identify, read_body
 from gateway.http import JSON
+from gateway.pipeline import identify, read_body
 from router.documents import Document, Documents
 from router.errors import InvalidRequest, NotFound
 

@@ -10,28 +10,42 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.chat import Visit, delivered, routing_headers, serve, streamed
-from gateway.http import JSON, SSE_DONE, EventStream, sse
-from router.answer import Answer, ChunkStream, Usage
+from gateway.http import SSE_DONE, EventStream, sse
+from gateway.pipeline import Served, respond
+from router.answer import Answer, Usage
 from router.errors import EdgewayError
 from router.request import ChatRequest, parse_completion_request
-from router.routed import Routed
+
+
+class CompletionsDialect:
+    def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
+        return parse_completion_request(body, metadata)
+
+    def translate(self, body: Any) -> Any:
+        return body
+
+    def whole(self, served: Served) -> dict[str, Any]:
+        answer = served.routed.result
+        assert isinstance(answer, Answer)
+        return text_completion(answer.body, answer.usage)
+
+    def events(self, served: Served) -> CompletionEvents:
+        return CompletionEvents(served.chat.include_usage)
+
+    def error_body(self, exc: EdgewayError) -> dict[str, Any]:
+        return exc.body()
+
+
+COMPLETIONS = CompletionsDialect()
 
 
 async def completions(request: Request) -> Response | EventStream:
-    served = await serve(request, parse_completion_request)
-    if isinstance(served, Response):
-        return served
-    routed = served.routed
-    if isinstance(routed.result, Answer):
-        return JSON(text_completion(routed.result.body, routed.result.usage), headers=routing_headers(request, routed))
-    return streamed(request, served, _events(routed, served.chat, served.visit))
+    return await respond(request, COMPLETIONS)
 
 
 def _base(body: dict[str, Any]) -> dict[str, Any]:
@@ -56,27 +70,33 @@ def text_completion(body: dict[str, Any], usage: Usage) -> dict[str, Any]:
     return {**_base(body), "choices": choices, "usage": usage.as_openai()}
 
 
-async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) -> AsyncIterator[bytes]:
-    base: dict[str, Any] | None = None
-    try:
-        async for chunk in delivered(routed, visit):
-            base = base or _base(chunk)
-            choices = [
-                {
-                    "text": (choice.get("delta") or {}).get("content") or "",
-                    "index": choice.get("index", 0),
-                    "logprobs": None,
-                    "finish_reason": choice.get("finish_reason"),
-                }
-                for choice in chunk.get("choices") or []
-            ]
-            if choices:
-                yield sse({**base, "choices": choices})
-    except EdgewayError as exc:  # the OpenAI SDKs raise an error event as an APIError
-        yield sse(exc.body())
-        return
-    usage = visit.settled(routed.result.usage)
-    if chat.include_usage:
-        yield sse({**(base or _base({})), "choices": [], "usage": usage.as_openai()})
-    visit.end(usage)
-    yield SSE_DONE
+class CompletionEvents:
+    """Chat chunks as `text_completion` chunks; the usage chunk if asked; then `[DONE]`."""
+
+    def __init__(self, include_usage: bool) -> None:
+        self._include_usage = include_usage
+        self._base: dict[str, Any] | None = None
+
+    def start(self) -> list[bytes]:
+        return []
+
+    def chunk(self, chunk: dict[str, Any]) -> list[bytes]:
+        self._base = self._base or _base(chunk)
+        choices = [
+            {
+                "text": (choice.get("delta") or {}).get("content") or "",
+                "index": choice.get("index", 0),
+                "logprobs": None,
+                "finish_reason": choice.get("finish_reason"),
+            }
+            for choice in chunk.get("choices") or []
+        ]
+        return [sse({**self._base, "choices": choices})] if choices else []
+
+    def error(self, exc: EdgewayError) -> bytes:
+        return sse(exc.body())
+
+    def end(self, usage: Usage) -> list[bytes]:
+        if not self._include_usage:
+            return [SSE_DONE]
+        return [sse({**(self._base or _base({})), "choices": [], "usage": usage.as_openai()}), SSE_DONE]

@@ -15,8 +15,8 @@ import struct
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.chat import routing_headers, serve
 from gateway.http import JSON
+from gateway.pipeline import routing_headers, serve
 from router.answer import Answer
 from router.request import parse_embeddings_request
 

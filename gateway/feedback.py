@@ -17,8 +17,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.chat import identify, read_body
 from gateway.http import JSON
+from gateway.pipeline import identify, read_body
 from router.errors import InvalidRequest, NotFound
 from router.routings import FEEDBACK, RECORDS, Feedback
 

@@ -21,8 +21,8 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.chat import identify
 from gateway.http import JSON, read_bytes
+from gateway.pipeline import identify
 from router.documents import Document, Documents
 from router.errors import InvalidRequest, NotFound
 

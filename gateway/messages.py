@@ -7,51 +7,52 @@ the app for every path under /v1/messages).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway import anthropic
-from gateway.chat import Visit, chat_request, delivered, identify, read_body, routing_headers, serve, streamed
 from gateway.http import JSON, EventStream
-from router.answer import Answer, ChunkStream
+from gateway.pipeline import NamedEvents, Served, chat_request, identify, read_body, respond
+from router.answer import Answer
 from router.edge import EdgeModel
 from router.errors import EdgewayError, InvalidRequest
-from router.request import ChatRequest
-from router.routed import Routed
+from router.request import ChatRequest, parse_chat_request
 
 PATH = "/v1/messages"
 COUNT_PATH = "/v1/messages/count_tokens"
 
 
+class MessagesDialect:
+    """Anthropic's Messages, translated to Chat Completions and back."""
+
+    def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
+        return parse_chat_request(body, metadata)
+
+    def translate(self, body: Any) -> Any:
+        return anthropic.chat_body(body)
+
+    def whole(self, served: Served) -> dict[str, Any]:
+        answer = served.routed.result
+        assert isinstance(answer, Answer)
+        return anthropic.message(answer.body, answer.usage, served.chat.model)
+
+    def events(self, served: Served) -> NamedEvents:
+        stream = served.routed.result
+        assert not isinstance(stream, Answer)
+        translate = anthropic.MessageEvents(served.chat.model, stream.usage)
+        return NamedEvents(translate, anthropic.event, lambda exc: ("error", anthropic.error_body(exc)))
+
+    def error_body(self, exc: EdgewayError) -> dict[str, Any]:
+        return anthropic.error_body(exc)
+
+
+MESSAGES = MessagesDialect()
+
+
 async def messages(request: Request) -> Response | EventStream:
-    served = await serve(request, translate=anthropic.chat_body)
-    if isinstance(served, Response):
-        return served
-    routed, chat = served.routed, served.chat
-    if isinstance(routed.result, Answer):
-        body = anthropic.message(routed.result.body, routed.result.usage, chat.model)
-        return JSON(body, headers=routing_headers(request, routed))
-    return streamed(request, served, _events(routed, chat, served.visit))
-
-
-async def _events(routed: Routed[ChunkStream], chat: ChatRequest, visit: Visit) -> AsyncIterator[bytes]:
-    stream = routed.result
-    translate = anthropic.MessageEvents(chat.model, stream.usage)
-    for name, data in translate.start():
-        yield anthropic.event(name, data)
-    try:
-        async for chunk in delivered(routed, visit):
-            for name, data in translate.chunk(chunk):
-                yield anthropic.event(name, data)
-    except EdgewayError as exc:  # Anthropic's SDKs raise an error event as an APIError
-        yield anthropic.event("error", anthropic.error_body(exc))
-        return
-    usage = visit.settled(stream.usage)
-    visit.end(usage)
-    for name, data in translate.end(usage):
-        yield anthropic.event(name, data)
+    return await respond(request, MESSAGES)
 
 
 async def count_tokens(request: Request) -> Response:

@@ -3,50 +3,46 @@ signals, budgets, ledger, redaction and privacy invariant, on the translated req
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway import responses_shape as shape
-from gateway.chat import Visit, delivered, routing_headers, serve, streamed
-from gateway.http import JSON, EventStream
-from router.answer import Answer, ChunkStream
+from gateway.http import EventStream
+from gateway.pipeline import NamedEvents, Served, respond
+from router.answer import Answer
 from router.errors import EdgewayError
-from router.routed import Routed
+from router.request import ChatRequest, parse_chat_request
+
+
+class ResponsesDialect:
+    """The request is translated to Chat Completions; the response echoes its own settings."""
+
+    def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
+        return parse_chat_request(body, metadata)
+
+    def translate(self, body: Any) -> Any:
+        return shape.chat_body(body)
+
+    def _builder(self, served: Served) -> shape.ResponseBuilder:
+        return shape.ResponseBuilder(served.original, served.chat.model)
+
+    def whole(self, served: Served) -> dict[str, Any]:
+        answer = served.routed.result
+        assert isinstance(answer, Answer)
+        return self._builder(served).whole(answer.body, answer.usage)
+
+    def events(self, served: Served) -> NamedEvents:
+        translate = shape.ResponseEvents(self._builder(served))
+        return NamedEvents(translate, shape.event, translate.error)
+
+    def error_body(self, exc: EdgewayError) -> dict[str, Any]:
+        return exc.body()
+
+
+RESPONSES = ResponsesDialect()
 
 
 async def responses(request: Request) -> Response | EventStream:
-    original: dict[str, Any] = {}
-
-    def translate(body: Any) -> dict[str, Any]:
-        translated = shape.chat_body(body)
-        original.update(body)  # the response echoes the request's settings
-        return translated
-
-    served = await serve(request, translate=translate)
-    if isinstance(served, Response):
-        return served
-    routed = served.routed
-    builder = shape.ResponseBuilder(original, served.chat.model)
-    if isinstance(routed.result, Answer):
-        return JSON(builder.whole(routed.result.body, routed.result.usage), headers=routing_headers(request, routed))
-    return streamed(request, served, _events(routed, builder, served.visit))
-
-
-async def _events(routed: Routed[ChunkStream], builder: shape.ResponseBuilder, visit: Visit) -> AsyncIterator[bytes]:
-    translate = shape.ResponseEvents(builder)
-    for name, data in translate.start():
-        yield shape.event(name, data)
-    try:
-        async for chunk in delivered(routed, visit):
-            for name, data in translate.chunk(chunk):
-                yield shape.event(name, data)
-    except EdgewayError as exc:  # the OpenAI SDKs raise an error event as an APIError
-        yield shape.event(*translate.error(exc))
-        return
-    usage = visit.settled(routed.result.usage)
-    visit.end(usage)
-    for name, data in translate.end(usage):
-        yield shape.event(name, data)
+    return await respond(request, RESPONSES)
