@@ -106,7 +106,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     store = open_store(config.store)
     documents = open_documents(config.store)
     router = Router(models, Scorer(), prices, store, open_cache(config.store), InstalledRouters(documents))
-    shadows = Shadower(router, Comparisons(documents))
+    shadows = Shadower(router, Comparisons(documents), store)
     names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
 
     files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}

@@ -24,7 +24,6 @@ from classifiers.signals import Signals, message_texts
 from gateway import telemetry
 from gateway.auth import App
 from gateway.http import JSON, ClientGone, EventStream, read_json, unless_client_leaves
-from router.account import RequestAccount
 from router.answer import Answer, ChunkStream, Usage
 from router.cloud.validate import delivered_text, delta_text
 from router.errors import EdgewayError, InvalidRequest, Unauthorized
@@ -113,8 +112,7 @@ class Visit:
         self.gateway.shadows.traffic()
         self.app = app
         kind = RowKind.BATCH if getattr(request.state, "batch", None) else RowKind.REQUEST
-        self.account = RequestAccount(
-            self.gateway.router,
+        self.account = self.gateway.router.account(
             request.state.request_id,
             app.name,
             kind=kind,

@@ -65,7 +65,7 @@ async def replay(
     policy = app.shadow()
     if policy is None:
         raise SystemExit(f"edgeway: {app.name}'s policy has no `shadow:` (its judge and daily_usd); add one first")
-    shadower = Shadower(gateway.router, gateway.shadows.comparisons)
+    shadower = Shadower(gateway.router, gateway.shadows.comparisons, gateway.ledger)
     skip = done_lines(out)
     counts: dict[str, int] = {}
     with out.open("a", encoding="utf-8") as written:

@@ -1,6 +1,7 @@
 """One request's bookkeeping, from the reservation to the ledger row: `RequestAccount`.
 
-The router opens an account for each request it is given (`Router.account`). The account holds
+The router opens an account for each request it is given (`Router.account`), on its ledger and
+prices. The account holds
 what the router reserved of the app's budget, learns what answered, settles the usage (the
 provider's count, or one estimated from what the client was given), prices it, writes the
 request's one row, gives back a reservation no row settles, and offers the answered request for a
@@ -11,21 +12,20 @@ the request was parsed, routed, began answering and ended, and reads the row it 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.context import Context
 
 from classifiers.signals import Signals
 from router.answer import Answer, ChunkStream, Usage
-from router.ledger import RowKind, UsageRow
-from router.pricing import cost_of
+from router.ledger import RowKind, Store, UsageRow
+from router.pricing import Price, cost_of
 from router.request import ChatRequest
 from router.routed import Routed
 from router.shadow import ServedRequest, ShadowPolicy
 
 if TYPE_CHECKING:
-    from router.routing import Router
     from router.shadow import Shadower
 
 Prompt = Callable[[ChatRequest, Signals], str | None]  # what of the prompt the row keeps (masked), if any
@@ -34,7 +34,10 @@ Prompt = Callable[[ChatRequest, Signals], str | None]  # what of the prompt the 
 class RequestAccount:
     def __init__(
         self,
-        router: Router,
+        store: Store,
+        prices: Mapping[str, Price],
+        estimate_tokens: Callable[[str], int],
+        record: Callable[[str, str, Routed[Any], ChatRequest], None],
         request_id: str,
         app: str,
         *,
@@ -44,7 +47,7 @@ class RequestAccount:
         shadows: Shadower | None = None,
         shadow: ShadowPolicy | None = None,
     ) -> None:
-        self._router = router
+        self._store, self._prices, self._estimate_tokens, self._record = store, prices, estimate_tokens, record
         self.row = UsageRow(request_id=request_id, app=app, kind=kind)
         self.started = time.perf_counter()
         self.signals: Signals | None = None
@@ -69,7 +72,7 @@ class RequestAccount:
     def release(self) -> None:
         """Give back the reservation of a request that will write no priced row."""
         if self._reserved:
-            self._router.store.charge(self.row.app, -self._reserved)
+            self._store.charge(self.row.app, -self._reserved)
             self._reserved = 0.0
 
     # --- what the gateway tells it -----------------------------------------------------------
@@ -95,7 +98,7 @@ class RequestAccount:
             return usage
         if self._estimate is None:
             text = "".join(self.delivered) if delivered is None else delivered
-            tokens = self._router.scorer.tokens.estimate(text)
+            tokens = self._estimate_tokens(text)
             self._estimate = Usage(self.signals.prompt_tokens, tokens, measured=False)
         return self._estimate
 
@@ -115,7 +118,7 @@ class RequestAccount:
         row.counterfactual_usd = self._cost(self._reference, usage) if self._reference else 0.0
         self._write()
         if status == 200 and row.cache != "hit" and self._routed is not None:
-            self._router.auto.record(row.request_id, row.app, *self._routed)
+            self._record(row.request_id, row.app, *self._routed)
             self._offer(trace)
         return row
 
@@ -127,11 +130,11 @@ class RequestAccount:
         return row
 
     def _write(self) -> None:
-        self._router.store.append(self.row, reserved=self._reserved)
+        self._store.append(self.row, reserved=self._reserved)
         self._reserved = 0.0
 
     def _cost(self, model: str, usage: Usage, seconds: float = 0.0) -> float:
-        return cost_of(self._router.prices, model, usage, seconds)
+        return cost_of(self._prices, model, usage, seconds)
 
     def _offer(self, trace: Context | None) -> None:
         shadows = self._shadows

@@ -18,7 +18,7 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from classifiers.signals import Scorer, Signals
 from router import semantic, tracing
@@ -76,7 +76,7 @@ class Router:
         self.cache: CacheStore = cache or MemoryCache()
         self.scorer = scorer
         self.prices = prices or {}
-        self.store: Store = store or MemoryStore()
+        self._store: Store = store or MemoryStore()  # the ledger: budgets, limits, rows
         guarded_models = {name: m.resilience for name, m in models.items() if m.resilience is not None}
         self.retries = {name: RetryPolicy(attempts=r.retries) for name, r in guarded_models.items()}
         self.breakers = {
@@ -94,7 +94,7 @@ class Router:
 
     def live_state(self, caller: Caller) -> LiveState:
         waits = [m.capacity().wait_ms for m in self.models.values() if m.tier == "edge"]
-        left = self.store.left(caller.app, caller.budget.caps) if caller.budget else None
+        left = self._store.left(caller.app, caller.budget.caps) if caller.budget else None
         return LiveState(edge_queue_wait_ms=min(waits) if waits else 0.0, budget_left_usd=left)
 
     def admissible(self, request: ChatRequest, caller: Caller) -> ChatRequest:
@@ -169,7 +169,7 @@ class Router:
         the decision becomes local-only (or the request is refused, under `deny`)."""
         if caller.limits is not None:
             tokens = signals.prompt_tokens + (signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
-            wait = self.store.take(caller.app, tokens, caller.limits)
+            wait = self._store.take(caller.app, tokens, caller.limits)
             if wait is not None:
                 limits = caller.limits
                 raise RateLimited(
@@ -181,7 +181,7 @@ class Router:
             return decision
         estimate = self.estimate(decision, signals)
         try:
-            admitted = self.store.admit(caller.app, caller.budget.caps, estimate)
+            admitted = self._store.admit(caller.app, caller.budget.caps, estimate)
         except StoreUnavailable:
             return _some_target(self._admit_alone(caller.app, caller.budget, decision, estimate))
         if not admitted:
@@ -201,12 +201,20 @@ class Router:
                 code="budget_store_unavailable",
             )
         if budget.outage == "local":
-            if self.store.admit_alone(app, budget.caps, estimate):
+            if self._store.admit_alone(app, budget.caps, estimate):
                 return dataclasses.replace(decision, reserved_usd=estimate)
             return local_only(self.models, over_budget(decision, budget))  # this replica's share is spent
         why = "budget store unreachable: edge only"
         return local_only(
             self.models, dataclasses.replace(decision, cloud_allowed=False, reasons=decision.reasons + (why,))
+        )
+
+    def account(self, request_id: str, app: str, **options: Any) -> RequestAccount:
+        """A request's account, on this router's ledger and prices (router.account)."""
+        from router.account import RequestAccount  # (the account's shadow offer imports this module)
+
+        return RequestAccount(
+            self._store, self.prices, self.scorer.tokens.estimate, self.auto.record, request_id, app, **options
         )
 
     # --- running ------------------------------------------------------------------------------
@@ -273,7 +281,7 @@ class Router:
             if account is not None:
                 account.release()
             elif decision.reserved_usd:
-                self.store.charge(caller.app, -decision.reserved_usd)
+                self._store.charge(caller.app, -decision.reserved_usd)
             raise
         if key is not None and caller.cache is not None and routed.model.name == decision.targets[0]:
             # (an answer of a fallback or an escalation is not the keyed model's: not kept)

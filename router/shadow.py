@@ -38,7 +38,7 @@ from router.comparisons import Comparison, Comparisons
 from router.decision import Decision
 from router.errors import EdgewayError
 from router.judge import JUDGE_MAX_TOKENS, judge_body, question_of, said, verdict
-from router.ledger import StoreUnavailable, UsageRow
+from router.ledger import Store, StoreUnavailable, UsageRow
 from router.ledger.rows import account_of
 from router.modes import WHOLE
 from router.pricing import FREE, cost_of
@@ -115,12 +115,14 @@ class Shadower:
         self,
         router: Router,
         comparisons: Comparisons,
+        store: Store,
         *,
         draw: Callable[[], float] = random.random,
         running: int = 2,
         waiting: int = 16,
     ) -> None:
         self.router, self.comparisons, self.draw = router, comparisons, draw
+        self.store = store  # the ledger the router's requests are on: shadow rows and the shadow budget
         self.stats: Counter[str] = Counter()  # compared, failed, and every reason a sample was skipped
         self._slots = asyncio.Semaphore(running)
         self._room = running + waiting
@@ -204,7 +206,7 @@ class Shadower:
         question = question_of(served.request)
         estimate = self._estimate(served, other, judge, question)
         try:
-            admitted = router.store.admit(account, caps, estimate)
+            admitted = self.store.admit(account, caps, estimate)
         except StoreUnavailable:  # the shadow budget cannot be counted: no comparison until it can
             self.stats["skipped: budget store unreachable"] += 1
             return None
@@ -214,7 +216,7 @@ class Shadower:
         try:
             shadow = await self._answer(other, _whole(served.request))
         except BaseException:
-            router.store.charge(account, -estimate)  # nothing was spent of what was held
+            self.store.charge(account, -estimate)  # nothing was spent of what was held
             raise
         self._charge(served, other, shadow.usage, "shadow", reserved=estimate)  # settles the reservation
         shadow_text = delivered_text(shadow.body)
@@ -279,7 +281,7 @@ class Shadower:
             kind=kind,
             ts=time.time(),
         )
-        self.router.store.append(row, reserved=reserved)
+        self.store.append(row, reserved=reserved)
 
 
 def _whole(request: ChatRequest) -> ChatRequest:

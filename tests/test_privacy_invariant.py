@@ -339,7 +339,7 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
         )
         if request["cloud_fails"]:
             upstream.fail_next(Fault(status=503), times=5)
-        shadows = Shadower(router, Comparisons())
+        shadows = Shadower(router, Comparisons(), budgets)
         try:
             delivered = []
             if chat.stream:

@@ -14,7 +14,6 @@ from classifiers import Scorer
 from gateway.auth import App
 from policies.policy import Models, parse_policy
 from policies.yaml_source import FileError
-from router.account import RequestAccount
 from router.answer import Usage
 from router.budget import AppBudget, Caps
 from router.decision import Policy
@@ -366,7 +365,7 @@ def test_a_requests_account_settles_its_reservation_in_its_one_priced_row():
     store = MemoryStore()
     r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"), store=store)
     caller = Caller("t", policy(ALWAYS_CLOUD), AppBudget(Caps(daily_usd=1.0)))
-    account = RequestAccount(r, "req-1", "t", reference="cloud")
+    account = r.account("req-1", "t", reference="cloud")
     routed = run(r.complete(ask(max_tokens=1000), caller, account))
     assert store.left("t", caller.budget.caps) < 1.0  # the worst case is held while it runs
     account.routed(routed, ask())
@@ -382,7 +381,7 @@ def test_a_failed_requests_account_gives_back_its_reservation_and_writes_an_unpr
     cloud = FakeTier("cloud", "cloud", fails=UpstreamError("down", provider_status=500))
     r = router(FakeTier("edge", "edge", fails=NoCapacity("down")), cloud, store=store)
     caller = Caller("t", policy(ALWAYS_CLOUD), AppBudget(Caps(daily_usd=1.0)))
-    account = RequestAccount(r, "req-2", "t")
+    account = r.account("req-2", "t")
     with pytest.raises(NoCapacity):
         run(r.complete(ask(max_tokens=1000), caller, account))
     row = account.abort(503, "no_capacity")
@@ -392,7 +391,7 @@ def test_a_failed_requests_account_gives_back_its_reservation_and_writes_an_unpr
 
 def test_usage_a_provider_did_not_count_is_estimated_once_from_what_was_delivered():
     r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"))
-    account = RequestAccount(r, "req-3", "t")
+    account = r.account("req-3", "t")
     routed = run(r.complete(ask(), Caller("t", policy(ALWAYS_CLOUD))))
     account.routed(routed, ask())
     uncounted = Usage(0, 0, measured=False)

@@ -48,8 +48,9 @@ def setup(judge: Judge | None = None, **shadower: object) -> tuple[Shadower, Fak
     edge, cloud = FakeTier("edge", "edge", text=EDGE_SAYS), FakeTier("cloud", "cloud", text=CLOUD_SAYS)
     judge = judge or Judge()
     prices = {"cloud": Price(1e-6, 2e-6), "judge": Price(1e-5, 1e-5)}
-    router = Router({"edge": edge, "cloud": cloud, "judge": judge}, SCORER_FOR_TESTS, prices, MemoryStore())
-    return Shadower(router, Comparisons(), draw=lambda: 0.0, **shadower), edge, cloud, judge
+    store = MemoryStore()
+    router = Router({"edge": edge, "cloud": cloud, "judge": judge}, SCORER_FOR_TESTS, prices, store)
+    return Shadower(router, Comparisons(), store, draw=lambda: 0.0, **shadower), edge, cloud, judge
 
 
 def served(
@@ -103,7 +104,7 @@ def test_a_position_biased_judge_is_a_tie_and_no_verdict_is_unjudged():
 def test_shadow_spend_is_its_own_kind_of_row_charged_to_the_shadow_budget():
     shadower, *_ = setup()
     compared(shadower, served())
-    store = shadower.router.store
+    store = shadower.store
     rows = store.rows("t")
     assert sorted(r.kind for r in rows) == ["judge", "shadow"]
     assert all(r.request_id.startswith("req-1:") for r in rows)
@@ -114,10 +115,10 @@ def test_shadow_spend_is_its_own_kind_of_row_charged_to_the_shadow_budget():
 
 def test_when_the_shadow_budget_is_spent_nothing_is_called():
     shadower, edge, cloud, judge = setup()
-    shadower.router.store.charge("t#shadow", 5.0)  # today's comparisons spent it (like requests, at most one over)
+    shadower.store.charge("t#shadow", 5.0)  # today's comparisons spent it (like requests, at most one over)
     compared(shadower, served())
     assert cloud.requests == judge.requests == [] and shadower.stats["skipped: shadow budget spent"] == 1
-    assert shadower.router.store.left("t", POLICY_CAPS) == pytest.approx(5.0)
+    assert shadower.store.left("t", POLICY_CAPS) == pytest.approx(5.0)
 
 
 def test_a_failed_shadow_answer_gives_its_hold_back():
@@ -127,7 +128,7 @@ def test_a_failed_shadow_answer_gives_its_hold_back():
     cloud.fails = UpstreamError("down", provider_status=503)
     assert compared(shadower, served()) == [] and judge.requests == []
     assert shadower.stats["failed"] == 1
-    assert shadower.router.store.left("t#shadow", POLICY_CAPS) == pytest.approx(5.0)
+    assert shadower.store.left("t#shadow", POLICY_CAPS) == pytest.approx(5.0)
 
 
 @pytest.mark.parametrize(
