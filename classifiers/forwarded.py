@@ -169,13 +169,6 @@ class _Walk:
             self.strings.append((path, text))
 
 
-def forwarded_strings(body: Mapping[str, Any]) -> tuple[list[tuple[Path, str]], list[Path]]:
-    """(path, text) for every string, key and number in `body`, and the paths of what cannot be
-    read (media parts, and media `data:` URLs anywhere)."""
-    found = forwarded(body)
-    return found.strings, found.media
-
-
 # What a bare number can be: an identifier that validates (a card's Luhn digits, an SSN, a national
 # ID) is one wherever it stands; a phone number only where its key says so (a JSON number of ten
 # digits is far more often a timestamp or an id than a phone number written without its +).

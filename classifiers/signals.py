@@ -174,7 +174,7 @@ class Scorer:
             else:
                 continue
             cut = len(tail) + len(joiner)
-            for f in self.privacy.scan(f"{tail}{joiner}{head}"):
+            for f in self.facts(f"{tail}{joiner}{head}").findings:  # read once while the turns stay
                 if f.type in STRUCTURED_TYPES and f.start < len(tail) and f.end > cut:
                     where = (len(first) - len(tail) + f.start, len(first))
                     found.append(PrivacyFinding(f.type, *where, f.confidence, f"{f.detector}+turns", _path(i, part_i)))

@@ -9,7 +9,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -116,10 +116,10 @@ def build_gateway(config: GatewayConfig) -> Gateway:
 
     first_cloud = names.cloud[0] if names.cloud else None
 
-    def app_for(name: str) -> App:
+    def app_for(name: str, log_prompts: bool = False) -> App:
         source = name if name in files else DEFAULT_POLICY if DEFAULT_POLICY in files else None
         if source is None:
-            return App(name, PlainRules(router.catalog), reference=lambda: first_cloud)
+            return App(name, PlainRules(router.catalog), reference=lambda: first_cloud, log_prompts=log_prompts)
 
         def bound(rules: PolicyRules, live: bool) -> App:
             return App(
@@ -128,6 +128,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
                 rules.budget,
                 lambda: rules.current().spec.defaults.cloud or first_cloud,
                 rules.limits,
+                log_prompts,
                 cache=rules.cache,
                 shadow=rules.shadow,
                 snapshot=(lambda: bound(rules.snapshot(), live=False)) if live else None,
@@ -135,7 +136,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
 
         return bound(PolicyRules(lambda: policies.current(source)), live=True)
 
-    apps = [(a.key.get_secret_value(), replace(app_for(a.name), log_prompts=a.log_prompts)) for a in config.apps]
+    apps = [(a.key.get_secret_value(), app_for(a.name, a.log_prompts)) for a in config.apps]
     open_app = None if config.apps else app_for("default")
     return Gateway(
         config, edge, router, AppKeys(apps, open_app), http, policies, shadows, documents=documents, ledger=store

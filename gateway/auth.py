@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from router.budget import AppBudget
 from router.cache import CachePolicy
@@ -32,7 +32,7 @@ class App:
     def now(self) -> App:
         """This app for one request: one version of its policy for the whole request, even if the
         file is reloaded meanwhile."""
-        return self if self.snapshot is None else replace(self.snapshot(), log_prompts=self.log_prompts)
+        return self if self.snapshot is None else self.snapshot()
 
     def caller(self) -> Caller:
         """This app as the router sees it now."""

@@ -172,7 +172,8 @@ class _Run:
 
     async def start(self) -> None:
         store = self.runner._store
-        text = await store(files.content, self.documents, self.batch.app, self.batch.input_file_id)
+        batch, documents = self.batch, self.documents
+        text = await store(lambda: files.content(documents, files.find(documents, batch.app, batch.input_file_id)))
         # checked when the batch was made: the same file parses the same way now
         self.lines = parse_lines(text, self.batch.endpoint, self.runner._gateway.config.batches.max_lines)
         kept = {int(d.key): d.data for d in await store(self.documents.find, self.kind)}

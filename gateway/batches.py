@@ -221,7 +221,7 @@ async def create(request: Request) -> Response:
     stored = files.find(gateway.documents, app.name, file_id)
     if stored.purpose != files.Purpose.BATCH:
         raise InvalidRequest(f"File {file_id!r} is a batch's output, not an input.", param="input_file_id")
-    text = files.content(gateway.documents, app.name, file_id)
+    text = files.content(gateway.documents, stored)
     lines = parse_lines(text, endpoint, gateway.config.batches.max_lines)
     rate = gateway.batches.edge_tokens_per_s()
     needed = estimated_seconds(lines, rate)

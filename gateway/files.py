@@ -74,11 +74,11 @@ def find(documents: Documents, app: str, file_id: str) -> StoredFile:
     return _stored(found)
 
 
-def content(documents: Documents, app: str, file_id: str) -> str:
-    find(documents, app, file_id)
-    found = documents.get(CONTENTS, file_id)
+def content(documents: Documents, stored: StoredFile) -> str:
+    """The text of a file `find` gave."""
+    found = documents.get(CONTENTS, stored.id)
     if found is None:
-        raise NotFound(f"The content of file {file_id[:64]!r} is gone.", param="file_id", code="file_not_found")
+        raise NotFound(f"The content of file {stored.id[:64]!r} is gone.", param="file_id", code="file_not_found")
     return str(found.data["text"])
 
 
@@ -146,7 +146,8 @@ async def retrieve(request: Request) -> Response:
 
 async def file_content(request: Request) -> Response:
     app = identify(request)
-    text = content(_documents(request), app.name, request.path_params["file_id"])
+    documents = _documents(request)
+    text = content(documents, find(documents, app.name, request.path_params["file_id"]))
     return Response(text, media_type="application/jsonl")
 
 

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from classifiers.forwarded import Key, Path, forwarded_strings, number_text
+from classifiers.forwarded import Key, Path, forwarded, number_text
 from classifiers.signals import PrivacyFinding
 from router.errors import NoCapacity
 from router.request import ChatRequest
@@ -117,8 +117,7 @@ def _mask_elsewhere(body: dict[str, Any], placeholders: dict[tuple[str, str], st
     values = sorted(((v, mask) for (_, v), mask in placeholders.items() if len(v) >= 3), key=lambda vm: -len(vm[0]))
     if not values:
         return
-    strings, _ = forwarded_strings(body)
-    for path, text in strings:
+    for path, text in forwarded(body).strings:
         if not path or path[0] not in _SAID or isinstance(path[-1], Key):
             continue  # a tool's schema, a key: renaming one would change the contract, not hide a fact
         masked = text
