@@ -10,7 +10,7 @@ would.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from classifiers import _scan
 
@@ -72,17 +72,25 @@ class Anchors:
 
 def starts_of(hits: Hits, literals: frozenset[str], back: Iterable[int] = (0,)) -> list[int]:
     """Where the literals occur, less each of `back` (for matches that begin before their literal)."""
-    return [at - b for literal in literals.intersection(hits) for at in hits[literal] for b in back if at >= b]
+    present = literals.intersection(hits)
+    if not present:  # most texts hold none of a detector's literals: asked of every text, per pattern
+        return []
+    return [at - b for literal in present for at in hits[literal] for b in back if at >= b]
 
 
-def anchored(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> Iterator[re.Match[str]]:
+def anchored(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> list[re.Match[str]]:
     """The non-overlapping matches of `pattern` that begin at one of `starts`, in order: the same
-    as `pattern.finditer(text)` when every match begins at one of them."""
+    as `pattern.finditer(text)` when every match begins at one of them. A list, not a generator:
+    most calls have no start, and making a generator for them cost more than the rest."""
+    if not starts:
+        return []
+    found = []
     end = 0
     for start in sorted(set(starts)):
         if start < end:
             continue
         m = pattern.match(text, start)
         if m is not None:
-            yield m
+            found.append(m)
             end = max(m.end(), start + 1)
+    return found

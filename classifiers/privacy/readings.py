@@ -113,17 +113,21 @@ class Windows(NamedTuple):
 
 
 def windows_of(hits: Hits, numbers: list[tuple[int, int]], encoded: list[tuple[int, int]]) -> Windows:
-    """The windows, taking `AT_CUES`' literals out of `hits` (no other reading looks for them)."""
+    """The windows, taking `AT_CUES`' and `DIGIT_WORD_CUES`' literals out of `hits`: no other
+    reading looks for them, and a text left with no hits skips every cue's detector (a "one" or
+    " at " is in half of all texts)."""
+    if not hits:
+        return Windows(numbers, encoded, [], False, False)
     ats = hits.pop(SPELLED_AT, [])
     bracketed = [hits.pop(literal) for literal in BRACKETED_ATS if literal in hits]
-    return Windows(numbers, encoded, ats, bool(bracketed), _worded(hits))
+    words = [hits.pop(word) for word in _DIGIT_WORDS if word in hits] if hits else []
+    return Windows(numbers, encoded, ats, bool(bracketed), _worded(words))
 
 
-def _worded(hits: Hits) -> bool:
-    """Whether `DIGIT_WORD_CUES` occur four times within `WORDED_SPAN` characters: only then can
-    `_NUMBER_WORDS` match (searching every text for it cost 0.13 us a character, as much as the
-    rest of the scan)."""
-    found = [hits[word] for word in _DIGIT_WORDS if word in hits]
+def _worded(found: list[list[int]]) -> bool:
+    """Whether the `DIGIT_WORD_CUES` `found` occur four times within `WORDED_SPAN` characters:
+    only then can `_NUMBER_WORDS` match (searching every text for it cost 0.13 us a character, as
+    much as the rest of the scan)."""
     if sum(map(len, found)) < 4:
         return False
     at = sorted(i for places in found for i in places)
