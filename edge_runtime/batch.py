@@ -1,10 +1,10 @@
 """Continuous batching on llama.cpp's low-level API: many sequences, one `llama_decode` per step.
 
 Each step the scheduler builds one batch: the next token of every sequence that is generating,
-and the prompts still to be read: short ones whole, long ones in chunks of about `STEP_TARGET_S`
-of work a step (`chunk`), so a long prompt is read over several steps while the short requests
-beside it keep decoding. A new
-request joins at the next step; a finished or cancelled one leaves and frees its KV cells. Each
+and the prompts still to be read, as `edge_runtime.pacing` decides: short ones whole and first,
+long ones in small chunks, so that a short request beside a long prompt waits at most one small
+step. A new request joins at the next step; a finished or cancelled one leaves and frees its KV
+cells. Each
 sequence samples with its own chain (temperature, top_p, seed) and streams its own tokens.
 Admission counts tokens, not requests: a request starts when its prompt plus max_tokens fit in the
 unified KV cache.
@@ -23,12 +23,14 @@ import os
 import queue
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from edge_runtime.pacing import SHORT_PROMPT, Pacer
 from edge_runtime.reading import Gate
+from edge_runtime.speculation import PromptLookup, Speculation
 from edge_runtime.textstream import TextStream
 
 if TYPE_CHECKING:
@@ -36,9 +38,6 @@ if TYPE_CHECKING:
 
     from edge_runtime.generation import Sampling
 
-SHORT_PROMPT = 64  # a prompt this short is read in one step
-STEP_TARGET_S = 0.05  # the time long prompts may add to one step: what they delay everyone else by
-MIN_CHUNK = 4  # below this, per-step costs dominate and the long prompt crawls
 TOP_K = 40  # llama.cpp's default: the tail past it carries no mass worth a full sort
 
 
@@ -103,6 +102,8 @@ class Sequence(Generic[J]):
     last: int = -1  # the token to feed next, once the prompt is read
     logit_index: int | None = None
     cells: int = 0  # KV cells reserved: prompt + max_tokens
+    lookup: PromptLookup | None = None  # where it may draft from (`speculation`): greedy sequences only
+    guesses: list[int] = field(default_factory=list)  # drafted this step, after `last`
 
 
 class BatchScheduler(Generic[J]):
@@ -114,6 +115,7 @@ class BatchScheduler(Generic[J]):
         n_batch: int,
         n_threads: int | None,
         before_decode: Callable[[], None] = lambda: None,
+        speculation: Speculation | None = None,
     ) -> None:
         import llama_cpp
 
@@ -144,7 +146,8 @@ class BatchScheduler(Generic[J]):
         # request that starts the same way (a system prompt, the turns before) skips that much.
         self.kept: dict[int, list[int]] = {}
         self.reused = 0
-        self.token_s = 0.005  # seconds one token adds to a step; measured as steps run
+        self.pacer = Pacer(n_batch)
+        self.speculation = speculation
 
     def close(self) -> None:
         for seq in self.active:
@@ -209,6 +212,8 @@ class BatchScheduler(Generic[J]):
             cells=job.prompt_tokens + job.max_tokens,
             read=common,
         )
+        if self.speculation is not None and chain is None and s.logprobs is None and not s.confidence:
+            seq.lookup = PromptLookup.of(job.prompt)  # drafting keeps greedy output as it is, not a sampled one's
         self.reserved += seq.cells
         self._make_room()
         self.active.append(seq)
@@ -270,27 +275,30 @@ class BatchScheduler(Generic[J]):
             seq.logit_index = None
         # Background work steps only when no interactive request is running.
         running = [q for q in self.active if not q.job.sampling.background] or self.active
-        # Every generating sequence advances one token; then prompts are read, the shortest first:
-        # short ones whole, long ones a chunk of the step's budget (`chunk`), so a long prompt cannot
-        # stall the requests beside it.
-        for seq in running:
-            if seq.read == len(seq.prompt) and n < self.n_batch:
-                self._put(n, seq.last, len(seq.prompt) + seq.job.completion_tokens - 1, seq.seq_id, True)
-                seq.logit_index = n
-                n += 1
-        budget = self.chunk()
-        for seq in sorted((q for q in running if q.read < len(q.prompt)), key=lambda q: len(q.prompt) - q.read):
-            left = len(seq.prompt) - seq.read
-            # A short prompt is read whole at once; long ones share the step's budget.
-            take = min(left if left <= SHORT_PROMPT else budget, self.n_batch - n)
-            if take <= 0:
+        # Every generating sequence advances one token; then prompts are read, the shortest first,
+        # each as much as the pacer gives it (short ones whole, long ones a small chunk).
+        generating = [q for q in running if q.read == len(q.prompt)]
+        for seq in generating:
+            if n >= self.n_batch:
                 break
+            pos = len(seq.prompt) + seq.job.completion_tokens - 1
+            self._put(n, seq.last, pos, seq.seq_id, True)
+            seq.logit_index = n
+            n += 1
+            seq.guesses = self._guesses(seq, len(generating), self.n_batch - n)
+            for k, token in enumerate(seq.guesses):
+                self._put(n, token, pos + 1 + k, seq.seq_id, True)
+                n += 1
+        reading = sorted((q for q in running if q.read < len(q.prompt)), key=lambda q: len(q.prompt) - q.read)
+        long_read = False
+        for seq, take in zip(reading, self.pacer.reads(n, [len(q.prompt) - q.read for q in reading]), strict=True):
+            if take <= 0:
+                continue
+            long_read = long_read or len(seq.prompt) - seq.read > SHORT_PROMPT
             for k in range(take):
                 self._put(n, seq.prompt[seq.read + k], seq.read + k, seq.seq_id, False)
                 n += 1
             seq.read += take
-            if left > SHORT_PROMPT:
-                budget -= take
             if seq.read == len(seq.prompt):
                 batch.logits[n - 1] = 1
                 seq.logit_index = n - 1
@@ -304,16 +312,25 @@ class BatchScheduler(Generic[J]):
         code = self.lib.llama_decode(self.ctx, batch)
         if code != 0:
             raise RuntimeError(f"llama_decode returned {code}")
-        if n > 1:  # a one-token step mostly measures fixed costs
-            self.token_s = 0.8 * self.token_s + 0.2 * (time.perf_counter() - started) / n
+        took = time.perf_counter() - started
+        self.pacer.measured(n, took, short_only=bool(reading) and not long_read)
+        if self.speculation is not None:
+            self.speculation.measured(n, took)
         sampled = []
         for seq in self.active:
             if seq.logit_index is not None and seq.job.gate is not None and seq.job.gate.score is None:
                 if not self._gate(seq):
                     self.routed_away.append(seq)
                     continue
+            if seq.logit_index is not None and seq.guesses:
+                tokens = self._verified(seq)
+                seq.last = tokens[-1]
+                sampled += [(seq, token) for token in tokens]
+                continue
             if seq.logit_index is not None:
                 token = self._sample(seq)
+                if seq.lookup is not None:
+                    seq.lookup.extend([token])
                 if seq.job.sampling.confidence:
                     seq.job.logprob_sum += self._logprob(seq.logit_index, token)
                 if seq.job.sampling.logprobs is not None:
@@ -322,6 +339,37 @@ class BatchScheduler(Generic[J]):
                 sampled.append((seq, token))
         return sampled
 
+    def _guesses(self, seq: Sequence[J], generating: int, room: int) -> list[int]:
+        """What `seq` drafts after its last token this step: nothing unless the speculation's cost
+        model says the batch gains by it."""
+        if self.speculation is None or seq.lookup is None:
+            return []
+        left = seq.job.max_tokens - seq.job.completion_tokens - 1  # within the cells it reserved
+        guesses = seq.lookup.guess(self.speculation.guesses(seq.lookup, generating, min(left, room)))
+        if not guesses:
+            seq.lookup.skipped()
+        return guesses
+
+    def _verified(self, seq: Sequence[J]) -> list[int]:
+        """The tokens a drafting sequence writes this step: the model's greedy choice after its last
+        token, and after each guess as long as the guesses match those choices. The cache cells of
+        the guesses not kept are dropped."""
+        assert seq.logit_index is not None and seq.lookup is not None and self.speculation is not None
+        guesses, tokens = seq.guesses, []
+        for i in range(len(guesses) + 1):
+            tokens.append(int(self._logits(seq.logit_index + i).argmax()))
+            if i == len(guesses) or tokens[-1] != guesses[i]:
+                break
+        kept = len(tokens) - 1
+        if kept < len(guesses):
+            first_dropped = len(seq.prompt) + seq.job.completion_tokens + kept
+            self.lib.llama_memory_seq_rm(self.memory, seq.seq_id, first_dropped, -1)
+        seq.lookup.accepted(len(guesses), kept)
+        self.speculation.counted(len(guesses), kept)
+        seq.lookup.extend(tokens)
+        seq.guesses = []
+        return tokens
+
     def _gate(self, seq: Sequence[J]) -> bool:
         """Score a gated sequence's reading of its prompt, just read (the logits its first token
         would be sampled from: nothing computed for it alone); whether the gate keeps it."""
@@ -329,14 +377,6 @@ class BatchScheduler(Generic[J]):
         assert gate is not None and seq.logit_index is not None
         gate.score = gate.probe.score(self._logits(seq.logit_index))
         return gate.keep(gate.score)
-
-    def chunk(self) -> int:
-        """Tokens of long prompts to read this step: about STEP_TARGET_S of work.
-
-        Kept small even when the long prompt runs alone: a request arriving meanwhile waits for the
-        step in progress (measured: a 0.2 s target alone took the long prompt from 22 s to 20 s but
-        doubled the p99 time to first token of short requests arriving beside it)."""
-        return max(MIN_CHUNK, min(self.n_batch, int(STEP_TARGET_S / self.token_s)))
 
     def _put(self, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
         batch = self.batch

@@ -4,7 +4,31 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from edge_runtime.speculation import SpeculativeMode
+
+
+class SpeculativeConfig(BaseModel):
+    """Speculative decoding on this model (`edge_runtime.speculation`): drafts guessed from the
+    prompt, verified in the same decode step, only where the batch gains by it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: SpeculativeMode = SpeculativeMode.PROMPT_LOOKUP
+    most: int = Field(8, ge=1, le=32)  # guesses a sequence drafts at most in one step
+    draft_gguf: str | None = None  # the draft model of `mode: draft`
+
+    @model_validator(mode="after")
+    def _supported(self) -> SpeculativeConfig:
+        if self.mode is SpeculativeMode.DRAFT:
+            raise ValueError(
+                "speculative mode 'draft' (a draft GGUF) is not supported by this version of edgeway; "
+                "use mode: prompt_lookup"
+            )
+        if self.draft_gguf is not None:
+            raise ValueError("draft_gguf is read only with mode: draft")
+        return self
 
 
 class EdgeModelConfig(BaseModel):
@@ -24,3 +48,4 @@ class EdgeModelConfig(BaseModel):
     # What its answers are measured as against a GPT-4-class model's: the text prior and the probe of
     # that class (classifiers.complexity.EdgeClass); "auto" reads it from the model's size
     edge_class: Literal["auto", "small", "mid"] = "auto"
+    speculative: SpeculativeConfig | None = None

@@ -26,6 +26,7 @@ from edge_runtime.generation import DONE, READ, Generation, Outbox, Sampling
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.grammar import GrammarError
 from edge_runtime.reading import Gate
+from edge_runtime.speculation import Speculation
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -47,6 +48,8 @@ class EdgeState:
     outstanding_tokens: int
     completed: int
     cancelled: int
+    drafted: int = 0  # tokens guessed by speculative decoding
+    drafts_kept: int = 0  # of which the model agreed
 
 
 class _TokenTable(dict[int, tuple[bool, bytes]]):
@@ -124,6 +127,7 @@ class EdgeEngine:
             N_BATCH,
             self.config.n_threads,
             before_decode=self._outbox.send,
+            speculation=Speculation(self.config.speculative.most) if self.config.speculative else None,
         )
         self._thread = threading.Thread(target=self._work, name=f"edge-{self.name}", daemon=True)
         self._thread.start()
@@ -257,6 +261,7 @@ class EdgeEngine:
         return ahead / rate * 1000
 
     def state(self) -> EdgeState:
+        speculation = self._scheduler.speculation if self._scheduler is not None else None
         return EdgeState(
             model=self.name,
             loaded=self.loaded,
@@ -266,6 +271,8 @@ class EdgeEngine:
             outstanding_tokens=self._outstanding,
             completed=self._completed,
             cancelled=self._cancelled,
+            drafted=speculation.drafted if speculation else 0,
+            drafts_kept=speculation.kept if speculation else 0,
         )
 
     # --- the worker thread ----------------------------------------------------------------
@@ -315,6 +322,8 @@ class EdgeEngine:
             for seq in scheduler.routed_away:  # read, scored, and sent elsewhere: the prompt stays cached
                 self._end(seq, "routed")
             for seq, token in sampled:
+                if seq.job.finish_reason is not None:  # ended by an earlier token of this step's draft
+                    continue
                 if seq.job.gate is not None and seq.job.first_token_at is None:
                     seq.job._emit(READ)  # kept: the edge answers, from this very prefill
                 self._advance(seq, token)

@@ -83,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
             "event-loop",
             "batch",
             "tracing",
+            "head-of-line",
+            "tail",
+            "speculative",
         ],
     )
     bench.add_argument(
@@ -182,11 +185,14 @@ def _bench(args: argparse.Namespace) -> int:
         classify,
         edge,
         event_loop,
+        head_of_line,
         load,
         overhead,
         routing,
         semantic_cache,
+        speculative,
         startup,
+        tail,
         tracing,
     )
 
@@ -202,6 +208,9 @@ def _bench(args: argparse.Namespace) -> int:
         "event-loop": event_loop.run,
         "batch": batch.run,
         "tracing": tracing.run,
+        "head-of-line": head_of_line.run,
+        "tail": tail.run,
+        "speculative": speculative.run,
     }
     suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0

@@ -37,10 +37,18 @@ class GatewayCollector:
         outstanding = GaugeMetricFamily(
             "edgeway_edge_outstanding_tokens", "Prompt and max tokens of edge work queued or running", labels=["model"]
         )
+        drafted = CounterMetricFamily(
+            "edgeway_edge_draft_tokens", "Tokens guessed by speculative decoding", labels=["model"]
+        )
+        kept = CounterMetricFamily(
+            "edgeway_edge_draft_tokens_kept", "Guessed tokens the model agreed with", labels=["model"]
+        )
         for state in self.gateway.edge.states():
             queue.add_metric([state.model], state.queued)
             outstanding.add_metric([state.model], state.outstanding_tokens)
-        yield from (queue, outstanding)
+            drafted.add_metric([state.model], state.drafted)
+            kept.add_metric([state.model], state.drafts_kept)
+        yield from (queue, outstanding, drafted, kept)
         circuit = GaugeMetricFamily(
             "edgeway_upstream_circuit_state",
             "Circuit breaker per cloud model: 0 closed, 1 half-open, 2 open",

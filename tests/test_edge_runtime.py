@@ -205,3 +205,35 @@ async def test_a_generation_read_first_is_scored_once_its_prompt_is_read_and_ans
     cancelled = engine.submit_tokens(tokens, Sampling(max_tokens=8), gate=Gate(probe, lambda s: True))
     cancelled.cancel()
     assert await asyncio.wait_for(cancelled.reading(), 10) in (None, pytest.approx(score, rel=0.05))  # never hangs
+
+
+PARAGRAPH = (
+    "The lighthouse at Point Reyes was built in 1870 and stands on a rocky headland about 300 feet above "
+    "the Pacific Ocean. Its first-order Fresnel lens, made in France, has 24 panels and more than 1,000 "
+    "pieces of glass."
+)
+COPY = [{"role": "user", "content": f"Copy the following paragraph exactly, word for word:\n\n{PARAGRAPH}"}]
+
+
+async def test_prompt_lookup_drafts_are_kept_only_where_greedy_decoding_agrees():
+    """With `speculative: {mode: prompt_lookup}`, a grounded answer's guesses from its prompt go
+    into the decode step and the ones the model agrees with are kept: the text is the same as
+    without it, in fewer steps. A sampled request never drafts."""
+    plain = EdgeEngine(EdgeModelConfig(n_ctx=1024, parallel=2))
+    drafting = EdgeEngine(EdgeModelConfig(n_ctx=1024, parallel=2, speculative={"mode": "prompt_lookup"}))
+    plain.load()
+    drafting.load()
+    try:
+        for messages in (COPY, STORY):
+            alone = await collect(plain.submit(messages, Sampling(max_tokens=48, temperature=0)))
+            drafted = drafting.submit(messages, Sampling(max_tokens=48, temperature=0))
+            assert await collect(drafted) == alone
+        state = drafting.state()
+        assert state.drafts_kept > 10 and state.drafts_kept <= state.drafted
+        before = state.drafted
+        await collect(drafting.submit(COPY, Sampling(max_tokens=24, temperature=0.8, seed=1)))
+        assert drafting.state().drafted == before
+        assert plain.state().drafted == 0
+    finally:
+        plain.close()
+        drafting.close()

@@ -4,8 +4,8 @@
   no HTTP): the ceiling for decode and prefill on this machine.
 - edgeway over HTTP, streaming: single-stream decode rate, and aggregate tokens/s with 1, 2, 4 and
   8 concurrent streams, against the same N served one after another and against raw.
-- Head-of-line: p99 time to first token of short requests, with and without a 3,000-token prompt
-  arriving mid-run.
+- Head-of-line: a short request's time to first token alone and beside a 4,500-token prompt being
+  read (`gateway.bench.head_of_line`).
 - Memory bandwidth, to say which ceiling binds.
 """
 
@@ -14,17 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 import numpy as np
 
 from edge_runtime.gguf import resolve_gguf
-from gateway.bench.overhead import Server, edgeway_command
-from gateway.bench.ports import free_port
-from gateway.bench.wire import stream_times
+from gateway.bench import head_of_line
+from gateway.bench.wire import stream_times, timed_stream
 
 PROMPT = "Write a long story about a lighthouse keeper and the ships she guides."
 TOKENS = 64
@@ -124,21 +121,10 @@ def _greedy_stream(content: str, max_tokens: int) -> dict[str, object]:
 
 async def _stream(client: httpx.AsyncClient, url: str, content: str, max_tokens: int) -> tuple[float, float, int]:
     """(time to first token, decode seconds after it, completion tokens) of one streamed request."""
-    body = _greedy_stream(content, max_tokens)
-    started = time.perf_counter()
-    first = last = None
-    tokens = 0
-    async with client.stream("POST", url, json=body) as response:
-        async for line in response.aiter_lines():
-            if not line.startswith("data: ") or line == "data: [DONE]":
-                continue
-            chunk = json.loads(line[6:])
-            if chunk.get("usage"):
-                tokens = chunk["usage"]["completion_tokens"]
-            elif chunk["choices"] and chunk["choices"][0]["delta"].get("content"):
-                last = time.perf_counter()
-                first = first or last
-    return (first or last or started) - started, (last or started) - (first or started), tokens
+    times = await timed_stream(client, url, _greedy_stream(content, max_tokens))
+    first, last = times.first or times.started, times.last or times.started
+    tokens = times.usage["completion_tokens"] if times.usage else times.deltas
+    return (times.first or times.last or times.started) - times.started, last - first, tokens
 
 
 async def _gateway(url: str) -> dict:
@@ -151,10 +137,7 @@ async def _gateway(url: str) -> dict:
             started = time.perf_counter()
             serial = [await _stream(client, url, PROMPT, TOKENS) for _ in range(n)]
             results[("serial", n)] = sum(t for _, _, t in serial) / (time.perf_counter() - started)
-        results["hol_without"], _ = await _short_requests(client, url, None)
-        results["hol_with"], results["long_ttft"] = await _short_requests(
-            client, url, "Summarize this log. " + "The harbor light turned on at dusk and the ships came home. " * 200
-        )
+    results["head_of_line"] = await head_of_line.measure(url)
     return results
 
 
@@ -167,21 +150,6 @@ async def _single_decode(port: int) -> float:
     if times.first is None or times.last is None or times.last <= times.first:
         return float("nan")
     return float(tokens - 1) / (times.last - times.first)
-
-
-async def _short_requests(client: httpx.AsyncClient, url: str, long_prompt: str | None) -> tuple[list[float], float]:
-    """TTFTs of 16 short requests, 4 at a time, and that of the long prompt (if any), which arrives
-    after the first round."""
-    ttfts: list[float] = []
-    long_task = None
-    for round_ in range(4):
-        if round_ == 1 and long_prompt:
-            long_task = asyncio.ensure_future(_stream(client, url, long_prompt, 8))
-            await asyncio.sleep(0.05)
-        done = await asyncio.gather(*(_stream(client, url, "Say hello.", 8) for _ in range(4)))
-        ttfts += [t for t, _, _ in done]
-    long_ttft = (await long_task)[0] if long_task else 0.0
-    return ttfts, long_ttft
 
 
 def memory_bandwidth_gbs() -> float:
@@ -197,31 +165,16 @@ def memory_bandwidth_gbs() -> float:
 
 def run(repeat: int = 3) -> None:
     bandwidth = memory_bandwidth_gbs()
-    with tempfile.TemporaryDirectory() as tmp_name:
-        config = Path(tmp_name) / "edge.yaml"
-        config.write_text("edge:\n  models:\n    - {name: smollm2, n_ctx: 4096, parallel: 8}\n")
-        port = free_port()
-        url = f"http://127.0.0.1:{port}/v1/chat/completions"
-        gateway = Server(
-            "edgeway",
-            port,
-            "/v1/chat/completions",
-            {},
-            {"model": "smollm2", "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]},
-        )
+    with head_of_line.edge_gateway(parallel=8) as port:
+        raw_llama = RawLlama()
         try:
-            gateway.start(edgeway_command(config, port))
-            raw_llama = RawLlama()
-            try:
-                # This machine is shared and noisy: raw and edgeway take turns, and the medians count.
-                singles = [(raw_llama.generate(1)[1], asyncio.run(_single_decode(port))) for _ in range(repeat)]
-                raw = {n: raw_llama.generate(n)[0] for n in LEVELS}
-                prefill = raw_llama.prefill()
-            finally:
-                raw_llama.close()
-            ours = asyncio.run(_gateway(url))
+            # This machine is shared and noisy: raw and edgeway take turns, and the medians count.
+            singles = [(raw_llama.generate(1)[1], asyncio.run(_single_decode(port))) for _ in range(repeat)]
+            raw = {n: raw_llama.generate(n)[0] for n in LEVELS}
+            prefill = raw_llama.prefill()
         finally:
-            gateway.stop()
+            raw_llama.close()
+        ours = asyncio.run(_gateway(f"http://127.0.0.1:{port}/v1/chat/completions"))
     raw_single = statistics.median(r for r, _ in singles)
     ours_single = statistics.median(o for _, o in singles)
     ratio = statistics.median(o / r for r, o in singles)
@@ -241,14 +194,7 @@ def run(repeat: int = 3) -> None:
             f"{n:>7} {raw[n]:>10.1f} {ours_n:>9.1f} {serial_n:>11.1f} {ours_n / raw[n]:>12.2f} "
             f"{ours_n / serial_n:>13.2f}x"
         )
-    p99 = lambda xs: sorted(xs)[min(len(xs) - 1, int(0.99 * len(xs)))] * 1e3  # noqa: E731
-    without, with_long = p99(ours["hol_without"]), p99(ours["hol_with"])
-    print(
-        f"head-of-line: p99 time to first token of short requests {without:.0f} ms alone, {with_long:.0f} ms with a "
-        f"3,000-token prompt arriving mid-run: {with_long / without:.2f}x (target <= 2x); the long prompt's own "
-        f"first token after {ours['long_ttft']:.1f} s (reading 3,000 tokens alone at the raw prefill rate: "
-        f"{3000 / prefill:.1f} s)"
-    )
+    head_of_line.report(ours["head_of_line"])
     weights = resolve_gguf("bundled:smollm2-135m").stat().st_size
     needed = weights * raw_single / 1e9
     print(
@@ -257,7 +203,4 @@ def run(repeat: int = 3) -> None:
         f"so {raw_single:.0f} tokens/s moves {needed:.1f} GB/s: "
         f"{'memory-bound' if needed > 0.6 * bandwidth else 'compute-bound (batching helps less than on a GPU)'}"
     )
-    print(
-        f"median raw gain from batching 8 streams: {raw[8] / raw[1]:.2f}x; "
-        f"p50 short TTFT {statistics.median(ours['hol_without']) * 1e3:.0f} ms"
-    )
+    print(f"median raw gain from batching 8 streams: {raw[8] / raw[1]:.2f}x")

@@ -10,7 +10,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 ANSWER = json.dumps(
     {
@@ -235,4 +235,22 @@ async def stream_times(port: int, path: str, body: bytes) -> StreamTimes:
     at = seen.rfind(b'"usage":{')
     if at >= 0:
         times.usage = json.loads(seen[at + 8 : seen.index(b"}", at) + 1])
+    return times
+
+
+async def timed_stream(client: Any, url: str, body: dict) -> StreamTimes:
+    """One streamed chat completion through an `httpx.AsyncClient`: when its first and last content
+    deltas came, and its usage chunk."""
+    times = StreamTimes(time.perf_counter())
+    async with client.stream("POST", url, json=body) as response:
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("usage"):
+                times.usage = chunk["usage"]
+            elif chunk["choices"] and chunk["choices"][0]["delta"].get("content"):
+                times.last = time.perf_counter()
+                times.first = times.first or times.last
+                times.deltas += 1
     return times
