@@ -41,10 +41,11 @@ class Pacer:
     short_step_s: float | None = None  # seconds a step reading only short prompts takes
     long_held: bool = False  # whether the last step held the long prompts back
 
-    def reads(self, generating: int, left: list[int]) -> list[int]:
+    def reads(self, decoding: int, left: list[int]) -> list[int]:
         """Tokens to read this step of each waiting prompt, given with the tokens `left` to read
-        of each, shortest first, beside `generating` sequences that take one token each."""
-        room = self.n_batch - generating
+        of each, shortest first, beside the `decoding` tokens of generating sequences already in
+        the step (one each, and any speculative guesses)."""
+        room = self.n_batch - decoding
         shorts = sum(1 for n in left if n <= SHORT_PROMPT)
         hold = shorts > 0 and not self.long_held
         self.long_held = hold and any(n > SHORT_PROMPT for n in left)

@@ -26,16 +26,16 @@ def fast_machine() -> Pacer:
 
 def test_a_short_prompt_is_read_whole_in_a_step_that_reads_no_long_prompt():
     pacer = fast_machine()
-    assert pacer.reads(generating=0, left=[LONG]) == [pacer.chunk()]
+    assert pacer.reads(decoding=0, left=[LONG]) == [pacer.chunk()]
     # A short request arrives: its step is its prefill alone, so its first token comes after it.
-    assert pacer.reads(generating=0, left=[30, LONG]) == [30, 0]
+    assert pacer.reads(decoding=0, left=[30, LONG]) == [30, 0]
 
 
 def test_a_long_prompt_held_back_one_step_is_read_the_next_whatever_arrives():
     pacer = fast_machine()
-    assert pacer.reads(generating=0, left=[20, LONG]) == [20, 0]
-    assert pacer.reads(generating=0, left=[25, LONG]) == [25, pacer.chunk()]  # never starved
-    assert pacer.reads(generating=0, left=[30, LONG]) == [30, 0]
+    assert pacer.reads(decoding=0, left=[20, LONG]) == [20, 0]
+    assert pacer.reads(decoding=0, left=[25, LONG]) == [25, pacer.chunk()]  # never starved
+    assert pacer.reads(decoding=0, left=[30, LONG]) == [30, 0]
 
 
 def test_a_long_prompt_reads_a_share_of_a_short_prefill_not_a_fixed_time():
@@ -64,8 +64,8 @@ def test_before_any_short_step_is_measured_a_typical_short_prompt_is_assumed():
 
 def test_generating_sequences_take_their_token_first_and_prompts_share_what_is_left():
     pacer = Pacer(n_batch=64, token_s=0.0001, short_step_s=1.0)
-    assert pacer.reads(generating=60, left=[SHORT_PROMPT, LONG]) == [4, 0]
-    assert pacer.reads(generating=10, left=[LONG, LONG + 1]) == [54, 0]  # the shorter long one first
+    assert pacer.reads(decoding=60, left=[SHORT_PROMPT, LONG]) == [4, 0]
+    assert pacer.reads(decoding=10, left=[LONG, LONG + 1]) == [54, 0]  # the shorter long one first
 
 
 def test_every_prompt_is_read_to_its_end():
@@ -74,7 +74,7 @@ def test_every_prompt_is_read_to_its_end():
     steps = 0
     while any(left):
         order = sorted(range(len(left)), key=lambda i: left[i])
-        takes = pacer.reads(generating=0, left=[left[i] for i in order if left[i]])
+        takes = pacer.reads(decoding=0, left=[left[i] for i in order if left[i]])
         for i, take in zip([i for i in order if left[i]], takes, strict=True):
             left[i] -= take
         steps += 1
