@@ -214,21 +214,17 @@ def _worded_digits(text: str) -> Reading | None:
     """`text` with each run of digit words written as its digits, the spaces between them left out
     and a said or written dash kept ("one two three dash four five" -> "123-45"), each digit
     located on its word."""
-    out: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    at = 0
-    for run in _NUMBER_WORDS.finditer(text):
-        _as_written(text, at, run.start(), out, starts, ends)
-        for part in _RUN_PART.finditer(text, run.start(), run.end()):
-            out.append(_DIGIT_WORDS[part.group(1).lower()] if part.group(1) else "-")
-            starts.append(part.start())
-            ends.append(part.end())
-        at = run.end()
-    if not out:
-        return None
-    _as_written(text, at, len(text), out, starts, ends)
-    return Reading("".join(out), starts, ends)
+    return _rewritten(
+        text,
+        ((run.start(), run.end(), _run_digits(text, run)) for run in _NUMBER_WORDS.finditer(text)),
+    )
+
+
+def _run_digits(text: str, run: re.Match[str]) -> list[tuple[str, int, int]]:
+    return [
+        (_DIGIT_WORDS[part.group(1).lower()] if part.group(1) else "-", part.start(), part.end())
+        for part in _RUN_PART.finditer(text, run.start(), run.end())
+    ]
 
 
 # HTML's character references: decimal, hexadecimal and the named ones Python knows
@@ -236,20 +232,26 @@ _CHARACTER_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-
 
 
 def _html_decoded(text: str) -> Reading | None:
-    """`text` with its character references read as the characters they stand for."""
+    """`text` with its character references read as the characters they stand for (an unknown
+    name as written)."""
+    decoded = ((m, html.unescape(m.group())) for m in _CHARACTER_REFERENCE.finditer(text))
+    return _rewritten(text, ((m.start(), m.end(), [(ch, m.start(), m.end())]) for m, ch in decoded if ch != m.group()))
+
+
+def _rewritten(text: str, spans: Iterable[tuple[int, int, list[tuple[str, int, int]]]]) -> Reading | None:
+    """`text` with each of `spans` (start, end, and what it reads as: pieces of text, each with
+    where in `text` it comes from) read as written there, the rest as it is; None for no span."""
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     at = 0
-    for m in _CHARACTER_REFERENCE.finditer(text):
-        ch = html.unescape(m.group())
-        if ch == m.group():
-            continue  # an unknown name: as written
-        _as_written(text, at, m.start(), out, starts, ends)
-        out.append(ch)
-        starts += [m.start()] * len(ch)
-        ends += [m.end()] * len(ch)
-        at = m.end()
+    for start, end, pieces in spans:
+        _as_written(text, at, start, out, starts, ends)
+        for chars, first, last in pieces:
+            out.append(chars)
+            starts += [first] * len(chars)
+            ends += [last] * len(chars)
+        at = end
     if not out:
         return None
     _as_written(text, at, len(text), out, starts, ends)
