@@ -357,7 +357,7 @@ class BatchScheduler(Generic[J]):
         assert seq.logit_index is not None and seq.lookup is not None and self.speculation is not None
         guesses, tokens = seq.guesses, []
         for i in range(len(guesses) + 1):
-            tokens.append(int(self._logits(seq.logit_index + i).argmax()))
+            tokens.append(self._greedy(seq.logit_index + i))
             if i == len(guesses) or tokens[-1] != guesses[i]:
                 break
         kept = len(tokens) - 1
@@ -390,7 +390,10 @@ class BatchScheduler(Generic[J]):
         assert seq.logit_index is not None  # step() samples only the sequences it asked logits of
         if seq.sampler is not None:
             return int(self.lib.llama_sampler_sample(seq.sampler, self.ctx, seq.logit_index))
-        return int(self._logits(seq.logit_index).argmax())  # 10 us; llama.cpp's greedy sampler takes 50
+        return self._greedy(seq.logit_index)
+
+    def _greedy(self, index: int) -> int:
+        return int(self._logits(index).argmax())  # 10 us; llama.cpp's greedy sampler takes 50
 
     def _logits(self, index: int) -> np.ndarray[Any, np.dtype[np.float32]]:
         pointer = self.lib.llama_get_logits_ith(self.ctx, index)

@@ -117,12 +117,13 @@ class Speculation:
     cost: StepCost = field(default_factory=StepCost)
     drafted: int = 0  # guesses made
     kept: int = 0  # of which the model agreed
+    fitted: tuple[float, float] | None = None  # the cost's fit after the last step: once a step, not a sequence
 
     def guesses(self, lookup: PromptLookup, tokens_in_step: int, room: int) -> int:
         """How many tokens `lookup`'s sequence drafts at most in a step of `tokens_in_step` other
         tokens: `most` where its rate pays for the batch, a probe now and then, else none."""
         n = max(1, tokens_in_step)
-        fitted = self.cost.fit()
+        fitted = self.fitted
         if fitted is None:  # until the machine's step cost is known: only where it cannot cost much
             pays = n == 1 and lookup.rate >= PRIOR_RATE
         else:
@@ -136,6 +137,7 @@ class Speculation:
 
     def measured(self, tokens: int, seconds: float) -> None:
         self.cost.add(tokens, seconds)
+        self.fitted = self.cost.fit()
 
     def counted(self, guessed: int, kept: int) -> None:
         self.drafted += guessed
