@@ -113,9 +113,11 @@ class Server:
         return asyncio.run(load(self.port, self.path, body, self.headers, requests, concurrency))
 
 
-def upstream_command(port: int) -> list[str]:
-    """The fixed-answer upstream every overhead figure is measured against."""
-    return [sys.executable, "-c", f"from gateway.bench.wire import serve_upstream; serve_upstream({port})"]
+def upstream_command(port: int, serve: str = "gateway.bench.wire:serve_upstream") -> list[str]:
+    """A benchmark's upstream in its own process, by its serving function (`module:function`,
+    called with the port): by default the fixed-answer one every overhead figure is measured against."""
+    module, function = serve.split(":")
+    return [sys.executable, "-c", f"from {module} import {function}; {function}({port})"]
 
 
 def edgeway_command(config: Path, port: int) -> list[str]:
@@ -217,8 +219,8 @@ def run(repeat: int = 1) -> None:
         try:
             upstream.start(upstream_command(upstream_port))
             edgeway.start(edgeway_command(edgeway_config, edgeway.port))
-            sink_code = f"from gateway.bench.wire import serve_trace_sink; serve_trace_sink({sink.port})"
-            sink.process = subprocess.Popen([sys.executable, "-c", sink_code], start_new_session=True)
+            sink_command = upstream_command(sink.port, "gateway.bench.wire:serve_trace_sink")
+            sink.process = subprocess.Popen(sink_command, start_new_session=True)
             traced.start(
                 edgeway_command(edgeway_config, traced.port),
                 env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.port}", "OTEL_SERVICE_NAME": "bench"},

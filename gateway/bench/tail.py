@@ -9,11 +9,10 @@ a lock, an import on first use. The target is p99 <= 3x p50 at concurrency 64, s
 from __future__ import annotations
 
 import asyncio
-import sys
 import tempfile
 from pathlib import Path
 
-from gateway.bench.overhead import APP_KEY, BODY, Server, _write_configs, edgeway_command
+from gateway.bench.overhead import APP_KEY, BODY, Server, _write_configs, edgeway_command, upstream_command
 from gateway.bench.ports import free_port
 from gateway.bench.wire import ANSWER, STREAM, LoadResult, _Upstream, serve_upstream
 from gateway.percentiles import percentile
@@ -74,10 +73,7 @@ def run(repeat: int = 1) -> None:
         upstream = Server("upstream", upstream_port, "/v1/chat/completions", {}, {**BODY, "model": "bench"})
         edgeway = Server("edgeway", free_port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, BODY)
         try:
-            upstream.start(
-                [sys.executable, "-c", f"from gateway.bench.tail import serve_paced_upstream; "
-                 f"serve_paced_upstream({upstream_port})"]
-            )  # fmt: skip
+            upstream.start(upstream_command(upstream_port, "gateway.bench.tail:serve_paced_upstream"))
             edgeway.start(edgeway_command(edgeway_config, edgeway.port))
             print(
                 f"{CONCURRENCY} concurrent clients, {REQUESTS * repeat} requests each way; the upstream streams "

@@ -9,7 +9,6 @@ of tracing off, and at most 1 ms added to the median.
 from __future__ import annotations
 
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -40,8 +39,8 @@ def run(repeat: int = 1) -> None:
         servers = [Server(name, free_port(), "/v1/chat/completions", headers, BODY) for name in (OFF, SAMPLED, ALL)]
         try:
             upstream.start(upstream_command(upstream_port))
-            sink_code = f"from gateway.bench.wire import serve_trace_sink; serve_trace_sink({sink.port})"
-            sink.process = subprocess.Popen([sys.executable, "-c", sink_code], start_new_session=True)
+            sink_command = upstream_command(sink.port, "gateway.bench.wire:serve_trace_sink")
+            sink.process = subprocess.Popen(sink_command, start_new_session=True)
             otlp = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.port}", "OTEL_SERVICE_NAME": "bench"}
             environments = [{}, otlp, {**otlp, "OTEL_TRACES_SAMPLER": "always_on"}]
             for server, env in zip(servers, environments, strict=True):
