@@ -4,8 +4,10 @@ A line is sent to the gateway itself, in process, as a request to the batch's en
 batch's app: so it is routed by the app's policy, privacy-checked, priced and ledgered exactly as a
 live request is (its row's kind is `batch`). It carries `x-edgeway-priority: background`, so on the
 edge it runs only in steps no interactive request needs (edge_runtime/batch.py). What the policy
-routes to the cloud goes there as an ordinary request, paced by the app's limits: a line refused
-for a limit (429) or for capacity (503) waits as told and is sent again, since no model ran it.
+routes to a cloud model whose provider has a batch API waits there, at its batch price
+(gateway/provider_lines.py); what goes to another cloud model goes as an ordinary request, paced
+by the app's limits: a line refused for a limit (429) or for capacity (503) waits as told and is
+sent again, since no model ran it.
 
 One replica runs a batch at a time, under a lease in the store (renewed while it runs; a replica
 that stops holding it, or a restarted gateway, takes the batch over). A line's result is kept as
@@ -32,13 +34,14 @@ from starlette.types import ASGIApp
 
 from gateway import files
 from gateway.batches import BATCHES, ENDED, Batch, BatchStatus, Line, cancel_asked, parse_lines
-from gateway.pipeline import LINE_HEADER  # "<this process's secret> <batch id> <app>"
+from gateway.pipeline import LINE_HEADER, PARKED_HEADER  # "<secret> <batch id> <line> <provider> <app>"
+from gateway.provider_lines import PARKED, LineDeferral, LineOrigin, ProviderLines, line_key, output_line
 from router.documents import Document, Documents
 from router.request import Priority
 
 if TYPE_CHECKING:
     from gateway.app import Gateway
-    from gateway.auth import App
+    from router.account import RequestAccount
 
 log = logging.getLogger("edgeway.batches")
 T = TypeVar("T")
@@ -65,8 +68,9 @@ class BatchRunner:
             transport=httpx.ASGITransport(app=app), base_url="http://edgeway", timeout=None
         )
         self._wake = asyncio.Event()
+        self._stopped = asyncio.Event()
         self._stopping = False
-        self._current: str | None = None  # the batch this process is running
+        self._current: _Run | None = None  # the batch this process is running
 
     # --- for the endpoints ------------------------------------------------------------------
     def wake(self) -> None:
@@ -76,14 +80,25 @@ class BatchRunner:
         rates = [engine.state().decode_tokens_per_s for engine in self._gateway.edge.engines.values()]
         return sum(rates) or FALLBACK_TOKENS_PER_S
 
-    def app_of(self, header: str) -> tuple[App, str] | None:
-        """The app and batch a line header names, if this process wrote it."""
+    def line_of(self, header: str) -> LineOrigin | None:
+        """The batch line a line header names, if this process wrote it."""
         secret, _, rest = header.partition(" ")
-        batch_id, _, app = rest.partition(" ")
         if not hmac.compare_digest(secret.encode(), self._secret.encode()):
             return None
+        batch_id, index, provider, app = rest.split(" ", 3)  # the app last: its name may hold spaces
         found = self._gateway.keys.named(app)
-        return None if found is None else (found, batch_id)
+        return None if found is None else LineOrigin(found, batch_id, int(index), provider == "1")
+
+    def deferral(self, line: LineOrigin, account: RequestAccount) -> LineDeferral | None:
+        """What parks the line in its provider's batch, where it may wait in one."""
+        run, config = self._current, self._gateway.config.batches
+        if not (config.provider_batches and line.provider and run is not None and run.batch.id == line.batch_id):
+            return None
+        if run.batch.endpoint != "/v1/chat/completions":  # (a provider batch answers Chat Completions)
+            return None
+        return LineDeferral(
+            self._documents, run.kind, line, run.batch.expires_at, config.provider_min_window_s, account
+        )
 
     # --- the loop ---------------------------------------------------------------------------
     async def run(self) -> None:
@@ -94,7 +109,6 @@ class BatchRunner:
                     if self._stopping:
                         break
                     if await self._store(self._claim, batch.id):
-                        self._current = batch.id
                         await self._run(batch)
                         self._current = None
             except Exception:  # a store that fails now may answer later; the batch stays where it was
@@ -106,10 +120,11 @@ class BatchRunner:
         """Send no more lines; let those in flight end (within `grace_s`) and keep their results."""
         self._stopping = True
         self._wake.set()
+        self._stopped.set()
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(task, grace_s)
         if self._current is not None:  # free for the next gateway at once, not when the lease runs out
-            await self._store(self._documents.claim, f"batch:{self._current}", self.owner, 0.001)
+            await self._store(self._documents.claim, f"batch:{self._current.batch.id}", self.owner, 0.001)
         await self._client.aclose()
 
     def _pending(self) -> list[Batch]:
@@ -123,24 +138,35 @@ class BatchRunner:
 
     # --- one batch --------------------------------------------------------------------------
     async def _run(self, batch: Batch) -> None:
-        run = _Run(self, batch)
+        run = self._current = _Run(self, batch)
         await run.start()
-        if not run.cancelled() and not run.expired():
-            workers = [asyncio.create_task(run.work()) for _ in range(self._gateway.config.batches.concurrency)]
-            keeper = asyncio.create_task(run.keep_lease())
-            try:
-                await asyncio.gather(*workers)
-            finally:
-                keeper.cancel()
+        keeper = asyncio.create_task(run.keep_lease())
+        try:
+            await run.send_lines()
+            # the lines parked for providers' batch APIs: sent, then polled until each is answered
+            while run.provider.busy and not (self._stopping or run.lost_lease):
+                ending = run.cancelled() or run.expired()
+                if not ending:
+                    await run.provider.send()
+                await run.provider.poll(ending)
+                if run.todo and not ending:  # lines a provider did not answer go as ordinary requests
+                    await run.send_lines()
+                await run.save()
+                if run.provider.busy:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stopped.wait(), self._gateway.config.batches.provider_poll_s)
+        finally:
+            keeper.cancel()
         if self._stopping and not run.done():
             await run.save()  # resumed after the restart, by whichever replica takes it
             return
         await run.finish()
 
-    async def send(self, batch: Batch, line: Line) -> httpx.Response | None:
-        """The line's answer, or None when the gateway stops before any model ran it."""
+    async def send(self, batch: Batch, line: Line, provider: bool) -> httpx.Response | None:
+        """The line's answer (a 202 if it waits in its provider's batch: `provider`, it may), or
+        None when the gateway stops before any model ran it."""
         headers = {
-            LINE_HEADER: f"{self._secret} {batch.id} {batch.app}",
+            LINE_HEADER: f"{self._secret} {batch.id} {line.index} {int(provider)} {batch.app}",
             "x-edgeway-priority": Priority.BACKGROUND,
             "content-type": "application/json",
         }
@@ -168,7 +194,9 @@ class _Run:
         self._saved = 0.0
         self._cancel_checked = 0.0
         self._cancelled = False
-        self._lost_lease = False
+        self.lost_lease = False
+        self.direct: set[int] = set()  # lines a provider's batch did not answer: sent as ordinary requests
+        self.provider: ProviderLines  # its parked lines, once start() has read the batch's file
 
     async def start(self) -> None:
         store = self.runner._store
@@ -176,15 +204,22 @@ class _Run:
         text = await store(lambda: files.content(documents, files.find(documents, batch.app, batch.input_file_id)))
         # checked when the batch was made: the same file parses the same way now
         self.lines = parse_lines(text, self.batch.endpoint, self.runner._gateway.config.batches.max_lines)
+        self.provider = ProviderLines(
+            self.runner._gateway, batch, self.lines, self.kind, self._answered, self._returned
+        )
         kept = {int(d.key): d.data for d in await store(self.documents.find, self.kind)}
+        await self.provider.load(kept)
+        parked = {index for index, data in kept.items() if data.get("state") == PARKED}
         for index, data in kept.items():
             if data.get("state") == "done":
                 self.results[index] = data["result"]
+            elif index in parked:  # answered through its provider's batch, never sent again
+                continue
             else:  # sent by a runner that stopped before it ended: never sent twice
                 line = self.lines[index]
                 self.results[index] = _failed(line, "interrupted", _INTERRUPTED)
                 await store(self.documents.put, self.kind, self._done(line, self.results[index]))
-        self.todo = deque(line for line in self.lines if line.index not in self.results)
+        self.todo = deque(line for line in self.lines if line.index not in self.results and line.index not in parked)
         self._count()
         if self.batch.status == BatchStatus.VALIDATING:
             self.batch.status = BatchStatus.IN_PROGRESS
@@ -204,14 +239,24 @@ class _Run:
     def done(self) -> bool:
         return len(self.results) == len(self.lines)
 
+    async def send_lines(self) -> None:
+        """Send the lines to go, `concurrency` at a time, until none is left or the batch stops."""
+        if self.cancelled() or self.expired():
+            return
+        workers = [asyncio.create_task(self.work()) for _ in range(self.runner._gateway.config.batches.concurrency)]
+        await asyncio.gather(*workers)
+
     async def work(self) -> None:
         store = self.runner._store
-        while self.todo and not (self.runner._stopping or self._lost_lease or self.cancelled() or self.expired()):
+        while self.todo and not (self.runner._stopping or self.lost_lease or self.cancelled() or self.expired()):
             line = self.todo.popleft()
             await store(self.documents.put, self.kind, Document(_key(line), self.batch.app, time.time(), {}))
-            response = await self.runner.send(self.batch, line)
+            response = await self.runner.send(self.batch, line, line.index not in self.direct)
             if response is None:  # not run: it goes again after the restart
                 await store(self.documents.delete, self.kind, _key(line))
+                continue
+            if response.status_code == 202 and PARKED_HEADER in response.headers:
+                self.provider.parked(line.index, response.headers[PARKED_HEADER])
                 continue
             result = _result(line, response)
             await store(self.documents.put, self.kind, self._done(line, result))
@@ -226,7 +271,7 @@ class _Run:
             await asyncio.sleep(every)
             if not await self.runner._store(self.runner._claim, self.batch.id):
                 log.warning("batch %s: another replica holds its lease now; this one stops running it", self.batch.id)
-                self._lost_lease = True
+                self.lost_lease = True
                 return
 
     async def save(self) -> None:
@@ -235,7 +280,7 @@ class _Run:
 
     async def finish(self) -> None:
         """Write the output and error files and end the batch: completed, cancelled or expired."""
-        if self._lost_lease:
+        if self.lost_lease:
             return
         ended = BatchStatus.COMPLETED
         if not self.done():
@@ -270,6 +315,16 @@ class _Run:
         await self.save()
         log.info("batch %s %s: %d answered, %d failed", self.batch.id, ended.value, len(answered), len(failed))
 
+    def _answered(self, index: int, result: dict[str, Any]) -> None:
+        """A parked line's result, from its provider's batch."""
+        self.results[index] = result
+        self._count()
+
+    def _returned(self, index: int) -> None:
+        """A parked line its provider's batch did not answer: it goes again, as an ordinary request."""
+        self.direct.add(index)
+        self.todo.append(self.lines[index])
+
     def _count(self) -> None:
         ok = sum(1 for r in self.results.values() if _answered(r))
         self.batch.completed, self.batch.failed = ok, len(self.results) - ok
@@ -286,25 +341,15 @@ def _answered(result: dict[str, Any]) -> bool:
 
 
 def _key(line: Line) -> str:
-    return f"{line.index:06d}"
+    return line_key(line.index)
 
 
 def _result(line: Line, response: httpx.Response) -> dict[str, Any]:
-    """A line of the output (or error) file, as OpenAI writes it."""
     try:
         body = response.json()
     except ValueError:
         body = {"error": {"message": response.text[:1000], "type": "api_error", "param": None, "code": None}}
-    return {
-        "id": f"batch_req_{uuid.uuid4().hex[:24]}",
-        "custom_id": line.custom_id,
-        "response": {
-            "status_code": response.status_code,
-            "request_id": response.headers.get("x-edgeway-request-id", ""),
-            "body": body,
-        },
-        "error": None,
-    }
+    return output_line(line, response.status_code, response.headers.get("x-edgeway-request-id", ""), body)
 
 
 def _failed(line: Line, code: str, message: str) -> dict[str, Any]:

@@ -14,7 +14,6 @@ import re
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -24,6 +23,7 @@ from starlette.responses import Response
 from gateway import files
 from gateway.http import JSON
 from gateway.pipeline import identify, read_body
+from router.cloud.batch_api import BatchStatus
 from router.documents import Document, Documents
 from router.errors import InvalidRequest, NotFound
 
@@ -36,18 +36,7 @@ DEFAULT_ANSWER_TOKENS = 256  # a line that sets no max_tokens, for the window's 
 PROMPT_CHARS_PER_TOKEN = 4
 
 
-class BatchStatus(StrEnum):
-    VALIDATING = "validating"
-    IN_PROGRESS = "in_progress"
-    FINALIZING = "finalizing"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    EXPIRED = "expired"
-    CANCELLING = "cancelling"
-    CANCELLED = "cancelled"
-
-
-ENDED = frozenset({BatchStatus.COMPLETED, BatchStatus.FAILED, BatchStatus.EXPIRED, BatchStatus.CANCELLED})
+ENDED = frozenset(status for status in BatchStatus if status.ended)
 
 
 @dataclass(frozen=True)
@@ -168,12 +157,15 @@ def window_seconds(window: Any) -> int:
     return seconds
 
 
-def estimated_seconds(lines: list[Line], tokens_per_s: float) -> float:
-    """How long the lines would keep the edge busy: prompt and answer tokens at its decode rate
-    (an upper bound: what the policy sends to the cloud does not wait for the edge)."""
+def estimated_seconds(lines: list[Line], tokens_per_s: float, cloud: frozenset[str] = frozenset()) -> float:
+    """How long the lines would keep the edge busy: prompt and answer tokens at its decode rate,
+    but for lines that name a `cloud` model (an upper bound: what the policy sends to the cloud
+    from `auto` does not wait for the edge either)."""
     tokens = 0
     for line in lines:
         body = line.body
+        if body.get("model") in cloud:
+            continue
         answer = body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens")
         tokens += answer if isinstance(answer, int) else DEFAULT_ANSWER_TOKENS
         tokens += len(orjson.dumps(body)) // PROMPT_CHARS_PER_TOKEN
@@ -224,7 +216,8 @@ async def create(request: Request) -> Response:
     text = files.content(gateway.documents, stored)
     lines = parse_lines(text, endpoint, gateway.config.batches.max_lines)
     rate = gateway.batches.edge_tokens_per_s()
-    needed = estimated_seconds(lines, rate)
+    cloud = frozenset(name for name, model in gateway.router.models.items() if model.tier == "cloud")
+    needed = estimated_seconds(lines, rate, cloud)
     if needed > window:
         raise InvalidRequest(
             f"The batch would keep the edge busy for about {needed / 60:.0f} minutes ({len(lines)} requests at "

@@ -16,6 +16,7 @@ from edge_runtime.config import EdgeModelConfig
 from policies.schema import known_needs
 from policies.yaml_source import load_model
 from router.cloud.config import CloudModelConfig
+from router.cloud.openai_compat import is_direct
 from router.edge_group import EdgeNodeConfig
 
 MiB = 1024 * 1024
@@ -66,6 +67,11 @@ class BatchConfig(Strict):
     concurrency: int = Field(4, ge=1, le=256)  # lines of one batch in flight at once
     # a batch no replica has renewed for this long is taken over by another (or after a restart)
     lease_s: float = Field(30.0, ge=1)
+    # Lines routed to a cloud model whose provider has a batch API (`cloud.models[].batch_api`) wait
+    # there, at its batch price, when the batch has at least `provider_min_window_s` left
+    provider_batches: bool = True
+    provider_min_window_s: float = Field(3600.0, ge=0)
+    provider_poll_s: float = Field(30.0, ge=0.05)  # how often a provider's batch is asked how it stands
 
 
 class AppConfig(Strict):
@@ -119,6 +125,13 @@ class GatewayConfig(Strict):
         apps = [a.name for a in self.apps]
         if len(apps) != len(set(apps)):
             raise ValueError("app names must be unique")
+        for model in self.cloud.models:
+            if model.batch_api and not is_direct(model):
+                raise ValueError(
+                    f"cloud model {model.name!r}: batch_api is OpenAI's batch API (/files, /batches) beside an "
+                    f"OpenAI-compatible endpoint; {model.provider!r} models are reached through LiteLLM, where "
+                    f"edgeway does not use one"
+                )
         return self
 
     def require_auth_or_loopback(self) -> None:

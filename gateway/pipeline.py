@@ -26,6 +26,7 @@ from gateway.auth import App
 from gateway.http import JSON, ClientGone, EventStream, read_json, unless_client_leaves
 from router.answer import Answer, ChunkStream, Usage
 from router.cloud.validate import delivered_text, delta_text
+from router.deferral import Deferral, Parked
 from router.errors import EdgewayError, InvalidRequest, Unauthorized
 from router.ledger import RowKind
 from router.request import ChatRequest, parse_chat_request
@@ -37,6 +38,7 @@ METADATA_PREFIX = "x-edgeway-"
 CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answer ended
 PROMPT_CHARS = 500  # of an opted-in app's prompt, kept in its ledger row
 LINE_HEADER = "edgeway-batch-line"  # a batch line sent by the gateway to itself (gateway/batch_runner.py)
+PARKED_HEADER = "x-edgeway-parked"  # on a batch line's 202: the cloud model whose batch API answers it
 Parse = Callable[[Any, dict[str, str]], ChatRequest]
 
 
@@ -65,16 +67,17 @@ def chat_request(request: Request, app: App, body: Any, size: int, parse: Parse 
 
 def identify(request: Request) -> App:
     """The calling app, from `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`), or
-    for a batch line the batch's app (`request.state.batch` then names the batch)."""
+    for a batch line the batch's app (`request.state.line` then says which line of which batch)."""
     request.state.request_id = uuid.uuid4().hex
+    request.state.line = None
     gateway = request.app.state.gateway
-    line = request.headers.get(LINE_HEADER)
-    if line is not None:
-        found = None if gateway.batches is None else gateway.batches.app_of(line)
-        if found is None:
+    header = request.headers.get(LINE_HEADER)
+    if header is not None:
+        line = None if gateway.batches is None else gateway.batches.line_of(header)
+        if line is None:
             raise Unauthorized(f"{LINE_HEADER} is for the gateway's own batch lines.")
-        app, request.state.batch = found
-        return app.now()
+        request.state.line = line
+        return line.app.now()
     authorization = request.headers.get("authorization")
     if authorization is None and "x-api-key" in request.headers:
         authorization = f"Bearer {request.headers['x-api-key']}"
@@ -111,7 +114,8 @@ class Visit:
         self.gateway = request.app.state.gateway
         self.gateway.shadows.traffic()
         self.app = app
-        kind = RowKind.BATCH if getattr(request.state, "batch", None) else RowKind.REQUEST
+        line = request.state.line
+        kind = RowKind.BATCH if line is not None else RowKind.REQUEST
         self.account = self.gateway.router.account(
             request.state.request_id,
             app.name,
@@ -123,6 +127,11 @@ class Visit:
         )
         self.row = self.account.row
         self.delivered = self.account.delivered
+        # a batch line may wait in its provider's batch (gateway/provider_lines.py)
+        batches = self.gateway.batches
+        self.deferral: Deferral | None = (
+            None if line is None or batches is None else batches.deferral(line, self.account)
+        )
         self.span = telemetry.request_span(
             request.method, request.url.path, request.headers, app.name, request.state.request_id
         )
@@ -153,6 +162,12 @@ class Visit:
         if self.gateway.metrics is not None:
             self.gateway.metrics.observe(row)
         telemetry.ended(self.span, row, self._traced, self.app.log_prompts, self._escalated, self._late)
+
+    def parked(self, parked: Parked) -> None:
+        """The request waits in its provider's batch: its row is written when its answer is priced
+        (gateway/provider_lines.py); its span ends now."""
+        self.span.set_attributes({"http.response.status_code": 202, "edgeway.parked": parked.model})
+        self.span.end()
 
 
 def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
@@ -243,7 +258,9 @@ async def _run(
         if not chat.stream:
             caller, account = app.caller(), visit.account
             answering = (
-                router.complete(chat, caller, account) if chat.inputs is None else router.embed(chat, caller, account)
+                router.complete(chat, caller, account, visit.deferral)
+                if chat.inputs is None
+                else router.embed(chat, caller, account)
             )
             routed = await unless_client_leaves(request.receive, answering)
             visit.routed(routed, chat)
@@ -257,6 +274,9 @@ async def _run(
         # the stream's answer has begun when this returns (`router.modes.primed`): a client that
         # leaves while the edge reads its prompt, or the provider thinks, stops it as a whole one would
         streamed = await unless_client_leaves(request.receive, router.stream(chat, app.caller(), visit.account))
+    except Parked as parked:  # only the batch runner sends requests that may park; it reads the header
+        visit.parked(parked)
+        return Response(status_code=202, headers={PARKED_HEADER: parked.model})
     except EdgewayError as exc:
         visit.end(status=exc.status, error=exc.code)
         raise

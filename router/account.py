@@ -50,13 +50,14 @@ class RequestAccount:
         self._store, self._prices, self._estimate_tokens, self._record = store, prices, estimate_tokens, record
         self.row = UsageRow(request_id=request_id, app=app, kind=kind)
         self.started = time.perf_counter()
-        self.signals: Signals | None = None
+        self._prompt_tokens: int | None = None  # the scan's count, once routed: for usage a model did not count
         self.delivered: list[str] = []  # what a stream gave the client, for usage a provider did not count
         self._reference = reference  # the app's default cloud model: the counterfactual's price
         self._prompt = prompt
         self._shadows = shadows
         self._shadow = shadow
         self._reserved = 0.0
+        self._batched = False  # answered through the provider's batch API: priced at its batch price
         self._estimate: Usage | None = None
         self._routed: tuple[Routed[Answer] | Routed[ChunkStream], ChatRequest] | None = None
 
@@ -72,7 +73,7 @@ class RequestAccount:
     def release(self) -> None:
         """Give back the reservation of a request that will write no priced row."""
         if self._reserved:
-            self._store.charge(self.row.app, -self._reserved)
+            self._store.charge(self.row.app, -self._reserved, self.row.ts)  # the day it was reserved
             self._reserved = 0.0
 
     # --- what the gateway tells it -----------------------------------------------------------
@@ -83,7 +84,7 @@ class RequestAccount:
         self._routed = (routed, chat)
         self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
         self.row.cache = routed.cache
-        self.signals = routed.signals
+        self._prompt_tokens = routed.signals.prompt_tokens
         if self._prompt is not None:
             self.row.prompt = self._prompt(chat, routed.signals)
 
@@ -94,13 +95,40 @@ class RequestAccount:
     def settled(self, usage: Usage, delivered: str | None = None) -> Usage:
         """The usage to charge and report: the model's count, or one made once from what was
         delivered (`delivered`, else the stream's pieces) when the model gave none that holds."""
-        if usage.measured or self.signals is None:
+        if usage.measured or self._prompt_tokens is None:
             return usage
         if self._estimate is None:
             text = "".join(self.delivered) if delivered is None else delivered
             tokens = self._estimate_tokens(text)
-            self._estimate = Usage(self.signals.prompt_tokens, tokens, measured=False)
+            self._estimate = Usage(self._prompt_tokens, tokens, measured=False)
         return self._estimate
+
+    # --- a request answered later (router.deferral) ------------------------------------------
+    def suspend(self, model: str, rule: str, chat: ChatRequest, signals: Signals) -> dict[str, Any]:
+        """The account of a request parked for `model`'s batch API, as data to resume it from when
+        the answer comes (in this process or another); its reservation goes with it. This object
+        writes no row after it."""
+        self.row.route, self.row.model, self.row.rule = "cloud", model, rule
+        self._prompt_tokens = signals.prompt_tokens
+        if self._prompt is not None:
+            self.row.prompt = self._prompt(chat, signals)
+        state = {
+            "row": self.row.as_dict(),
+            "reserved": self._reserved,
+            "prompt_tokens": signals.prompt_tokens,
+            "reference": self._reference,
+        }
+        return state  # (the router neither settles nor gives back the reservation of a parked request)
+
+    def resume(self, state: dict[str, Any]) -> None:
+        """Take over a suspended account (`suspend`): its row so far, its reservation, and the
+        time it has run (the row's latency counts from when the request arrived)."""
+        self.row = UsageRow(**state["row"])
+        self._reserved = float(state["reserved"])
+        self._reference = state["reference"]
+        self._batched = True
+        self._prompt_tokens = int(state["prompt_tokens"])
+        self.started -= max(0.0, time.time() - self.row.ts)
 
     # --- the end -----------------------------------------------------------------------------
     def finish(
@@ -134,7 +162,7 @@ class RequestAccount:
         self._reserved = 0.0
 
     def _cost(self, model: str, usage: Usage, seconds: float = 0.0) -> float:
-        return cost_of(self._prices, model, usage, seconds)
+        return cost_of(self._prices, model, usage, seconds, batched=self._batched)
 
     def _offer(self, trace: Context | None) -> None:
         shadows = self._shadows

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 from opentelemetry.trace import Span
 
 from router.answer import Answer, ChunkStream, Usage
-from router.redaction import Redaction
+from router.redaction import Restoration
 from router.request import ChatRequest
 from router.tier import ReadFirst, Tier
 from router.tracing import TracedStream, answered
@@ -29,7 +29,7 @@ class Mode(Protocol[R]):
     async def answer_read(self, read: ReadFirst) -> R:
         """The answer of an edge that read the prompt first and goes on to answer it."""
 
-    def restore(self, result: R, redaction: Redaction) -> R:
+    def restore(self, result: R, redaction: Restoration) -> R:
         """The result with the redacted values back where the model wrote their placeholders."""
 
     def replay(self, answer: Answer) -> R:
@@ -51,7 +51,7 @@ class Whole:
     async def answer_read(self, read: ReadFirst) -> Answer:
         return await read.complete()
 
-    def restore(self, result: Answer, redaction: Redaction) -> Answer:
+    def restore(self, result: Answer, redaction: Restoration) -> Answer:
         result.body = redaction.restore_answer(result.body)
         return result
 
@@ -83,7 +83,7 @@ class Streamed:
     async def answer_read(self, read: ReadFirst) -> ChunkStream:
         return await primed(await read.stream())
 
-    def restore(self, result: ChunkStream, redaction: Redaction) -> ChunkStream:
+    def restore(self, result: ChunkStream, redaction: Restoration) -> ChunkStream:
         return MappedStream(result, redaction.stream_restorer().restore_chunk)
 
     def replay(self, answer: Answer) -> ChunkStream:
@@ -108,7 +108,7 @@ class Embedded:
     async def answer_read(self, read: ReadFirst) -> Answer:
         raise AssertionError("embeddings are never read first")  # Router._order reads chat requests only
 
-    def restore(self, result: Answer, redaction: Redaction) -> Answer:
+    def restore(self, result: Answer, redaction: Restoration) -> Answer:
         return result
 
     def replay(self, answer: Answer) -> Answer:

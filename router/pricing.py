@@ -14,17 +14,26 @@ from router.answer import Usage
 from router.cloud.config import CloudModelConfig
 from router.cloud.price_map import map_entry
 
+BATCH_DISCOUNT = 0.5  # a provider batch API's price where neither the config nor LiteLLM's map says
+
 
 @dataclass(frozen=True)
 class Price:
     input_per_token: float
     output_per_token: float
     per_second: float = 0.0  # hardware time, for local models priced by the hour
+    batch: Price | None = None  # through the provider's batch API; None: BATCH_DISCOUNT of this one
 
     def cost(self, prompt_tokens: int, completion_tokens: int, seconds: float = 0.0) -> float:
         return (
             prompt_tokens * self.input_per_token + completion_tokens * self.output_per_token + seconds * self.per_second
         )
+
+    def batched(self) -> Price:
+        """The price of the same tokens answered through the provider's batch API."""
+        if self.batch is not None:
+            return self.batch
+        return Price(self.input_per_token * BATCH_DISCOUNT, self.output_per_token * BATCH_DISCOUNT)
 
 
 FREE = Price(0.0, 0.0)
@@ -36,12 +45,31 @@ def edge_price_of(usd_per_1m_tokens: float, usd_per_hour: float) -> Price:
 
 
 def price_of(config: CloudModelConfig) -> Price:
-    if config.price is not None:
-        return Price(config.price.input_per_1m / 1e6, config.price.output_per_1m / 1e6)
+    given = config.price
+    if given is not None:
+        batch = None
+        if given.batch_input_per_1m is not None or given.batch_output_per_1m is not None:
+            batch_in, batch_out = given.batch_input_per_1m, given.batch_output_per_1m
+            batch = Price(
+                (given.input_per_1m * BATCH_DISCOUNT if batch_in is None else batch_in) / 1e6,
+                (given.output_per_1m * BATCH_DISCOUNT if batch_out is None else batch_out) / 1e6,
+            )
+        return Price(given.input_per_1m / 1e6, given.output_per_1m / 1e6, batch=batch)
     entry = map_entry(config)
-    return Price(float(entry.get("input_cost_per_token") or 0.0), float(entry.get("output_cost_per_token") or 0.0))
+    batch = None
+    if entry.get("input_cost_per_token_batches") is not None and entry.get("output_cost_per_token_batches") is not None:
+        batch = Price(float(entry["input_cost_per_token_batches"]), float(entry["output_cost_per_token_batches"]))
+    return Price(
+        float(entry.get("input_cost_per_token") or 0.0), float(entry.get("output_cost_per_token") or 0.0), batch=batch
+    )
 
 
-def cost_of(prices: Mapping[str, Price], model: str, usage: Usage, seconds: float = 0.0) -> float:
-    """What this usage of `model` cost, in USD, by `prices` (the ledger's one source of prices)."""
-    return prices.get(model, FREE).cost(usage.prompt_tokens, usage.completion_tokens, seconds)
+def cost_of(
+    prices: Mapping[str, Price], model: str, usage: Usage, seconds: float = 0.0, *, batched: bool = False
+) -> float:
+    """What this usage of `model` cost, in USD, by `prices` (the ledger's one source of prices);
+    `batched`: answered through the provider's batch API."""
+    price = prices.get(model, FREE)
+    if batched:
+        price = price.batched()
+    return price.cost(usage.prompt_tokens, usage.completion_tokens, seconds)

@@ -28,45 +28,12 @@ class Unredactable(NoCapacity):
     long to decode): masking cannot vouch for it, so it is not sent to the cloud redacted."""
 
 
-class Redaction:
-    """The request with every finding masked where it is (any field of the body, by its path)."""
+class Restoration:
+    """What puts masked values back into an answer: each placeholder's original value. A batch
+    line answered hours after it was masked is restored from these alone (`Redaction.originals`)."""
 
-    def __init__(self, request: ChatRequest, findings: tuple[PrivacyFinding, ...]) -> None:
-        unreadable = [f for f in findings if f.type == "UNSCANNED"]
-        if unreadable:
-            where = _dotted(unreadable[0].path)
-            raise Unredactable(
-                f"This request has content edgeway cannot scan ({where}); a redacting rule does not send it "
-                f"to the cloud.",
-                retry_after=None,
-            )
-        self.originals: dict[str, str] = {}  # placeholder -> original value
-        placeholders: dict[tuple[str, str], str] = {}
-        counts: dict[str, int] = {}
-        body = copy.deepcopy(request.body)
-        by_path: dict[Path, list[PrivacyFinding]] = {}
-        for f in findings:
-            by_path.setdefault(f.path, []).append(f)
-        for path, found in by_path.items():
-            text = _get(body, path)
-            in_order = sorted(found, key=lambda f: f.start)
-            masks = []
-            for f in reversed(in_order):  # numbered from the end, as they always were
-                value = _as_meant(text[f.start : f.end], path)
-                if (f.type, value) not in placeholders:
-                    counts[f.type] = counts.get(f.type, 0) + 1
-                    placeholders[(f.type, value)] = f"[{f.type}_{counts[f.type]}]"
-                    self.originals[placeholders[(f.type, value)]] = value
-                masks.append(placeholders[(f.type, value)])
-            _put(body, path, _masked(text, in_order, masks[::-1]))
-        _mask_elsewhere(body, placeholders)
-        if request.prompt is None:
-            self.request = dataclasses.replace(request, messages=body["messages"], body=body)
-        else:  # a legacy completion: the prompt is the one text, and the messages its reading
-            prompt = body["prompt"]
-            self.request = dataclasses.replace(
-                request, prompt=prompt, messages=[{"role": "user", "content": prompt}], body=body
-            )
+    def __init__(self, originals: dict[str, str]) -> None:
+        self.originals = originals  # placeholder -> original value
 
     def restore(self, text: str) -> str:
         if not self.originals or "[" not in text:
@@ -93,6 +60,47 @@ class Redaction:
 
     def stream_restorer(self) -> StreamRestorer:
         return StreamRestorer(self)
+
+
+class Redaction(Restoration):
+    """The request with every finding masked where it is (any field of the body, by its path)."""
+
+    def __init__(self, request: ChatRequest, findings: tuple[PrivacyFinding, ...]) -> None:
+        unreadable = [f for f in findings if f.type == "UNSCANNED"]
+        if unreadable:
+            where = _dotted(unreadable[0].path)
+            raise Unredactable(
+                f"This request has content edgeway cannot scan ({where}); a redacting rule does not send it "
+                f"to the cloud.",
+                retry_after=None,
+            )
+        super().__init__({})
+        placeholders: dict[tuple[str, str], str] = {}
+        counts: dict[str, int] = {}
+        body = copy.deepcopy(request.body)
+        by_path: dict[Path, list[PrivacyFinding]] = {}
+        for f in findings:
+            by_path.setdefault(f.path, []).append(f)
+        for path, found in by_path.items():
+            text = _get(body, path)
+            in_order = sorted(found, key=lambda f: f.start)
+            masks = []
+            for f in reversed(in_order):  # numbered from the end, as they always were
+                value = _as_meant(text[f.start : f.end], path)
+                if (f.type, value) not in placeholders:
+                    counts[f.type] = counts.get(f.type, 0) + 1
+                    placeholders[(f.type, value)] = f"[{f.type}_{counts[f.type]}]"
+                    self.originals[placeholders[(f.type, value)]] = value
+                masks.append(placeholders[(f.type, value)])
+            _put(body, path, _masked(text, in_order, masks[::-1]))
+        _mask_elsewhere(body, placeholders)
+        if request.prompt is None:
+            self.request = dataclasses.replace(request, messages=body["messages"], body=body)
+        else:  # a legacy completion: the prompt is the one text, and the messages its reading
+            prompt = body["prompt"]
+            self.request = dataclasses.replace(
+                request, prompt=prompt, messages=[{"role": "user", "content": prompt}], body=body
+            )
 
 
 def _as_meant(value: str, path: Path) -> str:
@@ -210,7 +218,7 @@ class StreamRestorer:
     """Restores placeholders in streamed text (each choice's content and each of its tool calls'
     arguments), across chunk boundaries."""
 
-    def __init__(self, redaction: Redaction) -> None:
+    def __init__(self, redaction: Restoration) -> None:
         self._redaction = redaction
         self._held: dict[Stream, str] = {}
 

@@ -27,6 +27,7 @@ from router.auto import AutoRoutes
 from router.budget import AppBudget
 from router.cache import CachePolicy, CacheStore, MemoryCache, cacheable, key_of, pack, unpack
 from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
+from router.deferral import Deferral, Parked
 from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
 from router.installed import InstalledRouters
 from router.ledger import MemoryStore, Store, StoreUnavailable
@@ -221,9 +222,14 @@ class Router:
     # `account` (router.account.RequestAccount) holds the request's reservation, which it settles in
     # the request's row; without one (a caller that writes no row) a failed request's is given back.
     async def complete(
-        self, request: ChatRequest, caller: Caller, account: RequestAccount | None = None
+        self,
+        request: ChatRequest,
+        caller: Caller,
+        account: RequestAccount | None = None,
+        deferral: Deferral | None = None,
     ) -> Routed[Answer]:
-        return await self._run(WHOLE, request, caller, account)
+        """A whole answer; with `deferral`, a cloud call it takes is parked instead (raises Parked)."""
+        return await self._run(WHOLE, request, caller, account, deferral)
 
     async def embed(
         self, request: ChatRequest, caller: Caller, account: RequestAccount | None = None
@@ -237,7 +243,12 @@ class Router:
         return await self._run(STREAMED, request, caller, account)
 
     async def _run(
-        self, mode: Mode[R], request: ChatRequest, caller: Caller, account: RequestAccount | None
+        self,
+        mode: Mode[R],
+        request: ChatRequest,
+        caller: Caller,
+        account: RequestAccount | None,
+        deferral: Deferral | None = None,
     ) -> Routed[R]:
         with tracing.step("edgeway.classify") as span:
             request = self.admissible(request, caller)  # what is served, from here on
@@ -266,17 +277,19 @@ class Router:
 
                 async def elsewhere(ordered: Decision) -> tuple[Tier, R, list[str]]:
                     return await self._first_to_accept(
-                        ordered, lambda m: self._call(mode, m, request, signals, ordered)
+                        ordered, lambda m: self._call(mode, m, request, signals, ordered, deferral)
                     )
 
                 routed = await self.auto.read_first(mode, request, signals, decision, caller.app, elsewhere)
             elif mode.cascades and self._cascades(decision):
-                routed = await self._cascade(mode, request, signals, decision)
+                routed = await self._cascade(mode, request, signals, decision, deferral)
             else:
                 model, result, failures = await self._first_to_accept(
-                    decision, lambda m: self._call(mode, m, request, signals, decision)
+                    decision, lambda m: self._call(mode, m, request, signals, decision, deferral)
                 )
                 routed = Routed(signals, decision, model, result, failures)
+        except Parked:  # the deferral holds the reservation until the answer is priced
+            raise
         except BaseException:  # no priced row will settle the reservation
             if account is not None:
                 account.release()
@@ -306,12 +319,22 @@ class Router:
     def _cascades(self, decision: Decision) -> bool:
         return decision.cascade is not None and self.models[decision.targets[0]].tier == "edge"
 
-    async def _call(self, mode: Mode[R], model: Tier, request: ChatRequest, signals: Signals, decision: Decision) -> R:
+    async def _call(
+        self,
+        mode: Mode[R],
+        model: Tier,
+        request: ChatRequest,
+        signals: Signals,
+        decision: Decision,
+        deferral: Deferral | None = None,
+    ) -> R:
         if model.tier == "cloud" and not decision.cloud_allowed:  # unreachable by construction; the last guard
             raise NoCapacity(f"Policy rule {decision.rule!r} keeps this request on the edge.", retry_after=5)
         redacted = model.tier == "cloud" and decision.redact and bool(signals.privacy)
         redaction = Redaction(request, signals.privacy) if redacted else None
         sent = redaction.request if redaction is not None else request
+        if deferral is not None and model.tier == "cloud" and deferral.takes(model, sent):
+            raise await deferral.park(model, sent, request, signals, decision, redaction)
         attempts = itertools.count(1)
 
         async def attempt() -> R:
@@ -327,7 +350,9 @@ class Router:
             return await call()
         return await guarded(self.breakers[model.name], self.retries[model.name], call)
 
-    async def _cascade(self, mode: Mode[R], request: ChatRequest, signals: Signals, decision: Decision) -> Routed[R]:
+    async def _cascade(
+        self, mode: Mode[R], request: ChatRequest, signals: Signals, decision: Decision, deferral: Deferral | None
+    ) -> Routed[R]:
         """The edge answers first, in full (a stream is held back); below the confidence threshold
         the cloud model answers instead. If the escalation fails, the edge answer stands."""
         edge, escalation = self.models[decision.targets[0]], decision.cascade
@@ -348,7 +373,7 @@ class Router:
         )
         cloud = self.models[escalation.target]
         try:
-            result = await self._call(mode, cloud, request, signals, decision)
+            result = await self._call(mode, cloud, request, signals, decision, deferral)
         except EdgewayError as exc:
             if answer is None:
                 raise

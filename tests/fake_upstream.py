@@ -2,6 +2,10 @@
 
 - OpenAI Chat Completions: `POST /v1/chat/completions` (streamed and not), `GET /v1/models`.
 - Anthropic Messages: `POST /v1/messages` (streamed and not), so that LiteLLM's translation runs.
+- OpenAI's Batch API: `POST /v1/files`, `POST /v1/batches`, `GET /v1/batches/{id}`,
+  `POST /v1/batches/{id}/cancel`, `GET /v1/files/{id}/content`. A batch is answered at once, line
+  by line as the chat endpoint would, unless `hold_batches` keeps it in progress until
+  `release_batches()`; `batch_line_status` makes chosen lines fail with a status.
 
 Latency, token rate and faults are set per server (`FakeUpstream.latency_s`, `.tokens_per_s`)
 or queued per request (`FakeUpstream.fail_next(...)`). Every request is recorded with its body
@@ -64,6 +68,10 @@ class FakeUpstream:
     echo: bool = False  # answer with the last user message, in 4-character chunks
     answer: str = "This is the fake cloud answering your question in a few plain words."
     requests: list[Recorded] = field(default_factory=list)
+    hold_batches: bool = False
+    batch_line_status: dict[str, int] = field(default_factory=dict)  # custom_id -> that line's status
+    batch_files: dict[str, bytes] = field(default_factory=dict)
+    provider_batches: dict[str, dict[str, Any]] = field(default_factory=dict)
     _faults: deque = field(default_factory=deque)
 
     def fail_next(self, fault: Fault, times: int = 1) -> None:
@@ -75,6 +83,10 @@ class FakeUpstream:
         self.latency_s = 0.0
         self.tokens_per_s = 0.0
         self.echo = False
+        self.hold_batches = False
+        self.batch_line_status.clear()
+        self.batch_files.clear()
+        self.provider_batches.clear()
 
     @property
     def bytes_received(self) -> int:
@@ -92,6 +104,11 @@ class FakeUpstream:
                 Route("/v1/embeddings", self._embeddings, methods=["POST"]),
                 Route("/v1/messages", self._anthropic, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
+                Route("/v1/files", self._upload, methods=["POST"]),
+                Route("/v1/files/{file_id}/content", self._file_content, methods=["GET"]),
+                Route("/v1/batches", self._create_batch, methods=["POST"]),
+                Route("/v1/batches/{batch_id}", self._batch, methods=["GET"]),
+                Route("/v1/batches/{batch_id}/cancel", self._cancel_batch, methods=["POST"]),
             ]
         )
 
@@ -176,36 +193,10 @@ class FakeUpstream:
             )
         if fault and fault.body is not None:
             return Response(fault.body, media_type=fault.content_type)
-        words = self._words(body)
+        words, usage, tool_call, finish = self._answer(body, fault)
         model = body.get("model", "fake-model")
-        prompt_tokens = _count_prompt(body)
-        usage: Any = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": len(words),
-            "total_tokens": prompt_tokens + len(words),
-        }
-        if fault and fault.usage != "as counted":
-            usage = fault.usage
-        tool_call = _tool_call(body)
-        finish = (
-            "tool_calls"
-            if tool_call
-            else ("length" if not self.echo and len(words) < len(self.answer.split()) else "stop")
-        )
         if not body.get("stream"):
-            message: dict[str, Any] = {"role": "assistant", "content": None if tool_call else "".join(words).strip()}
-            if tool_call:
-                message["tool_calls"] = [tool_call]
-            return JSONResponse(
-                {
-                    "id": "chatcmpl-fake",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": model,
-                    "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-                    "usage": usage,
-                }
-            )
+            return JSONResponse(self._whole(body, fault))
 
         include_usage = (body.get("stream_options") or {}).get("include_usage")
 
@@ -233,6 +224,118 @@ class FakeUpstream:
             yield b"data: [DONE]\n\n"
 
         return StreamingResponse(events(), media_type="text/event-stream")
+
+    def _answer(self, body: dict, fault: Fault | None) -> tuple[list[str], Any, dict | None, str]:
+        """A chat request's answer: its words, usage, tool call and finish reason."""
+        words = self._words(body)
+        prompt_tokens = _count_prompt(body)
+        usage: Any = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(words),
+            "total_tokens": prompt_tokens + len(words),
+        }
+        if fault and fault.usage != "as counted":
+            usage = fault.usage
+        tool_call = _tool_call(body)
+        finish = (
+            "tool_calls"
+            if tool_call
+            else ("length" if not self.echo and len(words) < len(self.answer.split()) else "stop")
+        )
+        return words, usage, tool_call, finish
+
+    def _whole(self, body: dict, fault: Fault | None = None) -> dict[str, Any]:
+        """A whole chat.completion object."""
+        words, usage, tool_call, finish = self._answer(body, fault)
+        message: dict[str, Any] = {"role": "assistant", "content": None if tool_call else "".join(words).strip()}
+        if tool_call:
+            message["tool_calls"] = [tool_call]
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake-model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+            "usage": usage,
+        }
+
+    # --- the Batch API --------------------------------------------------------------------
+    async def _upload(self, request: Request) -> Response:
+        form = await request.form()
+        upload = form["file"]
+        assert not isinstance(upload, str)
+        content = await upload.read()
+        lines = [json.loads(line) for line in content.splitlines() if line.strip()]
+        self.requests.append(
+            Recorded(
+                request.url.path, dict(request.headers), {"purpose": form["purpose"], "lines": lines}, len(content)
+            )
+        )
+        file_id = f"file-fake-{len(self.batch_files)}"
+        self.batch_files[file_id] = content
+        return JSONResponse({"id": file_id, "object": "file", "bytes": len(content), "purpose": form["purpose"]})
+
+    async def _create_batch(self, request: Request) -> Response:
+        body, fault = await self._receive(request)
+        if fault and fault.status:
+            return JSONResponse({"error": {"message": fault.message, "type": "server_error"}}, status_code=fault.status)
+        if body.get("input_file_id") not in self.batch_files or body.get("endpoint") != "/v1/chat/completions":
+            return JSONResponse({"error": {"message": "bad batch", "type": "invalid_request_error"}}, status_code=400)
+        batch_id = f"batch_fake_{len(self.provider_batches)}"
+        batch = {"id": batch_id, "object": "batch", "status": "in_progress", "input_file_id": body["input_file_id"],
+                 "output_file_id": None, "error_file_id": None, "metadata": body.get("metadata")}  # fmt: skip
+        self.provider_batches[batch_id] = batch
+        if not self.hold_batches:
+            self._answer_batch(batch)
+        return JSONResponse(batch)
+
+    def release_batches(self) -> None:
+        """Answer every batch held in progress."""
+        for batch in self.provider_batches.values():
+            if batch["status"] == "in_progress":
+                self._answer_batch(batch)
+
+    def _answer_batch(self, batch: dict[str, Any]) -> None:
+        answered: list[bytes] = []
+        failed: list[bytes] = []
+        for raw in self.batch_files[batch["input_file_id"]].splitlines():
+            line = json.loads(raw)
+            status = self.batch_line_status.get(line["custom_id"], 200)
+            body = (
+                self._whole(line["body"])
+                if status == 200
+                else {"error": {"message": "injected", "type": "server_error"}}
+            )
+            response = {"status_code": status, "request_id": "req-fake", "body": body}
+            result = {"id": f"batch_req_{line['custom_id']}", "custom_id": line["custom_id"], "response": response}
+            (answered if status == 200 else failed).append(json.dumps(result).encode())
+        for name, results in (("output_file_id", answered), ("error_file_id", failed)):
+            if results:
+                file_id = f"file-fake-{len(self.batch_files)}"
+                self.batch_files[file_id] = b"\n".join(results) + b"\n"
+                batch[name] = file_id
+        batch["status"] = "completed"
+
+    async def _batch(self, request: Request) -> Response:
+        await self._receive(request)
+        found = self.provider_batches.get(request.path_params["batch_id"])
+        return JSONResponse(found) if found else JSONResponse({"error": {"message": "no such batch"}}, status_code=404)
+
+    async def _cancel_batch(self, request: Request) -> Response:
+        await self._receive(request)
+        found = self.provider_batches.get(request.path_params["batch_id"])
+        if found is None:
+            return JSONResponse({"error": {"message": "no such batch"}}, status_code=404)
+        if found["status"] == "in_progress":
+            found["status"] = "cancelled"
+        return JSONResponse(found)
+
+    async def _file_content(self, request: Request) -> Response:
+        await self._receive(request)
+        content = self.batch_files.get(request.path_params["file_id"])
+        if content is None:
+            return JSONResponse({"error": {"message": "no such file"}}, status_code=404)
+        return Response(content, media_type="application/jsonl")
 
     async def _anthropic(self, request: Request) -> Response:
         body, fault = await self._receive(request)

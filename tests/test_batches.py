@@ -1,7 +1,8 @@
 """OpenAI's Batch API, driven by the official SDK end to end: a file of requests uploaded, a batch
-run on the edge's idle time and routed by the app's policy, its output and error files as OpenAI
-writes them, every line in the ledger once (kind `batch`), cancelling, the completion window, bad
-files refused up front, and a gateway restarted in the middle of a batch."""
+run on the edge's idle time and routed by the app's policy, its cloud lines sent through the
+provider's own batch API at its batch price, its output and error files as OpenAI writes them,
+every line in the ledger once (kind `batch`), cancelling, the completion window, bad files refused
+up front, and a gateway restarted in the middle of a batch and of a provider's batch."""
 
 from __future__ import annotations
 
@@ -17,18 +18,32 @@ import pytest
 
 from tests.conftest import PRIVATE_POLICY, GatewayProcess, gateway_config
 
-KEYS = {"open": "open-batch-key-0123", "private": "private-batch-key-0123"}
+KEYS = {"open": "open-batch-key-0123", "private": "private-batch-key-0123", "masked": "masked-batch-key-0123"}
+MASKING_POLICY = """
+app: masked
+defaults: {edge: smollm2, cloud: gpt-fake}
+rules:
+  - name: masked-to-the-cloud
+    when: {pii: any}
+    route: cloud
+    redact: true
+    fallback: none
+  - name: rest
+    route: cloud
+"""
 SSN = "123-45-6789"
 
 
 def batch_config(upstream_url: str, tmp: Path, **batches) -> dict:
     (tmp / "private.yaml").write_text(PRIVATE_POLICY)
+    (tmp / "masked.yaml").write_text(MASKING_POLICY)
     config = gateway_config(upstream_url, tmp, store=f"sqlite:///{tmp / 'ledger.db'}")
     config["apps"] = [
         {"name": "open", "key": KEYS["open"]},
         {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
+        {"name": "masked", "key": KEYS["masked"], "policy": str(tmp / "masked.yaml")},
     ]
-    config["batches"] = {"concurrency": 2, **batches}
+    config["batches"] = {"concurrency": 2, "provider_poll_s": 0.1, **batches}
     return config
 
 
@@ -83,6 +98,17 @@ def batch_rows(ledger: Path) -> list[tuple[str, str, int]]:
         return db.execute("SELECT app, route, status FROM usage WHERE kind = 'batch' ORDER BY ts").fetchall()
 
 
+def rows_of(ledger: Path, request_ids: list[str]) -> list[dict]:
+    with sqlite3.connect(ledger) as db:
+        db.row_factory = sqlite3.Row
+        marks = ",".join("?" * len(request_ids))
+        return [dict(r) for r in db.execute(f"SELECT * FROM usage WHERE request_id IN ({marks})", request_ids)]
+
+
+def paths(upstream) -> list[str]:
+    return [r.path for r in upstream.requests]
+
+
 def test_a_batch_runs_every_line_and_writes_openais_output_file(batch_gateway, upstream):
     sdk = client(batch_gateway)
     lines = [chat_line("edge-1", "Say hi."), chat_line("edge-2", "Say bye."), chat_line("cloud", "Hi", "gpt-fake")]
@@ -101,7 +127,9 @@ def test_a_batch_runs_every_line_and_writes_openais_output_file(batch_gateway, u
         assert response["status_code"] == 200 and response["request_id"]
         assert response["body"]["object"] == "chat.completion"
         assert response["body"]["model"] == ("gpt-4o-mini" if custom_id == "cloud" else "smollm2")
-    assert len(upstream.requests) == 1  # the cloud line, as an ordinary request
+    assert "/v1/chat/completions" not in paths(upstream)  # the cloud line went through the batch API
+    uploaded = [r.body["lines"] for r in upstream.requests if r.path == "/v1/files"]
+    assert [[line["body"]["messages"] for line in lines] for lines in uploaded] == [[lines[2]["body"]["messages"]]]
     assert [b.id for b in sdk.batches.list(limit=100).data][0] == batch.id
     outputs = [f for f in sdk.files.list().data if f.purpose == "batch_output"]
     assert batch.output_file_id in [f.id for f in outputs]
@@ -129,7 +157,8 @@ def test_a_private_line_stays_on_the_edge_and_the_rest_follows_the_policy(batch_
     output = results(sdk, batch.output_file_id)
     assert batch.status == "completed" and set(output) == {"private", "plain"}
     assert not upstream.saw_text(SSN) and not upstream.saw_text("123456789")
-    assert len(upstream.requests) == 1  # the plain line went to the cloud, as the policy says
+    uploaded = [r.body["lines"] for r in upstream.requests if r.path == "/v1/files"]
+    assert len(uploaded) == 1 and len(uploaded[0]) == 1  # the plain line went to the cloud, as the policy says
 
 
 def test_a_line_the_gateway_refuses_goes_to_the_error_file_with_its_status(batch_gateway):
@@ -184,6 +213,10 @@ def test_a_window_the_edge_cannot_meet_is_refused_when_the_batch_is_made(batch_g
     with pytest.raises(openai.BadRequestError) as caught:
         sdk.batches.create(input_file_id=upload(sdk, lines), endpoint="/v1/chat/completions", completion_window="1m")
     assert caught.value.code == "completion_window_too_short" and "minutes" in caught.value.message
+    # the same lines for a cloud model do not wait for the edge
+    cloud = [chat_line(f"long-{i}", "Write a long essay.", "gpt-fake", max_tokens=1500) for i in range(200)]
+    made = sdk.batches.create(input_file_id=upload(sdk, cloud), endpoint="/v1/chat/completions", completion_window="1m")
+    sdk.batches.cancel(made.id)
 
 
 def test_a_cancelled_batch_stops_and_reports_the_lines_it_did_not_run(batch_gateway):
@@ -225,3 +258,110 @@ def test_a_restarted_gateway_resumes_the_batch_and_runs_no_line_twice(upstream, 
         second.stop()
     rows = batch_rows(tmp_path / "ledger.db")
     assert len(rows) == 8 and all(status == 200 for _, _, status in rows)  # each line ran exactly once
+
+
+# --- through the provider's own batch API ---------------------------------------------------------
+def test_cloud_lines_wait_in_the_providers_batch_and_are_charged_its_batch_price(batch_gateway, upstream):
+    sdk = client(batch_gateway)
+    lines = [chat_line(f"cloud-{i}", f"Summarize item {i}.", "gpt-fake", max_tokens=30) for i in range(3)]
+    batch = settled(sdk, run(sdk, [chat_line("edge", "Say hi."), *lines]).id)
+    assert batch.status == "completed" and batch.request_counts.completed == 4
+    output = results(sdk, batch.output_file_id)
+    assert "/v1/chat/completions" not in paths(upstream)
+    assert paths(upstream)[:2] == ["/v1/files", "/v1/batches"]  # one file, one provider batch, for three lines
+    assert paths(upstream).count("/v1/files") == 1
+    sent = [line for r in upstream.requests if r.path == "/v1/files" for line in r.body["lines"]]
+    assert [line["body"]["model"] for line in sent] == ["gpt-4o-mini"] * 3
+    assert all(line["url"] == "/v1/chat/completions" and line["method"] == "POST" for line in sent)
+    ids = [output[f"cloud-{i}"]["response"]["request_id"] for i in range(3)]
+    rows = rows_of(batch_gateway.log_path.parent / "ledger.db", ids)
+    assert len(rows) == 3
+    for row in rows:  # gpt-4o-mini through the batch API: half its live price (LiteLLM's map)
+        assert (row["kind"], row["route"], row["model"], row["status"]) == ("batch", "cloud", "gpt-fake", 200)
+        batch_cost = row["prompt_tokens"] * 0.075e-6 + row["completion_tokens"] * 0.3e-6
+        assert row["completion_tokens"] > 0 and row["cost_usd"] == pytest.approx(batch_cost)
+    for i in range(3):
+        body = output[f"cloud-{i}"]["response"]["body"]
+        assert body["object"] == "chat.completion" and body["usage"]["completion_tokens"] > 0
+
+
+def test_a_redacting_rule_masks_the_line_in_the_providers_file_and_restores_the_answer(batch_gateway, upstream):
+    upstream.echo = True  # the provider answers with the line's own (masked) words
+    sdk = client(batch_gateway, "masked")
+    email = "jane.roe@example.com"
+    batch = settled(sdk, run(sdk, [chat_line("note", f"Write to {email} today.", "auto", max_tokens=60)]).id)
+    assert batch.status == "completed"
+    sent = [line for r in upstream.requests if r.path == "/v1/files" for line in r.body["lines"]]
+    assert len(sent) == 1 and "[EMAIL_1]" in json.dumps(sent) and not upstream.saw_text(email)
+    answer = results(sdk, batch.output_file_id)["note"]["response"]["body"]["choices"][0]["message"]["content"]
+    assert email in answer and "[EMAIL_1]" not in answer
+
+
+def test_a_line_the_providers_batch_did_not_answer_goes_again_as_an_ordinary_request(batch_gateway, upstream):
+    upstream.batch_line_status["000001"] = 500  # the second line fails inside the provider's batch
+    sdk = client(batch_gateway)
+    lines = [chat_line(f"c{i}", f"Question {i}?", "gpt-fake") for i in range(3)]
+    batch = settled(sdk, run(sdk, lines).id)
+    assert batch.status == "completed" and batch.request_counts.completed == 3
+    assert paths(upstream).count("/v1/chat/completions") == 1  # the one line, live, once
+    live = next(r for r in upstream.requests if r.path == "/v1/chat/completions")
+    assert live.body["messages"] == lines[1]["body"]["messages"]
+    ids = [r["response"]["request_id"] for r in results(sdk, batch.output_file_id).values()]
+    assert len(rows_of(batch_gateway.log_path.parent / "ledger.db", ids)) == 3  # one row per line
+
+
+def test_a_line_the_provider_refused_gets_the_providers_refusal(batch_gateway, upstream):
+    upstream.batch_line_status["000000"] = 400
+    sdk = client(batch_gateway)
+    batch = settled(sdk, run(sdk, [chat_line("refused", "Hi", "gpt-fake"), chat_line("fine", "Hi", "gpt-fake")]).id)
+    assert (batch.request_counts.completed, batch.request_counts.failed) == (1, 1)
+    error = results(sdk, batch.error_file_id)["refused"]["response"]
+    assert error["status_code"] == 400 and error["body"]["error"]["code"] == "upstream_rejected"
+    assert "/v1/chat/completions" not in paths(upstream)  # a request the provider refuses is not sent again
+    assert rows_of(batch_gateway.log_path.parent / "ledger.db", [error["request_id"]])[0]["status"] == 400
+
+
+def test_cancelling_a_batch_cancels_the_providers_batch(batch_gateway, upstream):
+    upstream.hold_batches = True
+    sdk = client(batch_gateway)
+    created = run(sdk, [chat_line(f"held-{i}", "Hi", "gpt-fake") for i in range(2)])
+    wait_for(lambda: upstream.provider_batches, "the provider's batch was never made")
+    sdk.batches.cancel(created.id)
+    batch = settled(sdk, created.id)
+    assert batch.status == "cancelled" and batch.request_counts.completed == 0
+    assert [b["status"] for b in upstream.provider_batches.values()] == ["cancelled"]
+    codes = {r["error"]["code"] for r in results(sdk, batch.error_file_id).values()}
+    assert codes == {"batch_cancelled"}
+
+
+def test_a_restart_while_the_provider_holds_the_batch_settles_every_line_once(upstream, tmp_path):
+    upstream.hold_batches = True
+    config = batch_config(upstream.url, tmp_path)
+    lines = [chat_line(f"line-{i}", f"Translate sentence {i}.", "gpt-fake") for i in range(4)]
+    first = GatewayProcess(config, tmp_path).wait_ready()
+    try:
+        sdk = client(first)
+        created = run(sdk, lines)
+        wait_for(lambda: upstream.provider_batches, "the provider's batch was never made")
+    finally:
+        first.stop()
+    assert batch_rows(tmp_path / "ledger.db") == []  # nothing answered yet: no row, the cost still reserved
+    upstream.release_batches()
+    second = GatewayProcess(config, tmp_path).wait_ready()
+    try:
+        sdk = client(second)
+        batch = settled(sdk, created.id)
+        assert batch.status == "completed" and batch.request_counts.completed == 4
+        assert sorted(results(sdk, batch.output_file_id)) == sorted(line["custom_id"] for line in lines)
+    finally:
+        second.stop()
+    assert paths(upstream).count("/v1/files") == 1 and "/v1/chat/completions" not in paths(upstream)
+    rows = batch_rows(tmp_path / "ledger.db")
+    assert rows == [("open", "cloud", 200)] * 4  # each line settled exactly once, by the second gateway
+
+
+def wait_for(condition, message: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, message
+        time.sleep(0.05)

@@ -16,6 +16,10 @@ class PriceConfig(BaseModel):
 
     input_per_1m: float = Field(ge=0)
     output_per_1m: float = Field(ge=0)
+    # through the provider's batch API; else LiteLLM's map says, else half (OpenAI's, Anthropic's
+    # and Groq's published discount)
+    batch_input_per_1m: float | None = Field(None, ge=0)
+    batch_output_per_1m: float | None = Field(None, ge=0)
 
 
 class CloudModelConfig(BaseModel):
@@ -37,6 +41,9 @@ class CloudModelConfig(BaseModel):
     retries: int = Field(2, ge=0, le=10)  # on 429, 5xx, timeouts and broken connections only
     circuit_failures: int = Field(5, ge=1)  # failures in a row that open the circuit
     circuit_cooldown_s: float = Field(10.0, gt=0)  # how long it stays open before one probe
+    # Batch lines routed here go through the provider's own batch API (`/files` and `/batches`
+    # beside its chat endpoint, at the batch price). None: on for the providers known to have it.
+    batch_api: bool | None = None
 
     @field_validator("capabilities")
     @classmethod

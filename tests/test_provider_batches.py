@@ -1,0 +1,195 @@
+"""Batch lines through a provider's own batch API, piece by piece: the batch price, an account
+suspended when a line is parked and resumed to write its row, which lines may wait in a provider's
+batch, and a provider batch API's answers parsed once (garbage is an UpstreamError, never a crash).
+The whole flow, with the OpenAI SDK and a restart, is in tests/test_batches.py."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from classifiers import Scorer
+from gateway.config import GatewayConfig
+from gateway.provider_lines import LineDeferral, LineOrigin
+from router.answer import Usage
+from router.budget import Caps
+from router.cloud import CloudModelConfig, HttpPool, OpenAICompatible
+from router.cloud.batch_api import BatchStatus
+from router.errors import UpstreamError
+from router.ledger import MemoryStore, RowKind
+from router.pricing import price_of
+from router.request import parse_chat_request
+from router.routing import Router
+from tests.fake_upstream import FakeUpstream, UpstreamServer
+
+MINI = {"name": "mini", "provider_model": "openai/gpt-4o-mini", "api_key": "sk-fake"}
+
+
+def cloud(**fields: Any) -> CloudModelConfig:
+    return CloudModelConfig(**{**MINI, **fields})
+
+
+# --- the batch price ---------------------------------------------------------------------------
+def test_the_batch_price_is_the_configs_else_litellms_map_else_half():
+    given = price_of(cloud(price={"input_per_1m": 2, "output_per_1m": 8, "batch_input_per_1m": 0.5}))
+    assert given.batched().cost(1_000_000, 1_000_000) == pytest.approx(0.5 + 4.0)  # output: half of 8
+    mapped = price_of(cloud())  # LiteLLM's map knows gpt-4o-mini's batch prices
+    assert mapped.batched().cost(1_000_000, 1_000_000) == pytest.approx(0.075 + 0.3)
+    unknown = price_of(cloud(price={"input_per_1m": 1, "output_per_1m": 3}))
+    assert unknown.batched().cost(1_000_000, 1_000_000) == pytest.approx(2.0)
+
+
+def test_only_an_openai_compatible_provider_may_use_its_batch_api():
+    models = [{"name": "claude", "provider_model": "anthropic/claude-3-5-haiku-latest", "batch_api": True}]
+    with pytest.raises(ValidationError, match="batch_api"):
+        GatewayConfig.model_validate({"cloud": {"models": models}})
+    pool = HttpPool()
+    assert OpenAICompatible(cloud(), pool).batch_api is not None  # OpenAI has one
+    assert OpenAICompatible(cloud(batch_api=False), pool).batch_api is None
+    vllm = cloud(provider_model="hosted_vllm/llama", api_base="http://127.0.0.1:1/v1")
+    assert OpenAICompatible(vllm, pool).batch_api is None  # a vLLM server has none unless the config says so
+
+
+# --- the account of a parked line ----------------------------------------------------------------
+def parked_account(store: MemoryStore, router: Router, reserved: float) -> dict[str, Any]:
+    account = router.account("req-1", "app", kind=RowKind.BATCH, reference="mini")
+    store.admit("app", Caps(daily_usd=1.0), reserved)
+    account.reserve(reserved)
+    chat = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": "Hi"}]})
+    return account.suspend("mini", "rest", chat, router.signals(chat))
+
+
+def test_a_resumed_account_writes_the_one_row_at_the_batch_price_and_settles_the_reservation():
+    store = MemoryStore()
+    router = Router({}, Scorer(), {"mini": price_of(cloud())}, store)
+    state = parked_account(store, router, reserved=0.01)
+    assert store.rows() == [] and store.left("app", Caps(daily_usd=1.0)) == pytest.approx(0.99)
+    account = router.account("req-1", "app", kind=RowKind.BATCH)
+    account.resume(state)
+    row = account.finish(Usage(1000, 200))
+    assert (row.request_id, row.kind, row.route, row.model, row.rule) == ("req-1", "batch", "cloud", "mini", "rest")
+    assert row.cost_usd == pytest.approx(1000 * 0.075e-6 + 200 * 0.3e-6)
+    assert row.counterfactual_usd == pytest.approx(row.cost_usd)  # the reference, batched too
+    assert store.rows() == [row]
+    assert store.left("app", Caps(daily_usd=1.0)) == pytest.approx(1.0 - row.cost_usd)  # reservation settled
+
+
+def test_a_line_no_provider_answered_gives_its_reservation_back_and_writes_no_row():
+    store = MemoryStore()
+    router = Router({}, Scorer(), {"mini": price_of(cloud())}, store)
+    state = parked_account(store, router, reserved=0.01)
+    account = router.account("req-1", "app", kind=RowKind.BATCH)
+    account.resume(state)
+    account.release()
+    assert store.rows() == [] and store.left("app", Caps(daily_usd=1.0)) == pytest.approx(1.0)
+
+
+def test_a_resumed_row_counts_its_latency_from_when_the_line_arrived():
+    store = MemoryStore()
+    router = Router({}, Scorer(), {}, store)
+    state = parked_account(store, router, reserved=0.0)
+    state["row"]["ts"] -= 3600  # parked an hour ago
+    account = router.account("req-1", "app", kind=RowKind.BATCH)
+    account.resume(state)
+    assert account.finish(Usage(1, 1)).latency_ms >= 3600e3
+
+
+# --- which lines wait --------------------------------------------------------------------------
+class Account:
+    def suspend(self, *args: Any) -> dict[str, Any]:
+        return {}
+
+
+@pytest.mark.parametrize(
+    ("body", "model", "window_s", "takes"),
+    [
+        ({}, "openai", 24 * 3600, True),
+        ({"stream": True}, "openai", 24 * 3600, False),  # (refused for batch lines earlier; never parked)
+        ({}, "openai", 600, False),  # the batch must end sooner than min_window_s: sent live
+        ({}, "vllm", 24 * 3600, False),  # its provider has no batch API
+    ],
+)
+def test_a_line_waits_in_a_providers_batch_only_where_it_can(body, model, window_s, takes):
+    pool = HttpPool()
+    models = {
+        "openai": OpenAICompatible(cloud(), pool),
+        "vllm": OpenAICompatible(cloud(provider_model="hosted_vllm/m", api_base="http://127.0.0.1:1/v1"), pool),
+    }
+    line = LineOrigin(app=None, batch_id="b", index=0, provider=True)  # type: ignore[arg-type]
+    deferral = LineDeferral(None, "k", line, time.time() + window_s, 3600, Account())  # type: ignore[arg-type]
+    chat = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": "Hi"}], **body})
+    assert deferral.takes(models[model], chat) is takes
+
+
+# --- a provider batch API's answers ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server():
+    upstream = FakeUpstream()
+    with UpstreamServer(upstream) as running:
+        yield upstream, running.url
+
+
+@pytest.fixture
+def provider(server):
+    """The fake provider and its batch API, on connections of this test's own (each asyncio.run
+    is a new event loop)."""
+    upstream, url = server
+    return upstream, OpenAICompatible(cloud(api_base=url + "/v1"), HttpPool()).batch_api
+
+
+def test_the_batch_api_uploads_creates_reads_and_fetches_results(provider):
+    upstream, api = provider
+    chat = parse_chat_request({"model": "auto", "max_tokens": 3, "messages": [{"role": "user", "content": "Hi"}]})
+
+    async def flow():
+        file_id = await api.upload([api.line("000000", chat)])
+        made = await api.create(file_id, {"edgeway_batch": "b1"})
+        read = await api.retrieve(made.id)
+        return made, read, await api.results(read.output_file_id)
+
+    made, read, found = asyncio.run(flow())
+    assert made.status == read.status == BatchStatus.COMPLETED and read.status.ended
+    assert [(r.custom_id, r.status_code) for r in found] == [("000000", 200)]
+    assert found[0].body["object"] == "chat.completion"
+    assert upstream.provider_batches[made.id]["metadata"] == {"edgeway_batch": "b1"}
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"not json\n", "not a result"),
+        (b'{"custom_id": 7, "response": null}\n', "not a result"),
+        (b'{"custom_id": "1", "response": {"status_code": "200"}}\n', "not a result"),
+    ],
+)
+def test_a_garbled_result_file_is_an_upstream_error(provider, content, says):
+    upstream, api = provider
+    upstream.batch_files["file-garbled"] = content
+    with pytest.raises(UpstreamError, match=says):
+        asyncio.run(api.results("file-garbled"))
+
+
+def test_a_batch_with_no_known_status_is_an_upstream_error(provider):
+    upstream, api = provider
+    upstream.provider_batches["batch-odd"] = {"id": "batch-odd", "status": "pondering"}
+
+    async def both() -> None:
+        with pytest.raises(UpstreamError, match="no known batch status"):
+            await api.retrieve("batch-odd")
+        with pytest.raises(UpstreamError, match="404"):
+            await api.retrieve("batch-missing")
+
+    asyncio.run(both())
+
+
+def test_a_line_the_provider_never_answered_reads_as_unanswered(provider):
+    upstream, api = provider
+    upstream.batch_files["file-expired"] = (
+        b'{"custom_id": "000003", "response": null, "error": {"code": "batch_expired", "message": "expired"}}\n'
+    )
+    (found,) = asyncio.run(api.results("file-expired"))
+    assert (found.custom_id, found.status_code, found.error) == ("000003", None, "expired")
