@@ -126,11 +126,11 @@ class GatewayConfig(Strict):
         if len(apps) != len(set(apps)):
             raise ValueError("app names must be unique")
         for model in self.cloud.models:
-            if model.batch_api and not is_direct(model):
+            if model.batch_api and not is_direct(model) and model.provider != "anthropic":
                 raise ValueError(
                     f"cloud model {model.name!r}: batch_api is OpenAI's batch API (/files, /batches) beside an "
-                    f"OpenAI-compatible endpoint; {model.provider!r} models are reached through LiteLLM, where "
-                    f"edgeway does not use one"
+                    f"OpenAI-compatible endpoint, or Anthropic's Message Batches; edgeway does not use "
+                    f"{model.provider!r}'s"
                 )
         return self
 

@@ -1,8 +1,8 @@
 """Batch lines answered through their provider's own batch API, at its batch price.
 
 A line of a `/v1/chat/completions` batch that the app's policy sends to a cloud model whose
-provider has a batch API (`cloud.models[].batch_api`: OpenAI and Groq by default) is routed,
-privacy-checked, masked and admitted as a live request is; only the call is deferred
+provider has a batch API (`cloud.models[].batch_api`: OpenAI, Groq and Anthropic by default) is
+routed, privacy-checked, masked and admitted as a live request is; only the call is deferred
 (`router.deferral`). `LineDeferral` keeps, in the store, the line as the provider will get it, the
 request's suspended account (its row so far and its reservation) and the values a redacting rule
 masked; the request answers the runner 202, and the runner goes on to the next line.
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from classifiers.signals import Signals
 from router.answer import Answer
 from router.cloud.base import CloudModel, refused
-from router.cloud.batch_api import OpenAIBatchAPI, ProviderResult
+from router.cloud.batch_api import ProviderBatchAPI, ProviderResult
 from router.cloud.validate import chat_completion, delivered_text
 from router.decision import Decision
 from router.deferral import Parked
@@ -104,7 +104,7 @@ class LineDeferral:
         data = {
             "state": PARKED,
             "model": model.name,
-            "line": model.batch_api.line(key, sent),
+            "line": await model.batch_api.line(key, sent),
             "account": self._account.suspend(model.name, decision.rule, request, signals),
             "originals": {} if redaction is None else redaction.originals,
         }
@@ -177,8 +177,7 @@ class ProviderLines:
             if not indices:
                 continue
             try:
-                file_id = await api.upload([documents[i].data["line"] for i in indices])
-                made = await api.create(file_id, {"edgeway_batch": self._batch.id})
+                made = await api.submit([documents[i].data["line"] for i in indices], {"edgeway_batch": self._batch.id})
             except EdgewayError as exc:  # the provider's batch API is down: the lines go live instead
                 log.warning(
                     "batch %s: %s; its %d lines go as ordinary requests", self._batch.id, exc.message, len(indices)
@@ -213,10 +212,7 @@ class ProviderLines:
                     status = await api.retrieve(provider_id)
                 if not status.status.ended:
                     continue
-                results: dict[str, ProviderResult] = {}
-                for file_id in (status.output_file_id, status.error_file_id):
-                    if file_id is not None:
-                        results.update((r.custom_id, r) for r in await api.results(file_id))
+                results = {r.custom_id: r for r in await api.results(status)}
             except EdgewayError as exc:  # asked again at the next poll
                 log.warning(
                     "batch %s: reading %s's batch %s failed: %s", self._batch.id, job.model, provider_id, exc.message
@@ -232,7 +228,7 @@ class ProviderLines:
             log.info("batch %s: %s's batch %s %s", self._batch.id, job.model, provider_id, status.status.value)
 
     # --- one line ----------------------------------------------------------------------------
-    def _api(self, model: str) -> OpenAIBatchAPI | None:
+    def _api(self, model: str) -> ProviderBatchAPI | None:
         found = self._gateway.router.models.get(model)
         return found.batch_api if isinstance(found, CloudModel) else None
 
@@ -262,8 +258,11 @@ class ProviderLines:
             self._observe(row)
             await self._keep(index, output_line(line, error.status, row.request_id, error.body()))
             return
+        api = self._api(model)
         try:
-            body, usage = chat_completion(found.body, model)
+            if api is None:
+                raise UpstreamError(f"{model} has no batch API in this gateway's config")
+            body, usage = chat_completion(await api.answer(found.body, data["line"]), model)
         except UpstreamError as exc:
             account.release()
             await self._give_back(index, exc.message, again=again, released=True)

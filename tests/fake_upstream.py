@@ -6,6 +6,9 @@
   `POST /v1/batches/{id}/cancel`, `GET /v1/files/{id}/content`. A batch is answered at once, line
   by line as the chat endpoint would, unless `hold_batches` keeps it in progress until
   `release_batches()`; `batch_line_status` makes chosen lines fail with a status.
+- Anthropic's Message Batches: `POST /v1/messages/batches`, `GET /v1/messages/batches/{id}`,
+  `POST /v1/messages/batches/{id}/cancel`, `GET /v1/messages/batches/{id}/results`, held and
+  failed the same way.
 
 Latency, token rate and faults are set per server (`FakeUpstream.latency_s`, `.tokens_per_s`)
 or queued per request (`FakeUpstream.fail_next(...)`). Every request is recorded with its body
@@ -72,6 +75,7 @@ class FakeUpstream:
     batch_line_status: dict[str, int] = field(default_factory=dict)  # custom_id -> that line's status
     batch_files: dict[str, bytes] = field(default_factory=dict)
     provider_batches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    message_batches: dict[str, dict[str, Any]] = field(default_factory=dict)  # Anthropic's
     _faults: deque = field(default_factory=deque)
 
     def fail_next(self, fault: Fault, times: int = 1) -> None:
@@ -87,6 +91,7 @@ class FakeUpstream:
         self.batch_line_status.clear()
         self.batch_files.clear()
         self.provider_batches.clear()
+        self.message_batches.clear()
 
     @property
     def bytes_received(self) -> int:
@@ -109,6 +114,10 @@ class FakeUpstream:
                 Route("/v1/batches", self._create_batch, methods=["POST"]),
                 Route("/v1/batches/{batch_id}", self._batch, methods=["GET"]),
                 Route("/v1/batches/{batch_id}/cancel", self._cancel_batch, methods=["POST"]),
+                Route("/v1/messages/batches", self._create_message_batch, methods=["POST"]),
+                Route("/v1/messages/batches/{batch_id}", self._message_batch, methods=["GET"]),
+                Route("/v1/messages/batches/{batch_id}/cancel", self._cancel_message_batch, methods=["POST"]),
+                Route("/v1/messages/batches/{batch_id}/results", self._message_batch_results, methods=["GET"]),
             ]
         )
 
@@ -294,6 +303,9 @@ class FakeUpstream:
         for batch in self.provider_batches.values():
             if batch["status"] == "in_progress":
                 self._answer_batch(batch)
+        for message_batch in self.message_batches.values():
+            if message_batch["processing_status"] == "in_progress":
+                self._answer_message_batch(message_batch)
 
     def _answer_batch(self, batch: dict[str, Any]) -> None:
         answered: list[bytes] = []
@@ -336,6 +348,85 @@ class FakeUpstream:
         if content is None:
             return JSONResponse({"error": {"message": "no such file"}}, status_code=404)
         return Response(content, media_type="application/jsonl")
+
+    # --- Anthropic's Message Batches -------------------------------------------------------
+    async def _create_message_batch(self, request: Request) -> Response:
+        body, fault = await self._receive(request)
+        if fault and fault.status:
+            return JSONResponse(
+                {"type": "error", "error": {"type": "api_error", "message": fault.message}}, status_code=fault.status
+            )
+        batch_id = f"msgbatch_fake_{len(self.message_batches)}"
+        base = str(request.base_url).rstrip("/")
+        batch = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress", "results_url": None,
+                 "cancel_initiated_at": None, "ended_at": None, "_requests": body["requests"],
+                 "_results_url": f"{base}/v1/messages/batches/{batch_id}/results", "_results": b""}  # fmt: skip
+        self.message_batches[batch_id] = batch
+        if not self.hold_batches:
+            self._answer_message_batch(batch)
+        return JSONResponse(_public(batch))
+
+    def _answer_message_batch(self, batch: dict[str, Any], canceled: bool = False) -> None:
+        kinds = {400: "invalid_request_error", 404: "not_found_error", 429: "rate_limit_error"}
+        results = []
+        for entry in batch["_requests"]:
+            status = self.batch_line_status.get(entry["custom_id"], 200)
+            result: dict[str, Any]
+            if canceled:
+                result = {"type": "canceled"}
+            elif status == 200:
+                result = {"type": "succeeded", "message": self._message(entry["params"])}
+            else:
+                error = {"type": kinds.get(status, "api_error"), "message": "injected"}
+                result = {"type": "errored", "error": {"type": "error", "error": error}}
+            results.append(json.dumps({"custom_id": entry["custom_id"], "result": result}).encode())
+        batch["_results"] = b"\n".join(results) + b"\n"
+        batch.update(processing_status="ended", results_url=batch["_results_url"], ended_at="2026-12-03T00:00:00Z")
+
+    async def _message_batch(self, request: Request) -> Response:
+        await self._receive(request)
+        found = self.message_batches.get(request.path_params["batch_id"])
+        if found is None:
+            return JSONResponse(
+                {"type": "error", "error": {"type": "not_found_error", "message": "no such batch"}}, status_code=404
+            )
+        return JSONResponse(_public(found))
+
+    async def _cancel_message_batch(self, request: Request) -> Response:
+        await self._receive(request)
+        found = self.message_batches.get(request.path_params["batch_id"])
+        if found is None:
+            return JSONResponse(
+                {"type": "error", "error": {"type": "not_found_error", "message": "no such batch"}}, status_code=404
+            )
+        if found["processing_status"] == "in_progress":
+            found["cancel_initiated_at"] = "2026-12-03T00:00:00Z"
+            self._answer_message_batch(found, canceled=True)
+        return JSONResponse(_public(found))
+
+    async def _message_batch_results(self, request: Request) -> Response:
+        await self._receive(request)
+        found = self.message_batches.get(request.path_params["batch_id"])
+        if found is None or found["processing_status"] != "ended":
+            return JSONResponse(
+                {"type": "error", "error": {"type": "not_found_error", "message": "no results"}}, status_code=404
+            )
+        return Response(found["_results"], media_type="application/x-jsonl")
+
+    def _message(self, body: dict) -> dict[str, Any]:
+        """A whole Messages answer."""
+        words = self._words(body)
+        stop = "max_tokens" if len(words) < len(self.answer.split()) else "end_turn"
+        return {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "claude-fake"),
+            "content": [{"type": "text", "text": "".join(words).strip()}],
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": _count_prompt(body), "output_tokens": len(words)},
+        }
 
     async def _anthropic(self, request: Request) -> Response:
         body, fault = await self._receive(request)
@@ -463,6 +554,11 @@ def _tool_call(body: dict) -> dict | None:
         return None
     name = tools[0].get("function", {}).get("name", "tool")
     return {"id": "call_fake", "type": "function", "function": {"name": name, "arguments": '{"city": "Paris"}'}}
+
+
+def _public(batch: dict[str, Any]) -> dict[str, Any]:
+    """A Message Batch as Anthropic shows it (without the fake's own bookkeeping)."""
+    return {k: v for k, v in batch.items() if not k.startswith("_")}
 
 
 class UpstreamServer:

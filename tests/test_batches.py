@@ -19,6 +19,12 @@ import pytest
 from tests.conftest import PRIVATE_POLICY, GatewayProcess, gateway_config
 
 KEYS = {"open": "open-batch-key-0123", "private": "private-batch-key-0123", "masked": "masked-batch-key-0123"}
+CLAUDE_BATCH = {  # priced here: its batch price is half of it
+    "name": "claude-batch",
+    "provider_model": "anthropic/claude-haiku-4-5",
+    "api_key": "sk-ant-fake",
+    "price": {"input_per_1m": 1.0, "output_per_1m": 5.0},
+}
 MASKING_POLICY = """
 app: masked
 defaults: {edge: smollm2, cloud: gpt-fake}
@@ -44,6 +50,7 @@ def batch_config(upstream_url: str, tmp: Path, **batches) -> dict:
         {"name": "masked", "key": KEYS["masked"], "policy": str(tmp / "masked.yaml")},
     ]
     config["batches"] = {"concurrency": 2, "provider_poll_s": 0.1, **batches}
+    config["cloud"]["models"].append(CLAUDE_BATCH | {"api_base": upstream_url})
     return config
 
 
@@ -283,6 +290,25 @@ def test_cloud_lines_wait_in_the_providers_batch_and_are_charged_its_batch_price
     for i in range(3):
         body = output[f"cloud-{i}"]["response"]["body"]
         assert body["object"] == "chat.completion" and body["usage"]["completion_tokens"] > 0
+
+
+def test_anthropic_lines_wait_in_a_message_batch_and_come_back_as_chat_completions(batch_gateway, upstream):
+    sdk = client(batch_gateway)
+    lines = [chat_line(f"claude-{i}", f"Name a colour, {i}.", "claude-batch", max_tokens=12) for i in range(2)]
+    batch = settled(sdk, run(sdk, lines).id)
+    assert batch.status == "completed" and batch.request_counts.completed == 2
+    assert "/v1/messages" not in paths(upstream) and paths(upstream)[0] == "/v1/messages/batches"
+    (made,) = upstream.message_batches.values()
+    assert [r["params"]["model"] for r in made["_requests"]] == ["claude-haiku-4-5"] * 2
+    output = results(sdk, batch.output_file_id)
+    rows = rows_of(batch_gateway.log_path.parent / "ledger.db", [r["response"]["request_id"] for r in output.values()])
+    for row in rows:
+        assert (row["kind"], row["route"], row["model"]) == ("batch", "cloud", "claude-batch")
+        assert row["cost_usd"] == pytest.approx((row["prompt_tokens"] * 1.0 + row["completion_tokens"] * 5.0) / 2e6)
+    for result in output.values():
+        body = result["response"]["body"]
+        assert body["object"] == "chat.completion" and body["choices"][0]["message"]["content"]
+        assert body["usage"]["completion_tokens"] == 12  # the fake's answer, cut at max_tokens
 
 
 def test_a_redacting_rule_masks_the_line_in_the_providers_file_and_restores_the_answer(batch_gateway, upstream):

@@ -6,6 +6,7 @@ The whole flow, with the OpenAI SDK and a restart, is in tests/test_batches.py."
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -17,8 +18,8 @@ from gateway.config import GatewayConfig
 from gateway.provider_lines import LineDeferral, LineOrigin
 from router.answer import Usage
 from router.budget import Caps
-from router.cloud import CloudModelConfig, HttpPool, OpenAICompatible
-from router.cloud.batch_api import BatchStatus
+from router.cloud import CloudModelConfig, HttpPool, connect
+from router.cloud.batch_api import AnthropicBatchAPI, BatchStatus, OpenAIBatchAPI, ProviderBatch
 from router.errors import UpstreamError
 from router.ledger import MemoryStore, RowKind
 from router.pricing import price_of
@@ -43,15 +44,22 @@ def test_the_batch_price_is_the_configs_else_litellms_map_else_half():
     assert unknown.batched().cost(1_000_000, 1_000_000) == pytest.approx(2.0)
 
 
-def test_only_an_openai_compatible_provider_may_use_its_batch_api():
-    models = [{"name": "claude", "provider_model": "anthropic/claude-3-5-haiku-latest", "batch_api": True}]
+def test_openai_groq_and_anthropic_models_use_their_providers_batch_api_unless_told_not_to():
+    pool = HttpPool()
+    assert isinstance(connect(cloud(), pool).batch_api, OpenAIBatchAPI)
+    assert isinstance(connect(cloud(provider_model="groq/llama-3.1-8b-instant"), pool).batch_api, OpenAIBatchAPI)
+    assert isinstance(connect(cloud(provider_model="anthropic/claude-haiku-4-5"), pool).batch_api, AnthropicBatchAPI)
+    assert connect(cloud(batch_api=False), pool).batch_api is None
+    vllm = cloud(provider_model="hosted_vllm/llama", api_base="http://127.0.0.1:1/v1")
+    assert connect(vllm, pool).batch_api is None  # a vLLM server has none unless the config says so
+    assert isinstance(connect(cloud(**{**vllm.model_dump(), "batch_api": True}), pool).batch_api, OpenAIBatchAPI)
+    assert connect(cloud(provider_model="gemini/gemini-2.0-flash"), pool).batch_api is None
+
+
+def test_a_batch_api_edgeway_does_not_speak_is_a_config_error():
+    models = [{"name": "gemini", "provider_model": "gemini/gemini-2.0-flash", "batch_api": True}]
     with pytest.raises(ValidationError, match="batch_api"):
         GatewayConfig.model_validate({"cloud": {"models": models}})
-    pool = HttpPool()
-    assert OpenAICompatible(cloud(), pool).batch_api is not None  # OpenAI has one
-    assert OpenAICompatible(cloud(batch_api=False), pool).batch_api is None
-    vllm = cloud(provider_model="hosted_vllm/llama", api_base="http://127.0.0.1:1/v1")
-    assert OpenAICompatible(vllm, pool).batch_api is None  # a vLLM server has none unless the config says so
 
 
 # --- the account of a parked line ----------------------------------------------------------------
@@ -116,8 +124,8 @@ class Account:
 def test_a_line_waits_in_a_providers_batch_only_where_it_can(body, model, window_s, takes):
     pool = HttpPool()
     models = {
-        "openai": OpenAICompatible(cloud(), pool),
-        "vllm": OpenAICompatible(cloud(provider_model="hosted_vllm/m", api_base="http://127.0.0.1:1/v1"), pool),
+        "openai": connect(cloud(), pool),
+        "vllm": connect(cloud(provider_model="hosted_vllm/m", api_base="http://127.0.0.1:1/v1"), pool),
     }
     line = LineOrigin(app=None, batch_id="b", index=0, provider=True)  # type: ignore[arg-type]
     deferral = LineDeferral(None, "k", line, time.time() + window_s, 3600, Account())  # type: ignore[arg-type]
@@ -138,7 +146,7 @@ def provider(server):
     """The fake provider and its batch API, on connections of this test's own (each asyncio.run
     is a new event loop)."""
     upstream, url = server
-    return upstream, OpenAICompatible(cloud(api_base=url + "/v1"), HttpPool()).batch_api
+    return upstream, connect(cloud(api_base=url + "/v1"), HttpPool()).batch_api
 
 
 def test_the_batch_api_uploads_creates_reads_and_fetches_results(provider):
@@ -146,10 +154,9 @@ def test_the_batch_api_uploads_creates_reads_and_fetches_results(provider):
     chat = parse_chat_request({"model": "auto", "max_tokens": 3, "messages": [{"role": "user", "content": "Hi"}]})
 
     async def flow():
-        file_id = await api.upload([api.line("000000", chat)])
-        made = await api.create(file_id, {"edgeway_batch": "b1"})
+        made = await api.submit([await api.line("000000", chat)], {"edgeway_batch": "b1"})
         read = await api.retrieve(made.id)
-        return made, read, await api.results(read.output_file_id)
+        return made, read, await api.results(read)
 
     made, read, found = asyncio.run(flow())
     assert made.status == read.status == BatchStatus.COMPLETED and read.status.ended
@@ -162,6 +169,7 @@ def test_the_batch_api_uploads_creates_reads_and_fetches_results(provider):
     ("content", "says"),
     [
         (b"not json\n", "not a result"),
+        (b"[1, 2]\n", "not a result"),
         (b'{"custom_id": 7, "response": null}\n', "not a result"),
         (b'{"custom_id": "1", "response": {"status_code": "200"}}\n', "not a result"),
     ],
@@ -170,7 +178,7 @@ def test_a_garbled_result_file_is_an_upstream_error(provider, content, says):
     upstream, api = provider
     upstream.batch_files["file-garbled"] = content
     with pytest.raises(UpstreamError, match=says):
-        asyncio.run(api.results("file-garbled"))
+        asyncio.run(api.results(ProviderBatch("b", BatchStatus.COMPLETED, ("file-garbled",))))
 
 
 def test_a_batch_with_no_known_status_is_an_upstream_error(provider):
@@ -191,5 +199,127 @@ def test_a_line_the_provider_never_answered_reads_as_unanswered(provider):
     upstream.batch_files["file-expired"] = (
         b'{"custom_id": "000003", "response": null, "error": {"code": "batch_expired", "message": "expired"}}\n'
     )
-    (found,) = asyncio.run(api.results("file-expired"))
+    (found,) = asyncio.run(api.results(ProviderBatch("b", BatchStatus.EXPIRED, ("file-expired",))))
     assert (found.custom_id, found.status_code, found.error) == ("000003", None, "expired")
+
+
+# --- Anthropic's Message Batches ---------------------------------------------------------------
+JSON_ASKED = {  # a JSON answer of a schema
+    "model": "auto",
+    "max_tokens": 20,
+    "messages": [{"role": "user", "content": "Where?"}],
+    "response_format": {
+        "type": "json_schema",
+        "json_schema": {"name": "place", "schema": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    },
+}
+
+
+def anthropic_api(url: str, model: str = "claude-haiku-4-5"):
+    config = cloud(provider_model=f"anthropic/{model}", api_base=url, api_key="sk-ant-fake")
+    return connect(config, HttpPool()).batch_api
+
+
+def test_a_line_goes_to_anthropic_as_litellms_live_call_would_send_it_and_comes_back_as_a_chat_completion(server):
+    upstream, url = server
+    api = anthropic_api(url)
+    body = {
+        "model": "auto",
+        "max_tokens": 20,
+        "temperature": 0.2,
+        "stop": ["x"],
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"}],
+    }
+
+    async def flow():
+        line = await api.line("000004", parse_chat_request(body))
+        made = await api.submit([line], {})
+        return line, made, await api.results(await api.retrieve(made.id))
+
+    line, made, found = asyncio.run(flow())
+    params = line["params"]
+    assert params["model"] == "claude-haiku-4-5" and params["system"] == [{"type": "text", "text": "Be brief."}]
+    assert params["stop_sequences"] == ["x"] and params["max_tokens"] == 20 and "json_mode" not in params
+    assert upstream.message_batches[made.id]["_requests"] == [{"custom_id": "000004", "params": params}]
+    (result,) = found
+    assert (result.custom_id, result.status_code) == ("000004", 200)
+    answer = asyncio.run(api.answer(result.body, line))
+    assert answer["object"] == "chat.completion" and answer["choices"][0]["message"]["content"]
+    assert answer["usage"]["prompt_tokens"] > 0 and answer["usage"]["completion_tokens"] > 0
+
+
+def test_a_json_answer_asked_of_an_older_claude_is_a_forced_tool_read_back_as_the_json_text(server):
+    _, url = server
+    api = anthropic_api(url, "claude-3-5-haiku-latest")
+    body = JSON_ASKED
+    line = asyncio.run(api.line("000000", parse_chat_request(body)))
+    assert line["json_mode"] is True  # (asked as a forced tool; its input is the answer)
+    tool = line["params"]["tool_choice"]["name"]
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5",
+        "content": [{"type": "tool_use", "id": "t1", "name": tool, "input": {"city": "Paris"}}],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 9, "output_tokens": 4},
+    }
+    answer = asyncio.run(api.answer(message, line))
+    assert answer["choices"][0]["message"]["content"] == '{"city": "Paris"}'
+
+
+@pytest.mark.parametrize(
+    ("result", "status", "error"),
+    [
+        (
+            {
+                "type": "errored",
+                "error": {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}},
+            },
+            400,
+            "bad",
+        ),
+        (
+            {"type": "errored", "error": {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}},
+            529,
+            "busy",
+        ),
+        ({"type": "expired"}, None, "expired"),
+        ({"type": "canceled"}, None, "canceled"),
+    ],
+)
+def test_anthropics_unanswered_results_read_as_their_status(server, result, status, error):
+    upstream, url = server
+    upstream.message_batches["msgbatch_x"] = {
+        "id": "msgbatch_x",
+        "processing_status": "ended",
+        "_results": json.dumps({"custom_id": "000001", "result": result}).encode(),
+    }
+    api = anthropic_api(url)
+    ended = ProviderBatch("msgbatch_x", BatchStatus.COMPLETED, (url + "/v1/messages/batches/msgbatch_x/results",))
+    (found,) = asyncio.run(api.results(ended))
+    assert (found.status_code, found.error) == (status, error)
+
+
+def test_an_anthropic_batch_with_no_known_status_is_an_upstream_error(server):
+    upstream, url = server
+    upstream.message_batches["msgbatch_odd"] = {"id": "msgbatch_odd", "processing_status": "thinking"}
+    with pytest.raises(UpstreamError, match="no known batch status"):
+        asyncio.run(anthropic_api(url).retrieve("msgbatch_odd"))
+
+
+def test_a_structured_output_goes_with_the_beta_it_needs_on_the_batch(server):
+    upstream, url = server
+    api = anthropic_api(url)  # claude-haiku-4-5: Anthropic's own structured outputs
+    body = JSON_ASKED
+
+    async def flow():
+        line = await api.line("000000", parse_chat_request(body))
+        return line, await api.submit([line], {})
+
+    line, made = asyncio.run(flow())
+    assert line["json_mode"] is True and line["params"]["output_format"]["type"] == "json_schema"
+    created = [r for r in upstream.requests if r.path == "/v1/messages/batches"][-1]
+    assert created.headers["anthropic-beta"] == "structured-outputs-2025-11-13"
+    assert created.headers["x-api-key"] == "sk-ant-fake" and created.headers["anthropic-version"] == "2023-06-01"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from policies.needs import Need
-from router.cloud.batch_api import OpenAIBatchAPI
+from router.cloud.batch_api import ProviderBatchAPI
 from router.cloud.config import CloudModelConfig
 from router.cloud.price_map import known_context_window, known_mode
 from router.errors import BodyTooLarge, EdgewayError, InvalidRequest, UpstreamNotFound
@@ -25,7 +25,7 @@ class CloudModel:
         self.resilience: Resilience | None = Resilience(
             config.retries, config.circuit_failures, config.circuit_cooldown_s
         )
-        self.batch_api: OpenAIBatchAPI | None = None  # its provider's batch API, where edgeway speaks it
+        self.batch_api: ProviderBatchAPI | None = None  # its provider's batch API, where edgeway speaks it
 
     def capacity(self) -> Capacity:
         return IDLE

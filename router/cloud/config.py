@@ -41,8 +41,8 @@ class CloudModelConfig(BaseModel):
     retries: int = Field(2, ge=0, le=10)  # on 429, 5xx, timeouts and broken connections only
     circuit_failures: int = Field(5, ge=1)  # failures in a row that open the circuit
     circuit_cooldown_s: float = Field(10.0, gt=0)  # how long it stays open before one probe
-    # Batch lines routed here go through the provider's own batch API (`/files` and `/batches`
-    # beside its chat endpoint, at the batch price). None: on for the providers known to have it.
+    # Batch lines routed here go through the provider's own batch API, at its batch price
+    # (router/cloud/batch_api.py). None: on for the providers known to have one.
     batch_api: bool | None = None
 
     @field_validator("capabilities")

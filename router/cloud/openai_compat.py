@@ -15,7 +15,6 @@ import orjson
 from router.answer import Answer
 from router.cloud import validate
 from router.cloud.base import CloudModel, refused
-from router.cloud.batch_api import BATCH_PROVIDERS, OpenAIBatchAPI
 from router.cloud.config import CloudModelConfig
 from router.cloud.http1 import Client, HTTPError, Response, Timeouts
 from router.errors import UpstreamError, UpstreamTimeout
@@ -30,10 +29,6 @@ DIRECT_PROVIDERS: dict[str, str | None] = {
     "deepseek": "https://api.deepseek.com/v1",
     "groq": "https://api.groq.com/openai/v1",
 }
-
-
-BATCH_READ_S = 120.0  # the longest silence of the provider's batch API
-BATCH_TOTAL_S = 900.0  # an upload or a download as a whole
 
 
 def is_direct(config: CloudModelConfig) -> bool:
@@ -73,10 +68,6 @@ class OpenAICompatible(CloudModel):
         self._timeouts = Timeouts(config.connect_timeout_s, config.read_timeout_s, config.timeout_s)
         # A stream may take longer than `timeout_s` in all; only silence ends it.
         self._stream_timeouts = Timeouts(config.connect_timeout_s, config.read_timeout_s, None)
-        batches = config.batch_api if config.batch_api is not None else config.provider in BATCH_PROVIDERS
-        if batches:  # files of up to hundreds of MB go up and come down: minutes, not the chat's seconds
-            timeouts = Timeouts(config.connect_timeout_s, BATCH_READ_S, BATCH_TOTAL_S)
-            self.batch_api = OpenAIBatchAPI(pool.client, base, config.provider_model_id, self.name, auth, timeouts)
 
     def _headers_now(self, request: ChatRequest | None = None) -> bytes:
         """The fixed headers, the current trace context for the provider, and to an edge node
