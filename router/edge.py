@@ -206,11 +206,11 @@ class EdgeModel:
         return Answer(embeddings_body(vectors, self.name, tokens), Usage(tokens, 0))
 
     async def stream(self, request: ChatRequest) -> ChunkStream:
-        if Need.TOOLS in request.needs:  # a call is sent once it parses: as one delta, like a held-back cascade
-            return ReplayedAnswer(await self.complete(request))
-        return self._streams(request, await self._start(request))
+        return await self._streams(request, await self._start(request))
 
-    def _streams(self, request: ChatRequest, generations: list[Generation]) -> ChunkStream:
+    async def _streams(self, request: ChatRequest, generations: list[Generation]) -> ChunkStream:
+        if Need.TOOLS in request.needs and len(generations) > 1:  # n calls: each sent whole once it parses
+            return ReplayedAnswer(await self._answer(request, generations))
         logprobs = self._logprobs if request.logprobs is not None else None
         base = {
             "id": _completion_id(),
@@ -219,6 +219,8 @@ class EdgeModel:
             "model": self.name,
         }
         streams = [EdgeStream(base, g, logprobs, index=i) for i, g in enumerate(generations)]
+        if Need.TOOLS in request.needs:  # the envelope the grammar writes, streamed as a call
+            return edge_tools.CallStream(streams[0])
         return streams[0] if len(streams) == 1 else MergedStream(streams)
 
     def _logprobs(self, entries: Sequence[TokenLogprob]) -> dict[str, Any]:
@@ -255,9 +257,7 @@ class EdgeRead:
         return await self._model._answer(self._request, self._generations)
 
     async def stream(self) -> ChunkStream:
-        if Need.TOOLS in self._request.needs:
-            return ReplayedAnswer(await self.complete())
-        return self._model._streams(self._request, self._generations)
+        return await self._model._streams(self._request, self._generations)
 
     def cancel(self) -> None:
         for generation in self._generations:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from edge_runtime.grammar import GrammarError, json_grammar
+from router.answer import ChunkStream, Usage
 from router.errors import InvalidRequest
 from router.request import ChatRequest
 
@@ -147,3 +149,135 @@ def _cut_call(text: str) -> tuple[str, str]:
             name = named.group(1)
     opened = _ARGUMENTS.search(text, named.end() if named else 0)
     return name, text[opened.end() :].rstrip() if opened else ""
+
+
+_NAMED = re.compile(r'^\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:\s*(?=\S)')  # (once they begin)
+
+
+class CallStream:
+    """One edge generation's stream, where the answer may be a call: the grammar's envelope read
+    as the tokens come, and the call streamed as OpenAI streams one (a first delta with its id and
+    name, then its arguments piece by piece, `finish_reason: tool_calls`), so that clients that
+    build an object as it streams (instructor's partials, a tool's streamed input) see it grow.
+    Prose (`tool_choice: auto`, an answer that does not open with `{`) streams as it is. A call
+    cut by max_tokens ends with what was written of its arguments and `finish_reason: length`."""
+
+    def __init__(self, stream: ChunkStream) -> None:
+        self._stream = stream
+
+    @property
+    def usage(self) -> Usage:
+        return self._stream.usage
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        opening: dict[str, Any] | None = None
+        call: _Envelope | None = None
+        prose = False
+        async for chunk in self._stream:
+            choice = chunk["choices"][0]
+            delta, finish = choice["delta"], choice["finish_reason"]
+            if opening is None and not prose and call is None and "role" in delta:
+                opening = chunk  # sent once the answer shows what it is
+                continue
+            piece = delta.get("content") or ""
+            if not prose and call is None and (piece or finish):
+                prose = not piece.startswith("{")
+                if opening is not None:  # a call's deltas carry no content at all, as OpenAI sends them
+                    said = {"role": "assistant", "content": "" if prose else None}
+                    yield _with(opening, said, None)
+                if not prose:
+                    call = _Envelope()
+            if prose or call is None:
+                yield chunk
+                continue
+            for said in call.read(piece, finish is not None):
+                yield _with(chunk, {"tool_calls": [said]}, None)
+            if finish is not None:
+                yield _with(chunk, {}, "tool_calls" if call.ended else finish)
+
+
+def _with(chunk: dict[str, Any], delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    choice = {**chunk["choices"][0], "delta": delta, "finish_reason": finish, "logprobs": None}
+    return {**chunk, "choices": [choice]}
+
+
+class _Envelope:
+    """The grammar's `{"name": ..., "arguments": ...}` as it is written: the name once it is whole,
+    then the arguments' JSON text up to where its value ends (never the envelope's own brace)."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.name: str | None = None
+        self._end: int | None = None  # where the arguments' value ends, once it has
+        self._start = 0  # where the arguments' text begins
+        self._sent = 0  # of it, what went out
+        self._depth = 0
+        self._in_string = self._escaped = False
+        self._scanned = 0
+
+    def read(self, piece: str, last: bool) -> list[dict[str, Any]]:
+        self.text += piece
+        out: list[dict[str, Any]] = []
+        if self.name is None:
+            named = _NAMED.match(self.text)
+            if named is None and not last:
+                return out
+            if named is not None:
+                self.name, self._start = json.loads(f'"{named.group(1)}"'), named.end()
+            else:  # cut before the arguments began
+                self.name, arguments = _cut_call(self.text)
+                self._start = len(self.text) - len(arguments)
+            self._scanned = self._start
+            first = {"name": self.name, "arguments": ""}
+            out.append({"index": 0, "id": f"call_{uuid.uuid4().hex[:24]}", "type": "function", "function": first})
+        end = self._scan()
+        if end is None and last:  # cut short (or a value that is no object): all but the envelope's brace
+            end = len(self.text.rstrip())
+            if _parses(self.text):
+                end = len(self.text.rstrip()[:-1].rstrip())
+        upto = end if end is not None else len(self.text)
+        if upto > self._start + self._sent:
+            out.append({"index": 0, "function": {"arguments": self.text[self._start + self._sent : upto]}})
+            self._sent = upto - self._start
+        return out
+
+    @property
+    def ended(self) -> bool:
+        return self._end is not None
+
+    def _scan(self) -> int | None:
+        """Where the arguments' value ends (an object or array: its closing bracket), if it has."""
+        if self._end is not None:
+            return self._end
+        text = self.text
+        for i in range(self._scanned, len(text)):
+            c = text[i]
+            if self._in_string:
+                if self._escaped:
+                    self._escaped = False
+                elif c == "\\":
+                    self._escaped = True
+                elif c == '"':
+                    self._in_string = False
+            elif c == '"':
+                self._in_string = True
+            elif c in "{[":
+                self._depth += 1
+            elif c in "}]":
+                self._depth -= 1
+                if self._depth == 0:
+                    self._end = i + 1
+                    return self._end
+        self._scanned = len(text)
+        return None
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True

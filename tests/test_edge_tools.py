@@ -7,6 +7,7 @@ with `finish_reason: tool_calls`, whole or streamed, in every API.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import anthropic
@@ -15,6 +16,8 @@ import jsonschema
 import openai
 import pytest
 
+from router.answer import Usage
+from router.edge_tools import CallStream
 from tests.conftest import APP_KEYS, client_for
 
 WEATHER = {
@@ -71,7 +74,7 @@ def test_a_required_call_on_the_edge_matches_the_tools_schema(gateway, upstream)
     assert called(answer.choices[0].message, WEATHER)["unit"] in ("celsius", "fahrenheit")
 
 
-def test_a_named_function_is_the_one_called_and_the_stream_carries_it_as_a_delta(gateway):
+def test_a_named_function_is_the_one_called_and_the_stream_carries_the_call_as_it_is_written(gateway):
     client = client_for(gateway)
     named = {"type": "function", "function": {"name": "get_time"}}
     answer = client.chat.completions.create(
@@ -91,8 +94,11 @@ def test_a_named_function_is_the_one_called_and_the_stream_carries_it_as_a_delta
     )
     deltas = [c.choices[0].delta for c in chunks if c.choices]
     calls = [d.tool_calls[0] for d in deltas if d.tool_calls]
-    assert len(calls) == 1 and calls[0].index == 0 and calls[0].function.name == "get_weather"
-    jsonschema.validate(json.loads(calls[0].function.arguments), WEATHER["function"]["parameters"])
+    assert len(calls) > 2 and all(c.index == 0 for c in calls)  # the name, then the arguments piece by piece
+    assert calls[0].id and calls[0].function.name == "get_weather" and calls[0].function.arguments == ""
+    assert all(c.id is None and c.function.name is None for c in calls[1:])
+    arguments = "".join(c.function.arguments for c in calls)
+    jsonschema.validate(json.loads(arguments), WEATHER["function"]["parameters"])
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
 
 
@@ -203,3 +209,73 @@ def test_a_streamed_tool_call_delta_carries_no_content(gateway):
     deltas = [json.loads(line)["choices"][0]["delta"] for line in lines if json.loads(line)["choices"]]
     with_calls = [d for d in deltas if d.get("tool_calls")]
     assert with_calls and all(d.get("content") is None for d in with_calls)
+
+
+# --- the call as it streams (router.edge_tools.CallStream), with a fake generation's chunks ----------
+class Written:
+    """An edge stream's chunks for `pieces` of text, then `finish`."""
+
+    def __init__(self, pieces: list[str], finish: str) -> None:
+        self.pieces, self.finish = pieces, finish
+        self.usage = Usage(5, len(pieces))
+
+    async def __aiter__(self):
+        base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "smollm2"}
+        yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
+        for piece in self.pieces:
+            yield {**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+        yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": self.finish}]}
+
+    async def aclose(self) -> None:
+        return None
+
+
+def streamed(pieces: list[str], finish: str = "stop") -> list[dict]:
+    async def collect() -> list[dict]:
+        return [chunk async for chunk in CallStream(Written(pieces, finish))]
+
+    return asyncio.run(collect())
+
+
+def in_pieces(text: str, size: int = 3) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def calls_of(chunks: list[dict]) -> list[dict]:
+    return [c for chunk in chunks for c in chunk["choices"][0]["delta"].get("tool_calls") or []]
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 200])
+def test_a_call_streams_its_name_then_its_arguments_never_the_envelope(size):
+    arguments = '{"city": "Pa}ris {\\"x\\"", "days": [1, {"n": 2}]}'
+    chunks = streamed(in_pieces(f'{{"name": "get_weather", "arguments": {arguments}}}', size))
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": None}
+    calls = calls_of(chunks)
+    assert calls[0]["id"].startswith("call_") and calls[0]["function"] == {"name": "get_weather", "arguments": ""}
+    assert "".join(c["function"]["arguments"] for c in calls) == arguments
+    assert all("content" not in chunk["choices"][0]["delta"] for chunk in chunks[1:])
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+    if size < len(arguments):
+        assert len(calls) > 2  # the arguments in pieces, as they were written
+
+
+def test_prose_streams_as_it_is_written():
+    chunks = streamed(["It is ", "sunny."])
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks) == "It is sunny."
+    assert not calls_of(chunks) and chunks[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+@pytest.mark.parametrize(
+    ("written", "name", "arguments"),
+    [
+        ('{"name": "get_weather", "arguments": {"city": "Par', "get_weather", '{"city": "Par'),
+        ('{"name": "get_wea', "get_wea", ""),
+    ],
+)
+def test_a_call_cut_by_max_tokens_ends_with_what_was_written_and_length(written, name, arguments):
+    chunks = streamed(in_pieces(written), finish="length")
+    calls = calls_of(chunks)
+    assert calls[0]["function"]["name"] == name
+    assert "".join(c["function"]["arguments"] for c in calls) == arguments
+    assert chunks[-1]["choices"][0]["finish_reason"] == "length"
