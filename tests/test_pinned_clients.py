@@ -1,7 +1,8 @@
 """The Python clients that cannot be installed beside the suite's own, pointed at edgeway unchanged
 from a virtual environment of their own (tests/pyclients): instructor in its TOOLS, TOOLS_STRICT,
-JSON and JSON_SCHEMA modes and partial streaming, and llama-index's OpenAILike (complete, chat, a
-stream, a required tool call, a structured prediction). Driven by tests/pyclients/clients.py
+JSON and JSON_SCHEMA modes and partial streaming, llama-index's OpenAILike (complete, chat, a
+stream, a required tool call, a structured prediction) and DSPy's `Predict` through its LiteLLM
+`dspy.LM` (a plain and a typed signature). Driven by tests/pyclients/clients.py
 against a real gateway on loopback and the bundled edge model.
 
 `.ci/run` makes the environment (`tests/pyclients/.venv`, from tests/pyclients/requirements.txt);
@@ -59,3 +60,9 @@ def test_llama_index_openai_like(client_results):
     assert got["complete"] and got["chat"] and got["streamed"]
     assert got["tool"] == "get_weather"
     assert set(got["structured"]) == {"country", "city"}
+
+
+def test_dspy_predicts_through_its_litellm_lm(client_results):
+    got = client_results["dspy"]
+    assert "error" not in got, got
+    assert got["predict"] and all(isinstance(v, str) and v for v in got["typed"].values())

@@ -1,13 +1,15 @@
-"""The Python clients whose pins conflict with the suite's own (instructor wants jiter<0.15, and
-llama-index's OpenAI integration openai<3), pointed at edgeway from a virtual environment of their
-own: `python clients.py <gateway url> <app key> <edge model>`. Prints one JSON object: for each
-client, what its plain call, its stream and its structured or tool feature returned.
-tests/test_pinned_clients.py checks it; requirements.txt pins what it runs with.
+"""The Python clients whose pins conflict with the suite's own (instructor wants jiter<0.15,
+llama-index's OpenAI integration openai<3, and DSPy comes with them), pointed at edgeway from a
+virtual environment of their own: `python clients.py <gateway url> <app key> <edge model>`.
+Prints one JSON object: for each client, what its plain call, its stream and its structured or
+tool feature returned. tests/test_pinned_clients.py checks it; requirements.txt pins what it runs
+with.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -85,9 +87,24 @@ def llama_index() -> dict[str, Any]:
     }
 
 
+def dspy_modules() -> dict[str, Any]:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # (LiteLLM under DSPy: no price map fetched)
+    import dspy
+
+    lm = dspy.LM(f"openai/{model}", api_base=f"{url}/v1", api_key=key, max_tokens=60, temperature=0, cache=False)
+    dspy.configure(lm=lm)
+    capital = dspy.Predict("question -> country: str, city: str")(question=CAPITAL)
+    answered = dspy.Predict("question -> answer")(question="Say hello.")
+    return {"predict": answered.answer, "typed": {"country": capital.country, "city": capital.city}}
+
+
 def main() -> None:
     out: dict[str, Any] = {}
-    runs: dict[str, Callable[[], dict[str, Any]]] = {"instructor": instructor_modes, "llama-index": llama_index}
+    runs: dict[str, Callable[[], dict[str, Any]]] = {
+        "instructor": instructor_modes,
+        "llama-index": llama_index,
+        "dspy": dspy_modules,
+    }
     for name, run in runs.items():
         try:
             out[name] = run()
