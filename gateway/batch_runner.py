@@ -123,8 +123,6 @@ class BatchRunner:
         self._stopped.set()
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(task, grace_s)
-        if self._current is not None:  # free for the next gateway at once, not when the lease runs out
-            await self._store(self._documents.claim, f"batch:{self._current.batch.id}", self.owner, 0.001)
         await self._client.aclose()
 
     def _pending(self) -> list[Batch]:
@@ -141,24 +139,35 @@ class BatchRunner:
         run = self._current = _Run(self, batch)
         await run.start()
         keeper = asyncio.create_task(run.keep_lease())
+        config = self._gateway.config.batches
         try:
-            await run.send_lines()
-            # the lines parked for providers' batch APIs: sent, then polled until each is answered
-            while run.provider.busy and not (self._stopping or run.lost_lease):
+            # Lines are sent while the lines parked for providers' batch APIs go to them (in a batch
+            # per model once enough wait, or once every line is sent) and those are polled.
+            sending = asyncio.create_task(run.send_lines())
+            while not (self._stopping or run.lost_lease):
                 ending = run.cancelled() or run.expired()
                 if not ending:
-                    await run.provider.send()
+                    await run.provider.send(everything=sending.done())
                 await run.provider.poll(ending)
-                if run.todo and not ending:  # lines a provider did not answer go as ordinary requests
-                    await run.send_lines()
                 await run.save()
-                if run.provider.busy:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._stopped.wait(), self._gateway.config.batches.provider_poll_s)
+                if sending.done():
+                    if run.todo and not ending:  # lines a provider did not answer go as ordinary requests
+                        sending = asyncio.create_task(run.send_lines())
+                        continue
+                    if not run.provider.busy:
+                        break
+                stopped = asyncio.ensure_future(self._stopped.wait())
+                await asyncio.wait(
+                    (sending, stopped), timeout=config.provider_poll_s, return_when=asyncio.FIRST_COMPLETED
+                )
+                stopped.cancel()
+            await sending  # (stopping: the lines in flight end and keep their results)
         finally:
             keeper.cancel()
         if self._stopping and not run.done():
-            await run.save()  # resumed after the restart, by whichever replica takes it
+            await run.save()  # resumed after the restart, by whichever replica takes it: at once, not
+            # when the lease runs out
+            await self._store(self._documents.claim, f"batch:{batch.id}", self.owner, 0.001)
             return
         await run.finish()
 

@@ -72,6 +72,10 @@ class BatchConfig(Strict):
     provider_batches: bool = True
     provider_min_window_s: float = Field(3600.0, ge=0)
     provider_poll_s: float = Field(30.0, ge=0.05)  # how often a provider's batch is asked how it stands
+    # while a batch's lines are still being sent, its parked lines go to their provider once this
+    # many wait, or once the oldest has waited this long (all of them once every line is sent)
+    provider_lines: int = Field(1000, ge=1)
+    provider_collect_s: float = Field(300.0, ge=0)
 
 
 class AppConfig(Strict):

@@ -7,8 +7,8 @@ routed, privacy-checked, masked and admitted as a live request is; only the call
 request's suspended account (its row so far and its reservation) and the values a redacting rule
 masked; the request answers the runner 202, and the runner goes on to the next line.
 
-`ProviderLines` sends a batch's parked lines, once every line has been dispatched, as one provider
-batch per model; polls them; and settles each answer: restored, priced at the batch price, its
+`ProviderLines` sends a batch's parked lines as a provider batch per model (once enough wait, or
+every line has been dispatched); polls them; and settles each answer: restored, priced at the batch price, its
 ledger row written by the resumed account, its result kept like any other line's. A line the
 provider could not answer (its batch failed or expired, a 5xx) goes back to the runner as an
 ordinary request, as a failed call falls back; one the provider refused (a 4xx) gets that error.
@@ -139,6 +139,7 @@ class ProviderLines:
         self._batch, self._lines, self._kind = batch, lines, kind
         self._settled, self._returned = settled, returned
         self._waiting: dict[str, list[int]] = {}  # model -> parked lines not yet sent
+        self._since: dict[str, float] = {}  # model -> when its oldest waiting line was parked
         self._jobs: dict[str, _Job] = {}  # provider batch id -> what went in it
 
     @property
@@ -160,10 +161,24 @@ class ProviderLines:
 
     def parked(self, index: int, model: str) -> None:
         self._waiting.setdefault(model, []).append(index)
+        self._since.setdefault(model, time.monotonic())
 
-    async def send(self) -> None:
-        """One provider batch per model of the lines parked since the last send."""
-        waiting, self._waiting = self._waiting, {}
+    async def send(self, everything: bool) -> None:
+        """A provider batch for each model whose parked lines are enough to send now: once
+        `batches.provider_lines` wait or the oldest has waited `provider_collect_s`, or
+        `everything` (every line of the batch was sent: what waits will wait for nothing more)."""
+        config = self._gateway.config.batches
+        now = time.monotonic()
+        ready = [
+            model
+            for model, lines in self._waiting.items()
+            if everything
+            or len(lines) >= config.provider_lines
+            or now - self._since.get(model, now) >= config.provider_collect_s
+        ]
+        waiting = {model: self._waiting.pop(model) for model in ready}
+        for model in ready:
+            self._since.pop(model, None)
         for model, parked in waiting.items():
             api = self._api(model)
             documents = {i: await self._store(self._documents.get, self._kind, line_key(i)) for i in parked}
@@ -195,11 +210,10 @@ class ProviderLines:
         """Read each provider batch's status; settle those that ended. `ending`: the batch was
         cancelled or ran out of time: the provider batches are cancelled (what they answered
         meanwhile is still delivered and charged), and no line goes back to be sent again."""
-        for waiting in list(self._waiting.values()) if ending else []:
-            for index in waiting:
+        if ending:  # (taken at once: a line parked meanwhile waits for the next poll)
+            waiting, self._waiting, self._since = self._waiting, {}, {}
+            for index in (i for lines in waiting.values() for i in lines):
                 await self._give_back(index, "the batch ended before it was sent", again=False)
-        if ending:
-            self._waiting.clear()
         for provider_id, job in list(self._jobs.items()):
             api = self._api(job.model)
             if api is None:

@@ -386,6 +386,24 @@ def test_a_restart_while_the_provider_holds_the_batch_settles_every_line_once(up
     assert rows == [("open", "cloud", 200)] * 4  # each line settled exactly once, by the second gateway
 
 
+def test_parked_lines_go_to_their_provider_while_the_edge_still_works_through_the_rest(upstream, tmp_path):
+    config = batch_config(upstream.url, tmp_path, provider_lines=2)  # two waiting lines are enough to send
+    cloud = [chat_line(f"cloud-{i}", f"Question {i}?", "gpt-fake") for i in range(2)]
+    edge = [chat_line(f"edge-{i}", f"Tell me a story about the number {i}.", max_tokens=60) for i in range(8)]
+    gateway = GatewayProcess(config, tmp_path).wait_ready()
+    try:
+        sdk = client(gateway)
+        created = run(sdk, cloud + edge)
+        wait_for(lambda: upstream.provider_batches, "the provider's batch was never made")
+        # the edge still at its lines (with the two cloud lines counted, fewer than all of them are done)
+        assert sdk.batches.retrieve(created.id).request_counts.completed < len(edge)
+        batch = settled(sdk, created.id)
+        assert batch.status == "completed" and batch.request_counts.completed == 10
+        assert len(upstream.provider_batches) == 1
+    finally:
+        gateway.stop()
+
+
 def wait_for(condition, message: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
