@@ -157,7 +157,7 @@ class ProviderLines:
         sent = {index for job in self._jobs.values() for index in job.indices}
         for index, data in sorted(kept.items()):
             if data.get("state") == PARKED and index not in sent:
-                self._waiting.setdefault(data["model"], []).append(index)
+                self.parked(index, data["model"])
 
     def parked(self, index: int, model: str) -> None:
         self._waiting.setdefault(model, []).append(index)
@@ -216,8 +216,12 @@ class ProviderLines:
                 await self._give_back(index, "the batch ended before it was sent", again=False)
         for provider_id, job in list(self._jobs.items()):
             api = self._api(job.model)
-            if api is None:
-                continue  # kept: the model may come back with the config
+            if api is None:  # the model left the config: its provider's answers cannot be read here
+                for index in job.indices:
+                    await self._give_back(index, f"{job.model} is no longer in this gateway's config", again=not ending)
+                del self._jobs[provider_id]
+                await self._store(self._documents.delete, jobs_kind(self._batch.id), provider_id)
+                continue
             try:
                 if ending and not job.cancel_asked:
                     job.cancel_asked = True
