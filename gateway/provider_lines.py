@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from classifiers.signals import Signals
 from router.answer import Answer
-from router.cloud.base import CloudModel, refused
+from router.cloud.base import CloudModel, status_error
 from router.cloud.batch_api import ProviderBatchAPI, ProviderResult
 from router.cloud.validate import chat_completion, delivered_text
 from router.decision import Decision
@@ -268,10 +268,7 @@ class ProviderLines:
         account = self._account(data["account"])
         line = self._lines[index]
         if found.status_code != 200:
-            refusal = refused(
-                found.status_code, f"{model}: the provider answered {found.status_code}: {_reason(found)}"
-            )
-            error = refusal or UpstreamError(f"{model}: the provider answered {found.status_code}: {_reason(found)}")
+            error = status_error(model, found.status_code, _reason(found))
             row = account.abort(error.status, error.code)
             self._observe(row)
             await self._keep(index, output_line(line, error.status, row.request_id, error.body()))

@@ -9,9 +9,9 @@ from router.cloud.openai_compat import HttpPool, OpenAICompatible, is_direct
 
 
 def connect(config: CloudModelConfig, pool: HttpPool) -> OpenAICompatible | LiteLLMModel:
-    direct = is_direct(config)
-    model = OpenAICompatible(config, pool) if direct else LiteLLMModel(config)
-    model.batch_api = batch_api_of(config, pool.client, direct)
+    model = OpenAICompatible(config, pool) if is_direct(config) else LiteLLMModel(config)
+    openai_base = model.base_url if isinstance(model, OpenAICompatible) else None
+    model.batch_api = batch_api_of(config, pool.client, openai_base)
     return model
 
 

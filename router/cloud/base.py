@@ -6,7 +6,7 @@ from policies.needs import Need
 from router.cloud.batch_api import ProviderBatchAPI
 from router.cloud.config import CloudModelConfig
 from router.cloud.price_map import known_context_window, known_mode
-from router.errors import BodyTooLarge, EdgewayError, InvalidRequest, UpstreamNotFound
+from router.errors import BodyTooLarge, EdgewayError, InvalidRequest, UpstreamError, UpstreamNotFound, UpstreamTimeout
 from router.tier import IDLE, Capacity, Resilience, TierKind
 
 CHAT = frozenset(Need) - {Need.EMBEDDINGS}  # forwarded: the provider honors or refuses them
@@ -29,6 +29,18 @@ class CloudModel:
 
     def capacity(self) -> Capacity:
         return IDLE
+
+
+def status_error(name: str, status: int, reason: str) -> EdgewayError:
+    """A provider's error status as the client hears it: `refused` where the request itself was
+    at fault, a timeout for 408 and 504, else an upstream error carrying the provider's status."""
+    message = f"{name}: the provider answered {status}: {reason}"
+    refusal = refused(status, message)
+    if refusal is not None:
+        return refusal
+    if status in (408, 504):
+        return UpstreamTimeout(message, provider_status=status)
+    return UpstreamError(message, provider_status=status)
 
 
 def refused(status: int | None, message: str) -> EdgewayError | None:

@@ -102,33 +102,29 @@ class ProviderBatchAPI(Protocol):
         """A 200 result's body as a chat.completion object (to be validated as a live answer)."""
 
 
-def batch_api_of(config: CloudModelConfig, client: Client, direct: bool) -> ProviderBatchAPI | None:
+def batch_api_of(config: CloudModelConfig, client: Client, openai_base: str | None) -> ProviderBatchAPI | None:
     """The model's provider's batch API, where edgeway speaks it and the config does not turn it
-    off (`batch_api`; None: on for the providers known to have one). `direct`: the model is reached
-    over its OpenAI-compatible endpoint (else through LiteLLM)."""
-    known = (direct and config.provider in OPENAI_SHAPED) or config.provider == "anthropic"
+    off (`batch_api`; None: on for the providers known to have one). `openai_base`: the `/v1` URL
+    of the model's OpenAI-compatible endpoint, None for a model reached through LiteLLM."""
+    known = (openai_base is not None and config.provider in OPENAI_SHAPED) or config.provider == "anthropic"
     if not (config.batch_api if config.batch_api is not None else known):
         return None
     key = config.api_key.get_secret_value() if config.api_key is not None else None
     if config.provider == "anthropic":
         headers = f"anthropic-version: {ANTHROPIC_VERSION}\r\n" + (f"x-api-key: {key}\r\n" if key else "")
-        wire = _Wire(client, config.name, headers.encode("latin-1"))
+        wire = _Wire(client, config, headers.encode("latin-1"))
         return AnthropicBatchAPI(wire, config.api_base or ANTHROPIC_BASE, config.provider_model_id)
-    assert config.api_base or config.provider in OPENAI_SHAPED  # the config check: an OpenAI-compatible endpoint
-    base = (
-        config.api_base
-        or {"openai": "https://api.openai.com/v1", "groq": "https://api.groq.com/openai/v1"}[config.provider]
-    )
-    wire = _Wire(client, config.name, f"authorization: Bearer {key}\r\n".encode("latin-1") if key else b"")
-    return OpenAIBatchAPI(wire, base, config.provider_model_id)
+    assert openai_base is not None  # the config check: another provider's batch API is refused
+    wire = _Wire(client, config, f"authorization: Bearer {key}\r\n".encode("latin-1") if key else b"")
+    return OpenAIBatchAPI(wire, openai_base, config.provider_model_id)
 
 
 class _Wire:
     """JSON and content over the gateway's pooled connections, failures as UpstreamErrors."""
 
-    def __init__(self, client: Client, name: str, headers: bytes) -> None:
-        self.client, self.name, self.headers = client, name, headers  # headers: ready "name: value\r\n" lines
-        self.timeouts = Timeouts(5.0, READ_S, TOTAL_S)
+    def __init__(self, client: Client, config: CloudModelConfig, headers: bytes) -> None:
+        self.client, self.name, self.headers = client, config.name, headers  # headers: ready "name: value\r\n" lines
+        self.timeouts = Timeouts(config.connect_timeout_s, READ_S, TOTAL_S)
 
     async def exchange(self, method: str, url: str, body: bytes = b"", kind: bytes = b"") -> tuple[int, bytes]:
         origin, target = self.client.origin(url)

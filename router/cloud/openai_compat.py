@@ -14,7 +14,7 @@ import orjson
 
 from router.answer import Answer
 from router.cloud import validate
-from router.cloud.base import CloudModel, refused
+from router.cloud.base import CloudModel, status_error
 from router.cloud.config import CloudModelConfig
 from router.cloud.http1 import Client, HTTPError, Response, Timeouts
 from router.errors import UpstreamError, UpstreamTimeout
@@ -58,6 +58,7 @@ class OpenAICompatible(CloudModel):
         super().__init__(config)
         self.forwards_priority = forwards_priority  # an edgeway edge node schedules by it
         base = (config.api_base or DIRECT_PROVIDERS[config.provider] or "").rstrip("/")
+        self.base_url = base  # the provider's `/v1`: its chat endpoint and, where it has one, its batch API
         self._origin, self._target = pool.client.origin(f"{base}/chat/completions")
         _, self._legacy_target = pool.client.origin(f"{base}/completions")  # legacy text completions
         _, self._embeddings_target = pool.client.origin(f"{base}/embeddings")
@@ -145,14 +146,7 @@ class OpenAICompatible(CloudModel):
         return UpstreamError(f"{self.name}: could not reach the provider ({exc})")
 
     def _status_error(self, status: int, content: bytes) -> Exception:
-        reason = _error_message(content)
-        message = f"{self.name}: the provider answered {status}: {reason}"
-        refusal = refused(status, message)
-        if refusal is not None:
-            return refusal
-        if status in (408, 504):
-            return UpstreamTimeout(message, provider_status=status)
-        return UpstreamError(message, provider_status=status)
+        return status_error(self.name, status, _error_message(content))
 
 
 class SSEStream:
