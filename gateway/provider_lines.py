@@ -265,11 +265,10 @@ class ProviderLines:
             reason = why if found is None else (found.error or f"the provider answered {found.status_code}")
             await self._give_back(index, f"{model}: {reason}", again=again)
             return
-        account = self._account(data["account"])
         line = self._lines[index]
-        if found.status_code != 200:
+        if found.status_code != 200:  # the request itself refused, as a live call would be
             error = status_error(model, found.status_code, _reason(found))
-            row = account.abort(error.status, error.code)
+            row = self._account(data["account"]).abort(error.status, error.code)
             self._observe(row)
             await self._keep(index, output_line(line, error.status, row.request_id, error.body()))
             return
@@ -278,10 +277,10 @@ class ProviderLines:
             if api is None:
                 raise UpstreamError(f"{model} has no batch API in this gateway's config")
             body, usage = chat_completion(await api.answer(found.body, data["line"]), model)
-        except UpstreamError as exc:
-            account.release()
-            await self._give_back(index, exc.message, again=again, released=True)
+        except UpstreamError as exc:  # an answer that is no chat completion: as a broken live answer
+            await self._give_back(index, exc.message, again=again)
             return
+        account = self._account(data["account"])
         answer = WHOLE.restore(Answer(body, usage), Restoration(data["originals"]))
         if not answer.usage.measured:
             answer.usage = account.settled(answer.usage, delivered_text(answer.body))
@@ -295,11 +294,11 @@ class ProviderLines:
         await self._store(self._documents.put, self._kind, done)
         self._settled(index, result)
 
-    async def _give_back(self, index: int, why: str, *, again: bool = True, released: bool = False) -> None:
+    async def _give_back(self, index: int, why: str, *, again: bool = True) -> None:
         """The provider did not answer the line: its reservation is given back and, while the batch
         runs, it is sent again as an ordinary request (which writes its own row)."""
         document = await self._store(self._documents.get, self._kind, line_key(index))
-        if document is not None and document.data.get("state") == PARKED and not released:
+        if document is not None and document.data.get("state") == PARKED:
             self._account(document.data["account"]).release()
         await self._store(self._documents.delete, self._kind, line_key(index))
         log.warning("batch %s line %d: not answered through the batch API (%s)", self._batch.id, index, why)
