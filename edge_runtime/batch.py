@@ -2,9 +2,9 @@
 
 Each step the scheduler builds one batch: the next token of every sequence that is generating,
 and the prompts still to be read, as `edge_runtime.pacing` decides: short ones whole and first,
-long ones in small chunks, so that a short request beside a long prompt waits at most one small
-step. A new request joins at the next step; a finished or cancelled one leaves and frees its KV
-cells. Each
+long ones in chunks sized in time. A step reading a long prompt is cut short when a short request
+arrives (`edge_runtime.interrupt`), so that the short request waits for its own step only. A new
+request joins at the next step; a finished or cancelled one leaves and frees its KV cells. Each
 sequence samples with its own chain (temperature, top_p, seed) and streams its own tokens.
 Admission counts tokens, not requests: a request starts when its prompt plus max_tokens fit in the
 unified KV cache.
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from edge_runtime.interrupt import CUT, StepInterrupt
 from edge_runtime.pacing import SHORT_PROMPT, Pacer
 from edge_runtime.reading import Gate
 from edge_runtime.speculation import PromptLookup, Speculation
@@ -147,6 +148,7 @@ class BatchScheduler(Generic[J]):
         self.kept: dict[int, list[int]] = {}
         self.reused = 0
         self.pacer = Pacer(n_batch)
+        self.interrupt = StepInterrupt(llama_cpp, self.ctx)
         self.speculation = speculation
 
     def close(self) -> None:
@@ -219,36 +221,47 @@ class BatchScheduler(Generic[J]):
         self.active.append(seq)
 
     def _slot_for(self, prompt: list[int]) -> tuple[int, int]:
-        """A free slot for this prompt, and how much of the prompt it holds already: the slot whose
-        kept prompt shares the longest start with it, or, longer still, the start a running
-        sequence has read (a sibling of the same request): those cells are shared, not read again."""
-        best, best_common = self.free_ids[0], 0
-        for slot in self.free_ids:
-            common = _common(self.kept.get(slot, ()), prompt)
-            if common > best_common:
-                best, best_common = slot, common
-        source, shared = None, best_common
+        """A free slot for this prompt, and how much of the prompt it holds already.
+
+        The start it shares longest with what a free slot kept, or, longer still, with what a
+        running sequence has read (a sibling of the same request), is not read again: those cells
+        are shared. A prompt takes the slot whose kept prompt it shares most of, unless it shares
+        only a short start with it (the chat template, a line of system prompt: one short step to
+        read again): then it takes the slot whose kept prompt it spoils least, so that a new prompt
+        does not evict a chat's cached turns for the sake of a few tokens."""
+        last = len(prompt) - 1  # the last prompt token is read again for its logits
+        commons = {slot: _common(self.kept.get(slot, ()), prompt) for slot in self.free_ids}
+        best = max(self.free_ids, key=commons.__getitem__)
+        source, shared = None, commons[best]
         for seq in self.active:
             common = _common(seq.prompt[: seq.read], prompt)
             if common > shared:
                 source, shared = seq, common
-        last = len(prompt) - 1  # the last prompt token is read again for its logits
-        self.kept.pop(best, None)
         if source is not None:
+            slot = min(self.free_ids, key=lambda s: len(self.kept.get(s, ())))
             shared = min(shared, last)
-            self.lib.llama_memory_seq_rm(self.memory, best, -1, -1)
-            self.lib.llama_memory_seq_cp(self.memory, source.seq_id, best, 0, shared)
+            self.kept.pop(slot, None)
+            self.lib.llama_memory_seq_rm(self.memory, slot, -1, -1)
+            self.lib.llama_memory_seq_cp(self.memory, source.seq_id, slot, 0, shared)
             self.reused += shared
-            return best, shared
-        best_common = min(best_common, last)
-        self.lib.llama_memory_seq_rm(self.memory, best, best_common, -1)
-        self.reused += best_common
-        return best, best_common
+            return slot, shared
+        if shared <= SHORT_PROMPT and shared < min(len(self.kept.get(best, ())), last):
+            best = min(self.free_ids, key=lambda s: len(self.kept.get(s, ())) - commons[s])
+        self.kept.pop(best, None)
+        common = min(commons[best], last)
+        self.lib.llama_memory_seq_rm(self.memory, best, common, -1)
+        self.reused += common
+        return best, common
 
     def _make_room(self) -> None:
-        """Forget kept prompts, oldest first, while they and the running requests overflow the cache."""
-        while self.kept and self.reserved + sum(len(t) for t in self.kept.values()) > self.n_ctx:
-            slot = next(iter(self.kept))
+        """Forget kept prompts while they and the running requests overflow the cache: the oldest
+        that frees enough alone, else the oldest, and again. (The oldest first regardless would
+        forget a chat's few cells on the way to the long prompt that had to go anyway.)"""
+        while self.kept:
+            over = self.reserved + sum(len(t) for t in self.kept.values()) - self.n_ctx
+            if over <= 0:
+                return
+            slot = next((s for s, t in self.kept.items() if len(t) >= over), next(iter(self.kept)))
             del self.kept[slot]
             self.lib.llama_memory_seq_rm(self.memory, slot, -1, -1)
 
@@ -291,10 +304,12 @@ class BatchScheduler(Generic[J]):
                 n += 1
         reading = sorted((q for q in running if q.read < len(q.prompt)), key=lambda q: len(q.prompt) - q.read)
         long_read = False
+        read: list[tuple[Sequence[J], int]] = []  # each prompt read this step, and where it started
         for seq, take in zip(reading, self.pacer.reads(n, [len(q.prompt) - q.read for q in reading]), strict=True):
             if take <= 0:
                 continue
             long_read = long_read or len(seq.prompt) - seq.read > SHORT_PROMPT
+            read.append((seq, seq.read))
             for k in range(take):
                 self._put(n, seq.prompt[seq.read + k], seq.read + k, seq.seq_id, False)
                 n += 1
@@ -302,18 +317,26 @@ class BatchScheduler(Generic[J]):
             if seq.read == len(seq.prompt):
                 batch.logits[n - 1] = 1
                 seq.logit_index = n - 1
-                seq.job.prompt_read = True
         if n == 0:
             self.before_decode()
             return []
         batch.n_tokens = n
         self.before_decode()
         started = time.perf_counter()
+        self.interrupt.arm(long_read and self.pacer.may_cut(time.monotonic()))
         code = self.lib.llama_decode(self.ctx, batch)
+        self.interrupt.arm(False)
+        if code == CUT:  # llama.cpp dropped the step's cells: it is as if it had not run
+            self._undo(read)
+            self.pacer.was_cut(time.monotonic())
+            return []
         if code != 0:
             raise RuntimeError(f"llama_decode returned {code}")
         took = time.perf_counter() - started
-        self.pacer.measured(n, took, short_only=bool(reading) and not long_read)
+        self.pacer.measured(n, took, long_read)
+        for seq, _ in read:
+            if seq.read == len(seq.prompt):
+                seq.job.prompt_read = True
         if self.speculation is not None:
             self.speculation.measured(n, took)
         sampled = []
@@ -338,6 +361,25 @@ class BatchScheduler(Generic[J]):
                 seq.last = token
                 sampled.append((seq, token))
         return sampled
+
+    def _undo(self, read: list[tuple[Sequence[J], int]]) -> None:
+        """Forget a step that was cut: the prompts read in it are to be read again from where they
+        were, and the generating sequences feed their last token again, without guesses."""
+        self.interrupt.cuts += 1
+        for seq, start in read:
+            seq.read = start
+        for seq in self.active:
+            seq.logit_index = None
+            seq.guesses = []
+
+    def quick_to_read(self, prompt: list[int]) -> bool:
+        """Whether a prompt reads in one short step: short, or all but a short tail kept in the cache
+        already (a chat's next turn). Called by the thread that queues requests, on a snapshot."""
+        need = len(prompt) - SHORT_PROMPT
+        if need <= 0:
+            return True
+        head = prompt[:need]
+        return any(len(kept) >= need and kept[:need] == head for kept in list(self.kept.values()))
 
     def _guesses(self, seq: Sequence[J], generating: int, room: int) -> list[int]:
         """What `seq` drafts after its last token this step: nothing unless the speculation's cost

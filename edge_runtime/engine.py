@@ -234,6 +234,8 @@ class EdgeEngine:
             if sampling.background:
                 self._background += len(prompt) + max_tokens
         self._jobs.put(generation)
+        if not sampling.background and self._scheduler is not None and self._scheduler.quick_to_read(prompt):
+            self._scheduler.interrupt.request()  # not to wait for a long prompt's chunk in flight
         return generation
 
     @property
@@ -281,6 +283,7 @@ class EdgeEngine:
         assert scheduler is not None  # load() made it before starting this thread
         waiting: list[Generation] = []
         while True:
+            scheduler.interrupt.clear()  # every request queued so far is drained below
             if not scheduler.active and not waiting:
                 self._outbox.send()
                 self._running = self._waiting = 0

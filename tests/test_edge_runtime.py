@@ -237,3 +237,60 @@ async def test_prompt_lookup_drafts_are_kept_only_where_greedy_decoding_agrees()
     finally:
         plain.close()
         drafting.close()
+
+
+async def test_a_short_request_cuts_the_long_prompts_step_in_flight_and_nothing_of_it_stays(engine):
+    """A step reading a long prompt is cut when a short request arrives (llama.cpp's abort
+    callback): the short request runs next, and the cache holds exactly what the scheduler counts
+    as read, so the long prompt goes on from there."""
+    scheduler = engine._scheduler
+    mismatches: list[tuple[int, int]] = []
+    step = scheduler.step
+
+    def checked_step():  # on the worker thread, after each step
+        sampled = step()
+        for seq in scheduler.active:
+            if 0 < seq.read < len(seq.prompt):
+                held = int(scheduler.lib.llama_memory_seq_pos_max(scheduler.memory, seq.seq_id)) + 1
+                if held != seq.read:
+                    mismatches.append((held, seq.read))
+        return sampled
+
+    scheduler.step = checked_step
+    try:
+        cuts = scheduler.interrupt.cuts
+        long_prompt = [{"role": "user", "content": "Summarize: " + "The tide came in over the flats. " * 200}]
+        long = engine.submit(long_prompt, Sampling(max_tokens=4, temperature=0))
+        shorts = []
+        while scheduler.interrupt.cuts == cuts and len(shorts) < 10:  # one lands between steps at most rarely
+            await asyncio.sleep(0.1)
+            shorts.append(engine.submit(STORY, Sampling(max_tokens=2, temperature=0)))
+            await collect(shorts[-1])
+        assert await collect(long)
+    finally:
+        del scheduler.step
+    assert scheduler.interrupt.cuts > cuts
+    assert long.finish_reason == "length" and all(s.first_token_at < long.first_token_at for s in shorts)
+    assert mismatches == []
+
+
+async def test_only_a_request_quick_to_read_asks_for_a_cut(engine):
+    scheduler = engine._scheduler
+    assert scheduler.quick_to_read(engine.tokenize_chat(STORY))
+    system = {"role": "system", "content": "You keep the harbor's tide tables. " * 30}
+    turn = [system, {"role": "user", "content": "When is high tide?"}]
+    assert not scheduler.quick_to_read(engine.tokenize_chat(turn))  # hundreds of tokens to read
+    await collect(engine.submit(turn, Sampling(max_tokens=2)))
+    # The chat's next turn: all but its new message is in the cache.
+    assert scheduler.quick_to_read(engine.tokenize_chat([*turn, {"role": "user", "content": "And low tide?"}]))
+
+
+async def test_a_new_prompt_does_not_evict_a_cached_chat_that_only_shares_its_start(engine):
+    system = {"role": "system", "content": "You are the lighthouse's logbook. " * 20}
+    chat = [system, {"role": "user", "content": "What happened last night?"}]
+    await collect(engine.submit(chat, Sampling(max_tokens=2)))
+    # Another app's prompt: the same chat template up front, nothing else.
+    await collect(engine.submit([{"role": "user", "content": "Name three birds."}], Sampling(max_tokens=2)))
+    before = engine._scheduler.reused
+    await collect(engine.submit([*chat, {"role": "user", "content": "And before that?"}], Sampling(max_tokens=2)))
+    assert engine._scheduler.reused - before > 150  # the chat's cells were still there

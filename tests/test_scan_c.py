@@ -6,6 +6,8 @@ The fuzzing runs `EDGEWAY_FUZZ_S` seconds (20 by default, what the suite affords
 sets more): hypothesis generates texts that stress the scan (digit runs with every separator and
 digit script, addresses, encoded runs, long words, control and combining characters, astral
 planes, lone surrogates) and calls the module's functions with edge-case arguments too.
+
+The edge runtime's abort callback (`edge_runtime/_interrupt.c`) compiles under the same flags.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(str(p) for p in (ROOT / "classifiers" / "scan").glob("*.c"))
+ABORT_CALLBACK = str(ROOT / "edge_runtime" / "_interrupt.c")  # llama.cpp calls it between graph nodes
 INCLUDE = sysconfig.get_paths()["include"]
 STRICT = ["-Wall", "-Wextra", "-Werror"]
 SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"]
@@ -36,7 +39,7 @@ def compiler() -> str:
     return found
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=[Path(s).name for s in SOURCES])
+@pytest.mark.parametrize("source", [*SOURCES, ABORT_CALLBACK], ids=[Path(s).name for s in [*SOURCES, ABORT_CALLBACK]])
 def test_the_scan_compiles_without_a_warning(source, tmp_path):
     built = subprocess.run(
         [compiler(), *STRICT, "-O2", "-fPIC", f"-I{INCLUDE}", "-c", source, "-o", str(tmp_path / "scan.o")],
