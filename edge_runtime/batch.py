@@ -225,10 +225,10 @@ class BatchScheduler(Generic[J]):
 
         The start it shares longest with what a free slot kept, or, longer still, with what a
         running sequence has read (a sibling of the same request), is not read again: those cells
-        are shared. A prompt takes the slot whose kept prompt it shares most of, unless it shares
-        only a short start with it (the chat template, a line of system prompt: one short step to
-        read again): then it takes the slot whose kept prompt it spoils least, so that a new prompt
-        does not evict a chat's cached turns for the sake of a few tokens."""
+        are shared. A prompt takes the slot whose kept prompt it shares most of, unless it takes more
+        than a batch to read and shares only a short start with that prompt (the chat template, a
+        line of system prompt): then it takes the slot whose kept prompt it spoils least, so that a
+        document does not evict a chat's cached turns for the sake of a few tokens."""
         last = len(prompt) - 1  # the last prompt token is read again for its logits
         commons = {slot: _common(self.kept.get(slot, ()), prompt) for slot in self.free_ids}
         best = max(self.free_ids, key=commons.__getitem__)
@@ -238,14 +238,13 @@ class BatchScheduler(Generic[J]):
             if common > shared:
                 source, shared = seq, common
         if source is not None:
-            slot = min(self.free_ids, key=lambda s: len(self.kept.get(s, ())))
+            self.kept.pop(best, None)
             shared = min(shared, last)
-            self.kept.pop(slot, None)
-            self.lib.llama_memory_seq_rm(self.memory, slot, -1, -1)
-            self.lib.llama_memory_seq_cp(self.memory, source.seq_id, slot, 0, shared)
+            self.lib.llama_memory_seq_rm(self.memory, best, -1, -1)
+            self.lib.llama_memory_seq_cp(self.memory, source.seq_id, best, 0, shared)
             self.reused += shared
-            return slot, shared
-        if shared <= SHORT_PROMPT and shared < min(len(self.kept.get(best, ())), last):
+            return best, shared
+        if shared <= SHORT_PROMPT and last - shared > self.n_batch and shared < len(self.kept.get(best, ())):
             best = min(self.free_ids, key=lambda s: len(self.kept.get(s, ())) - commons[s])
         self.kept.pop(best, None)
         common = min(commons[best], last)

@@ -285,12 +285,14 @@ async def test_only_a_request_quick_to_read_asks_for_a_cut(engine):
     assert scheduler.quick_to_read(engine.tokenize_chat([*turn, {"role": "user", "content": "And low tide?"}]))
 
 
-async def test_a_new_prompt_does_not_evict_a_cached_chat_that_only_shares_its_start(engine):
+async def test_a_document_does_not_evict_a_cached_chat_that_only_shares_its_start(engine):
     system = {"role": "system", "content": "You are the lighthouse's logbook. " * 20}
     chat = [system, {"role": "user", "content": "What happened last night?"}]
     await collect(engine.submit(chat, Sampling(max_tokens=2)))
-    # Another app's prompt: the same chat template up front, nothing else.
-    await collect(engine.submit([{"role": "user", "content": "Name three birds."}], Sampling(max_tokens=2)))
+    # Another app's document, longer than a batch: the same chat template up front, nothing else.
+    document = "Summarize: " + "The keeper trimmed the wick and wound the clockwork. " * 60
+    assert len(engine.tokenize_chat([{"role": "user", "content": document}])) > 512
+    await collect(engine.submit([{"role": "user", "content": document}], Sampling(max_tokens=2)))
     before = engine._scheduler.reused
     await collect(engine.submit([*chat, {"role": "user", "content": "And before that?"}], Sampling(max_tokens=2)))
     assert engine._scheduler.reused - before > 150  # the chat's cells were still there

@@ -3,7 +3,8 @@
 
 Ten short requests in a row (each after the last has its answer), alone; then the long prompt is
 sent, and once it is being read, ten more. The figure is the slowest of each ten (a short request
-that lands just as a long chunk starts waits for all of it), and their ratio (target <= 1.5x).
+that lands while a long chunk is being read waits for the step to be cut, and its own step reads
+attention over a cache that holds the long prompt), and their ratio (target <= 1.5x).
 The long prompt's own time to first token is taken alone and beside the short requests.
 """
 
