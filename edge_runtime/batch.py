@@ -227,7 +227,7 @@ class BatchScheduler(Generic[J]):
         running sequence has read (a sibling of the same request), is not read again: those cells
         are shared. A prompt takes the slot whose kept prompt it shares most of, unless it takes more
         than a batch to read and shares only a short start with that prompt (the chat template, a
-        line of system prompt): then it takes the slot whose kept prompt it spoils least, so that a
+        line of system prompt): then it takes an empty slot, else the one kept longest ago, so that a
         document does not evict a chat's cached turns for the sake of a few tokens."""
         last = len(prompt) - 1  # the last prompt token is read again for its logits
         commons = {slot: _common(self.kept.get(slot, ()), prompt) for slot in self.free_ids}
@@ -245,7 +245,8 @@ class BatchScheduler(Generic[J]):
             self.reused += shared
             return best, shared
         if shared <= SHORT_PROMPT and last - shared > self.n_batch and shared < len(self.kept.get(best, ())):
-            best = min(self.free_ids, key=lambda s: len(self.kept.get(s, ())) - commons[s])
+            kept_order = {slot: i for i, slot in enumerate(self.kept)}  # released longest ago first
+            best = min(self.free_ids, key=lambda s: kept_order.get(s, -1))  # an empty slot, else that
         self.kept.pop(best, None)
         common = min(commons[best], last)
         self.lib.llama_memory_seq_rm(self.memory, best, common, -1)

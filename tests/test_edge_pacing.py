@@ -126,3 +126,16 @@ def test_when_no_kept_prompt_makes_room_alone_the_oldest_go_first():
     scheduler = _scheduler_keeping({0: 100, 1: 200, 2: 150}, reserved=800, n_ctx=1000)
     scheduler._make_room()  # 250 over: none alone; the oldest, then the oldest that frees the rest
     assert scheduler.lib.removed == [0, 1] and list(scheduler.kept) == [2]
+
+
+def test_a_document_takes_an_empty_slot_else_the_one_kept_longest_ago():
+    # Every slot keeps a prompt: three stale ones from long ago, then the chat just answered.
+    scheduler = _scheduler_keeping({1: 44, 2: 44, 3: 44, 0: 33}, reserved=0, n_ctx=100_000)
+    scheduler.free_ids, scheduler.active, scheduler.reused, scheduler.n_batch = [0, 1, 2, 3], [], 0, 512
+    chat_start = [7] * 24  # the chat template, which the chat shares most of
+    scheduler.kept[0] = chat_start + [1] * 9
+    document = chat_start + [2] * 4000
+    slot, shared = scheduler._slot_for(document)
+    assert slot == 1 and shared == 0 and 0 in scheduler.kept  # the chat stays cached
+    scheduler.free_ids = [0, 2, 3, 4]  # slot 1 taken; an empty one is taken before any kept one
+    assert scheduler._slot_for(document)[0] == 4
