@@ -245,8 +245,8 @@ class BatchScheduler(Generic[J]):
             self.reused += shared
             return best, shared
         if shared <= SHORT_PROMPT and last - shared > self.n_batch and shared < len(self.kept.get(best, ())):
-            kept_order = {slot: i for i, slot in enumerate(self.kept)}  # released longest ago first
-            best = min(self.free_ids, key=lambda s: kept_order.get(s, -1))  # an empty slot, else that
+            # every kept slot is free, kept in the order released: the first is the one kept longest ago
+            best = next((s for s in self.free_ids if s not in self.kept), next(iter(self.kept)))
         self.kept.pop(best, None)
         common = min(commons[best], last)
         self.lib.llama_memory_seq_rm(self.memory, best, common, -1)

@@ -22,8 +22,8 @@ CUT = 2  # what llama_decode returns for a step its abort callback ended
 
 
 class StepInterrupt:
-    """The abort flags of one llama.cpp context. `request` is safe from any thread; `arm`,
-    `disarm` and `clear` belong to the thread that decodes."""
+    """The abort flags of one llama.cpp context. `request` is safe from any thread; `arm` and
+    `clear` belong to the thread that decodes."""
 
     def __init__(self, lib: Any, ctx: Any) -> None:
         self._flags = (ctypes.c_int * 2)()  # [0] armed, [1] requested: the layout the C side reads
