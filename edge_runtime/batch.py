@@ -37,6 +37,7 @@ from edge_runtime.textstream import TextStream
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
+    from edge_runtime.drafting import DraftModel
     from edge_runtime.generation import Sampling
 
 TOP_K = 40  # llama.cpp's default: the tail past it carries no mass worth a full sort
@@ -117,6 +118,7 @@ class BatchScheduler(Generic[J]):
         n_threads: int | None,
         before_decode: Callable[[], None] = lambda: None,
         speculation: Speculation | None = None,
+        draft: DraftModel | None = None,
     ) -> None:
         import llama_cpp
 
@@ -150,6 +152,7 @@ class BatchScheduler(Generic[J]):
         self.pacer = Pacer(n_batch)
         self.interrupt = StepInterrupt(llama_cpp, self.ctx)
         self.speculation = speculation
+        self.draft = draft  # where guesses come from with `mode: draft`; else from the prompt
 
     def close(self) -> None:
         for seq in self.active:
@@ -157,6 +160,8 @@ class BatchScheduler(Generic[J]):
                 self.lib.llama_sampler_free(seq.sampler)
         self.lib.llama_batch_free(self.batch)
         self.lib.llama_free(self.ctx)
+        if self.draft is not None:
+            self.draft.close()
 
     # --- admission ------------------------------------------------------------------------
     def fits(self, job: Job) -> bool:
@@ -215,7 +220,8 @@ class BatchScheduler(Generic[J]):
             read=common,
         )
         if self.speculation is not None and chain is None and s.logprobs is None and not s.confidence:
-            seq.lookup = PromptLookup.of(job.prompt)  # drafting keeps greedy output as it is, not a sampled one's
+            # drafting keeps greedy output as it is, not a sampled one's
+            seq.lookup = PromptLookup.of(job.prompt, self.speculation.prior())
         self.reserved += seq.cells
         self._make_room()
         self.active.append(seq)
@@ -230,11 +236,11 @@ class BatchScheduler(Generic[J]):
         line of system prompt): then it takes an empty slot, else the one kept longest ago, so that a
         document does not evict a chat's cached turns for the sake of a few tokens."""
         last = len(prompt) - 1  # the last prompt token is read again for its logits
-        commons = {slot: _common(self.kept.get(slot, ()), prompt) for slot in self.free_ids}
+        commons = {slot: common_start(self.kept.get(slot, ()), prompt) for slot in self.free_ids}
         best = max(self.free_ids, key=commons.__getitem__)
         source, shared = None, commons[best]
         for seq in self.active:
-            common = _common(seq.prompt[: seq.read], prompt)
+            common = common_start(seq.prompt[: seq.read], prompt)
             if common > shared:
                 source, shared = seq, common
         if source is not None:
@@ -264,13 +270,19 @@ class BatchScheduler(Generic[J]):
             slot = next((s for s, t in self.kept.items() if len(t) >= over), next(iter(self.kept)))
             del self.kept[slot]
             self.lib.llama_memory_seq_rm(self.memory, slot, -1, -1)
+            if self.draft is not None:
+                self.draft.forget(slot)
 
     def release(self, seq: Sequence[J], keep: bool = True) -> None:
         if keep and seq.read == len(seq.prompt):
             self.lib.llama_memory_seq_rm(self.memory, seq.seq_id, len(seq.prompt), -1)
             self.kept[seq.seq_id] = seq.prompt
+            if self.draft is not None:
+                self.draft.kept(seq.seq_id, len(seq.prompt))
         else:
             self.lib.llama_memory_seq_rm(self.memory, seq.seq_id, -1, -1)
+            if self.draft is not None:
+                self.draft.forget(seq.seq_id)
         if seq.sampler is not None:
             self.lib.llama_sampler_free(seq.sampler)
         self.free_ids.append(seq.seq_id)
@@ -290,17 +302,15 @@ class BatchScheduler(Generic[J]):
         running = [q for q in self.active if not q.job.sampling.background] or self.active
         # Every generating sequence advances one token; then prompts are read, the shortest first,
         # each as much as the pacer gives it (short ones whole, long ones a small chunk).
-        generating = [q for q in running if q.read == len(q.prompt)]
-        for seq in generating:
-            if n >= self.n_batch:
-                break
+        generating = [q for q in running if q.read == len(q.prompt)][: self.n_batch]
+        for seq, guesses in zip(generating, self._drafts(generating), strict=True):
             pos = len(seq.prompt) + seq.job.completion_tokens - 1
-            self._put(n, seq.last, pos, seq.seq_id, True)
+            put(self.batch, n, seq.last, pos, seq.seq_id, True)
             seq.logit_index = n
             n += 1
-            seq.guesses = self._guesses(seq, len(generating), self.n_batch - n)
-            for k, token in enumerate(seq.guesses):
-                self._put(n, token, pos + 1 + k, seq.seq_id, True)
+            seq.guesses = guesses
+            for k, token in enumerate(guesses):
+                put(self.batch, n, token, pos + 1 + k, seq.seq_id, True)
                 n += 1
         reading = sorted((q for q in running if q.read < len(q.prompt)), key=lambda q: len(q.prompt) - q.read)
         long_read = False
@@ -311,7 +321,7 @@ class BatchScheduler(Generic[J]):
             long_read = long_read or len(seq.prompt) - seq.read > SHORT_PROMPT
             read.append((seq, seq.read))
             for k in range(take):
-                self._put(n, seq.prompt[seq.read + k], seq.read + k, seq.seq_id, False)
+                put(self.batch, n, seq.prompt[seq.read + k], seq.read + k, seq.seq_id, False)
                 n += 1
             seq.read += take
             if seq.read == len(seq.prompt):
@@ -381,16 +391,35 @@ class BatchScheduler(Generic[J]):
         head = prompt[:need]
         return any(len(kept) >= need and kept[:need] == head for kept in list(self.kept.values()))
 
-    def _guesses(self, seq: Sequence[J], generating: int, room: int) -> list[int]:
-        """What `seq` drafts after its last token this step: nothing unless the speculation's cost
-        model says the batch gains by it."""
-        if self.speculation is None or seq.lookup is None:
-            return []
-        left = seq.job.max_tokens - seq.job.completion_tokens - 1  # within the cells it reserved
-        guesses = seq.lookup.guess(self.speculation.guesses(seq.lookup, generating, min(left, room)))
-        if not guesses:
-            seq.lookup.skipped()
-        return guesses
+    def _drafts(self, generating: list[Sequence[J]]) -> list[list[int]]:
+        """What each generating sequence drafts after its last token this step: nothing unless the
+        speculation's cost model says the batch gains by it, and no more than the batch holds."""
+        if self.speculation is None:
+            return [[] for _ in generating]
+        room = self.n_batch - len(generating)
+        wants: list[int] = []
+        for seq in generating:
+            most = 0
+            if seq.lookup is not None and room > 0:
+                left = seq.job.max_tokens - seq.job.completion_tokens - 1  # within the cells it reserved
+                most = self.speculation.guesses(seq.lookup, len(generating), min(left, room))
+            wants.append(most)
+            room -= most
+        asked = [(i, seq, seq.lookup) for i, seq in enumerate(generating) if wants[i] > 0 and seq.lookup is not None]
+        drafted: list[list[int]] = [[] for _ in generating]
+        if self.draft is None:
+            for i, _, lookup in asked:
+                drafted[i] = lookup.guess(wants[i])
+        elif asked:
+            started = time.perf_counter()
+            proposed = self.draft.propose([(seq.seq_id, lookup.tokens, wants[i]) for i, seq, lookup in asked])
+            self.speculation.drafting_took(sum(map(len, proposed)), time.perf_counter() - started)
+            for (i, _, _), guesses in zip(asked, proposed, strict=True):
+                drafted[i] = guesses
+        for seq, guesses in zip(generating, drafted, strict=True):
+            if seq.lookup is not None and not guesses:
+                seq.lookup.skipped()
+        return drafted
 
     def _verified(self, seq: Sequence[J]) -> list[int]:
         """The tokens a drafting sequence writes this step: the model's greedy choice after its last
@@ -420,14 +449,6 @@ class BatchScheduler(Generic[J]):
         gate.score = gate.probe.score(self._logits(seq.logit_index))
         return gate.keep(gate.score)
 
-    def _put(self, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
-        batch = self.batch
-        batch.token[i] = token
-        batch.pos[i] = pos
-        batch.n_seq_id[i] = 1
-        batch.seq_id[i][0] = seq_id
-        batch.logits[i] = 1 if logits else 0
-
     def _sample(self, seq: Sequence[J]) -> int:
         assert seq.logit_index is not None  # step() samples only the sequences it asked logits of
         if seq.sampler is not None:
@@ -438,8 +459,7 @@ class BatchScheduler(Generic[J]):
         return int(self._logits(index).argmax())  # 10 us; llama.cpp's greedy sampler takes 50
 
     def _logits(self, index: int) -> np.ndarray[Any, np.dtype[np.float32]]:
-        pointer = self.lib.llama_get_logits_ith(self.ctx, index)
-        return np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,))
+        return logits_at(self.lib, self.ctx, index, self.n_vocab)
 
     def _token_logprob(self, index: int, token: int, top: int) -> TokenLogprob:
         """The sampled token's log-probability under the model (before temperature, as OpenAI
@@ -459,6 +479,21 @@ class BatchScheduler(Generic[J]):
         return float(logits[token]) - top - math.log(float(np.exp(logits - top).sum()))
 
 
+def put(batch: Any, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
+    """Write token `i` of a `llama_batch`: one sequence, logits only where asked."""
+    batch.token[i] = token
+    batch.pos[i] = pos
+    batch.n_seq_id[i] = 1
+    batch.seq_id[i][0] = seq_id
+    batch.logits[i] = 1 if logits else 0
+
+
+def logits_at(lib: Any, ctx: Any, index: int, n_vocab: int) -> np.ndarray[Any, np.dtype[np.float32]]:
+    """The logits of the batch's token `index` after a decode, as a view (no copy)."""
+    pointer = lib.llama_get_logits_ith(ctx, index)
+    return np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,))
+
+
 def drain(jobs: queue.Queue[J | None], into: list[J]) -> bool:
     """Move every queued job into `into`; False once the engine is closing (None was queued)."""
     while True:
@@ -471,7 +506,7 @@ def drain(jobs: queue.Queue[J | None], into: list[J]) -> bool:
         into.append(job)
 
 
-def _common(kept: Iterable[int], prompt: list[int]) -> int:
+def common_start(kept: Iterable[int], prompt: list[int]) -> int:
     """How many tokens two prompts share from their start."""
     common = 0
     for a, b in zip(kept, prompt, strict=False):

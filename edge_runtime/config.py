@@ -10,23 +10,21 @@ from edge_runtime.speculation import SpeculativeMode
 
 
 class SpeculativeConfig(BaseModel):
-    """Speculative decoding on this model (`edge_runtime.speculation`): drafts guessed from the
-    prompt, verified in the same decode step, only where the batch gains by it."""
+    """Speculative decoding on this model (`edge_runtime.speculation`): guesses from the prompt
+    (`prompt_lookup`) or from a small model with the same vocabulary (`draft`, `draft_gguf`),
+    verified in the same decode step, only where the batch gains by it."""
 
     model_config = ConfigDict(extra="forbid")
 
     mode: SpeculativeMode = SpeculativeMode.PROMPT_LOOKUP
     most: int = Field(8, ge=1, le=32)  # guesses a sequence drafts at most in one step
-    draft_gguf: str | None = None  # the draft model of `mode: draft`
+    draft_gguf: str | None = None  # the draft model of `mode: draft`: `bundled:NAME` or a path
 
     @model_validator(mode="after")
-    def _supported(self) -> SpeculativeConfig:
-        if self.mode is SpeculativeMode.DRAFT:
-            raise ValueError(
-                "speculative mode 'draft' (a draft GGUF) is not supported by this version of edgeway; "
-                "use mode: prompt_lookup"
-            )
-        if self.draft_gguf is not None:
+    def _draft_named_with_its_mode(self) -> SpeculativeConfig:
+        if self.mode is SpeculativeMode.DRAFT and self.draft_gguf is None:
+            raise ValueError("speculative mode 'draft' needs draft_gguf: the draft model's GGUF")
+        if self.mode is not SpeculativeMode.DRAFT and self.draft_gguf is not None:
             raise ValueError("draft_gguf is read only with mode: draft")
         return self
 

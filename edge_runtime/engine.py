@@ -18,15 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from edge_runtime.batch import BatchScheduler, Sequence, drain
+from edge_runtime.batch import BatchScheduler, Sequence, drain, thread_count
 from edge_runtime.config import EdgeModelConfig
+from edge_runtime.drafting import DraftModel
 from edge_runtime.embedder import Embedder
 from edge_runtime.errors import EdgeError, PromptTooLong
 from edge_runtime.generation import DONE, READ, Generation, Outbox, Sampling
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.grammar import GrammarError
 from edge_runtime.reading import Gate
-from edge_runtime.speculation import Speculation
+from edge_runtime.speculation import GuessCost, Speculation, SpeculativeMode
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -127,10 +128,35 @@ class EdgeEngine:
             N_BATCH,
             self.config.n_threads,
             before_decode=self._outbox.send,
-            speculation=Speculation(self.config.speculative.most) if self.config.speculative else None,
+            speculation=self._speculation(),
+            draft=self._draft(llama),
         )
         self._thread = threading.Thread(target=self._work, name=f"edge-{self.name}", daemon=True)
         self._thread.start()
+
+    def _speculation(self) -> Speculation | None:
+        spec = self.config.speculative
+        if spec is None:
+            return None
+        drafted = spec.mode is SpeculativeMode.DRAFT
+        return Speculation(spec.most, guess_cost=GuessCost() if drafted else None)
+
+    def _draft(self, llama: Llama) -> DraftModel | None:
+        import llama_cpp
+
+        spec = self.config.speculative
+        if spec is None or spec.draft_gguf is None:
+            return None
+        return DraftModel(
+            llama_cpp,
+            resolve_gguf(spec.draft_gguf),
+            llama._model.vocab,
+            self.config.n_ctx,
+            self.config.parallel,
+            N_BATCH,
+            thread_count(self.config.n_threads),
+            self.config.n_gpu_layers,
+        )
 
     def close(self) -> None:
         if self._thread is not None:

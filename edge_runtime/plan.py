@@ -44,9 +44,22 @@ def _field(metadata: dict[str, str], suffix: str) -> int:
 
 
 def plan(config: EdgeModelConfig) -> MemoryPlan:
+    return _plan(config.name, config.gguf, config.n_ctx)
+
+
+def model_plans(config: EdgeModelConfig) -> list[MemoryPlan]:
+    """The model's plan, and its draft model's (`speculative: {mode: draft}`): a second set of
+    weights, and a cache as long as the model's and one batch more."""
+    made = [plan(config)]
+    if config.speculative is not None and config.speculative.draft_gguf is not None:
+        made.append(_plan(f"{config.name} draft", config.speculative.draft_gguf, config.n_ctx + N_BATCH))
+    return made
+
+
+def _plan(name: str, gguf: str, n_ctx: int) -> MemoryPlan:
     from llama_cpp import Llama
 
-    path = resolve_gguf(config.gguf)
+    path = resolve_gguf(gguf)
     vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)  # reads metadata, not weights
     try:
         meta = vocab.metadata
@@ -60,9 +73,7 @@ def plan(config: EdgeModelConfig) -> MemoryPlan:
     head_size = embedding // heads
     per_token = layers * kv_heads * head_size * 2 * KV_BYTES_PER_ELEMENT
     compute = N_BATCH * (embedding * 8 + vocab_size) * 4
-    return MemoryPlan(
-        config.name, os.path.getsize(path), per_token, per_token * config.n_ctx, compute, layers, kv_heads, head_size
-    )
+    return MemoryPlan(name, os.path.getsize(path), per_token, per_token * n_ctx, compute, layers, kv_heads, head_size)
 
 
 def available_bytes() -> int | None:
@@ -78,7 +89,7 @@ def available_bytes() -> int | None:
 
 def check_fits(configs: list[EdgeModelConfig]) -> list[MemoryPlan]:
     """The plans; raises MemoryError naming each model's need when they cannot fit together."""
-    plans = [plan(c) for c in configs]
+    plans = [made for c in configs for made in model_plans(c)]
     free = available_bytes()
     need = sum(p.total_bytes for p in plans)
     if free is not None and need > free:

@@ -1,4 +1,4 @@
-"""Prompt-lookup speculative decoding, decided step by step so that it never costs throughput.
+"""Speculative decoding, decided step by step so that it never costs throughput.
 
 An answer grounded in its input (extraction, quoting, editing, summarizing a supplied text) repeats
 spans of the prompt. Where the last tokens written occurred before, the tokens that followed them
@@ -6,7 +6,9 @@ there are a free guess at what comes next (`PromptLookup`): no draft model. The 
 same `llama_decode` as every other sequence's token, each with its logits; the longest run of them
 that the model's own greedy choice agrees with is kept, plus the model's next token, and the cache
 cells of the rest are dropped. Greedy output is what it would be without speculation (each kept
-token is the argmax the model computed at its position); sampled sequences never draft.
+token is the argmax the model computed at its position); sampled sequences never draft. With
+`mode: draft` the guesses come from a small model instead (`edge_runtime.drafting`), verified the
+same way.
 
 Drafting costs every sequence in the step the time of the extra tokens, and pays only in the tokens
 accepted. `Speculation` keeps a linear model of the step's time (a fixed part and a part per token,
@@ -14,7 +16,9 @@ from the steps it is told of) and each sequence's acceptance rate, and drafts on
 expected tokens per second of the whole batch rise: with `n` tokens in the step, a fixed cost `a`
 and `b` a token, `k` guesses accepted at rate `r` pay when r > n*b / (a + n*b). At batch 1 on a
 memory-bound machine that is a low bar; with eight sequences it is near certainty, and open-ended
-text, whose guesses fail, stops drafting after a few steps.
+text, whose guesses fail, stops drafting after a few steps. A draft model's guesses are not free:
+with `d` seconds of the draft's work a guess (its decoding and its reading of the prompt, measured),
+they pay when r > n*(b + d) / (a + n*b), so a draft too slow or too often wrong is not run.
 """
 
 from __future__ import annotations
@@ -30,11 +34,15 @@ RATE_DECAY = 0.7  # weight of the past in a sequence's acceptance rate
 # step: how its rate is learnt, and noticed to change, at a cost that stays small in a big batch.
 PROBE_EVERY = 16
 PROBE_TOKENS = 2
+# A draft model's probes cost its work: they come no more often than keeps them to this share of
+# the steps' time, and at least every `MAX_PROBE_EVERY` steps times the tokens in the step.
+PROBE_SHARE = 0.02
+MAX_PROBE_EVERY = 256
 
 
 class SpeculativeMode(StrEnum):
     PROMPT_LOOKUP = "prompt_lookup"
-    DRAFT = "draft"  # a small draft GGUF proposes: in the configuration's language, not built
+    DRAFT = "draft"  # a small GGUF with the same vocabulary proposes (`edge_runtime.drafting`)
 
 
 @dataclass
@@ -49,8 +57,8 @@ class PromptLookup:
     waited: int = 0  # steps since it last drafted
 
     @classmethod
-    def of(cls, prompt: list[int]) -> PromptLookup:
-        lookup = cls()
+    def of(cls, prompt: list[int], rate: float = PRIOR_RATE) -> PromptLookup:
+        lookup = cls(rate=rate)
         lookup.extend(prompt)
         return lookup
 
@@ -110,6 +118,29 @@ class StepCost:
 
 
 @dataclass
+class GuessCost:
+    """Seconds of a draft model's work per guess it made, recent work weighing most. Reading a
+    prompt the draft has not seen counts too, shared by the guesses made once it has."""
+
+    decay: float = 0.9
+    _seconds: float = 0.0
+    _guesses: float = 0.0
+    _pending: float = 0.0  # work that made no guess yet (reading a prompt)
+
+    def add(self, guesses: int, seconds: float) -> None:
+        if guesses == 0:  # charged to the guesses that follow
+            self._pending += seconds
+            return
+        self._seconds = self.decay * self._seconds + seconds + self._pending
+        self._guesses = self.decay * self._guesses + guesses
+        self._pending = 0.0
+
+    @property
+    def per_guess(self) -> float:
+        return self._seconds / self._guesses if self._guesses else 0.0
+
+
+@dataclass
 class Speculation:
     """Whether, and how far, each sequence drafts this step."""
 
@@ -118,6 +149,8 @@ class Speculation:
     drafted: int = 0  # guesses made
     kept: int = 0  # of which the model agreed
     fitted: tuple[float, float] | None = None  # the cost's fit after the last step: once a step, not a sequence
+    guess_cost: GuessCost | None = None  # a draft model's work per guess; None: guesses are free (prompt lookup)
+    recent_rate: float = PRIOR_RATE  # accepted guesses / guesses over every sequence, recent ones weighing most
 
     def guesses(self, lookup: PromptLookup, tokens_in_step: int, room: int) -> int:
         """How many tokens `lookup`'s sequence drafts at most in a step of `tokens_in_step` other
@@ -128,17 +161,40 @@ class Speculation:
             pays = n == 1 and lookup.rate >= PRIOR_RATE
         else:
             a, b = fitted
-            pays = lookup.rate > n * b / (a + n * b)
+            d = self.guess_cost.per_guess if self.guess_cost is not None else 0.0
+            pays = lookup.rate > n * (b + d) / (a + n * b)
         if pays:
             return min(self.most, room)
-        if lookup.waited >= PROBE_EVERY * n:
+        if lookup.waited >= self._probe_every(n):
             return min(PROBE_TOKENS, room)
         return 0
+
+    def _probe_every(self, n: int) -> float:
+        every = PROBE_EVERY * n
+        if self.guess_cost is None or self.fitted is None:
+            return every
+        a, b = self.fitted
+        spaced = PROBE_TOKENS * self.guess_cost.per_guess / (PROBE_SHARE * (a + n * b))
+        return min(max(every, spaced), MAX_PROBE_EVERY * n)
+
+    def prior(self) -> float:
+        """The acceptance rate a new sequence starts from. A draft model's is its recent rate over
+        every sequence: one that is mostly wrong is not run on each new request to learn that
+        again. Prompt lookup's depends on the text (copied or not), so a new sequence starts from
+        `PRIOR_RATE`."""
+        return self.recent_rate if self.guess_cost is not None else PRIOR_RATE
 
     def measured(self, tokens: int, seconds: float) -> None:
         self.cost.add(tokens, seconds)
         self.fitted = self.cost.fit()
 
+    def drafting_took(self, guesses: int, seconds: float) -> None:
+        """A draft model's work this step, and the guesses it made."""
+        if self.guess_cost is not None:
+            self.guess_cost.add(guesses, seconds)
+
     def counted(self, guessed: int, kept: int) -> None:
         self.drafted += guessed
         self.kept += kept
+        if guessed:
+            self.recent_rate = RATE_DECAY * self.recent_rate + (1 - RATE_DECAY) * (kept / guessed)

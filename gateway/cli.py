@@ -144,10 +144,15 @@ def _shadow_replay(args: argparse.Namespace) -> int:
 
 
 def _edge_plan(args: argparse.Namespace) -> int:
-    from edge_runtime.plan import check_fits, describe, plan
+    from edge_runtime.gguf import ModelFileError
+    from edge_runtime.plan import check_fits, describe, model_plans
 
     config = _load(args.config, secrets=False)
-    plans = [plan(m) for m in config.edge.models]
+    try:
+        plans = [made for m in config.edge.models for made in model_plans(m)]
+    except ModelFileError as exc:
+        print(f"edgeway: {exc}", file=sys.stderr)
+        return 2
     print(describe(plans))
     try:
         check_fits(config.edge.models)
@@ -262,11 +267,12 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"edgeway: {exc}", file=sys.stderr)
         return 2
+    from edge_runtime.gguf import ModelFileError
     from edge_runtime.plan import check_fits
 
     try:
         check_fits(config.edge.models)
-    except MemoryError as exc:
+    except (MemoryError, ModelFileError) as exc:
         print(f"edgeway: refusing to start: {exc}", file=sys.stderr)
         return 2
     from gateway.protocol import GatewayProtocol

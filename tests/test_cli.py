@@ -66,3 +66,23 @@ def test_edge_plan_reads_the_kv_cost_per_token_from_the_gguf_and_serve_refuses_w
     assert edgeway("edge", "plan", "--config", str(config)).returncode == 1
     refused = edgeway("serve", "--config", str(config), "--port", "0")
     assert refused.returncode == 2 and "refusing to start" in refused.stderr and "lower n_ctx" in refused.stderr
+
+
+def test_a_draft_model_is_planned_beside_its_model_and_a_missing_one_refuses_to_start(tmp_path):
+    from edge_runtime.gguf import resolve_gguf
+
+    config = tmp_path / "draft.yaml"
+    draft = resolve_gguf("bundled:smollm2-135m")  # the model as its own draft: the same figures
+    config.write_text(f"edge:\n  models:\n    - {{name: smollm2, speculative: {{mode: draft, draft_gguf: {draft}}}}}\n")
+    result = edgeway("edge", "plan", "--config", str(config))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("smollm2 ") and lines[2].startswith("smollm2 draft")
+    # the draft's cache: the model's 4,096 cells and a batch (512) more, at 22.5 KiB each
+    assert "101.2Mi" in lines[2] and "90.0Mi" in lines[1]
+    missing_draft = "{name: smollm2, speculative: {mode: draft, draft_gguf: /nowhere.gguf}}"
+    config.write_text(f"edge:\n  models:\n    - {missing_draft}\n")
+    missing = edgeway("edge", "plan", "--config", str(config))
+    assert missing.returncode == 2 and "model file not found: /nowhere.gguf" in missing.stderr
+    refused = edgeway("serve", "--config", str(config), "--port", "0")
+    assert refused.returncode == 2 and "refusing to start: model file not found: /nowhere.gguf" in refused.stderr

@@ -106,7 +106,7 @@ class _Memory:
 
 def _scheduler_keeping(kept: dict[int, int], reserved: int, n_ctx: int) -> BatchScheduler:
     scheduler = object.__new__(BatchScheduler)  # the cache bookkeeping only: no model
-    scheduler.lib, scheduler.memory = _Memory(), None
+    scheduler.lib, scheduler.memory, scheduler.draft = _Memory(), None, None
     scheduler.kept = {slot: [0] * n for slot, n in kept.items()}
     scheduler.reserved, scheduler.n_ctx = reserved, n_ctx
     return scheduler

@@ -1,11 +1,20 @@
-"""Prompt-lookup speculative decoding (`edge_runtime.speculation`): what a sequence guesses, and when
-drafting pays for the whole batch."""
+"""Speculative decoding (`edge_runtime.speculation`): what a sequence guesses from its prompt, and
+when drafting, from the prompt or from a draft model, pays for the whole batch."""
 
 from __future__ import annotations
 
 import pytest
 
-from edge_runtime.speculation import PRIOR_RATE, PROBE_EVERY, PROBE_TOKENS, PromptLookup, Speculation, StepCost
+from edge_runtime.speculation import (
+    MAX_PROBE_EVERY,
+    PRIOR_RATE,
+    PROBE_EVERY,
+    PROBE_TOKENS,
+    GuessCost,
+    PromptLookup,
+    Speculation,
+    StepCost,
+)
 
 
 def test_the_guess_is_what_followed_the_last_tokens_where_they_occurred_before():
@@ -96,7 +105,64 @@ def test_before_the_step_cost_is_known_only_a_lone_sequence_drafts():
     assert speculation.guesses(PromptLookup(rate=0.3), tokens_in_step=1, room=100) == 0
 
 
-def test_the_configuration_names_the_mode_and_refuses_what_this_version_does_not_run():
+def test_a_draft_models_guesses_pay_only_beyond_their_own_cost():
+    # a memory-bound step (10 ms, 2 ms a token) and a draft that takes 4 ms a guess
+    speculation = fitted(0.010, 0.002)
+    speculation.guess_cost = GuessCost()
+    speculation.drafting_took(guesses=8, seconds=0.032)
+    assert speculation.guess_cost.per_guess == pytest.approx(0.004)
+    assert speculation.guesses(PromptLookup(rate=0.6), tokens_in_step=1, room=100) == 8  # 0.6 > 0.006 / 0.012
+    assert speculation.guesses(PromptLookup(rate=0.4), tokens_in_step=1, room=100) == 0  # free guesses would pay
+    assert speculation.guesses(PromptLookup(rate=0.9), tokens_in_step=4, room=100) == 0  # 0.9 < 0.024 / 0.018
+
+
+def test_a_draft_as_slow_as_the_model_never_pays():
+    speculation = fitted(0.010, 0.002)
+    speculation.guess_cost = GuessCost()
+    speculation.drafting_took(guesses=4, seconds=0.048)  # 12 ms a guess: a step of the served model's own
+    assert speculation.guesses(PromptLookup(rate=1.0), tokens_in_step=1, room=100) == 0
+
+
+def test_a_new_sequence_starts_from_the_draft_models_recent_rate_and_from_the_prior_with_prompt_lookup():
+    lookup_mode = fitted(0.010, 0.002)
+    draft_mode = fitted(0.010, 0.002)
+    draft_mode.guess_cost = GuessCost()
+    for speculation in (lookup_mode, draft_mode):
+        for _ in range(10):
+            speculation.counted(guessed=8, kept=1)
+    assert lookup_mode.prior() == PRIOR_RATE  # copied text and open text differ: each learns its own
+    assert draft_mode.prior() == pytest.approx(1 / 8, abs=0.02)
+    draft_mode.drafting_took(guesses=8, seconds=0.016)  # 2 ms a guess
+    new = PromptLookup.of([1, 2, 3], draft_mode.prior())
+    assert draft_mode.guesses(new, tokens_in_step=1, room=100) == 0  # 0.13 < 0.004 / 0.012
+
+
+def test_a_draft_models_probes_are_spaced_by_their_cost():
+    speculation = fitted(0.010, 0.002)
+    speculation.guess_cost = GuessCost()
+    speculation.drafting_took(guesses=2, seconds=0.012)  # 6 ms a guess: a probe costs 12 ms
+    # 12 ms is 2% of 50 steps of 12 ms
+    waited = PromptLookup(rate=0.0, waited=49)
+    assert speculation.guesses(waited, tokens_in_step=1, room=100) == 0
+    waited.waited = 50
+    assert speculation.guesses(waited, tokens_in_step=1, room=100) == PROBE_TOKENS
+    speculation.drafting_took(guesses=1, seconds=100.0)  # however slow the draft, it is probed now and then
+    waited.waited = MAX_PROBE_EVERY
+    assert speculation.guesses(waited, tokens_in_step=1, room=100) == PROBE_TOKENS
+
+
+def test_the_drafts_reading_of_a_prompt_is_charged_to_the_guesses_that_follow():
+    cost = GuessCost()
+    cost.add(guesses=0, seconds=0.030)  # reading the prompt: no guess yet
+    cost.add(guesses=0, seconds=0.030)
+    cost.add(guesses=6, seconds=0.012)
+    assert cost.per_guess == pytest.approx(0.072 / 6)
+    for _ in range(60):  # a reading long past weighs little against recent guesses
+        cost.add(guesses=6, seconds=0.012)
+    assert cost.per_guess == pytest.approx(0.002, rel=0.01)
+
+
+def test_the_configuration_names_the_mode_and_a_draft_model_only_with_its_mode():
     from pydantic import ValidationError
 
     from edge_runtime.config import EdgeModelConfig
@@ -104,7 +170,9 @@ def test_the_configuration_names_the_mode_and_refuses_what_this_version_does_not
     config = EdgeModelConfig(speculative={"mode": "prompt_lookup", "most": 4})
     assert config.speculative is not None and config.speculative.most == 4
     assert EdgeModelConfig().speculative is None
-    with pytest.raises(ValidationError, match="mode 'draft'.*not supported"):
-        EdgeModelConfig(speculative={"mode": "draft", "draft_gguf": "draft.gguf"})
+    drafted = EdgeModelConfig(speculative={"mode": "draft", "draft_gguf": "draft.gguf"}).speculative
+    assert drafted is not None and drafted.draft_gguf == "draft.gguf"
+    with pytest.raises(ValidationError, match="mode 'draft' needs draft_gguf"):
+        EdgeModelConfig(speculative={"mode": "draft"})
     with pytest.raises(ValidationError, match="draft_gguf is read only with mode: draft"):
         EdgeModelConfig(speculative={"draft_gguf": "draft.gguf"})
