@@ -192,6 +192,7 @@ def _bench(args: argparse.Namespace) -> int:
         event_loop,
         head_of_line,
         load,
+        machine,
         overhead,
         routing,
         semantic_cache,
@@ -217,6 +218,7 @@ def _bench(args: argparse.Namespace) -> int:
         "tail": tail.run,
         "speculative": speculative.run,
     }
+    print(machine.describe(), flush=True)
     suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
     return 0
 
