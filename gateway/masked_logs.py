@@ -6,7 +6,9 @@ usual way a private value would reach a log; a client's string in an exception i
 A message is masked of every type but links and the loopback and unspecified addresses (a log
 names the nodes and providers it talks to, and where the gateway listens); a
 traceback's frames, which are edgeway's and its libraries' code, of identifiers and secrets only
-(read as prose, `Traceback` is a name and `self.app` a host), and its exception lines in full.
+(read as prose, `Traceback` is a name, `self.app` a host and `ModelFileError` a person), and its
+exception lines in full, indented or not (an exception's message may hold a client's lines). A
+message that carries a traceback as text (uvicorn logs a failed start-up so) is read the same way.
 
 Installed on the root handlers by `edgeway serve`: a record costs one scan of its text (warnings
 and errors are rare; a quiet gateway logs nothing per request).
@@ -21,7 +23,8 @@ from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.privacy.findings import Finding, masked
 
 NOT_MASKED = frozenset({"URL"})
-_CODE = ("  File ", "    ")  # a traceback's frame lines and the code lines under them
+TRACEBACK = "Traceback (most recent call last):"
+_FRAME = "  File "  # a traceback's frame line; the code lines under it are indented by four
 
 
 class MaskPrivate(logging.Filter):
@@ -38,13 +41,18 @@ class MaskPrivate(logging.Filter):
         return masked(text, found) if found else text
 
     def mask_trace(self, text: str) -> str:
+        """Code lines (a frame's, and the source and carets under it) of structured values only;
+        every other line, the exception's message above all, in full."""
         structured = frozenset(STRUCTURED_TYPES)
-        lines = text.split("\n")
-        return "\n".join(self.mask(line, structured if line.startswith(_CODE) else None) for line in lines)
+        lines, in_frame = [], False
+        for line in text.split("\n"):
+            in_frame = line.startswith(_FRAME) or (in_frame and line.startswith("    "))
+            lines.append(self.mask(line, structured if in_frame else None))
+        return "\n".join(lines)
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        record.msg, record.args = self.mask(message), ()
+        record.msg, record.args = self.mask_trace(message) if TRACEBACK in message else self.mask(message), ()
         if record.exc_info:
             text = record.exc_text or logging.Formatter().formatException(record.exc_info)
             record.exc_text, record.exc_info = self.mask_trace(text), None

@@ -7,6 +7,7 @@ debug level."""
 from __future__ import annotations
 
 import logging
+import traceback
 from collections.abc import Iterator
 
 import anthropic
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from classifiers.privacy import PrivacyScanner
+from edge_runtime.gguf import ModelFileError
 from gateway.masked_logs import MaskPrivate
 from tests.conftest import APP_KEYS, BETA_POLICY, GatewayProcess, client_for, gateway_config
 from tests.fake_upstream import Fault
@@ -22,6 +24,7 @@ ADMIN = "admin-key-at-rest-0123"
 SSN, EMAIL, CARD = "123-45-6789", "jane.roe@example.com", "4111 1111 1111 1111"
 PRIVATE = (SSN, EMAIL, CARD, "4111111111111111", "jane.roe")
 SAID = f"My SSN is {SSN}, write to {EMAIL}, my card is {CARD}."
+NAME = "Nadia Kowalczyk"
 
 
 @pytest.fixture(scope="module")
@@ -102,11 +105,18 @@ def test_a_log_record_is_masked_in_its_message_arguments_and_traceback():
             raise ValueError(f"bad input {SAID}")
         except ValueError:
             logger.exception("request failed for %s", EMAIL)
+        try:  # an exception whose message spans indented lines: read as text, not as code
+            raise ModelFileError(f"could not read:\n    {SAID}\n    Dear {NAME}, your claim is denied")
+        except ModelFileError:
+            logger.exception("start-up failed")
+            logger.error(traceback.format_exc())  # a traceback inside the message, as uvicorn logs one
     finally:
         logger.removeHandler(handler)
     written = "\n".join(handler_records)
     assert all(value not in written for value in PRIVATE), written
     assert "https://status.example.com" in written  # a link is what a log names, kept
     assert 'raise ValueError(f"bad input {SAID}")' in written  # the code of a frame, as written
+    assert NAME not in written  # a person in the exception's indented lines, masked as in any text
+    assert "raise ModelFileError(" in written and "ModelFileError: could not read:" in written  # not a person
     assert "[US_SSN]" in written and "[EMAIL]" in written
     assert "127.0.0.1:8080 and [::1]:8080" in written and "203.0.113.9" not in written  # loopback is no one's
