@@ -200,7 +200,8 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        masked_logs.install(gateway.router.scorer.privacy)  # uvicorn has configured its loggers by now
+        # uvicorn has configured its loggers by now
+        masked_logs.install(gateway.router.scorer.privacy, _model_names(config))
         tracing = telemetry.start(os.environ)
         await asyncio.to_thread(gateway.edge.load)
         probes_dir = config.resolve(config.edge.probes)
@@ -246,6 +247,15 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
     app.state.registry, gateway.metrics = metrics.registry_for(gateway)
     gateway.batches = BatchRunner(app, gateway)
     return app
+
+
+def _model_names(config: GatewayConfig) -> list[str]:
+    """What the log names models by: their names, and a cloud model's provider id with and
+    without its provider ("anthropic/claude-3-5-haiku-latest", "claude-3-5-haiku-latest")."""
+    names = [m.name for m in config.edge.models]
+    for model in config.cloud.models:
+        names += [model.name, model.provider_model, model.provider_model.split("/", 1)[1]]
+    return names
 
 
 def _log_ready(gateway: Gateway) -> None:

@@ -9,6 +9,9 @@ traceback's frames, which are edgeway's and its libraries' code, of identifiers 
 (read as prose, `Traceback` is a name, `self.app` a host and `ModelFileError` a person), and its
 exception lines in full, indented or not (an exception's message may hold a client's lines). A
 message that carries a traceback as text (uvicorn logs a failed start-up so) is read the same way.
+The names of the configured models ("claude-fake", "anthropic/claude-3-5-haiku-latest") are not
+read as people: a finding that lies inside one of them, as written, is kept; "Claude" anywhere else
+is masked as any name.
 
 Installed on the root handlers by `edgeway serve`: a record costs one scan of its text (warnings
 and errors are rare; a quiet gateway logs nothing per request).
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+from collections.abc import Iterable
 
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.privacy.findings import Finding, masked
@@ -28,9 +32,11 @@ _FRAME = "  File "  # a traceback's frame line; the code lines under it are inde
 
 
 class MaskPrivate(logging.Filter):
-    def __init__(self, scanner: PrivacyScanner) -> None:
+    def __init__(self, scanner: PrivacyScanner, model_names: Iterable[str] = ()) -> None:
         super().__init__()
         self.scanner = scanner
+        # longest first: a provider's model id before the name it contains
+        self.model_names = sorted({n for n in model_names if n}, key=len, reverse=True)
 
     def mask(self, text: str, only: frozenset[str] | None = None) -> str:
         found = [
@@ -38,6 +44,9 @@ class MaskPrivate(logging.Filter):
             for f in self.scanner.scan(text)
             if f.type not in NOT_MASKED and (only is None or f.type in only) and not _this_machine(text, f)
         ]
+        if found and self.model_names:
+            names = _occurrences(text, self.model_names)
+            found = [f for f in found if not any(start <= f.start and f.end <= end for start, end in names)]
         return masked(text, found) if found else text
 
     def mask_trace(self, text: str) -> str:
@@ -72,10 +81,28 @@ def _this_machine(text: str, finding: Finding) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
-def install(scanner: PrivacyScanner) -> MaskPrivate:
+def _occurrences(text: str, names: list[str]) -> list[tuple[int, int]]:
+    """Where each name stands in `text` as a whole word (not inside a longer run of letters,
+    digits, dots, dashes or slashes)."""
+    spans = []
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if (at == 0 or not _word_char(text[at - 1])) and (end == len(text) or not _word_char(text[end])):
+                spans.append((at, end))
+            at = text.find(name, end)
+    return spans
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char in "._-/@"
+
+
+def install(scanner: PrivacyScanner, model_names: Iterable[str] = ()) -> MaskPrivate:
     """Mask every record that reaches the root logger's handlers (the gateway's, uvicorn's and the
-    libraries' that propagate to it)."""
-    found = MaskPrivate(scanner)
+    libraries' that propagate to it); `model_names`: the configured models' names and provider ids."""
+    found = MaskPrivate(scanner, model_names)
     for handler in logging.getLogger().handlers:
         handler.addFilter(found)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):

@@ -120,3 +120,20 @@ def test_a_log_record_is_masked_in_its_message_arguments_and_traceback():
     assert "raise ModelFileError(" in written and "ModelFileError: could not read:" in written  # not a person
     assert "[US_SSN]" in written and "[EMAIL]" in written
     assert "127.0.0.1:8080 and [::1]:8080" in written and "203.0.113.9" not in written  # loopback is no one's
+
+
+def test_the_configured_models_names_are_not_read_as_people_in_the_log():
+    names = ["smollm2", "gpt-fake", "openai/gpt-4o-mini", "gpt-4o-mini", "claude-fake"]
+    names += ["anthropic/claude-3-5-haiku-latest", "claude-3-5-haiku-latest"]
+    ready = (
+        "edge models: smollm2 (n_ctx 2048) (loaded in 0.52 s); cloud models: gpt-fake (openai/gpt-4o-mini), "
+        "claude-fake (anthropic/claude-3-5-haiku-latest)"
+    )
+    scanner = PrivacyScanner()
+    assert "[PERSON]-fake" in MaskPrivate(scanner).mask(ready)  # read as prose, "claude" is a name
+    masker = MaskPrivate(scanner, names)
+    assert masker.mask(ready) == ready
+    # only where a model's whole name stands: a person called Claude elsewhere is still masked
+    told = f"claude-fake failed (claude-fake: the provider answered 500: Dear Claude {NAME[6:]}, {SSN})"
+    said = masker.mask(told)
+    assert said.startswith("claude-fake failed (claude-fake:") and "Kowalczyk" not in said and SSN not in said
