@@ -147,3 +147,41 @@ def test_a_missing_draft_file_is_named_when_the_model_loads():
     with pytest.raises(ModelFileError, match="model file not found: /nowhere/draft.gguf"):
         engine.load()
     engine.close()
+
+
+async def test_the_drafts_cache_holds_what_it_counts_through_cuts_and_reused_slots(plain):
+    """Drafting sequences beside a long prompt whose steps short requests cut, slots freed and
+    taken again: after every step the draft's cache holds exactly the tokens it counts for each
+    slot."""
+    speculative = {"mode": "draft", "draft_gguf": str(BUNDLED)}
+    drafting = EdgeEngine(EdgeModelConfig(n_ctx=2048, parallel=4, speculative=speculative))
+    drafting.load()
+    scheduler = drafting._scheduler
+    draft = scheduler.draft
+    mismatches: list[tuple[int, int, int]] = []
+    step = scheduler.step
+
+    def checked_step():  # on the worker thread, after each step
+        sampled = step()
+        for slot, held in draft.held.items():
+            if cached(draft, slot) != len(held):
+                mismatches.append((slot, cached(draft, slot), len(held)))
+        return sampled
+
+    scheduler.step = checked_step
+    try:
+        long = drafting.submit(
+            [{"role": "user", "content": "Summarize: " + "The tide came in over the flats. " * 60}],
+            Sampling(max_tokens=8, temperature=0),
+        )
+        answers = [drafting.submit(COPY, Sampling(max_tokens=24, temperature=0))]
+        while scheduler.interrupt.cuts == 0 and len(answers) < 12:  # one lands between steps at most rarely
+            await asyncio.sleep(0.1)
+            answers.append(drafting.submit(QUOTE, Sampling(max_tokens=12, temperature=0)))
+        assert all([await collect(a) for a in answers]) and await collect(long)
+        cuts, state = scheduler.interrupt.cuts, drafting.state()
+    finally:
+        del scheduler.step
+        drafting.close()
+    assert mismatches == []
+    assert cuts > 0 and state.drafted > 0 and draft.failures == 0
