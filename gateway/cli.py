@@ -269,12 +269,15 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"edgeway: {exc}", file=sys.stderr)
         return 2
+    from edge_runtime import EdgeError
+    from edge_runtime.drafting import check_drafts
     from edge_runtime.gguf import ModelFileError
     from edge_runtime.plan import check_fits
 
     try:
         check_fits(config.edge.models)
-    except (MemoryError, ModelFileError) as exc:
+        check_drafts(config.edge.models)
+    except (MemoryError, ModelFileError, EdgeError) as exc:
         print(f"edgeway: refusing to start: {exc}", file=sys.stderr)
         return 2
     from gateway.protocol import GatewayProtocol

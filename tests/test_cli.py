@@ -86,3 +86,28 @@ def test_a_draft_model_is_planned_beside_its_model_and_a_missing_one_refuses_to_
     assert missing.returncode == 2 and "model file not found: /nowhere.gguf" in missing.stderr
     refused = edgeway("serve", "--config", str(config), "--port", "0")
     assert refused.returncode == 2 and "refusing to start: model file not found: /nowhere.gguf" in refused.stderr
+
+
+def test_a_draft_model_with_another_vocabulary_refuses_to_start(tmp_path):
+    import gguf
+
+    from edge_runtime.gguf import resolve_gguf
+    from gateway.bench.draft_model import copy_metadata, strings
+
+    bundled = resolve_gguf("bundled:smollm2-135m")
+    reader = gguf.GGUFReader(bundled)
+    tokens = strings(reader, "tokenizer.ggml.tokens")
+    tokens[2] = "lamp"  # one token that means something else: every id after it could too
+    foreign = tmp_path / "foreign.gguf"  # its vocabulary alone: the check reads no weights
+    writer = gguf.GGUFWriter(foreign, "llama")
+    copy_metadata(reader, writer, {"tokenizer.ggml.tokens": tokens})
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    config = tmp_path / "foreign.yaml"
+    drafted = f"{{name: smollm2, speculative: {{mode: draft, draft_gguf: {foreign}}}}}"
+    config.write_text(f"edge:\n  models:\n    - {drafted}\n")
+    refused = edgeway("serve", "--config", str(config), "--port", "0")
+    assert refused.returncode == 2
+    assert f"refusing to start: the draft model {foreign} cannot draft for smollm2: token 2 is" in refused.stderr

@@ -11,7 +11,9 @@ a draft does not pay.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 
 def keep_layers(source: Path, target: Path, layers: list[int]) -> None:
@@ -19,24 +21,9 @@ def keep_layers(source: Path, target: Path, layers: list[int]) -> None:
     import gguf  # the bench extra's: only this benchmark writes a GGUF
 
     reader = gguf.GGUFReader(source)
-    field = reader.fields["general.architecture"]
-    architecture = bytes(field.parts[field.data[0]]).decode()
+    architecture = _architecture(reader)
     writer = gguf.GGUFWriter(target, architecture)
-    for name, field in reader.fields.items():
-        if name.startswith("GGUF.") or name == "general.architecture":
-            continue  # written by the writer itself
-        kind = field.types[0]
-        if name == f"{architecture}.block_count":
-            writer.add_uint32(name, len(layers))
-        elif kind == gguf.GGUFValueType.ARRAY:
-            if field.types[1] == gguf.GGUFValueType.STRING:
-                writer.add_array(name, [bytes(field.parts[i]).decode("utf-8", "surrogateescape") for i in field.data])
-            else:
-                writer.add_array(name, [field.parts[i].tolist()[0] for i in field.data])
-        elif kind == gguf.GGUFValueType.STRING:
-            writer.add_string(name, bytes(field.parts[field.data[0]]).decode("utf-8", "surrogateescape"))
-        else:
-            writer.add_key_value(name, field.parts[field.data[0]].tolist()[0], kind)
+    copy_metadata(reader, writer, {f"{architecture}.block_count": len(layers)})
     for tensor in reader.tensors:
         name = tensor.name
         if name.startswith("blk."):
@@ -51,13 +38,52 @@ def keep_layers(source: Path, target: Path, layers: list[int]) -> None:
     writer.close()
 
 
+def copy_metadata(reader: Any, writer: Any, changed: Mapping[str, int | list[str]]) -> None:
+    """Every key of a `gguf.GGUFReader` into a `gguf.GGUFWriter`, those in `changed` with their new
+    value (an unsigned count, or an array of strings)."""
+    import gguf
+
+    for name, field in reader.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture":
+            continue  # written by the writer itself
+        kind = field.types[0]
+        if name in changed:
+            value = changed[name]
+            if isinstance(value, int):
+                writer.add_uint32(name, value)
+            else:
+                writer.add_array(name, value)
+        elif kind == gguf.GGUFValueType.ARRAY:
+            writer.add_array(name, _array(field, gguf))
+        elif kind == gguf.GGUFValueType.STRING:
+            writer.add_string(name, bytes(field.parts[field.data[0]]).decode("utf-8", "surrogateescape"))
+        else:
+            writer.add_key_value(name, field.parts[field.data[0]].tolist()[0], kind)
+
+
+def strings(reader: Any, name: str) -> list[str]:
+    """A GGUF array of strings (`tokenizer.ggml.tokens`), as written."""
+    import gguf
+
+    return _array(reader.fields[name], gguf)
+
+
+def _array(field: Any, gguf: Any) -> list[Any]:
+    if field.types[1] == gguf.GGUFValueType.STRING:
+        return [bytes(field.parts[i]).decode("utf-8", "surrogateescape") for i in field.data]
+    return [field.parts[i].tolist()[0] for i in field.data]
+
+
+def _architecture(reader: Any) -> str:
+    field = reader.fields["general.architecture"]
+    return bytes(field.parts[field.data[0]]).decode()
+
+
 def layer_count(source: Path) -> int:
     import gguf
 
     reader = gguf.GGUFReader(source)
-    field = reader.fields["general.architecture"]
-    architecture = bytes(field.parts[field.data[0]]).decode()
-    count = reader.fields[f"{architecture}.block_count"]
+    count = reader.fields[f"{_architecture(reader)}.block_count"]
     return int(count.parts[count.data[0]][0])
 
 
