@@ -221,7 +221,7 @@ class BatchScheduler(Generic[J]):
         )
         if self.speculation is not None and chain is None and s.logprobs is None and not s.confidence:
             # drafting keeps greedy output as it is, not a sampled one's
-            seq.lookup = PromptLookup.of(job.prompt, self.speculation.prior())
+            seq.lookup = PromptLookup.of(job.prompt, self.speculation.prior(), indexed=self.draft is None)
         self.reserved += seq.cells
         self._make_room()
         self.active.append(seq)

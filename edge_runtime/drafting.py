@@ -69,7 +69,9 @@ class DraftModel:
         self.n_batch = n_batch
         self.batch = lib.llama_batch_init(n_batch, 0, 1)
         self.held: dict[int, list[int]] = {}  # slot -> the tokens in the draft's cache, in order
-        self.known: dict[int, int] = {}  # slot -> how many of them were the sequence's own when read
+        # slot -> the token list it last read from (a sequence's, grown in place) and how many of
+        # `held` are that sequence's own: the next step compares only what came after them
+        self.source: dict[int, tuple[list[int], int]] = {}
         self.failures = 0  # steps the draft could not decode (its cache was cleared)
 
     def close(self) -> None:
@@ -86,8 +88,8 @@ class DraftModel:
         drafting: list[tuple[int, int, int, int]] = []  # (which, slot, logits index, next position)
         for which, (slot, tokens, most) in enumerate(wants):
             held = self.held.setdefault(slot, [])
-            known = self.known.get(slot, 0)
-            if held[:known] == tokens[:known]:  # the usual case: the sequence grew since it last drafted
+            source, known = self.source.get(slot, (None, 0))
+            if source is tokens:  # the usual case: the same sequence, grown since it last drafted
                 common = known + common_start(held[known:], tokens[known:])
             else:  # the slot serves another request now
                 common = common_start(held, tokens)
@@ -100,7 +102,7 @@ class DraftModel:
                 put(self.batch, n, tokens[common + k], common + k, slot, False)
                 n += 1
             held += tokens[common : common + take]
-            self.known[slot] = len(held)
+            self.source[slot] = (tokens, len(held))
             budget -= take
             if len(held) == len(tokens) and most > 0:
                 self.batch.logits[n - 1] = 1
@@ -128,18 +130,18 @@ class DraftModel:
         if held is not None and len(held) > prompt_tokens:
             self.lib.llama_memory_seq_rm(self.memory, slot, prompt_tokens, -1)
             del held[prompt_tokens:]
-            self.known[slot] = min(self.known.get(slot, 0), prompt_tokens)
+        self.source.pop(slot, None)  # its sequence has ended: the next one is compared whole
 
     def forget(self, slot: int) -> None:
         self.lib.llama_memory_seq_rm(self.memory, slot, -1, -1)
         self.held.pop(slot, None)
-        self.known.pop(slot, None)
+        self.source.pop(slot, None)
 
     def _forget_all(self) -> None:
         self.failures += 1
         self.lib.llama_memory_clear(self.memory, True)
         self.held.clear()
-        self.known.clear()
+        self.source.clear()
 
 
 def check_drafts(configs: list[EdgeModelConfig]) -> None:

@@ -55,14 +55,18 @@ class PromptLookup:
     _seen: dict[tuple[int, ...], int] = field(default_factory=dict)  # run -> where its next token is
     rate: float = PRIOR_RATE  # accepted guesses / guesses, recent ones weighing most
     waited: int = 0  # steps since it last drafted
+    indexed: bool = True  # whether runs are kept for `guess`: not where a draft model guesses
 
     @classmethod
-    def of(cls, prompt: list[int], rate: float = PRIOR_RATE) -> PromptLookup:
-        lookup = cls(rate=rate)
+    def of(cls, prompt: list[int], rate: float = PRIOR_RATE, indexed: bool = True) -> PromptLookup:
+        lookup = cls(rate=rate, indexed=indexed)
         lookup.extend(prompt)
         return lookup
 
     def extend(self, tokens: list[int]) -> None:
+        if not self.indexed:
+            self.tokens += tokens
+            return
         for token in tokens:
             self.tokens.append(token)
             end = len(self.tokens)
