@@ -26,6 +26,7 @@ from edge_runtime.errors import EdgeError, PromptTooLong
 from edge_runtime.generation import DONE, READ, Generation, Outbox, Sampling
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.grammar import GrammarError
+from edge_runtime.plan import N_BATCH
 from edge_runtime.reading import Gate
 from edge_runtime.speculation import GuessCost, Speculation, SpeculativeMode
 
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 DEFAULT_MAX_TOKENS = 512
-N_BATCH = 512
 
 
 @dataclass

@@ -16,7 +16,7 @@ from edge_runtime.config import EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
 
 KV_BYTES_PER_ELEMENT = 2  # llama.cpp's default KV type is f16
-N_BATCH = 512
+N_BATCH = 512  # tokens a decode step holds at most: the engine's batch, and the compute buffer's size
 
 
 @dataclass(frozen=True)
@@ -43,14 +43,10 @@ def _field(metadata: dict[str, str], suffix: str) -> int:
     return int(float(value))
 
 
-def plan(config: EdgeModelConfig) -> MemoryPlan:
-    return _plan(config.name, config.gguf, config.n_ctx)
-
-
 def model_plans(config: EdgeModelConfig) -> list[MemoryPlan]:
     """The model's plan, and its draft model's (`speculative: {mode: draft}`): a second set of
     weights, and a cache as long as the model's and one batch more."""
-    made = [plan(config)]
+    made = [_plan(config.name, config.gguf, config.n_ctx)]
     if config.speculative is not None and config.speculative.draft_gguf is not None:
         made.append(_plan(f"{config.name} draft", config.speculative.draft_gguf, config.n_ctx + N_BATCH))
     return made

@@ -35,8 +35,7 @@ class MaskPrivate(logging.Filter):
     def __init__(self, scanner: PrivacyScanner, model_names: Iterable[str] = ()) -> None:
         super().__init__()
         self.scanner = scanner
-        # longest first: a provider's model id before the name it contains
-        self.model_names = sorted({n for n in model_names if n}, key=len, reverse=True)
+        self.model_names = [n for n in dict.fromkeys(model_names) if n]
 
     def mask(self, text: str, only: frozenset[str] | None = None) -> str:
         found = [

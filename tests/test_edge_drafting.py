@@ -14,15 +14,9 @@ from edge_runtime import EdgeEngine, EdgeModelConfig, Sampling
 from edge_runtime.drafting import CATCH_UP, DraftModel, _vocab_mismatch
 from edge_runtime.gguf import ModelFileError, resolve_gguf
 from gateway.bench.draft_model import layer_count, skip_middle
+from tests.test_edge_runtime import COPY, STORY, collect
 
 BUNDLED = resolve_gguf("bundled:smollm2-135m")
-PARAGRAPH = (
-    "The lighthouse at Point Reyes was built in 1870 and stands on a rocky headland about 300 feet above "
-    "the Pacific Ocean. Its first-order Fresnel lens, made in France, has 24 panels and more than 1,000 "
-    "pieces of glass."
-)
-COPY = [{"role": "user", "content": f"Copy the following paragraph exactly, word for word:\n\n{PARAGRAPH}"}]
-STORY = [{"role": "user", "content": "Tell me a short story about a lighthouse keeper."}]
 QUOTE = [{"role": "user", "content": "Repeat after me, twice: the quick brown fox jumps over the lazy dog."}]
 
 
@@ -40,10 +34,6 @@ def plain():
     made.load()
     yield made
     made.close()
-
-
-async def collect(generation) -> str:
-    return "".join([piece async for piece in generation.text()])
 
 
 def test_the_cut_model_keeps_the_vocabulary_and_loses_the_layers(skipping_draft):
