@@ -17,17 +17,17 @@ stay free for interactive requests.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import os
 import queue
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from edge_runtime.decoding import common_start, logits_at, put
 from edge_runtime.interrupt import CUT, StepInterrupt
 from edge_runtime.pacing import SHORT_PROMPT, Pacer
 from edge_runtime.reading import Gate
@@ -479,21 +479,6 @@ class BatchScheduler(Generic[J]):
         return float(logits[token]) - top - math.log(float(np.exp(logits - top).sum()))
 
 
-def put(batch: Any, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
-    """Write token `i` of a `llama_batch`: one sequence, logits only where asked."""
-    batch.token[i] = token
-    batch.pos[i] = pos
-    batch.n_seq_id[i] = 1
-    batch.seq_id[i][0] = seq_id
-    batch.logits[i] = 1 if logits else 0
-
-
-def logits_at(lib: Any, ctx: Any, index: int, n_vocab: int) -> np.ndarray[Any, np.dtype[np.float32]]:
-    """The logits of the batch's token `index` after a decode, as a view (no copy)."""
-    pointer = lib.llama_get_logits_ith(ctx, index)
-    return np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,))
-
-
 def drain(jobs: queue.Queue[J | None], into: list[J]) -> bool:
     """Move every queued job into `into`; False once the engine is closing (None was queued)."""
     while True:
@@ -504,13 +489,3 @@ def drain(jobs: queue.Queue[J | None], into: list[J]) -> bool:
         if job is None:
             return False
         into.append(job)
-
-
-def common_start(kept: Iterable[int], prompt: list[int]) -> int:
-    """How many tokens two prompts share from their start."""
-    common = 0
-    for a, b in zip(kept, prompt, strict=False):
-        if a != b:
-            break
-        common += 1
-    return common

@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from edge_runtime.batch import common_start, logits_at, put
 from edge_runtime.config import EdgeModelConfig
+from edge_runtime.decoding import common_start, logits_at, put
 from edge_runtime.errors import EdgeError
 from edge_runtime.gguf import resolve_gguf
 
