@@ -211,6 +211,18 @@ def test_a_code_point_is_in_a_range_where_the_character_class_says():
     assert not _scan.any_in("", ranges) and _scan.any_in("xA", ranges) and not _scan.any_in("é", ((0x4E00, 0x9FFF),))
 
 
+BROKEN_TEXT = ["1", "٣", "５", " ", "\t", "\n", "\r", "\x0b", "\u2028", "\u3000", "-", "a"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts(BROKEN_TEXT, size=16))
+def test_a_number_is_broken_where_the_regular_expression_says(text):
+    """`broken_number`: a digit, white space whose first character other than a space is a line
+    break or a tab, a digit; in every width of str."""
+    assert _scan.broken_number(text) == bool(re.search(r"\d[ \t]*[\r\n\t]\s*\d", text)), repr(text)
+    assert _scan.broken_number(text + "🎉") == _scan.broken_number(text)
+
+
 LINK_TEXT = ["https://", "http:", "//", "www.", "WWW.", "acme", "co", ".com", ".co", ".uk", ".de", "/path", "?q=1"]
 LINK_TEXT += ["#top"]
 LINK_TEXT += [".", "-", "_", "@", " ", ",", ")", "'", "x", "1", "é", "中", "py", ".py"]

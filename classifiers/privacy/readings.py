@@ -119,9 +119,12 @@ def windows_of(hits: Hits, numbers: list[tuple[int, int]], encoded: list[tuple[i
     if not hits:
         return Windows(numbers, encoded, [], False, False)
     ats = hits.pop(SPELLED_AT, [])
-    bracketed = [hits.pop(literal) for literal in BRACKETED_ATS if literal in hits]
-    words = [hits.pop(word) for word in _DIGIT_WORDS if word in hits] if hits else []
-    return Windows(numbers, encoded, ats, bool(bracketed), _worded(words))
+    present = _READINGS_CUES.intersection(hits)  # walks the text's few hits, not the cues
+    if not present:
+        return Windows(numbers, encoded, ats, False, False)
+    taken = {literal: hits.pop(literal) for literal in present}
+    words = [at for literal, at in taken.items() if literal in _DIGIT_WORDS]
+    return Windows(numbers, encoded, ats, len(words) < len(taken), _worded(words))
 
 
 def _worded(found: list[list[int]]) -> bool:
@@ -157,7 +160,7 @@ def reread(text: str, scan: Scan, windows: Windows, scan_decoded: Scan | None = 
         extra += _decoded(text, hexes, _hex, scan_decoded)
     if "&" in text and "&#" in text:
         extra += _mapped(_html_decoded(text), text, scan, "+entities")
-    if ("\n" in text or "\r" in text or "\t" in text) and _digits(text) >= 7 and _BROKEN_DIGITS.search(text):
+    if ("\n" in text or "\r" in text or "\t" in text) and _digits(text) >= 7 and _scan.broken_number(text):
         extra += _mapped(_unbroken(text), text, scan, "+joined")
     if windows.worded:
         extra += _mapped(_worded_digits(text), text, scan, "+words")
@@ -175,11 +178,10 @@ def _mapped(reading: Reading | None, text: str, scan: Scan, how: str) -> list[Fi
     ]
 
 
-# A line break or a tab between two digits (with spaces around it): one number broken over lines
+# A line break or a tab between two digits (with spaces around it): one number broken over lines.
+# Whether a text holds one, `_scan.broken_number` tells (this pattern, its digits matched, read in
+# C: as a regex, 4 us a text with line breaks and digits).
 _BROKEN_NUMBER = re.compile(r"(?<=\d)[ \t]*[\r\n\t]\s*(?=\d)")
-# Whether there is one: the same, its digits matched. A pattern that begins with a lookbehind is
-# tried at every position (17 us a text with line breaks); one that begins with \d skips to digits.
-_BROKEN_DIGITS = re.compile(r"\d[ \t]*[\r\n\t]\s*\d")
 
 
 def _digits(text: str) -> int:
@@ -202,6 +204,7 @@ _DIGIT_WORDS = {
 }  # fmt: skip
 _DIGIT_WORD = r"(?:zero|oh|nought|one|two|three|four|five|six|seven|eight|nine)"
 DIGIT_WORD_CUES = Anchors((), tuple(_DIGIT_WORDS))  # found by the scan's one pass, in any case
+_READINGS_CUES = frozenset((*BRACKETED_ATS, *_DIGIT_WORDS))  # the hits `windows_of` takes, but " at "
 WORDED_SPAN = 3 * (len("nought") + len(" hyphen ")) + 1  # from the first of four digit words to the last
 _GAP = r"(?:[\s,]+(?:dash\s+|hyphen\s+)?|\s*-\s*)"
 # Four digit words or more in a row, by spaces, commas or dashes (said or written): a number read

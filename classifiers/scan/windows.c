@@ -105,28 +105,59 @@ PyObject *windows(PyObject *module, PyObject *args) {
     return out;
 }
 /* counts(text, symbols) -> (spaces, newlines, ASCII digits, symbols, extra UTF-8 bytes, length):
- * what the token estimate reads (classifiers/tokens.py); a lone surrogate is 3 bytes, as "surrogatepass" writes it */
+ * what the token estimate reads (classifiers/tokens.py); a lone surrogate is 3 bytes, as "surrogatepass" writes it.
+ * Read in place, one loop per width of str: asked twice of every text (the token estimate, the
+ * privacy readings' digit count), where the copy to code points cost as much as the count. */
+#define COUNT_CHARS(type)                                                                     \
+    for (Py_ssize_t i = 0; i < n; i++) {                                                      \
+        Py_UCS4 c = ((const type *)data)[i];                                                  \
+        if (c < 128) {                                                                        \
+            spaces += c == ' ';                                                               \
+            newlines += c == '\n';                                                            \
+            digits += c >= '0' && c <= '9';                                                   \
+            marks += (symbols.bits[c >> 6] >> (c & 63)) & 1;                                  \
+        } else {                                                                              \
+            extra += c < 0x800 ? 1 : c < 0x10000 ? 2 : 3;                                     \
+        }                                                                                     \
+    }
 PyObject *counts(PyObject *module, PyObject *args) {
     (void)module;  /* the signature CPython calls with */
     PyObject *text, *symbol_chars;
-    Text t;
     CharSet symbols;
-    if (!PyArg_ParseTuple(args, "UU", &text, &symbol_chars) || charset(symbol_chars, &symbols) || read_text(text, &t))
-        return NULL;
+    if (!PyArg_ParseTuple(args, "UU", &text, &symbol_chars) || charset(symbol_chars, &symbols)) return NULL;
     Py_ssize_t spaces = 0, newlines = 0, digits = 0, marks = 0, extra = 0;
-    for (Py_ssize_t i = 0; i < t.len; i++) {
-        Py_UCS4 c = t.cps[i];
-        if (c < 128) {
-            spaces += c == ' ';
-            newlines += c == '\n';
-            digits += c >= '0' && c <= '9';
-            marks += (symbols.bits[c >> 6] >> (c & 63)) & 1;
-        } else {
-            extra += c < 0x800 ? 1 : c < 0x10000 ? 2 : 3;
-        }
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    const void *data = PyUnicode_DATA(text);
+    switch (PyUnicode_KIND(text)) {
+        case PyUnicode_1BYTE_KIND: COUNT_CHARS(Py_UCS1) break;
+        case PyUnicode_2BYTE_KIND: COUNT_CHARS(Py_UCS2) break;
+        default: COUNT_CHARS(Py_UCS4) break;
     }
-    release_text(&t);
-    return Py_BuildValue("(nnnnnn)", spaces, newlines, digits, marks, extra, t.len);
+    return Py_BuildValue("(nnnnnn)", spaces, newlines, digits, marks, extra, n);
+}
+#undef COUNT_CHARS
+
+/* broken_number(text) -> bool: whether re's `\d[ \t]*[\r\n\t]\s*\d` matches somewhere: a digit,
+ * then white space whose first character other than a space is a line break or a tab, then a
+ * digit (classifiers/privacy/readings.py: a number broken over lines). The regex's search cost
+ * 4 us a text that has line breaks and digits; this reads it in place. */
+PyObject *broken_number(PyObject *module, PyObject *text) {
+    (void)module;  /* the signature CPython calls with */
+    if (!PyUnicode_Check(text)) return PyErr_SetString(PyExc_TypeError, "text must be str"), NULL;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    for (Py_ssize_t i = 0; i + 2 < n; i++) {
+        if (!Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, i))) continue;
+        Py_ssize_t j = i + 1;
+        while (j < n && PyUnicode_READ(kind, data, j) == ' ') j++;
+        Py_UCS4 c = j < n ? PyUnicode_READ(kind, data, j) : 0;
+        if (c != '\r' && c != '\n' && c != '\t') continue;
+        while (j < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j))) j++;
+        if (j < n && Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, j))) Py_RETURN_TRUE;
+        i = j - 1;   /* the white space read holds no digit: go on after it */
+    }
+    Py_RETURN_FALSE;
 }
 
 /* any_in(text, ranges) -> bool: whether a code point of `text` lies in one of `ranges`, a tuple of
