@@ -92,7 +92,7 @@ HARNESS = textwrap.dedent(
         for call in (
             lambda: scan.counts(first, second),
             lambda: scan.any_in(first, ((a, b), (b, a))),
-            lambda: scan.broken_number(first),
+            lambda: scan.reading_cues(first),
             lambda: scan.windows(first, (second, second, a, b, a, b)),
         ):
             try:

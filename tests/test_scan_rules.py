@@ -211,16 +211,27 @@ def test_a_code_point_is_in_a_range_where_the_character_class_says():
     assert not _scan.any_in("", ranges) and _scan.any_in("xA", ranges) and not _scan.any_in("é", ((0x4E00, 0x9FFF),))
 
 
-BROKEN_TEXT = ["1", "٣", "５", " ", "\t", "\n", "\r", "\x0b", "\u2028", "\u3000", "-", "a"]
+CUE_TEXT = ["1", "٣", "５", "1234567", " ", "\t", "\n", "\r", "\x0b", "\u2028", "\u3000", "-", "a", "%", "&", "#"]
+CUE_TEXT += ["\\", "u", "\\u", "00e9", "0A", "g", "é"]
 
 
-@settings(max_examples=500, deadline=None)
-@given(texts(BROKEN_TEXT, size=16))
-def test_a_number_is_broken_where_the_regular_expression_says(text):
-    """`broken_number`: a digit, white space whose first character other than a space is a line
-    break or a tab, a digit; in every width of str."""
-    assert _scan.broken_number(text) == bool(re.search(r"\d[ \t]*[\r\n\t]\s*\d", text)), repr(text)
-    assert _scan.broken_number(text + "🎉") == _scan.broken_number(text)
+@settings(max_examples=800, deadline=None)
+@given(texts(CUE_TEXT, size=16))
+def test_the_reading_cues_are_the_tests_they_stand_for(text):
+    """`reading_cues`: each bit is what a Python test of the whole text says, in every width of str."""
+    from classifiers.privacy.readings import _CUE_BROKEN, _CUE_ENTITY, _CUE_ESCAPE, _CUE_PERCENT, _ESCAPE
+
+    broken = sum("0" <= c <= "9" for c in text) >= 7 and re.search(r"\d[ \t]*[\r\n\t]\s*\d", text)
+    expected = (
+        (_CUE_ESCAPE if _ESCAPE.search(text) else 0)
+        | (_CUE_PERCENT if "%" in text else 0)
+        | (_CUE_ENTITY if "&#" in text else 0)
+        | (_CUE_BROKEN if broken else 0)
+    )
+    assert _scan.reading_cues(text) == expected, repr(text)
+    assert _scan.reading_cues(text + "🎉") == expected
+    broken_after_seven_digits = re.search(r"\d[ \t]*[\r\n\t]\s*\d", text)  # the count met
+    assert bool(_scan.reading_cues("1234567 x " + text) & _CUE_BROKEN) == bool(broken_after_seven_digits), repr(text)
 
 
 LINK_TEXT = ["https://", "http:", "//", "www.", "WWW.", "acme", "co", ".com", ".co", ".uk", ".de", "/path", "?q=1"]

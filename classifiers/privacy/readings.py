@@ -57,6 +57,9 @@ _PUNCTUATION = (
 )  # fmt: skip
 _DIGITS_AND_AT = ((0x30, 0x39), (0x40, 0x40))
 _ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+# The bits of `_scan.reading_cues(text)`: `_ESCAPE` matches; "%" is in the text; "&#" is; a number
+# broken over lines (`_BROKEN_NUMBER`) with seven ASCII digits or more in the text.
+_CUE_ESCAPE, _CUE_PERCENT, _CUE_ENTITY, _CUE_BROKEN = 1, 2, 4, 8
 # What `fold` reads one character at a time: escapes, and every character but ASCII and the letters
 # NFKC leaves as they are (Latin-1's, Cyrillic, Arabic, Thai, kana, CJK ideographs, Hangul), which
 # it copies in runs. Character by character, a Chinese text cost 2 us a character to fold.
@@ -143,24 +146,25 @@ def reread(text: str, scan: Scan, windows: Windows, scan_decoded: Scan | None = 
     base64 `data:` URL may hold a card in Arabic digits), bounded because each decoding shortens."""
     scan_decoded = scan_decoded or scan
     extra: list[Finding] = []
+    cues = _scan.reading_cues(text)  # the tests below that read the whole text, in one pass in C
     if (
         (not text.isascii() and _foldable(text))
-        or ("\\u" in text and _ESCAPE.search(text))
-        or any(_DOTTED_DIGITS.search(text, start, end) for start, end in windows.numbers)
+        or cues & _CUE_ESCAPE
+        or (windows.numbers and any(_DOTTED_DIGITS.search(text, start, end) for start, end in windows.numbers))
     ):
         extra += _folded(text, scan)
     if windows.ats or windows.bracketed_at:
         extra += _spelled(text, windows.ats)
-    if "%" in text:
+    if cues & _CUE_PERCENT:
         extra += _percent_decoded(text, scan)
     if windows.encoded:
         runs = [m for start, end in windows.encoded for m in _BASE64_RUN.finditer(text, start, end)]
         extra += _decoded(text, runs, _base64, scan_decoded)
         hexes = [m for start, end in windows.encoded for m in _HEX_RUN.finditer(text, start, end)]
         extra += _decoded(text, hexes, _hex, scan_decoded)
-    if "&" in text and "&#" in text:
+    if cues & _CUE_ENTITY:
         extra += _mapped(_html_decoded(text), text, scan, "+entities")
-    if ("\n" in text or "\r" in text or "\t" in text) and _digits(text) >= 7 and _scan.broken_number(text):
+    if cues & _CUE_BROKEN:
         extra += _mapped(_unbroken(text), text, scan, "+joined")
     if windows.worded:
         extra += _mapped(_worded_digits(text), text, scan, "+words")
@@ -179,15 +183,9 @@ def _mapped(reading: Reading | None, text: str, scan: Scan, how: str) -> list[Fi
 
 
 # A line break or a tab between two digits (with spaces around it): one number broken over lines.
-# Whether a text holds one, `_scan.broken_number` tells (this pattern, its digits matched, read in
-# C: as a regex, 4 us a text with line breaks and digits).
+# Whether a text holds one (with seven ASCII digits or more, as any identifier broken so has) is
+# `_CUE_BROKEN` (this pattern, its digits matched).
 _BROKEN_NUMBER = re.compile(r"(?<=\d)[ \t]*[\r\n\t]\s*(?=\d)")
-
-
-def _digits(text: str) -> int:
-    """How many ASCII digits `text` holds, counted in one C pass: a number broken over lines has
-    seven or more (searching every text with line breaks for one cost 0.02 us a character)."""
-    return int(_scan.counts(text, "")[2])
 
 
 def _unbroken(text: str) -> Reading | None:

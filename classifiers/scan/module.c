@@ -84,7 +84,7 @@ static PyTypeObject ScannerType = {
 };
 static PyMethodDef module_functions[] = {
     {"counts", counts, METH_VARARGS, "counts(text, symbols) -> (spaces, newlines, digits, symbols, extra UTF-8 bytes, length)"},
-    {"broken_number", broken_number, METH_O, "broken_number(text) -> whether a number is broken by a line break or a tab"},
+    {"reading_cues", reading_cues, METH_O, "reading_cues(text) -> which of the privacy readings' tests the text passes"},
     {"any_in", any_in, METH_VARARGS, "any_in(text, ((first, last), ...)) -> whether a code point lies in a range"},
     {"windows", windows, METH_VARARGS, "windows(text, (digits, separators, max_gap, min_digits, min_separators, margin))"},
     {NULL, NULL, 0, NULL},

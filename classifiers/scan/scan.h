@@ -23,7 +23,7 @@ PyObject *find_windows(const Text *t, const WindowSpec *w);
 PyObject *windows(PyObject *module, PyObject *args);
 PyObject *any_in(PyObject *module, PyObject *args);
 PyObject *counts(PyObject *module, PyObject *args);
-PyObject *broken_number(PyObject *module, PyObject *text);
+PyObject *reading_cues(PyObject *module, PyObject *text);
 
 /* spans.c */
 extern PyTypeObject ModelType;

@@ -425,7 +425,10 @@ static const char *shape(const Text *t, Py_ssize_t s, Py_ssize_t e) {
     for (Py_ssize_t i = s; i < e; i++) {
         Py_UCS4 c = at(t, i);
         if (!is_digit_char(c)) digits = 0;
-        if (Py_UNICODE_ISLOWER(c) || Py_UNICODE_ISTITLE(c)) upper = 0;
+        if (c < 128) {   /* the Unicode tables' calls only past ASCII */
+            if (c >= 'a' && c <= 'z') upper = 0;
+            else if (c >= 'A' && c <= 'Z') cased = 1;
+        } else if (Py_UNICODE_ISLOWER(c) || Py_UNICODE_ISTITLE(c)) upper = 0;
         else if (Py_UNICODE_ISUPPER(c)) cased = 1;
     }
     if (digits) return "d";

@@ -137,28 +137,72 @@ PyObject *counts(PyObject *module, PyObject *args) {
 }
 #undef COUNT_CHARS
 
-/* broken_number(text) -> bool: whether re's `\d[ \t]*[\r\n\t]\s*\d` matches somewhere: a digit,
- * then white space whose first character other than a space is a line break or a tab, then a
- * digit (classifiers/privacy/readings.py: a number broken over lines). The regex's search cost
- * 4 us a text that has line breaks and digits; this reads it in place. */
-PyObject *broken_number(PyObject *module, PyObject *text) {
+/* reading_cues(text) -> int: which of the privacy readings' tests (classifiers/privacy/readings.py)
+ * a text passes, in one pass read in place. Each bit is what a Python test says:
+ *   CUE_ESCAPE   re's `\\u[0-9A-Fa-f]{4}` matches: a JSON escape
+ *   CUE_PERCENT  "%" in text
+ *   CUE_ENTITY   "&#" in text
+ *   CUE_BROKEN   seven ASCII digits or more, and re's `\d[ \t]*[\r\n\t]\s*\d` matches: a digit,
+ *                white space whose first character other than a space is a line break or a tab,
+ *                a digit (a number broken over lines)
+ * Asked of every text: as `in` tests, a count and a regex search, they cost 4 us a text. */
+enum { CUE_ESCAPE = 1, CUE_PERCENT = 2, CUE_ENTITY = 4, CUE_BROKEN = 8 };
+enum { AFTER_NONE, AFTER_DIGIT, IN_BREAK };   /* where a broken number's pattern stands */
+
+static inline int is_hex_char(Py_UCS4 c) { return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'f'); }
+
+/* One loop per width of str; ASCII characters answered without the Unicode tables' calls. */
+#define READ_CUES(type)                                                                                  \
+    for (Py_ssize_t i = 0; i < n; i++) {                                                                 \
+        const Py_UCS4 c = ((const type *)data)[i];                                                       \
+        int decimal;                                                                                     \
+        if (c < 128) {                                                                                   \
+            decimal = c >= '0' && c <= '9';                                                              \
+            digits += decimal;                                                                           \
+            if (c == '%') cues |= CUE_PERCENT;                                                           \
+            else if (c == '&' && i + 1 < n && ((const type *)data)[i + 1] == '#') cues |= CUE_ENTITY;    \
+            else if (c == '\\' && i + 5 < n && ((const type *)data)[i + 1] == 'u')                       \
+                cues |= escape_at(kind, data, i + 2) ? CUE_ESCAPE : 0;                                   \
+        } else {                                                                                         \
+            decimal = Py_UNICODE_ISDECIMAL(c);                                                           \
+        }                                                                                                \
+        if (decimal) {                                                                                   \
+            broken |= state == IN_BREAK;                                                                 \
+            state = AFTER_DIGIT;                                                                         \
+        } else if (state == AFTER_DIGIT) {                                                               \
+            state = c == ' ' ? AFTER_DIGIT : c == '\r' || c == '\n' || c == '\t' ? IN_BREAK : AFTER_NONE;  \
+        } else if (state == IN_BREAK && !(c < 128 ? ascii_space(c) : Py_UNICODE_ISSPACE(c))) {             \
+            state = AFTER_NONE;                                                                          \
+        }                                                                                                \
+    }
+
+/* str.isspace for an ASCII character */
+static inline int ascii_space(Py_UCS4 c) { return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31); }
+
+/* whether the four characters from i are ASCII hexadecimal digits */
+static int escape_at(int kind, const void *data, Py_ssize_t i) {
+    for (Py_ssize_t k = i; k < i + 4; k++)
+        if (!is_hex_char(PyUnicode_READ(kind, data, k))) return 0;
+    return 1;
+}
+
+PyObject *reading_cues(PyObject *module, PyObject *text) {
     (void)module;  /* the signature CPython calls with */
     if (!PyUnicode_Check(text)) return PyErr_SetString(PyExc_TypeError, "text must be str"), NULL;
     const int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    for (Py_ssize_t i = 0; i + 2 < n; i++) {
-        if (!Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, i))) continue;
-        Py_ssize_t j = i + 1;
-        while (j < n && PyUnicode_READ(kind, data, j) == ' ') j++;
-        Py_UCS4 c = j < n ? PyUnicode_READ(kind, data, j) : 0;
-        if (c != '\r' && c != '\n' && c != '\t') continue;
-        while (j < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j))) j++;
-        if (j < n && Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, j))) Py_RETURN_TRUE;
-        i = j - 1;   /* the white space read holds no digit: go on after it */
+    Py_ssize_t digits = 0;
+    int cues = 0, broken = 0, state = AFTER_NONE;
+    switch (kind) {
+        case PyUnicode_1BYTE_KIND: READ_CUES(Py_UCS1) break;
+        case PyUnicode_2BYTE_KIND: READ_CUES(Py_UCS2) break;
+        default: READ_CUES(Py_UCS4) break;
     }
-    Py_RETURN_FALSE;
+    if (broken && digits >= 7) cues |= CUE_BROKEN;
+    return PyLong_FromLong(cues);
 }
+#undef READ_CUES
 
 /* any_in(text, ranges) -> bool: whether a code point of `text` lies in one of `ranges`, a tuple of
  * (first, last) pairs. Read in place, without the copy a scan makes: it is asked of most non-ASCII
