@@ -199,6 +199,11 @@ def test_each_window_is_a_cluster_a_regular_expression_finds(text):
 
     for spec in (*WINDOW_SPECS, CAPITAL_WINDOWS):
         assert _scan.windows(text, spec) == _windowed(text, spec), spec
+    # the scanner finds the clusters of specs whose digits are no letters from one pass over the
+    # text's digits, and the others character by character: the same windows either way
+    specs = (*WINDOW_SPECS, CAPITAL_WINDOWS)
+    scanned = _scan.Scanner(ANCHORS.native, SpanModel.untrained(()).native, specs).scan(text)[1]
+    assert scanned == tuple(_windowed(text, spec) for spec in specs)
 
 
 def test_a_code_point_is_in_a_range_where_the_character_class_says():

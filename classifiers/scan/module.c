@@ -20,6 +20,9 @@ typedef struct {
     PyObject *model;     /* a Model */
     WindowSpec specs[MAX_SPECS];
     Py_ssize_t n_specs;
+    int rare[MAX_SPECS];              /* `is_rare` of each spec */
+    unsigned char rare_digits[128];   /* the rare specs' ASCII digits */
+    int rare_decimal;                 /* whether a rare spec's digits are every decimal digit */
 } Scanner;
 
 static void Scanner_dealloc(Scanner *self) {
@@ -40,6 +43,14 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
         if (read_spec(spec, &self->specs[i])) return -1;
     }
     self->n_specs = PyTuple_GET_SIZE(specs);
+    memset(self->rare_digits, 0, sizeof self->rare_digits);
+    self->rare_decimal = 0;
+    for (Py_ssize_t i = 0; i < self->n_specs; i++) {
+        const WindowSpec *w = &self->specs[i];
+        if (!(self->rare[i] = is_rare(w))) continue;
+        for (int c = 0; c < 128; c++) self->rare_digits[c] |= w->ascii[c] & W_DIGIT;
+        self->rare_decimal |= w->digits.decimal;
+    }
     Py_INCREF(anchors);
     Py_XSETREF(self->anchors, anchors);
     Py_INCREF(model);
@@ -51,11 +62,14 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
 static PyObject *scan(PyObject *scanner, const Text *t) {
     Scanner *self = (Scanner *)scanner;
     PyObject *out = NULL, *hits = NULL, *spans = NULL, *windows = PyTuple_New(self->n_specs);
+    Digits digits;   /* one pass finds where the rare specs' clusters can start, for all of them */
+    if (find_digits(t, self->rare_digits, self->rare_decimal, &digits)) Py_CLEAR(windows);
     for (Py_ssize_t i = 0; windows && i < self->n_specs; i++) {
-        PyObject *found = find_windows(t, &self->specs[i]);
+        PyObject *found = find_windows(t, &self->specs[i], self->rare[i] ? &digits : NULL);
         if (!found) Py_CLEAR(windows);
         else PyTuple_SET_ITEM(windows, i, found);
     }
+    PyMem_Free(digits.at);
     if (windows && (hits = anchors_find(self->anchors, t)) && (spans = model_find(self->model, t)))
         out = PyTuple_Pack(3, hits, windows, spans);
     Py_XDECREF(hits);

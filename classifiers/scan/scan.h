@@ -19,7 +19,16 @@ typedef struct {
 /* windows.c */
 int charset(PyObject *chars, CharSet *set);
 int read_spec(PyObject *spec, WindowSpec *w);
-PyObject *find_windows(const Text *t, const WindowSpec *w);
+/* Where the digits of some specs are in a text, in order: a spec whose digits are no letters (a
+ * number's, an address's) finds its clusters from these instead of reading every character. */
+typedef struct {
+    Py_ssize_t *at;
+    Py_ssize_t n;
+} Digits;
+int is_rare(const WindowSpec *w);   /* whether the spec's digits include no letter */
+int find_digits(const Text *t, const unsigned char digits[128], int decimal, Digits *out);
+PyObject *find_windows(const Text *t, const WindowSpec *w, const Digits *digits);   /* digits: NULL, or
+                                                                                    the spec's among them */
 PyObject *windows(PyObject *module, PyObject *args);
 PyObject *any_in(PyObject *module, PyObject *args);
 PyObject *counts(PyObject *module, PyObject *args);

@@ -56,14 +56,49 @@ static int append_window(PyObject *out, Py_ssize_t start, Py_ssize_t end) {
     return failed ? -1 : 0;
 }
 
-PyObject *find_windows(const Text *t, const WindowSpec *w) {
+int is_rare(const WindowSpec *w) {
+    for (Py_UCS4 c = 'A'; c <= 'z'; c++)
+        if (is_ascii_letter(c) && (w->ascii[c] & W_DIGIT)) return 0;
+    return 1;
+}
+
+int find_digits(const Text *t, const unsigned char digits[128], int decimal, Digits *out) {
+    Py_ssize_t room = 0;
+    out->at = NULL;
+    out->n = 0;
+    for (Py_ssize_t i = 0; i < t->len; i++) {
+        const Py_UCS4 c = t->cps[i];
+        if (!(c < 128 ? digits[c] : decimal && Py_UNICODE_ISDECIMAL(c))) continue;
+        if (out->n == room) {
+            room = room ? 2 * room : 64;
+            Py_ssize_t *grown = PyMem_Realloc(out->at, sizeof(Py_ssize_t) * (size_t)room);
+            if (!grown) {
+                PyMem_Free(out->at);
+                out->at = NULL;
+                return PyErr_NoMemory(), -1;
+            }
+            out->at = grown;
+        }
+        out->at[out->n++] = i;
+    }
+    return 0;
+}
+
+PyObject *find_windows(const Text *t, const WindowSpec *w, const Digits *digits) {
     PyObject *out = PyList_New(0);
     Py_ssize_t open_start = -1, open_end = -1;   /* the window being widened */
     const Py_UCS4 *cps = t->cps;
     const Py_ssize_t n = t->len;
+    Py_ssize_t next = 0;   /* in `digits` */
     for (Py_ssize_t i = 0; out && i < n;) {
-        while (i < n && !is_window_digit(w, cps[i])) i++;   /* most text has no digit here */
-        if (i >= n) break;
+        if (digits) {   /* most text has no digit: go from one to the next */
+            while (next < digits->n && (digits->at[next] < i || !is_window_digit(w, cps[digits->at[next]]))) next++;
+            if (next >= digits->n) break;
+            i = digits->at[next];
+        } else {
+            while (i < n && !is_window_digit(w, cps[i])) i++;
+            if (i >= n) break;
+        }
         Py_ssize_t start = i, end = i + 1, count = 1, seps = 0;
         for (;;) {   /* extend over the digits that follow, then over a gap of separators before a digit */
             while (end < n && is_window_digit(w, cps[end])) end++, count++;
@@ -100,7 +135,7 @@ PyObject *windows(PyObject *module, PyObject *args) {
     WindowSpec w;
     if (!PyArg_ParseTuple(args, "UO!", &text, &PyTuple_Type, &spec) || read_spec(spec, &w) || read_text(text, &t))
         return NULL;
-    PyObject *out = find_windows(&t, &w);
+    PyObject *out = find_windows(&t, &w, NULL);
     release_text(&t);
     return out;
 }
