@@ -191,6 +191,7 @@ static inline int is_hex_char(Py_UCS4 c) { return (c >= '0' && c <= '9') || ((c 
     for (Py_ssize_t i = 0; i < n; i++) {                                                                 \
         const Py_UCS4 c = ((const type *)data)[i];                                                       \
         int decimal;                                                                                     \
+        if (c < 128 && state == AFTER_NONE && !CUE_CHARS[c]) continue;   /* most characters */            \
         if (c < 128) {                                                                                   \
             decimal = c >= '0' && c <= '9';                                                              \
             digits += decimal;                                                                           \
@@ -210,6 +211,10 @@ static inline int is_hex_char(Py_UCS4 c) { return (c >= '0' && c <= '9') || ((c 
             state = AFTER_NONE;                                                                          \
         }                                                                                                \
     }
+
+/* The ASCII characters a cue begins with: a digit, "%", "&", a backslash. */
+static const unsigned char CUE_CHARS[128] = {['%'] = 1, ['&'] = 1, ['\\'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1,
+                                             ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1};
 
 /* str.isspace for an ASCII character */
 static inline int ascii_space(Py_UCS4 c) { return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31); }
