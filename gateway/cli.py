@@ -91,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)"
     )
+    bench.add_argument(
+        "--against",
+        metavar="SCAN_SO",
+        help="classify only: another build of classifiers/_scan*.so, timed beside this one in one process",
+    )
 
     args = parser.parse_args(argv)
     verbs_run = {
@@ -218,8 +223,25 @@ def _bench(args: argparse.Namespace) -> int:
         "tail": tail.run,
         "speculative": speculative.run,
     }
+    options = {} if args.repeat is None else {"repeat": args.repeat}
+    if args.against is not None:
+        if args.suite != "classify":
+            print("edgeway: --against compares builds of the scan: it goes with classify", file=sys.stderr)
+            return 2
+        from pathlib import Path
+
+        from gateway.bench import builds
+
+        try:
+            other = builds.load_build(Path(args.against))
+        except builds.BuildError as exc:
+            print(f"edgeway: {exc}", file=sys.stderr)
+            return 2
+        print(machine.describe(), flush=True)
+        builds.run_loaded(other, args.against, **options)
+        return 0
     print(machine.describe(), flush=True)
-    suites[args.suite](**({} if args.repeat is None else {"repeat": args.repeat}))
+    suites[args.suite](**options)
     return 0
 
 
