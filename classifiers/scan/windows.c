@@ -141,8 +141,8 @@ PyObject *windows(PyObject *module, PyObject *args) {
 }
 /* counts(text, symbols) -> (spaces, newlines, ASCII digits, symbols, extra UTF-8 bytes, length):
  * what the token estimate reads (classifiers/tokens.py); a lone surrogate is 3 bytes, as "surrogatepass" writes it.
- * Read in place, one loop per width of str: asked twice of every text (the token estimate, the
- * privacy readings' digit count), where the copy to code points cost as much as the count. */
+ * Read in place, one loop per width of str: asked of every text, where the copy to code points cost
+ * as much as the count. */
 #define COUNT_CHARS(type)                                                                     \
     for (Py_ssize_t i = 0; i < n; i++) {                                                      \
         Py_UCS4 c = ((const type *)data)[i];                                                  \
@@ -186,6 +186,20 @@ enum { AFTER_NONE, AFTER_DIGIT, IN_BREAK };   /* where a broken number's pattern
 
 static inline int is_hex_char(Py_UCS4 c) { return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'f'); }
 
+/* The ASCII characters a cue begins with: a digit, "%", "&", a backslash. */
+static const unsigned char CUE_CHARS[128] = {['%'] = 1, ['&'] = 1, ['\\'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1,
+                                             ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1};
+
+/* str.isspace for an ASCII character */
+static inline int ascii_space(Py_UCS4 c) { return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31); }
+
+/* whether the four characters from i are ASCII hexadecimal digits */
+static int escape_at(int kind, const void *data, Py_ssize_t i) {
+    for (Py_ssize_t k = i; k < i + 4; k++)
+        if (!is_hex_char(PyUnicode_READ(kind, data, k))) return 0;
+    return 1;
+}
+
 /* One loop per width of str; ASCII characters answered without the Unicode tables' calls. */
 #define READ_CUES(type)                                                                                  \
     for (Py_ssize_t i = 0; i < n; i++) {                                                                 \
@@ -211,20 +225,6 @@ static inline int is_hex_char(Py_UCS4 c) { return (c >= '0' && c <= '9') || ((c 
             state = AFTER_NONE;                                                                          \
         }                                                                                                \
     }
-
-/* The ASCII characters a cue begins with: a digit, "%", "&", a backslash. */
-static const unsigned char CUE_CHARS[128] = {['%'] = 1, ['&'] = 1, ['\\'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1,
-                                             ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1};
-
-/* str.isspace for an ASCII character */
-static inline int ascii_space(Py_UCS4 c) { return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31); }
-
-/* whether the four characters from i are ASCII hexadecimal digits */
-static int escape_at(int kind, const void *data, Py_ssize_t i) {
-    for (Py_ssize_t k = i; k < i + 4; k++)
-        if (!is_hex_char(PyUnicode_READ(kind, data, k))) return 0;
-    return 1;
-}
 
 PyObject *reading_cues(PyObject *module, PyObject *text) {
     (void)module;  /* the signature CPython calls with */
