@@ -105,7 +105,7 @@ class LineDeferral:
             "state": PARKED,
             "model": model.name,
             "line": await model.batch_api.line(key, sent),
-            "account": self._account.suspend(model.name, decision.rule, request, signals),
+            "account": self._account.suspend(model.name, decision.rule, request, signals, decision),
             "originals": {} if redaction is None else redaction.originals,
         }
         document = Document(key, self._line.app.name, time.time(), data)

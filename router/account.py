@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, Protocol
 
 from opentelemetry.context import Context
 
 from classifiers.signals import Signals
 from router.answer import Answer, ChunkStream, Usage
+from router.decision import Decision
 from router.ledger import RowKind, Store, UsageRow
 from router.pricing import Price, cost_of
 from router.request import ChatRequest
 from router.routed import Routed
+from router.routings import RoutingRecord
 from router.shadow import ServedRequest, ShadowPolicy
 
 if TYPE_CHECKING:
@@ -31,13 +34,25 @@ if TYPE_CHECKING:
 Prompt = Callable[[ChatRequest, Signals], str | None]  # what of the prompt the row keeps (masked), if any
 
 
+class Recorder(Protocol):
+    """Keeps what the app's router knew of each request an `auto` rule decided (router.auto)."""
+
+    def record(self, request_id: str, app: str, routed: Routed[Any], request: ChatRequest) -> None: ...
+
+    def routing_record(
+        self, request_id: str, app: str, route: str, signals: Signals, decision: Decision, request: ChatRequest
+    ) -> RoutingRecord | None: ...
+
+    def keep(self, record: RoutingRecord) -> None: ...
+
+
 class RequestAccount:
     def __init__(
         self,
         store: Store,
         prices: Mapping[str, Price],
         estimate_tokens: Callable[[str], int],
-        record: Callable[[str, str, Routed[Any], ChatRequest], None],
+        recorder: Recorder,
         request_id: str,
         app: str,
         *,
@@ -47,7 +62,7 @@ class RequestAccount:
         shadows: Shadower | None = None,
         shadow: ShadowPolicy | None = None,
     ) -> None:
-        self._store, self._prices, self._estimate_tokens, self._record = store, prices, estimate_tokens, record
+        self._store, self._prices, self._estimate_tokens, self._recorder = store, prices, estimate_tokens, recorder
         self.row = UsageRow(request_id=request_id, app=app, kind=kind)
         self.started = time.perf_counter()
         self._prompt_tokens: int | None = None  # the scan's count, once routed: for usage a model did not count
@@ -58,6 +73,7 @@ class RequestAccount:
         self._shadow = shadow
         self._reserved = 0.0
         self._batched = False  # answered through the provider's batch API: priced at its batch price
+        self._parked_routing: RoutingRecord | None = None  # a parked line's, kept once it is answered
         self._estimate: Usage | None = None
         self._routed: tuple[Routed[Answer] | Routed[ChunkStream], ChatRequest] | None = None
 
@@ -104,19 +120,24 @@ class RequestAccount:
         return self._estimate
 
     # --- a request answered later (router.deferral) ------------------------------------------
-    def suspend(self, model: str, rule: str, chat: ChatRequest, signals: Signals) -> dict[str, Any]:
+    def suspend(
+        self, model: str, rule: str, chat: ChatRequest, signals: Signals, decision: Decision
+    ) -> dict[str, Any]:
         """The account of a request parked for `model`'s batch API, as data to resume it from when
-        the answer comes (in this process or another); its reservation goes with it. This object
-        writes no row after it."""
+        the answer comes (in this process or another); its reservation goes with it, and what the
+        app's router knew of it where an `auto` rule decided (kept once it is answered, as a live
+        request's is). This object writes no row after it."""
         self.row.route, self.row.model, self.row.rule = "cloud", model, rule
         self._prompt_tokens = signals.prompt_tokens
         if self._prompt is not None:
             self.row.prompt = self._prompt(chat, signals)
+        routing = self._recorder.routing_record(self.row.request_id, self.row.app, "cloud", signals, decision, chat)
         state = {
             "row": self.row.as_dict(),
             "reserved": self._reserved,
             "prompt_tokens": signals.prompt_tokens,
             "reference": self._reference,
+            "routing": None if routing is None else asdict(routing),
         }
         return state  # (the router neither settles nor gives back the reservation of a parked request)
 
@@ -128,6 +149,8 @@ class RequestAccount:
         self._reference = state["reference"]
         self._batched = True
         self._prompt_tokens = int(state["prompt_tokens"])
+        routing = state.get("routing")  # (absent from a line parked before routing records were kept)
+        self._parked_routing = None if routing is None else RoutingRecord.of(routing)
         self.started -= max(0.0, time.time() - self.row.ts)
 
     # --- the end -----------------------------------------------------------------------------
@@ -146,8 +169,10 @@ class RequestAccount:
         row.counterfactual_usd = self._cost(self._reference, usage) if self._reference else 0.0
         self._write()
         if status == 200 and row.cache != "hit" and self._routed is not None:
-            self._record(row.request_id, row.app, *self._routed)
+            self._recorder.record(row.request_id, row.app, *self._routed)
             self._offer(trace)
+        elif status == 200 and self._parked_routing is not None:
+            self._recorder.keep(self._parked_routing)
         return row
 
     def abort(self, status: int, error: str | None) -> UsageRow:

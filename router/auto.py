@@ -126,21 +126,38 @@ class AutoRoutes:
 
     def record(self, request_id: str, app: str, routed: Routed[Any], request: ChatRequest) -> None:
         """Keep what the app's router knew of a request an `auto` rule decided, for its fit
-        (`router.routings`); written on a worker thread, off the request's path."""
-        auto = routed.decision.auto
+        (`router.routings`)."""
+        found = self.routing_record(request_id, app, routed.route, routed.signals, routed.decision, request)
+        if found is not None:
+            self.keep(found)
+
+    def routing_record(
+        self, request_id: str, app: str, route: str, signals: Signals, decision: Decision, request: ChatRequest
+    ) -> RoutingRecord | None:
+        """What the app's router knew of a request routed to `route`, if an `auto` rule decided it:
+        made when it is routed, kept once it is answered (a parked batch line's, hours later)."""
+        auto = decision.auto
         if auto is None:
-            return
-        record = RoutingRecord(
+            return None
+        return RoutingRecord(
             request_id,
             app,
-            routed.route,
-            routed.signals.complexity,
+            route,
+            signals.complexity,
             auto.reading,
             request_features(request),
-            routed.decision.score,
+            decision.score,
             auto.router_version,
         )
-        asyncio.get_running_loop().run_in_executor(None, record.save, self.routers.documents)
+
+    def keep(self, record: RoutingRecord) -> None:
+        """Write `record` on a worker thread, off the request's path (in place with no event loop)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            record.save(self.routers.documents)
+            return
+        loop.run_in_executor(None, record.save, self.routers.documents)
 
     async def dry_read(self, request: ChatRequest, app: str, signals: Signals, decision: Decision) -> Decision:
         """A dry run's reading: the edge reads the prompt and stops; the decision as the app's

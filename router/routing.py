@@ -215,7 +215,7 @@ class Router:
         from router.account import RequestAccount  # (the account's shadow offer imports this module)
 
         return RequestAccount(
-            self._store, self.prices, self.scorer.tokens.estimate, self.auto.record, request_id, app, **options
+            self._store, self.prices, self.scorer.tokens.estimate, self.auto, request_id, app, **options
         )
 
     # --- running ------------------------------------------------------------------------------

@@ -16,17 +16,21 @@ from pydantic import ValidationError
 from classifiers import Scorer
 from gateway.config import GatewayConfig
 from gateway.provider_lines import LineDeferral, LineOrigin
+from policies.schema import EdgeReading
 from router.answer import Usage
 from router.budget import Caps
 from router.cloud import CloudModelConfig, HttpPool, connect
 from router.cloud.batch_api import AnthropicBatchAPI, BatchStatus, OpenAIBatchAPI, ProviderBatch
+from router.decision import AutoRoute, Decision
 from router.errors import UpstreamError
 from router.ledger import MemoryStore, RowKind
 from router.pricing import price_of
 from router.request import parse_chat_request
 from router.routing import Router
+from router.routings import RECORDS, RoutingRecord
 from tests.fake_upstream import FakeUpstream, UpstreamServer
 
+HI = {"model": "auto", "messages": [{"role": "user", "content": "Hi"}]}
 MINI = {"name": "mini", "provider_model": "openai/gpt-4o-mini", "api_key": "sk-fake"}
 
 
@@ -63,12 +67,14 @@ def test_a_batch_api_edgeway_does_not_speak_is_a_config_error():
 
 
 # --- the account of a parked line ----------------------------------------------------------------
-def parked_account(store: MemoryStore, router: Router, reserved: float) -> dict[str, Any]:
+def parked_account(
+    store: MemoryStore, router: Router, reserved: float, decision: Decision | None = None
+) -> dict[str, Any]:
     account = router.account("req-1", "app", kind=RowKind.BATCH, reference="mini")
     store.admit("app", Caps(daily_usd=1.0), reserved)
     account.reserve(reserved)
     chat = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": "Hi"}]})
-    return account.suspend("mini", "rest", chat, router.signals(chat))
+    return account.suspend("mini", "rest", chat, router.signals(chat), decision or Decision(("mini",), "rest"))
 
 
 def test_a_resumed_account_writes_the_one_row_at_the_batch_price_and_settles_the_reservation():
@@ -94,6 +100,48 @@ def test_a_line_no_provider_answered_gives_its_reservation_back_and_writes_no_ro
     account.resume(state)
     account.release()
     assert store.rows() == [] and store.left("app", Caps(daily_usd=1.0)) == pytest.approx(1.0)
+
+
+# What the app's router knew of a line an `auto` rule sent to the cloud: kept when its answer comes
+AUTO = Decision(
+    ("edge", "mini"),
+    "smart",
+    auto=AutoRoute(EdgeReading.NEVER, (0.3, 0.7), 0.5, text_score=0.82, router_version=3),
+    score=0.82,
+)
+
+
+def test_an_auto_lines_routing_record_is_kept_when_its_providers_batch_answers_it():
+    store = MemoryStore()
+    router = Router({}, Scorer(), {"mini": price_of(cloud())}, store)
+    state = parked_account(store, router, reserved=0.0, decision=AUTO)
+    assert router.routers.documents.get(RECORDS, "req-1") is None  # not while it waits
+    account = router.account("req-1", "app", kind=RowKind.BATCH)
+    account.resume(json.loads(json.dumps(state)))  # as stored, and read back after a restart
+    account.finish(Usage(1000, 200))
+    kept = router.routers.documents.get(RECORDS, "req-1")
+    assert kept is not None
+    record = RoutingRecord.of(kept.data)
+    assert (record.app, record.served, record.score, record.router_version) == ("app", "cloud", 0.82, 3)
+    assert record.prior == pytest.approx(router.signals(parse_chat_request(HI)).complexity)
+    assert record.asks  # the request's features, as a live request's record has them
+
+
+def test_a_line_the_provider_refused_or_a_rule_not_auto_leaves_no_routing_record():
+    store = MemoryStore()
+    router = Router({}, Scorer(), {"mini": price_of(cloud())}, store)
+    refused = router.account("req-1", "app", kind=RowKind.BATCH)
+    refused.resume(parked_account(store, router, reserved=0.0, decision=AUTO))
+    refused.abort(400, "invalid_request")
+    plain = router.account("req-2", "app", kind=RowKind.BATCH)
+    plain.resume(parked_account(store, router, reserved=0.0))
+    plain.finish(Usage(10, 10))
+    older = parked_account(store, router, reserved=0.0, decision=AUTO)
+    del older["routing"]  # parked by a gateway that kept no routing with its lines
+    resumed = router.account("req-3", "app", kind=RowKind.BATCH)
+    resumed.resume(older)
+    resumed.finish(Usage(10, 10))
+    assert router.routers.documents.find(RECORDS) == []
 
 
 def test_a_resumed_row_counts_its_latency_from_when_the_line_arrived():
