@@ -120,9 +120,7 @@ class RequestAccount:
         return self._estimate
 
     # --- a request answered later (router.deferral) ------------------------------------------
-    def suspend(
-        self, model: str, rule: str, chat: ChatRequest, signals: Signals, decision: Decision
-    ) -> dict[str, Any]:
+    def suspend(self, model: str, rule: str, chat: ChatRequest, signals: Signals, decision: Decision) -> dict[str, Any]:
         """The account of a request parked for `model`'s batch API, as data to resume it from when
         the answer comes (in this process or another); its reservation goes with it, and what the
         app's router knew of it where an `auto` rule decided (kept once it is answered, as a live
