@@ -254,7 +254,7 @@ def _model_names(config: GatewayConfig) -> list[str]:
     without its provider ("anthropic/claude-3-5-haiku-latest", "claude-3-5-haiku-latest")."""
     names = [m.name for m in config.edge.models]
     for model in config.cloud.models:
-        names += [model.name, model.provider_model, model.provider_model.split("/", 1)[1]]
+        names += [model.name, model.provider_model, model.provider_model_id]
     return names
 
 

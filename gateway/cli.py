@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import sys
@@ -224,6 +225,7 @@ def _bench(args: argparse.Namespace) -> int:
         "speculative": speculative.run,
     }
     options = {} if args.repeat is None else {"repeat": args.repeat}
+    run = suites[args.suite]
     if args.against is not None:
         if args.suite != "classify":
             print("edgeway: --against compares builds of the scan: it goes with classify", file=sys.stderr)
@@ -237,11 +239,9 @@ def _bench(args: argparse.Namespace) -> int:
         except builds.BuildError as exc:
             print(f"edgeway: {exc}", file=sys.stderr)
             return 2
-        print(machine.describe(), flush=True)
-        builds.run_loaded(other, args.against, **options)
-        return 0
+        run = functools.partial(builds.run_loaded, other, args.against)
     print(machine.describe(), flush=True)
-    suites[args.suite](**options)
+    run(**options)
     return 0
 
 
