@@ -32,6 +32,7 @@ from edge_runtime.interrupt import CUT, StepInterrupt
 from edge_runtime.pacing import SHORT_PROMPT, Pacer
 from edge_runtime.reading import Gate
 from edge_runtime.speculation import PromptLookup, Speculation
+from edge_runtime.step_cost import StepCost
 from edge_runtime.textstream import TextStream
 
 if TYPE_CHECKING:
@@ -149,7 +150,8 @@ class BatchScheduler(Generic[J]):
         # request that starts the same way (a system prompt, the turns before) skips that much.
         self.kept: dict[int, list[int]] = {}
         self.reused = 0
-        self.pacer = Pacer(n_batch)
+        # one fit of the step's cost, which both the pacer and the speculation read
+        self.pacer = Pacer(n_batch, speculation.cost if speculation is not None else StepCost())
         self.interrupt = StepInterrupt(llama_cpp, self.ctx)
         self.speculation = speculation
         self.draft = draft  # where guesses come from with `mode: draft`; else from the prompt
@@ -347,8 +349,6 @@ class BatchScheduler(Generic[J]):
         for seq, _ in read:
             if seq.read == len(seq.prompt):
                 seq.job.prompt_read = True
-        if self.speculation is not None:
-            self.speculation.measured(n, took)
         sampled = []
         for seq in self.active:
             if seq.logit_index is not None and seq.job.gate is not None and seq.job.gate.score is None:

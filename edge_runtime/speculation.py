@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from edge_runtime.step_cost import StepCost
+
 NGRAM = 3  # the longest run of last tokens looked up; shorter ones are tried after it
 MIN_NGRAM = 2  # a single repeated token ("the", ",") predicts little
 PRIOR_RATE = 0.5  # a sequence's acceptance rate before it has drafted: in a big batch, it must earn its drafts
@@ -95,33 +97,6 @@ class PromptLookup:
 
 
 @dataclass
-class StepCost:
-    """Seconds a decode step takes as a + b x tokens, fitted to recent steps (each weighing
-    `DECAY` less than the next)."""
-
-    decay: float = 0.95
-    _n: float = 0.0
-    _x: float = 0.0
-    _y: float = 0.0
-    _xx: float = 0.0
-    _xy: float = 0.0
-
-    def add(self, tokens: int, seconds: float) -> None:
-        d = self.decay
-        self._n, self._x, self._y = d * self._n + 1, d * self._x + tokens, d * self._y + seconds
-        self._xx, self._xy = d * self._xx + tokens * tokens, d * self._xy + tokens * seconds
-
-    def fit(self) -> tuple[float, float] | None:
-        """(a, b), once steps of different sizes have been seen."""
-        spread = self._n * self._xx - self._x * self._x
-        if self._n < 4 or spread <= 1e-9 * max(1.0, self._n * self._xx):
-            return None
-        b = (self._n * self._xy - self._x * self._y) / spread
-        a = (self._y - b * self._x) / self._n
-        return (a, b) if a > 0 and b > 0 else None
-
-
-@dataclass
 class GuessCost:
     """Seconds of a draft model's work per guess it made, recent work weighing most. Reading a
     prompt the draft has not seen counts too, shared by the guesses made once it has."""
@@ -149,12 +124,16 @@ class Speculation:
     """Whether, and how far, each sequence drafts this step."""
 
     most: int = 8  # guesses a sequence drafts at most in one step
+    # the step's cost, fitted from every step the scheduler measures (the pacer's too)
     cost: StepCost = field(default_factory=StepCost)
     drafted: int = 0  # guesses made
     kept: int = 0  # of which the model agreed
-    fitted: tuple[float, float] | None = None  # the cost's fit after the last step: once a step, not a sequence
     guess_cost: GuessCost | None = None  # a draft model's work per guess; None: guesses are free (prompt lookup)
     recent_rate: float = PRIOR_RATE  # accepted guesses / guesses over every sequence, recent ones weighing most
+
+    @property
+    def fitted(self) -> tuple[float, float] | None:
+        return self.cost.fit()
 
     def guesses(self, lookup: PromptLookup, tokens_in_step: int, room: int) -> int:
         """How many tokens `lookup`'s sequence drafts at most in a step of `tokens_in_step` other
@@ -187,10 +166,6 @@ class Speculation:
         again. Prompt lookup's depends on the text (copied or not), so a new sequence starts from
         `PRIOR_RATE`."""
         return self.recent_rate if self.guess_cost is not None else PRIOR_RATE
-
-    def measured(self, tokens: int, seconds: float) -> None:
-        self.cost.add(tokens, seconds)
-        self.fitted = self.cost.fit()
 
     def drafting_took(self, guesses: int, seconds: float) -> None:
         """A draft model's work this step, and the guesses it made."""

@@ -296,3 +296,61 @@ async def test_a_document_does_not_evict_a_cached_chat_that_only_shares_its_star
     before = engine._scheduler.reused
     await collect(engine.submit([*chat, {"role": "user", "content": "And before that?"}], Sampling(max_tokens=2)))
     assert engine._scheduler.reused - before > 150  # the chat's cells were still there
+
+
+def _recording_steps(scheduler) -> list[int]:
+    """The size of every step the scheduler runs from now on (on the worker thread)."""
+    sizes: list[int] = []
+    measured = scheduler.pacer.measured
+
+    def recorded(tokens, seconds, long_read):
+        sizes.append(tokens)
+        measured(tokens, seconds, long_read)
+
+    scheduler.pacer.measured = recorded
+    return sizes
+
+
+async def test_a_long_prompt_after_a_slow_phase_is_read_in_as_many_steps_as_on_a_quiet_machine(engine):
+    """The slow steps that once left the prompt reader at one token a step for good (another
+    process on the cores: 50 tokens in 7 s, 7 in 2 s, 3 in 1 s), then a long prompt: read alone, it
+    goes in whole batches, as it does on a quiet machine; beside a generating sequence, within a
+    few steps of the quiet count."""
+    scheduler = engine._scheduler
+    document = [{"role": "user", "content": "Summarize: " + "The keeper logged every ship that passed. " * 80}]
+    length = len(engine.tokenize_chat(document))
+    assert length > 600
+
+    copies: list[bool] = []
+
+    async def read(beside: bool) -> tuple[int, int]:
+        """The steps that read a new copy of the document, and its length."""
+        sizes = _recording_steps(scheduler)
+        try:
+            other = None
+            if beside:
+                other = engine.submit(STORY, Sampling(max_tokens=400, temperature=0))
+                while other.completion_tokens < 2:
+                    await asyncio.sleep(0.01)
+            first = len(sizes)
+            # a new document each time, so that nothing of it is in the cache
+            copies.append(beside)
+            text = f"Copy {len(copies)}. " + document[0]["content"]
+            generation = engine.submit([{"role": "user", "content": text}], Sampling(max_tokens=1, temperature=0))
+            await collect(generation)
+            if other is not None:
+                other.cancel()
+                await collect(other)
+            steps = len([s for s in sizes[first:] if s > 1]) if beside else len(sizes) - first
+            return steps, generation.prompt_tokens
+        finally:
+            del scheduler.pacer.measured
+
+    (quiet_alone, tokens), (quiet_beside, _) = await read(beside=False), await read(beside=True)
+    assert quiet_alone == -(-tokens // scheduler.n_batch)
+    for size, seconds in ((50, 7.0), (7, 2.0), (3, 1.0)):
+        scheduler.pacer.measured(size, seconds, long_read=True)
+    assert (await read(beside=False))[0] == quiet_alone
+    for size, seconds in ((50, 7.0), (7, 2.0), (3, 1.0)):
+        scheduler.pacer.measured(size, seconds, long_read=True)
+    assert (await read(beside=True))[0] <= 1.2 * quiet_beside + 3, quiet_beside

