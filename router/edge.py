@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from opentelemetry.context import Context
 
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
 from edge_runtime.batch import TokenLogprob
-from edge_runtime.grammar import GrammarError, json_grammar
+from edge_runtime.grammar import GrammarError, json_grammar, schema_grammar
 from edge_runtime.reading import Gate, Probe
 from policies.needs import Need
 from router import edge_tools
 from router.answer import Answer, ChunkStream, Usage, embeddings_body
-from router.errors import InvalidRequest, NoCapacity
+from router.errors import InvalidOutput, InvalidRequest, NoCapacity
 from router.modes import ReplayedAnswer
 from router.offload import off_loop
 from router.request import ChatRequest
@@ -26,6 +27,22 @@ from router.tier import Capacity, Resilience, TierKind
 from router.tracing import current, edge_phases
 
 INLINE_BYTES = 16 * 1024  # bodies up to this are tokenized on the event loop (about 0.1 ms of work)
+# An answer that breaks what its schema says beyond the grammar is sampled again, this many times
+# and at this temperature (greedy sampling would write the same answer again), then refused.
+RESAMPLES = 2
+RESAMPLE_TEMPERATURE = 0.8
+
+Check = Callable[[str], "str | None"]  # what is wrong with an answer's text, or None
+
+
+@dataclass
+class Queued:
+    """A request's generations on the engine, and what it takes to sample one of them again."""
+
+    generations: list[Generation]
+    prompt: list[int]
+    sampling: Sampling
+    check: Check | None  # what an answer must pass beyond its grammar (None: the grammar holds it all)
 
 
 class EdgeModel:
@@ -76,9 +93,7 @@ class EdgeModel:
             messages = edge_tools.messages(request, edge_tools.tools_of(request.body))
         return len(await self._prompt(request, messages or request.plain_messages()))
 
-    async def _start(
-        self, request: ChatRequest, confidence: bool = False, gate: Gate | None = None
-    ) -> list[Generation]:
+    async def _start(self, request: ChatRequest, confidence: bool = False, gate: Gate | None = None) -> Queued:
         """The request's `n` generations, queued: the first reads the prompt, the others share
         its cells once it has (each with its own seed: the given one plus its index). With `gate`
         (a request of one answer), it is read first (`read_first`)."""
@@ -88,10 +103,13 @@ class EdgeModel:
                 param="messages",
                 code="unsupported_content",
             )
-        grammar, messages = _grammar_of(request), None
+        grammar, check = _grammar_of(request)
+        messages = None
         if Need.TOOLS in request.needs:
             tools, required = edge_tools.chosen(request.body, edge_tools.tools_of(request.body))
-            grammar, messages = edge_tools.grammar(tools, required), edge_tools.messages(request, tools)
+            made = edge_tools.grammar(tools, required)
+            grammar, messages = made.gbnf, edge_tools.messages(request, tools)
+            check = made.check if made.checks else None
         sampling = Sampling(
             max_tokens=request.max_tokens,
             temperature=request.temperature,
@@ -115,9 +133,12 @@ class EdgeModel:
                 generations.append(
                     self.engine.submit_tokens(prompt, replace(sampling, seed=seed), request.app, sharing, gate)
                 )
-            return generations
-        except GrammarError as exc:
-            raise InvalidRequest(f"{exc}.", param="response_format", code="invalid_json_schema") from None
+            return Queued(generations, prompt, sampling, check)
+        except GrammarError as exc:  # llama.cpp could not read what the converter wrote
+            param = "tools" if Need.TOOLS in request.needs else "response_format"
+            raise InvalidRequest(
+                f"The schema cannot be held on the edge model: {exc}.", param=param, code="invalid_json_schema"
+            ) from None
         except PromptTooLong as exc:
             raise InvalidRequest(
                 f"This request is too long for the edge model: {exc}.", param="messages", code="context_length_exceeded"
@@ -146,20 +167,24 @@ class EdgeModel:
         if self.probe is None:
             raise NoCapacity(f"The edge model {self.name!r} has no probe to read prompts with.", retry_after=1)
         gate = Gate(self.probe, keep)
-        generations = await self._start(request, gate=gate)
+        queued = await self._start(request, gate=gate)
         try:
-            await generations[0].reading()
+            await queued.generations[0].reading()
         except BaseException:
-            generations[0].cancel()
+            queued.generations[0].cancel()
             raise
-        return EdgeRead(self, request, generations, gate.score)
+        return EdgeRead(self, request, queued, gate.score)
 
     async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
         return await self._answer(request, await self._start(request, confidence))
 
-    async def _answer(self, request: ChatRequest, generations: list[Generation]) -> Answer:
+    async def _answer(self, request: ChatRequest, queued: Queued) -> Answer:
+        generations = queued.generations
         try:
             texts = await asyncio.gather(*(_text_of(g) for g in generations))
+            if queued.check is not None:
+                for i, text in enumerate(texts):
+                    generations[i], texts[i] = await self._checked(request, queued, generations[i], text)
         except EdgeError as exc:
             raise NoCapacity(str(exc), retry_after=1) from None
         finally:
@@ -191,6 +216,29 @@ class EdgeModel:
         confidences = [g.confidence for g in generations if g.confidence is not None]
         return Answer(body, usage, min(confidences) if confidences else None)
 
+    async def _checked(
+        self, request: ChatRequest, queued: Queued, generation: Generation, text: str
+    ) -> tuple[Generation, str]:
+        """An answer that passes its check: this one, or one sampled again (`RESAMPLES` times at
+        most, from the prompt's cells in the cache); else `InvalidOutput`. An answer cut short by
+        max_tokens is reported as cut, not checked."""
+        assert queued.check is not None
+        problem = None if generation.finish_reason == "length" else queued.check(text)
+        for attempt in range(RESAMPLES):
+            if problem is None:
+                return generation, text
+            seed = (queued.sampling.seed or 0) + 1000 * (attempt + 1)
+            sampling = replace(queued.sampling, temperature=RESAMPLE_TEMPERATURE, seed=seed)
+            generation = self.engine.submit_tokens(queued.prompt, sampling, request.app)
+            text = await _text_of(generation)
+            problem = None if generation.finish_reason == "length" else queued.check(text)
+        if problem is None:
+            return generation, text
+        raise InvalidOutput(
+            f"The edge model {self.name!r} wrote an answer that breaks the request's schema "
+            f"{RESAMPLES + 1} times: {problem}.",
+        )
+
     async def embed(self, request: ChatRequest) -> Answer:
         texts = request.inputs or ()
         try:
@@ -208,9 +256,11 @@ class EdgeModel:
     async def stream(self, request: ChatRequest) -> ChunkStream:
         return await self._streams(request, await self._start(request))
 
-    async def _streams(self, request: ChatRequest, generations: list[Generation]) -> ChunkStream:
-        if Need.TOOLS in request.needs and len(generations) > 1:  # n calls: each sent whole once it parses
-            return ReplayedAnswer(await self._answer(request, generations))
+    async def _streams(self, request: ChatRequest, queued: Queued) -> ChunkStream:
+        generations = queued.generations
+        if queued.check is not None or (Need.TOOLS in request.needs and len(generations) > 1):
+            # an answer checked after sampling goes out once it passes; n calls, each once it parses
+            return ReplayedAnswer(await self._answer(request, queued))
         logprobs = self._logprobs if request.logprobs is not None else None
         base = {
             "id": _completion_id(),
@@ -243,8 +293,9 @@ class EdgeRead:
     """A request the edge has read first: its probe's score, and, if the gate kept it, the answer
     that goes on from the same prefill."""
 
-    def __init__(self, model: EdgeModel, request: ChatRequest, generations: list[Generation], score: float | None):
-        self._model, self._request, self._generations = model, request, generations
+    def __init__(self, model: EdgeModel, request: ChatRequest, queued: Queued, score: float | None):
+        self._model, self._request, self._queued = model, request, queued
+        self._generations = queued.generations
         self.score = score
 
     @property
@@ -254,10 +305,10 @@ class EdgeRead:
         return self.score is not None and not generation.routed_away and generation.finish_reason != "cancelled"
 
     async def complete(self) -> Answer:
-        return await self._model._answer(self._request, self._generations)
+        return await self._model._answer(self._request, self._queued)
 
     async def stream(self) -> ChunkStream:
-        return await self._model._streams(self._request, self._generations)
+        return await self._model._streams(self._request, self._queued)
 
     def cancel(self) -> None:
         for generation in self._generations:
@@ -369,13 +420,14 @@ def _traced(generation: Generation, parent: Context) -> None:
     edge_phases(parent, generation.queued_at, generation.started_at, generation.ended_at, generation.completion_tokens)
 
 
-def _grammar_of(request: ChatRequest) -> str | None:
-    """The grammar a `response_format` asks for: any JSON object, or JSON matching a schema."""
+def _grammar_of(request: ChatRequest) -> tuple[str | None, Check | None]:
+    """The grammar a `response_format` asks for (any JSON object, or JSON matching a schema), and
+    the check its answer must pass beyond the grammar."""
     if Need.JSON_OUTPUT not in request.needs:
-        return None
+        return None, None
     response_format = request.body["response_format"]
     if response_format["type"] == "json_object":
-        return json_grammar()
+        return json_grammar(), None
     spec = response_format.get("json_schema")
     schema = spec.get("schema") if isinstance(spec, dict) else None
     if not isinstance(schema, dict):
@@ -385,11 +437,23 @@ def _grammar_of(request: ChatRequest) -> str | None:
             code="invalid_json_schema",
         )
     try:
-        return json_grammar(schema)
+        made = schema_grammar(schema)
     except GrammarError as exc:
         raise InvalidRequest(
             f"{exc}.", param="response_format.json_schema.schema", code="invalid_json_schema"
         ) from None
+    if made.check is None:
+        return made.gbnf, None
+    value_check = made.check
+
+    def check(text: str) -> str | None:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            return None  # (the grammar writes JSON; only a cut answer does not parse, and it says so)
+        return value_check(value)
+
+    return made.gbnf, check
 
 
 def _completion_id() -> str:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from edge_runtime.grammar import GrammarError, json_grammar
+from edge_runtime.grammar import GrammarError, for_grammar, rewritten_gbnf, schema_grammar
 from router.answer import ChunkStream, Usage
 from router.errors import InvalidRequest
 from router.request import ChatRequest
@@ -69,25 +69,57 @@ def chosen(body: dict[str, Any], tools: list[Tool]) -> tuple[list[Tool], bool]:
     return named, True
 
 
-def grammar(tools: list[Tool], required: bool) -> str:
+@dataclass(frozen=True)
+class ToolGrammar:
+    """The grammar of a call of one of the tools (or prose), and the check each tool's arguments
+    must pass after sampling where its schema says more than a grammar holds."""
+
+    gbnf: str
+    checks: dict[str, Callable[[Any], str | None]]
+
+    def check(self, text: str) -> str | None:
+        """What is wrong with the call the model wrote (None: a sound call, or prose)."""
+        if not text.startswith("{"):
+            return None
+        try:
+            call = json.loads(text)
+        except json.JSONDecodeError:
+            return None  # cut by max_tokens: reported as cut, not checked
+        check = self.checks.get(call.get("name"))
+        problem = check(call.get("arguments")) if check is not None else None
+        return f"the arguments of {call.get('name')}: {problem}" if problem else None
+
+
+def grammar(tools: list[Tool], required: bool) -> ToolGrammar:
     """GBNF for a call of one of `tools` (or, unless `required`, prose that does not open with `{`)."""
-    calls = [
-        {
-            "type": "object",
-            "properties": {"name": {"const": t.name}, "arguments": t.parameters},
-            "required": ["name", "arguments"],
-            "additionalProperties": False,
-        }
-        for t in tools
-    ]
-    schema = calls[0] if len(calls) == 1 else {"oneOf": calls}
+    calls, checks = [], {}
+    for i, tool in enumerate(tools):
+        try:
+            parameters, exact = for_grammar(tool.parameters)
+            if not exact:
+                made = schema_grammar(tool.parameters)
+                assert made.check is not None
+                checks[tool.name] = made.check
+        except GrammarError as exc:
+            raise InvalidRequest(
+                f"The parameters of tool {tool.name!r}: {exc}.", param=f"tools[{i}]", code="invalid_json_schema"
+            ) from None
+        calls.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": tool.name}, "arguments": parameters},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    schema = calls[0] if len(calls) == 1 else {"anyOf": calls}
     try:
-        call = json_grammar(schema)
+        call = rewritten_gbnf(schema)
     except GrammarError as exc:
-        raise InvalidRequest(f"A tool's parameters {exc}.", param="tools", code="invalid_json_schema") from None
-    if required:
-        return call
-    return _ROOT.sub("call ::=", call, count=1) + "\nroot ::= call | prose\nprose ::= [^{] .*\n"
+        raise InvalidRequest(f"A tool's parameters: {exc}.", param="tools", code="invalid_json_schema") from None
+    if not required:
+        call = _ROOT.sub("call ::=", call, count=1) + "\nroot ::= call | prose\nprose ::= [^{] .*\n"
+    return ToolGrammar(call, checks)
 
 
 def messages(request: ChatRequest, tools: list[Tool]) -> list[dict[str, str]]:

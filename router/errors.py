@@ -116,6 +116,15 @@ class UpstreamTimeout(UpstreamError):
     code = "upstream_timeout"
 
 
+class InvalidOutput(EdgewayError):
+    """The model's answer broke the schema its request set, sampled again and broken again: never
+    sent as if it held. Another tier may answer."""
+
+    status = 502
+    type = "api_error"
+    code = "invalid_model_output"
+
+
 class NoCapacity(EdgewayError):
     """No tier that this request may use can serve it now."""
 

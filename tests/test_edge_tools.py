@@ -139,13 +139,54 @@ def test_the_messages_api_gets_a_tool_use_block_from_the_edge(gateway):
     jsonschema.validate(block.input, WEATHER["function"]["parameters"])
 
 
-def test_a_tool_schema_the_edge_cannot_enforce_is_a_clear_400(gateway):
-    broken = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "$ref": "#/nowhere"}}}
+def test_a_tool_schema_that_is_no_json_schema_is_a_clear_400(gateway):
+    broken = {"type": "function", "function": {"name": "f", "parameters": {"type": "objekt"}}}
     with pytest.raises(openai.BadRequestError) as caught:
         client_for(gateway).chat.completions.create(
             model="smollm2", messages=ASK, tools=[broken], tool_choice="required"
         )
-    assert caught.value.param == "tools" and caught.value.code == "invalid_json_schema"
+    assert caught.value.param == "tools[0]" and caught.value.code == "invalid_json_schema"
+
+
+def test_any_valid_schema_is_taken_and_its_call_matches_it(gateway):
+    """Claude Code's tools describe a property with no type (any value), and bound numbers the
+    grammar cannot: the call still matches the schema, checked after sampling."""
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "run",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "args": {"description": "Optional input value, verbatim."},
+                    "count": {"type": "integer", "minimum": 1, "maximum": 3},
+                },
+                "required": ["args", "count"],
+            },
+        },
+    }
+    message = client_for(gateway).chat.completions.create(
+        model="smollm2", messages=ASK, tools=[tool], tool_choice="required", max_tokens=80, temperature=0
+    )
+    called(message.choices[0].message, tool)
+
+
+def test_a_call_that_cannot_match_its_schema_is_refused_never_sent(gateway, upstream):
+    impossible = {"type": "string", "not": {"type": "string"}}  # valid JSON Schema that no value matches
+    tool = {
+        "type": "function",
+        "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": impossible}, "required": ["a"]}},
+    }
+    reply = httpx.post(
+        gateway.url + "/v1/chat/completions",
+        headers={"authorization": f"Bearer {APP_KEYS['alpha']}"},
+        json={"model": "smollm2", "messages": ASK, "tools": [tool], "tool_choice": "required", "max_tokens": 40},
+        timeout=120,
+    )
+    assert reply.status_code == 502, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == "invalid_model_output" and "breaks the request's schema 3 times" in error["message"]
+    assert upstream.requests == []  # the edge was the one target: nothing went elsewhere
 
 
 def test_the_responses_api_gets_a_function_call_item_from_the_edge(gateway):
