@@ -8,6 +8,7 @@ valid signals.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -221,7 +222,9 @@ class Scorer:
         joined, ask = joined_counts(counts), _ask(messages, pieces)
         return Signals(
             privacy=tuple(findings),
-            prompt_tokens=self.tokens.from_counts(joined) + TOKENS_PER_MESSAGE * len(messages),
+            prompt_tokens=self.tokens.from_counts(joined)
+            + TOKENS_PER_MESSAGE * len(messages)
+            + self._described_tokens(body),
             max_tokens=max_tokens,
             language=_language(messages, pieces),
             text_only=_text_only(messages),
@@ -229,6 +232,17 @@ class Scorer:
             # read at call time: the prior follows the edge class once the edge model is loaded
             score_complexity=lambda: self.complexity.score("\n".join(text for _, _, text in pieces), joined, ask),
         )
+
+    def _described_tokens(self, body: Mapping[str, Any] | None) -> int:
+        """The tokens of what a model reads beside the messages: the tools' descriptions and
+        schemas (on a coding agent's request, most of the prompt) and a response schema."""
+        if not body:
+            return 0
+        described = [body.get(key) for key in ("tools", "functions", "response_format") if body.get(key)]
+        if not described:
+            return 0
+        text = json.dumps(described, ensure_ascii=False, separators=(",", ":"))
+        return self.tokens.from_counts(text_counts(text))
 
 
 def _path(message: int, part: int | None) -> Path:

@@ -66,7 +66,28 @@ def chat_body(body: Any) -> dict[str, Any]:
         out["tools"] = [_tool(t, f"tools.{i}") for i, t in enumerate(_list(body["tools"], "tools"))]
     if body.get("tool_choice") is not None:
         out["tool_choice"] = _tool_choice(body["tool_choice"])
+    response_format = _output_format(body)
+    if response_format is not None:
+        out["response_format"] = response_format
     return out
+
+
+def _output_format(body: dict[str, Any]) -> dict[str, Any] | None:
+    """`output_config.format` (and the beta's `output_format`): a JSON schema the answer's text
+    matches, as Chat Completions' `response_format` asks it."""
+    config = body.get("output_config")
+    if config is not None and not isinstance(config, dict):
+        raise InvalidRequest("output_config: Input should be a valid dictionary.", param="output_config")
+    where, fmt = "output_config.format", (config or {}).get("format")
+    if fmt is None and body.get("output_format") is not None:
+        where, fmt = "output_format", body["output_format"]
+    if fmt is None:
+        return None
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        raise InvalidRequest(f"{where}.type: Input should be 'json_schema'.", param=f"{where}.type")
+    if not isinstance(fmt.get("schema"), dict):
+        raise InvalidRequest(f"{where}.schema: Field required (a JSON schema object).", param=f"{where}.schema")
+    return {"type": "json_schema", "json_schema": {"name": "output", "schema": fmt["schema"]}}
 
 
 def _list(value: Any, where: str) -> list[Any]:
@@ -89,9 +110,16 @@ def _text_of(value: Any, where: str) -> str:
 
 
 def _messages(message: Any, where: str) -> Iterator[dict[str, Any]]:
-    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-        raise InvalidRequest(f"{where}.role: expected 'user' or 'assistant'.", param=f"{where}.role")
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "system"):
+        raise InvalidRequest(f"{where}.role: expected 'user', 'assistant' or 'system'.", param=f"{where}.role")
     role, content = message["role"], message.get("content")
+    if role == "system":
+        # A system message mid-conversation (Anthropic's `mid-conversation-system` beta, which
+        # Claude Code sends on every turn): kept where it stands. Chat Completions and the edge's
+        # chat templates read a system message anywhere; LiteLLM folds it into the turn beside it
+        # for an Anthropic model that does not take one.
+        yield {"role": "system", "content": _text_of(content, f"{where}.content")}
+        return
     if isinstance(content, str):
         yield {"role": role, "content": content}
         return
@@ -221,8 +249,9 @@ def _id(prefix: str) -> str:
 class MessageEvents:
     """Chat completion chunks in, Anthropic's stream events out (name and data of each)."""
 
-    def __init__(self, model: str, usage: Usage) -> None:
+    def __init__(self, model: str, usage: Usage, input_tokens: int | None = None) -> None:
         self._model, self._usage = model, usage
+        self._input_tokens = usage.prompt_tokens if input_tokens is None else input_tokens
         self._open: str | None = None  # "text" or "tool": the content block being written
         self._index = -1
         self._tools: dict[int, int] = {}  # a chat tool call's index -> its content block's index
@@ -238,7 +267,7 @@ class MessageEvents:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": self._usage.prompt_tokens, "output_tokens": 0},
+            "usage": {"input_tokens": self._input_tokens, "output_tokens": 0},
         }
         return [("message_start", {"type": "message_start", "message": message}), ("ping", {"type": "ping"})]
 
@@ -297,7 +326,11 @@ class MessageEvents:
                 {
                     "type": "message_delta",
                     "delta": {"stop_reason": self._stop, "stop_sequence": self._stop_sequence},
-                    "usage": {"output_tokens": usage.completion_tokens},
+                    # the final counts, as Anthropic's API gives them here (its input count too)
+                    "usage": {
+                        "input_tokens": usage.prompt_tokens or self._input_tokens,
+                        "output_tokens": usage.completion_tokens,
+                    },
                 },
             ),
             ("message_stop", {"type": "message_stop"}),

@@ -41,7 +41,10 @@ class MessagesDialect:
     def events(self, served: Served) -> NamedEvents:
         stream = served.routed.result
         assert not isinstance(stream, Answer)
-        translate = anthropic.MessageEvents(served.chat.model, stream.usage)
+        # Anthropic says the input's tokens in message_start: the stream's count where it has one
+        # (the edge's), else the estimate the request was admitted by; message_delta has the count.
+        known = stream.usage.prompt_tokens or served.routed.signals.prompt_tokens
+        translate = anthropic.MessageEvents(served.chat.model, stream.usage, known)
         return NamedEvents(translate, anthropic.event, lambda exc: ("error", anthropic.error_body(exc)))
 
     def error_body(self, exc: EdgewayError) -> dict[str, Any]:

@@ -87,11 +87,14 @@ class EdgeModel:
 
     async def prompt_tokens(self, request: ChatRequest) -> int:
         """How many tokens this model reads for `request`: its chat template and tools included,
-        as an answer to it would count them."""
+        as an answer to it would count them (a prompt longer than the context too)."""
         messages = None
         if Need.TOOLS in request.needs:
             messages = edge_tools.messages(request, edge_tools.tools_of(request.body))
-        return len(await self._prompt(request, messages or request.plain_messages()))
+        try:
+            return len(await self._prompt(request, messages or request.plain_messages()))
+        except PromptTooLong as exc:  # the tokenizer counted it all, and found no room
+            return exc.needed
 
     async def _start(self, request: ChatRequest, confidence: bool = False, gate: Gate | None = None) -> Queued:
         """The request's `n` generations, queued: the first reads the prompt, the others share

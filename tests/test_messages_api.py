@@ -3,10 +3,12 @@ routes, streams, tool use, errors in Anthropic's shape, and the privacy invarian
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import anthropic
 import httpx
+import jsonschema
 import pytest
 
 from tests.conftest import TERSE_CONVERSATION, TWO_APPS, GatewayProcess, two_apps
@@ -158,6 +160,87 @@ def test_count_tokens_counts_what_the_edge_model_reads(messages_gateway):
     assert 0 < estimated.input_tokens < 4 * counted.input_tokens
     with pytest.raises(anthropic.NotFoundError):
         claude.messages.count_tokens(model="claude-9", **conversation)
+
+
+def test_count_tokens_counts_tools_and_answers_past_the_edges_context(messages_gateway):
+    """Claude Code counts a prompt with its tools before it sends it: a count that leaves tools out
+    misleads its compaction, and one past the edge's context must still be a count, not an error."""
+    claude = client(messages_gateway)
+    tools = [{**WEATHER, "name": f"tool_{i}", "description": "A tool with a long description. " * 40} for i in range(8)]
+    bare = claude.messages.count_tokens(model="gpt-fake", messages=HELLO).input_tokens
+    with_tools = claude.messages.count_tokens(model="gpt-fake", messages=HELLO, tools=tools).input_tokens
+    on_edge = claude.messages.count_tokens(model="smollm2", messages=HELLO, tools=tools).input_tokens
+    assert with_tools > bare + 1500 and 0.5 < with_tools / on_edge < 2  # the estimate counts them as the edge does
+    assert claude.messages.count_tokens(model="auto", messages=HELLO, tools=tools).input_tokens == with_tools
+    longer = [{"role": "user", "content": "The tide rose over the flats again. " * 1500}]  # past 2,048 tokens
+    counted = claude.messages.count_tokens(model="smollm2", messages=longer).input_tokens
+    assert counted > 2048
+
+
+def test_a_system_message_mid_conversation_is_kept_where_it_stands(messages_gateway, upstream):
+    """Claude Code sends one on every turn (Anthropic's `mid-conversation-system` beta)."""
+    raw = httpx.post(
+        messages_gateway.url + "/v1/messages",
+        json={
+            "model": "gpt-fake",
+            "max_tokens": 20,
+            "system": [{"type": "text", "text": "You are terse."}],
+            "messages": [
+                {"role": "user", "content": "Hi"},
+                {"role": "system", "content": "Available agent types: none."},
+                {"role": "assistant", "content": "Hello."},
+                {"role": "user", "content": "What is 2+2?"},
+            ],
+        },
+        headers={"x-api-key": TWO_APPS["open"], "anthropic-beta": "mid-conversation-system-2026-04-07"},
+    )
+    assert raw.status_code == 200, raw.text
+    roles = [(m["role"], m["content"]) for m in upstream.requests[-1].body["messages"]]
+    assert roles[:3] == [("system", "You are terse."), ("user", "Hi"), ("system", "Available agent types: none.")]
+    on_edge = client(messages_gateway).messages.create(
+        model="smollm2",
+        max_tokens=4,
+        messages=[{"role": "user", "content": "Hi"}, {"role": "system", "content": "Be brief."}],
+    )
+    assert on_edge.usage.input_tokens > 0
+
+
+def test_a_cloud_stream_reports_its_usage_in_anthropics_events(messages_gateway, upstream):
+    with client(messages_gateway).messages.stream(model="gpt-fake", max_tokens=30, messages=HELLO) as stream:
+        events = list(stream)
+    (start,) = [e for e in events if e.type == "message_start"]
+    (delta,) = [e for e in events if e.type == "message_delta"]
+    assert start.message.usage.input_tokens > 0  # the estimate it was admitted by, as the stream starts
+    reported = max(1, len(json.dumps(upstream.requests[-1].body["messages"])) // 4)  # what the fake counts
+    assert delta.usage.input_tokens == reported  # the provider's count, once the stream has it
+    assert delta.usage.output_tokens > 0
+
+
+def test_output_config_format_asks_for_json_of_that_schema(messages_gateway, upstream):
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    claude = client(messages_gateway)
+    message = claude.messages.create(
+        model="smollm2",
+        max_tokens=40,
+        messages=[{"role": "user", "content": "Name a city."}],
+        extra_body={"output_config": {"format": {"type": "json_schema", "schema": schema}}, "temperature": 0},
+    )
+    jsonschema.validate(json.loads(message.content[0].text), schema)
+    claude.messages.create(
+        model="gpt-fake",
+        max_tokens=40,
+        messages=[{"role": "user", "content": "Name a city."}],
+        extra_body={"output_config": {"format": {"type": "json_schema", "schema": schema}}},
+    )
+    sent = upstream.requests[-1].body["response_format"]
+    assert sent == {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
+    refused = httpx.post(
+        messages_gateway.url + "/v1/messages",
+        json={"model": "smollm2", "max_tokens": 5, "messages": HELLO, "output_config": {"format": {"type": "xml"}}},
+        headers={"x-api-key": TWO_APPS["open"]},
+    )
+    assert refused.status_code == 400 and refused.json()["error"]["type"] == "invalid_request_error"
+    assert "output_config.format.type" in refused.json()["error"]["message"]
 
 
 def test_anything_under_v1_messages_answers_in_anthropics_shape(messages_gateway):
