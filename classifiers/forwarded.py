@@ -143,7 +143,8 @@ class _Walk:
         if isinstance(value, str):
             self.string(path, value)
         elif isinstance(value, dict):
-            if value.get("type") in MEDIA_PARTS and not readable_file(value):
+            kind = value.get("type")  # (in a tool's schema, a property may be named "type")
+            if isinstance(kind, str) and kind in MEDIA_PARTS and not readable_file(value):
                 self.media.append(path)
             for key, item in value.items():
                 if isinstance(key, str) and key not in PROTOCOL_WORDS:

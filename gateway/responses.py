@@ -38,7 +38,14 @@ class ResponsesDialect:
         return NamedEvents(translate, shape.event, translate.error)
 
     def error_body(self, exc: EdgewayError) -> dict[str, Any]:
-        return exc.body()
+        body = exc.body()
+        if exc.param == "web_search_options":  # asked here as a hosted tool, not as that field
+            where = exc.message[exc.message.find("(") :] if "(" in exc.message else ""
+            body["error"]["param"] = "tools"
+            body["error"]["message"] = (
+                f"Hosted tool 'web_search' is not supported by any model this request may use {where}"
+            )
+        return body
 
 
 RESPONSES = ResponsesDialect()

@@ -47,7 +47,7 @@ def chat_body(body: Any) -> dict[str, Any]:
         messages.append({"role": "user", "content": given})
     elif isinstance(given, list) and given:
         for i, item in enumerate(given):
-            _add_item(messages, item, f"input[{i}]")
+            _add_item(messages, item, f"input[{i}]", ToolNames.of(body))
     else:
         raise InvalidRequest("'input' must be a string or a non-empty array of items.", param="input")
     out: dict[str, Any] = {"model": body.get("model"), "messages": messages}
@@ -58,10 +58,15 @@ def chat_body(body: Any) -> dict[str, Any]:
             out[key] = body[key]
     if body.get("stream"):
         out["stream_options"] = {"include_usage": True}
+    names = ToolNames.of(body)
     if body.get("tools"):
-        out["tools"] = [_tool(t, f"tools[{i}]") for i, t in enumerate(_list(body["tools"], "tools"))]
+        functions, search = _tools(_list(body["tools"], "tools"), names)
+        if functions:
+            out["tools"] = functions
+        if search is not None:
+            out["web_search_options"] = search
     if body.get("tool_choice") is not None:
-        out["tool_choice"] = _tool_choice(body["tool_choice"])
+        out["tool_choice"] = _tool_choice(body["tool_choice"], names)
     text = body.get("text")
     if isinstance(text, dict) and isinstance(text.get("format"), dict):
         response_format = _response_format(text["format"])
@@ -76,7 +81,7 @@ def _list(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _add_item(messages: list[dict[str, Any]], item: Any, where: str) -> None:
+def _add_item(messages: list[dict[str, Any]], item: Any, where: str, names: ToolNames) -> None:
     if not isinstance(item, dict):
         raise InvalidRequest(f"Invalid type for '{where}': expected an object.", param=where)
     kind = item.get("type", "message")
@@ -86,7 +91,10 @@ def _add_item(messages: list[dict[str, Any]], item: Any, where: str) -> None:
         call = {
             "id": str(item.get("call_id")),
             "type": "function",
-            "function": {"name": str(item.get("name")), "arguments": str(item.get("arguments") or "{}")},
+            "function": {
+                "name": names.flat(str(item.get("name")), item.get("namespace")),
+                "arguments": str(item.get("arguments") or "{}"),
+            },
         }
         last = messages[-1] if messages else None
         if last is not None and last["role"] == "assistant" and "tool_calls" in last:
@@ -129,26 +137,105 @@ def _message(item: dict[str, Any], where: str) -> dict[str, Any]:
     return {"role": role, "content": parts}
 
 
-def _tool(tool: Any, where: str) -> dict[str, Any]:
-    if not isinstance(tool, dict) or tool.get("type") != "function":
+# Hosted web search, which a Chat Completions model that searches takes as `web_search_options`.
+WEB_SEARCH_TOOLS = frozenset(
+    {"web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11"}
+)
+
+
+class ToolNames:
+    """The function names a chat model sees for a Responses request's tools, both ways.
+
+    A `namespace` tool (a group of function tools, as Codex CLI sends its sub-agent tools) is
+    flattened into its functions: each keeps its own name where no other tool has it, else is
+    called `namespace__name`, and a call of it is given back as its name and `namespace`."""
+
+    def __init__(self, grouped: dict[tuple[str | None, str], str]) -> None:
+        self._flat = grouped  # (namespace, name) -> the flat name
+        self._grouped = {flat: key for key, flat in grouped.items()}
+
+    @classmethod
+    def of(cls, body: dict[str, Any]) -> ToolNames:
+        given = body.get("tools")
+        tools: list[Any] = given if isinstance(given, list) else []
+        found: list[tuple[str | None, str]] = []
+        for tool in tools:
+            if not isinstance(tool, dict):
+                continue
+            if tool.get("type") == "function" and isinstance(tool.get("name"), str):
+                found.append((None, tool["name"]))
+            elif tool.get("type") == "namespace" and isinstance(tool.get("tools"), list):
+                group = str(tool.get("name"))
+                inner = [t for t in tool["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+                found += [(group, t["name"]) for t in inner]
+        counts: dict[str, int] = {}
+        for _, name in found:
+            counts[name] = counts.get(name, 0) + 1
+        return cls({(group, name): name if counts[name] == 1 or group is None else f"{group}__{name}"
+                    for group, name in found})  # fmt: skip
+
+    def flat(self, name: str, namespace: Any = None) -> str:
+        return self._flat.get((namespace if isinstance(namespace, str) else None, name), name)
+
+    def grouped(self, flat: Any) -> tuple[str | None, Any]:
+        """(namespace, name) of a function a chat model called."""
+        return self._grouped.get(flat, (None, flat)) if isinstance(flat, str) else (None, flat)
+
+
+def _tools(tools: list[Any], names: ToolNames) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The Chat Completions function tools for these Responses tools, and `web_search_options`
+    where hosted web search is among them (a model that cannot search then refuses the request by
+    that field, or a cloud model that can takes it)."""
+    functions: list[dict[str, Any]] = []
+    search: dict[str, Any] | None = None
+    for i, tool in enumerate(tools):
+        where = f"tools[{i}]"
         kind = tool.get("type") if isinstance(tool, dict) else None
-        raise InvalidRequest(
-            f"Only function tools are supported; '{where}' is {kind!r}.",
-            param=f"{where}.type",
-            code="unsupported_parameter",
-        )
-    function = {"name": tool.get("name"), "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}
-    for key in ("description", "strict"):
-        if key in tool:
-            function[key] = tool[key]
+        if kind == "function":
+            functions.append(_function(tool, names.flat(str(tool.get("name"))), ""))
+        elif kind == "namespace":
+            inner = _list(tool.get("tools"), f"{where}.tools")
+            group = str(tool.get("name"))
+            about = f"({group}: {tool['description']}) " if isinstance(tool.get("description"), str) else ""
+            for j, function in enumerate(inner):
+                if not isinstance(function, dict) or function.get("type") != "function":
+                    raise InvalidRequest(
+                        f"Only function tools are supported in a namespace; '{where}.tools[{j}]' is "
+                        f"{function.get('type') if isinstance(function, dict) else None!r}.",
+                        param=f"{where}.tools[{j}].type",
+                        code="unsupported_parameter",
+                    )
+                functions.append(_function(function, names.flat(str(function.get("name")), group), about))
+        elif kind in WEB_SEARCH_TOOLS:
+            search = {k: tool[k] for k in ("search_context_size",) if k in tool}
+            location = tool.get("user_location")
+            if isinstance(location, dict):
+                approximate = {k: v for k, v in location.items() if k != "type"}
+                search["user_location"] = {"type": "approximate", "approximate": approximate}
+        else:
+            raise InvalidRequest(
+                f"Only function, namespace and web_search tools are supported; '{where}' is {kind!r}.",
+                param=f"{where}.type",
+                code="unsupported_parameter",
+            )
+    return functions, search
+
+
+def _function(tool: dict[str, Any], name: str, about: str) -> dict[str, Any]:
+    function = {"name": name, "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}
+    if "description" in tool or about:
+        function["description"] = about + str(tool.get("description") or "")
+    if "strict" in tool:
+        function["strict"] = tool["strict"]
     return {"type": "function", "function": function}
 
 
-def _tool_choice(choice: Any) -> Any:
+def _tool_choice(choice: Any, names: ToolNames) -> Any:
     if choice in ("auto", "none", "required"):
         return choice
     if isinstance(choice, dict) and choice.get("type") == "function":
-        return {"type": "function", "function": {"name": str(choice.get("name"))}}
+        name = names.flat(str(choice.get("name")), choice.get("namespace"))
+        return {"type": "function", "function": {"name": name}}
     raise InvalidRequest("'tool_choice' must be auto, none, required or a function.", param="tool_choice")
 
 
@@ -171,6 +258,22 @@ class ResponseBuilder:
         self.created = int(time.time())
         self.model = model
         self.request = request_body
+        self.names = ToolNames.of(request_body)
+
+    def call_item(self, item_id: str, call_id: str, flat_name: Any, arguments: str, status: str) -> dict[str, Any]:
+        """A function_call item for a call the chat model made, under its own name and namespace."""
+        namespace, name = self.names.grouped(flat_name)
+        item = {
+            "type": "function_call",
+            "id": item_id,
+            "call_id": call_id,
+            "name": name,
+            "arguments": arguments,
+            "status": status,
+        }
+        if namespace is not None:
+            item["namespace"] = namespace
+        return item
 
     def response(
         self, status: str, output: list[dict[str, Any]], usage: Usage | None, finish: str | None = None
@@ -206,7 +309,7 @@ class ResponseBuilder:
         for call in said.get("tool_calls") or []:
             function = call.get("function") or {}
             output.append(
-                _call_item(
+                self.call_item(
                     _id("fc"),
                     call.get("id") or _id("call"),
                     function.get("name"),
@@ -235,17 +338,6 @@ def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
         "status": status,
         "role": "assistant",
         "content": [part] if text or status == "completed" else [],
-    }
-
-
-def _call_item(item_id: str, call_id: str, name: Any, arguments: str, status: str) -> dict[str, Any]:
-    return {
-        "type": "function_call",
-        "id": item_id,
-        "call_id": call_id,
-        "name": name,
-        "arguments": arguments,
-        "status": status,
     }
 
 
@@ -318,7 +410,9 @@ class ResponseEvents:
         function = call.get("function") or {}
         item = self._calls.get(position)
         if item is None:
-            item = _call_item(_id("fc"), call.get("id") or _id("call"), function.get("name"), "", "in_progress")
+            item = self._builder.call_item(
+                _id("fc"), call.get("id") or _id("call"), function.get("name"), "", "in_progress"
+            )
             self._calls[position] = item
             self._items.append(item)
             events.append(self._event("response.output_item.added", output_index=len(self._items) - 1, item=dict(item)))

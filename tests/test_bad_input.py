@@ -160,3 +160,17 @@ def test_route_is_a_dry_run_that_shows_signals_and_decision(gateway, upstream):
     assert body["decision"]["rule"] == "default-edge"
     assert body["signals"]["prompt_tokens"] > 0 and body["signals"]["max_tokens"] == 5
     assert upstream.requests == []
+
+
+def test_a_tool_whose_schema_has_a_property_named_type_is_served(gateway, upstream):
+    """A schema's `"type": {...}` property is an object where the walk looks for a part's type
+    (Codex CLI's tools have one): served, never a 500."""
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "create_goal",
+            "parameters": {"type": "object", "properties": {"type": {"type": "string", "enum": ["a", "b"]}}},
+        },
+    }
+    answer = post(gateway, {"model": "gpt-fake", "messages": OK_MESSAGES, "tools": [tool]})
+    assert answer.status_code == 200, answer.text

@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from tests.conftest import TERSE_CONVERSATION, TWO_APPS, GatewayProcess, two_apps
-from tests.fake_upstream import Fault
+from tests.fake_upstream import AgentScript, Fault
 
 WEATHER = {
     "type": "function",
@@ -143,8 +143,71 @@ def test_previous_response_id_is_refused_because_nothing_is_kept(responses_gatew
 
 def test_unsupported_tools_and_items_are_clear_400s(responses_gateway):
     with pytest.raises(openai.BadRequestError) as caught:
-        client(responses_gateway).responses.create(model="gpt-fake", input="Hi", tools=[{"type": "web_search"}])
+        client(responses_gateway).responses.create(model="gpt-fake", input="Hi", tools=[{"type": "file_search"}])
     assert caught.value.param == "tools[0].type"
+
+
+CRM = {  # Codex CLI groups its sub-agent tools so; here a name collides with a top-level tool's
+    "type": "namespace",
+    "name": "crm",
+    "description": "The customer records.",
+    "tools": [
+        {
+            "type": "function",
+            "name": "lookup",
+            "parameters": {"type": "object", "properties": {"id": {"type": "string"}}},
+        },
+        {"type": "function", "name": "close_case", "parameters": {"type": "object", "properties": {}}},
+    ],
+}
+LOOKUP = {
+    "type": "function",
+    "name": "lookup",
+    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_namespaces_tools_are_flattened_for_the_model_and_its_call_given_back_grouped(
+    responses_gateway, upstream, stream
+):
+    upstream.script = AgentScript(tool="crm__lookup", arguments={"id": "c-7"}, answer="Found it.")
+    made = client(responses_gateway).responses.create(
+        model="gpt-fake", input="Find case c-7.", tools=[CRM, LOOKUP], stream=stream
+    )
+    if stream:
+        events = list(made)
+        made = next(e.response for e in events if e.type == "response.completed")
+        added = next(e.item for e in events if e.type == "response.output_item.added")
+        assert added.name == "lookup" and added.namespace == "crm"
+    sent = upstream.requests[-1].body
+    assert [t["function"]["name"] for t in sent["tools"]] == ["crm__lookup", "close_case", "lookup"]
+    assert sent["tools"][1]["function"]["description"].startswith("(crm: The customer records.)")
+    (call,) = [item for item in made.output if item.type == "function_call"]
+    assert (call.name, call.namespace, json.loads(call.arguments)) == ("lookup", "crm", {"id": "c-7"})
+    follow = client(responses_gateway).responses.create(
+        model="gpt-fake",
+        tools=[CRM, LOOKUP],
+        input=[
+            {"role": "user", "content": "Find case c-7."},
+            {"type": "function_call", "call_id": call.call_id, "name": "lookup", "namespace": "crm", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": call.call_id, "output": "case c-7: open"},
+        ],
+    )
+    assert upstream.requests[-1].body["messages"][1]["tool_calls"][0]["function"]["name"] == "crm__lookup"
+    assert follow.output_text.strip() == "Found it."
+
+
+def test_hosted_web_search_goes_to_a_model_that_searches_and_is_refused_where_none_may(responses_gateway, upstream):
+    search = {"type": "web_search", "search_context_size": "low", "external_web_access": False}
+    client(responses_gateway).responses.create(model="gpt-fake", input="News today?", tools=[search, WEATHER])
+    sent = upstream.requests[-1].body
+    assert sent["web_search_options"] == {"search_context_size": "low"}
+    assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(responses_gateway).responses.create(model="smollm2", input="News today?", tools=[search])
+    assert caught.value.param == "tools" and caught.value.code == "unsupported_parameter"
+    assert "Hosted tool 'web_search' is not supported" in caught.value.message
 
 
 def test_a_broken_stream_ends_with_an_error_event(responses_gateway, upstream):
