@@ -15,11 +15,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from classifiers import Scorer
+from classifiers.privacy.known import Known
 from edge_runtime import EdgePool
 from gateway import (
     batches,
@@ -38,6 +40,7 @@ from gateway import (
     telemetry,
     usage,
 )
+from gateway.access_log import AccessLog
 from gateway.auth import App, AppKeys
 from gateway.batch_runner import BatchRunner
 from gateway.config import GatewayConfig
@@ -240,6 +243,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
 
     app = Starlette(
         routes=[*ROUTES, Mount("/static", StaticFiles(directory=str(STATIC)), name="static")],
+        middleware=[Middleware(AccessLog)],
         exception_handlers={EdgewayError: _edgeway_error, HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,
     )
@@ -262,7 +266,9 @@ def _log_ready(gateway: Gateway) -> None:
     config = gateway.config
     edge = ", ".join(f"{m.name} (n_ctx {m.n_ctx})" for m in config.edge.models) or "none"
     clouds = ", ".join(f"{m.name} ({m.provider_model})" for m in config.cloud.models) or "none"
-    log.info("edge models: %s (loaded in %.2f s); cloud models: %s", edge, gateway.edge.load_seconds, clouds)
+    log.info(
+        "edge models: %s (loaded in %.2f s); cloud models: %s", Known(edge), gateway.edge.load_seconds, Known(clouds)
+    )
     if gateway.keys.open:
         log.warning("no apps are configured: serving WITHOUT authentication, on %s only", config.server.host)
     log.info("edgeway ready in %.2f s", gateway.ready_seconds)
@@ -313,7 +319,7 @@ async def _http_error(request: Request, exc: Exception) -> JSON:
 
 async def _unexpected(request: Request, exc: Exception) -> JSON:
     request_id = getattr(request.state, "request_id", "")
-    log.exception("unexpected error in request %s", request_id)
+    log.exception("unexpected error in request %s", Known(request_id))
     return _render(
         request,
         EdgewayError(f"Internal error in edgeway (request {request_id}); see the gateway log."),

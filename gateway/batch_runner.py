@@ -32,6 +32,7 @@ import httpx
 import orjson
 from starlette.types import ASGIApp
 
+from classifiers.privacy.known import Known
 from gateway import files
 from gateway.batches import BATCHES, ENDED, Batch, BatchStatus, Line, cancel_asked, parse_lines
 from gateway.pipeline import LINE_HEADER, PARKED_HEADER  # "<secret> <batch id> <line> <provider> <app>"
@@ -279,7 +280,9 @@ class _Run:
         while True:
             await asyncio.sleep(every)
             if not await self.runner._store(self.runner._claim, self.batch.id):
-                log.warning("batch %s: another replica holds its lease now; this one stops running it", self.batch.id)
+                log.warning(
+                    "batch %s: another replica holds its lease now; this one stops running it", Known(self.batch.id)
+                )
                 self.lost_lease = True
                 return
 
@@ -322,7 +325,9 @@ class _Run:
         self.batch.status = ended
         self.batch.times[ended.value] = int(time.time())
         await self.save()
-        log.info("batch %s %s: %d answered, %d failed", self.batch.id, ended.value, len(answered), len(failed))
+        log.info(
+            "batch %s %s: %d answered, %d failed", Known(self.batch.id), Known(ended.value), len(answered), len(failed)
+        )
 
     def _answered(self, index: int, result: dict[str, Any]) -> None:
         """A parked line's result, from its provider's batch."""

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from classifiers.privacy.findings import masked
+from classifiers.privacy.known import Known
 from classifiers.signals import Signals, message_texts
 from gateway import telemetry
 from gateway.auth import App
@@ -68,7 +69,8 @@ def chat_request(request: Request, app: App, body: Any, size: int, parse: Parse 
 def identify(request: Request) -> App:
     """The calling app, from `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`), or
     for a batch line the batch's app (`request.state.line` then says which line of which batch)."""
-    request.state.request_id = uuid.uuid4().hex
+    if not hasattr(request.state, "request_id"):  # (given by the access log, where it runs)
+        request.state.request_id = uuid.uuid4().hex
     request.state.line = None
     gateway = request.app.state.gateway
     header = request.headers.get(LINE_HEADER)
@@ -77,11 +79,14 @@ def identify(request: Request) -> App:
         if line is None:
             raise Unauthorized(f"{LINE_HEADER} is for the gateway's own batch lines.")
         request.state.line = line
-        return line.app.now()
-    authorization = request.headers.get("authorization")
-    if authorization is None and "x-api-key" in request.headers:
-        authorization = f"Bearer {request.headers['x-api-key']}"
-    return gateway.keys.identify(authorization).now()  # one version of the app's policy per request
+        app = line.app.now()
+    else:
+        authorization = request.headers.get("authorization")
+        if authorization is None and "x-api-key" in request.headers:
+            authorization = f"Bearer {request.headers['x-api-key']}"
+        app = gateway.keys.identify(authorization).now()  # one version of the app's policy per request
+    request.state.app_name = app.name
+    return app
 
 
 def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
@@ -132,6 +137,7 @@ class Visit:
         self.deferral: Deferral | None = (
             None if line is None or batches is None else batches.deferral(line, self.account)
         )
+        self._state = request.state  # where the access log finds the route and model
         self.span = telemetry.request_span(
             request.method, request.url.path, request.headers, app.name, request.state.request_id
         )
@@ -145,6 +151,7 @@ class Visit:
 
     def routed(self, routed: Routed[Answer] | Routed[ChunkStream], chat: ChatRequest) -> None:
         self.account.routed(routed, chat)
+        self._state.route, self._state.model = routed.route, routed.model.name
         self._escalated = bool(routed.escalated)
         self._traced = {**signal_attributes(routed.signals), **complexity_attributes(routed.signals)}
 
@@ -313,7 +320,7 @@ async def delivered(routed: Routed[ChunkStream], visit: Visit) -> AsyncIterator[
         visit.end(stream.usage, status=exc.status, error=exc.code)
         raise
     except Exception:
-        log.exception("stream of request %s broke", visit.row.request_id)
+        log.exception("stream of request %s broke", Known(visit.row.request_id))
         visit.end(stream.usage, status=500, error="internal_error")
         raise EdgewayError(
             f"Internal error in edgeway (request {visit.row.request_id}); see the gateway log."

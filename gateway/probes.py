@@ -14,6 +14,7 @@ from pathlib import Path
 
 from classifiers import Scorer
 from classifiers.complexity import EdgeClass
+from classifiers.privacy.known import Known
 from edge_runtime import EdgePool
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.reading import find_probe, gguf_digest
@@ -44,21 +45,26 @@ def attach_probes(pool: EdgePool, models: dict[str, Tier], probes: Path, scorer:
         if probe is not None and probe.label not in ("", str(wanted)):
             log.warning(
                 "edge model %s: its probe was fitted for the %s class, not %s; reading with it anyway",
-                name,
-                probe.label,
-                wanted,
+                Known(name),
+                Known(probe.label),
+                Known(wanted),
             )
         edge.probe = probe
         if probe is None:
             log.warning(
                 "edge model %s (GGUF %s) has no probe: its `route: auto` rules decide on the text alone "
                 "(as edge_reading: never); fit one with `edgeway router probe --edge %s`",
-                name,
-                digest,
-                name,
+                Known(name),
+                Known(digest),
+                Known(name),
             )
         else:
-            log.info("edge model %s reads prompts first with its %s probe (GGUF %s)", name, probe.kind, digest)
+            log.info(
+                "edge model %s reads prompts first with its %s probe (GGUF %s)",
+                Known(name),
+                Known(probe.kind),
+                Known(digest),
+            )
 
 
 def _locals(models: dict[str, Tier]) -> list[EdgeModel]:

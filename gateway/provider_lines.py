@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from classifiers.privacy.known import Known
 from classifiers.signals import Signals
 from router.answer import Answer
 from router.cloud.base import CloudModel, status_error
@@ -195,7 +196,10 @@ class ProviderLines:
                 made = await api.submit([documents[i].data["line"] for i in indices], {"edgeway_batch": self._batch.id})
             except EdgewayError as exc:  # the provider's batch API is down: the lines go live instead
                 log.warning(
-                    "batch %s: %s; its %d lines go as ordinary requests", self._batch.id, exc.message, len(indices)
+                    "batch %s: %s; its %d lines go as ordinary requests",
+                    Known(self._batch.id),
+                    exc.message,
+                    len(indices),
                 )
                 for index in indices:
                     await self._give_back(index, exc.message)
@@ -204,7 +208,13 @@ class ProviderLines:
             self._jobs[made.id] = _Job(model, indices)
             job = Document(made.id, self._batch.app, time.time(), {"model": model, "indices": indices})
             await self._store(self._documents.put, jobs_kind(self._batch.id), job)
-            log.info("batch %s: %d lines sent to %s's batch API (%s)", self._batch.id, len(indices), model, made.id)
+            log.info(
+                "batch %s: %d lines sent to %s's batch API (%s)",
+                Known(self._batch.id),
+                len(indices),
+                Known(model),
+                Known(made.id),
+            )
 
     async def poll(self, ending: bool) -> None:
         """Read each provider batch's status; settle those that ended. `ending`: the batch was
@@ -233,7 +243,11 @@ class ProviderLines:
                 results = {r.custom_id: r for r in await api.results(status)}
             except EdgewayError as exc:  # asked again at the next poll
                 log.warning(
-                    "batch %s: reading %s's batch %s failed: %s", self._batch.id, job.model, provider_id, exc.message
+                    "batch %s: reading %s's batch %s failed: %s",
+                    Known(self._batch.id),
+                    Known(job.model),
+                    Known(provider_id),
+                    exc.message,
                 )
                 continue
             for index in job.indices:
@@ -243,7 +257,13 @@ class ProviderLines:
                 )
             del self._jobs[provider_id]
             await self._store(self._documents.delete, jobs_kind(self._batch.id), provider_id)
-            log.info("batch %s: %s's batch %s %s", self._batch.id, job.model, provider_id, status.status.value)
+            log.info(
+                "batch %s: %s's batch %s %s",
+                Known(self._batch.id),
+                Known(job.model),
+                Known(provider_id),
+                Known(status.status.value),
+            )
 
     # --- one line ----------------------------------------------------------------------------
     def _api(self, model: str) -> ProviderBatchAPI | None:
@@ -301,7 +321,7 @@ class ProviderLines:
         if document is not None and document.data.get("state") == PARKED:
             self._account(document.data["account"]).release()
         await self._store(self._documents.delete, self._kind, line_key(index))
-        log.warning("batch %s line %d: not answered through the batch API (%s)", self._batch.id, index, why)
+        log.warning("batch %s line %d: not answered through the batch API (%s)", Known(self._batch.id), index, why)
         if again:
             self._returned(index)
 

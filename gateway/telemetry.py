@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, StatusCode
 
+from classifiers.privacy.known import Known
 from router.ledger import UsageRow
 from router.request import ChatRequest
 from router.tracing import UNKNOWN_MODEL, incoming_context, request_attributes, tracer
@@ -95,7 +96,7 @@ def start(environ: Mapping[str, str]) -> Provider | None:
     _kept = kept.get_tracer("edgeway.kept")
     _slow_ms = float(environ.get("EDGEWAY_TRACES_SLOW_MS", SLOW_MS))
     trace.set_tracer_provider(provider)
-    log.info("tracing: OTLP over %s, sampler %s", protocol, environ.get("OTEL_TRACES_SAMPLER") or sampler)
+    log.info("tracing: OTLP over %s, sampler %s", Known(protocol), Known(environ.get("OTEL_TRACES_SAMPLER") or sampler))
     return provider
 
 

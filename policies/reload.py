@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from classifiers.privacy.known import Known
 from policies.policy import AppPolicy, Models, load_policy
 from policies.yaml_source import FileError, Problem
 
@@ -83,11 +84,11 @@ class PolicyFiles:
             else:
                 entry.error, entry.loaded_at = None, time.time()
                 entry.reloads += 1
-                log.info("policy for app %s reloaded from %s", app, entry.path)
+                log.info("policy for app %s reloaded from %s", Known(app), Known(str(entry.path)))
 
     def _failed(self, app: str, entry: Loaded, error: str) -> None:
         if entry.error != error:
-            log.error("policy for app %s NOT reloaded; the last good one stays in force:\n%s", app, error)
+            log.error("policy for app %s NOT reloaded; the last good one stays in force:\n%s", Known(app), error)
             entry.failed_reloads += 1
         entry.error = error
 

@@ -19,6 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from classifiers.privacy.known import Known
 from classifiers.signals import Signals
 from edge_runtime.reading import Probe
 from policies.schema import EdgeReading
@@ -110,7 +111,12 @@ class AutoRoutes:
                     result = mode.traced(await mode.answer_read(read), span)
                     return Routed(signals, _ordered(decision, auto, score, said, read.score), edge, result)
         except EdgewayError as exc:
-            log.warning("rule %s: reading on %s failed (%s); the text decides", decision.rule, edge.name, exc.message)
+            log.warning(
+                "rule %s: reading on %s failed (%s); the text decides",
+                Known(decision.rule),
+                Known(edge.name),
+                exc.message,
+            )
             read = None
         if read is None or read.score is None:
             ordered = _ordered(decision, auto, auto.text_score, "the edge could not read the prompt: the text decides")

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from classifiers.privacy.known import Known
 from classifiers.signals import Scorer, Signals
 from router import semantic, tracing
 from router.answer import Answer, ChunkStream
@@ -362,7 +363,7 @@ class Router:
             with tracing.attempt(edge.name, edge.tier, request, 1, **{"edgeway.cascade": "edge first"}) as span:
                 answer = WHOLE.traced(await edge.complete(request, confidence=True), span)
         except EdgewayError as exc:
-            log.warning("cascade %s: the edge failed (%s); escalating", decision.rule, exc.message)
+            log.warning("cascade %s: the edge failed (%s); escalating", Known(decision.rule), exc.message)
             answer = None
         if answer is not None and (answer.confidence is None or answer.confidence >= escalation.below):
             return Routed(signals, decision, edge, mode.replay(answer))
@@ -397,7 +398,9 @@ class Router:
             except EdgewayError as exc:
                 failures.append(f"{name}: {exc.message}")
                 left = len(decision.targets) - position - 1
-                log.warning("rule %s: %s failed (%s); %d fallback(s) left", decision.rule, name, exc.message, left)
+                log.warning(
+                    "rule %s: %s failed (%s); %d fallback(s) left", Known(decision.rule), Known(name), exc.message, left
+                )
                 if left == 0 or not _worth_another_tier(exc):
                     if len(failures) > 1:
                         exc.message = "Every model this request may use failed: " + " | ".join(failures)

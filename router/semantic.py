@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from classifiers.forwarded import text_at
+from classifiers.privacy.known import Known
 from classifiers.signals import PrivacyFinding
 from router import tracing
 from router.cache import UNKEYED, CachePolicy, CacheStore
@@ -130,6 +131,6 @@ async def similar(
             similarity = cosine(vectors[0], vectors[1])
             span.set_attribute("edgeway.cache.similarity", similarity)
     except EdgewayError as exc:  # the cache is an optimisation: without embeddings, a miss
-        log.warning("semantic cache of %s: no embeddings (%s)", app, exc.message)
+        log.warning("semantic cache of %s: no embeddings (%s)", Known(app), exc.message)
         return None, None
     return (found, similarity) if similarity >= policy.min_similarity else (None, None)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from opentelemetry.context import Context
 
+from classifiers.privacy.known import Known
 from classifiers.signals import Signals
 from router import tracing
 from router.answer import Answer, ChunkStream, Usage
@@ -193,10 +194,10 @@ class Shadower:
                         )
             except EdgewayError as exc:
                 self.stats["failed"] += 1
-                log.warning("shadow comparison of %s failed: %s", served.request_id, exc.message)
+                log.warning("shadow comparison of %s failed: %s", Known(served.request_id), exc.message)
             except Exception:
                 self.stats["failed"] += 1
-                log.exception("shadow comparison of %s broke", served.request_id)
+                log.exception("shadow comparison of %s broke", Known(served.request_id))
 
     async def compare(self, served: ServedRequest, policy: ShadowPolicy, other: Tier) -> Comparison | None:
         """Answer on the other tier, judge both orders, keep the comparison; None when the

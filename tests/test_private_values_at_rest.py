@@ -16,6 +16,7 @@ import pytest
 
 from classifiers.privacy import PrivacyScanner
 from edge_runtime.gguf import ModelFileError
+from classifiers.privacy.known import Known
 from gateway.masked_logs import MaskPrivate
 from tests.conftest import APP_KEYS, BETA_POLICY, GatewayProcess, client_for, gateway_config
 from tests.fake_upstream import Fault
@@ -100,7 +101,7 @@ def test_a_log_record_is_masked_in_its_message_arguments_and_traceback():
     logger.propagate = False
     try:
         logger.warning("provider said: %s (see https://status.example.com)", SAID)
-        logger.warning("listening on 127.0.0.1:8080 and [::1]:8080; a client at 203.0.113.9 asked")
+        logger.warning("listening on %s and %s; a client at %s asked", "127.0.0.1:8080", "[::1]:8080", "203.0.113.9")
         try:
             raise ValueError(f"bad input {SAID}")
         except ValueError:
@@ -137,3 +138,73 @@ def test_the_configured_models_names_are_not_read_as_people_in_the_log():
     told = f"claude-fake failed (claude-fake: the provider answered 500: Dear Claude {NAME[6:]}, {SSN})"
     said = masker.mask(told)
     assert said.startswith("claude-fake failed (claude-fake:") and "Kowalczyk" not in said and SSN not in said
+
+
+class Kept(logging.Handler):
+    """The records a logger wrote, formatted, after the masker."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+        self.addFilter(MaskPrivate(PrivacyScanner(), ["smollm2", "claude-fake"]))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+    def of(self, name: str):
+        logger = logging.getLogger(name)
+        logger.addHandler(self)
+        logger.propagate = False
+        return logger
+
+
+def test_the_servers_own_words_ids_and_class_names_are_written_as_they_are():
+    kept = Kept()
+    uvicorn, edgeway = kept.of("uvicorn.error"), kept.of("edgeway.test-own-words")
+    uvicorn.setLevel(logging.INFO)
+    request_id = "d3a516bac1e7f0a2b9c4e5d6a7b8c9d0"
+    try:
+        uvicorn.info("Uvicorn running on %s://%s:%d (Press CTRL+C to quit)", "http", "127.0.0.1", 8765)
+        uvicorn.info("Started server process [%d]", 6126)
+        try:
+            raise ModelFileError(f"Dear {NAME}, your claim {SSN} is denied")
+        except ModelFileError:
+            edgeway.exception("unexpected error in request %s", Known(request_id))
+        edgeway.warning("rule %s: %s failed (%s)", Known("pii-stays-local"), Known("smollm2"), f"said {SSN}")
+    finally:
+        uvicorn.setLevel(logging.NOTSET)
+        for name in ("uvicorn.error", "edgeway.test-own-words"):
+            logging.getLogger(name).removeHandler(kept)
+    written = "\n".join(kept.lines)
+    assert "Uvicorn running on http://127.0.0.1:8765 (Press CTRL+C to quit)" in written
+    assert "Started server process [6126]" in written
+    assert f"unexpected error in request {request_id}" in written  # greppable from the response header
+    assert "edge_runtime.gguf.ModelFileError: Dear [PERSON], your claim [US_SSN] is denied" in written
+    assert "rule pii-stays-local: smollm2 failed (said [US_SSN])" in written
+    assert SSN not in written and NAME not in written
+
+
+def test_another_librarys_message_is_read_whole():
+    kept = Kept()
+    library = kept.of("litellm.test-whole")
+    try:
+        library.warning(f"Request to the provider failed; the prompt was: {SAID}")
+    finally:
+        logging.getLogger("litellm.test-whole").removeHandler(kept)
+    (written,) = kept.lines
+    assert all(value not in written for value in PRIVATE) and "[US_SSN]" in written
+
+
+def test_every_request_gets_one_access_line_with_its_id_and_never_its_prompt(keeper, upstream):
+    client = client_for(keeper, "beta")
+    raw = client.chat.completions.with_raw_response.create(
+        model="auto", messages=[{"role": "user", "content": SAID}], max_tokens=3
+    )
+    request_id = raw.headers["x-edgeway-request-id"]
+    health = httpx.get(keeper.url + "/healthz?key=not-logged")
+    lines = [line for line in keeper.log().splitlines() if "edgeway.access" in line]
+    (line,) = [line for line in lines if request_id in line]
+    assert f"request {request_id} POST /v1/chat/completions 200" in line
+    assert "app=beta route=cloud model=gpt-fake" in line
+    assert health.status_code == 200 and any("GET /healthz 200" in line for line in lines)
+    assert not any("not-logged" in line or SSN in line for line in lines)

@@ -121,18 +121,8 @@ def upstream_command(port: int, serve: str = "gateway.bench.wire:serve_upstream"
 
 
 def edgeway_command(config: Path, port: int) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "gateway.cli",
-        "serve",
-        "--config",
-        str(config),
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-    ]
+    """`edgeway serve` as it is run: at the default log level, its access line per request included."""
+    return [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), "--port", str(port)]
 
 
 def _pct(values: list[float], q: float) -> float:

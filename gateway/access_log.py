@@ -1,0 +1,64 @@
+"""One log line per request, once its answer is sent: an operator's way from a response's
+`x-edgeway-request-id` to what happened.
+
+    request 3f9c... POST /v1/chat/completions 200 41.2 ms app=support-bot route=edge model=smollm2
+
+The id, the method, the path (never its query, which may carry the dashboard's key), the status,
+the time until the last byte went out, and, for a routed request, its app, route and model. Never
+the prompt or any other part of the body: the ledger keeps what a request cost, and a prompt only
+where its app says `log_prompts`. Logged by `edgeway.access` at INFO.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from classifiers.privacy.known import Known
+
+log = logging.getLogger("edgeway.access")
+
+
+class AccessLog:
+    """ASGI middleware: gives every HTTP request its id and logs its line when it ends."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state: dict[str, Any] = scope.setdefault("state", {})
+        state["request_id"] = uuid.uuid4().hex
+        started = time.perf_counter()
+        status = 500  # unless a response starts: an exception the error handler answers outside this
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            if log.isEnabledFor(logging.INFO):
+                # A route's own path is the gateway's; one with a client's part in it (a file id, an
+                # unknown path) is read by the log masker.
+                path = scope["path"]
+                log.info(
+                    "request %s %s %s %d %.1f ms app=%s route=%s model=%s",
+                    Known(state["request_id"]),
+                    Known(scope["method"]),
+                    Known(path) if "endpoint" in scope and not scope.get("path_params") else path,
+                    status,
+                    (time.perf_counter() - started) * 1000,
+                    Known(state.get("app_name", "-")),
+                    Known(state.get("route", "-")),
+                    Known(state.get("model", "-")),
+                )
