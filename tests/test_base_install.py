@@ -1,0 +1,169 @@
+"""The run command's install, as a new user gets it: `pip install .` into a new virtual environment,
+no extras, and `edgeway serve` from a folder outside the checkout (so that nothing is imported
+from the source tree). One request to every endpoint family, files and batches included, then a
+look at the log: every dependency a route needs is a dependency of the package, and every
+request has its access line and no traceback.
+
+It installs the package for real (llama.cpp's wheel comes from pip's cache after the suite's own
+install), so it takes a minute or two.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.fake_upstream import FakeUpstream, free_port
+
+KEY, ADMIN = "base-key-0123456789", "base-admin-0123456789"
+ASK = [{"role": "user", "content": "Say hi."}]
+
+
+class Installed:
+    def __init__(self, venv: Path, url: str, log: Path) -> None:
+        self.venv, self.url, self.log = venv, url, log
+
+    def post(self, path: str, body: object, **kwargs: object) -> httpx.Response:
+        return httpx.post(self.url + path, json=body, headers={"authorization": f"Bearer {KEY}"}, timeout=120, **kwargs)
+
+    def get(self, path: str, key: str = KEY) -> httpx.Response:
+        return httpx.get(self.url + path, headers={"authorization": f"Bearer {key}"}, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def installed(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    tmp = tmp_path_factory.mktemp("base-install")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    pip = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", str(ROOT)], env=env, capture_output=True, text=True, timeout=1800
+    )
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    port, config = free_port(), tmp / "edgeway.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "edge": {"models": [{"name": "smollm2", "gguf": "bundled:smollm2-135m", "n_ctx": 2048}]},
+                "cloud": {
+                    "models": [
+                        {
+                            "name": "gpt-fake",
+                            "provider_model": "openai/gpt-4o-mini",
+                            "api_key": "sk-fake",
+                            "api_base": upstream.url + "/v1",
+                        }  # fmt: skip
+                    ]
+                },
+                "apps": [{"name": "base", "key": KEY}],
+                "admin_key": ADMIN,
+                "store": f"sqlite:///{tmp / 'ledger.db'}",
+            }
+        )
+    )
+    log = tmp / "serve.log"
+    environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PYTHONPATH"}
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [str(venv / "bin" / "edgeway"), "serve", "--config", str(config), "--port", str(port)],
+            cwd=tmp,  # not the checkout: the installed package, and nothing else, is imported
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=environment,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert process.poll() is None, log.read_text()
+            try:
+                if httpx.get(url + "/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        yield Installed(venv, url, log)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_installed_package_is_what_is_imported(installed):
+    where = subprocess.run(
+        [str(installed.venv / "bin" / "python"), "-c", "import gateway, classifiers; print(gateway.__file__)"],
+        cwd=installed.venv,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert str(installed.venv) in where.stdout and str(ROOT) not in where.stdout
+
+
+def test_every_endpoint_family_answers_on_the_base_install(installed, upstream):
+    ok = {
+        "chat": installed.post("/v1/chat/completions", {"model": "smollm2", "messages": ASK, "max_tokens": 4}),
+        "cloud chat": installed.post("/v1/chat/completions", {"model": "gpt-fake", "messages": ASK}),
+        "completions": installed.post("/v1/completions", {"model": "smollm2", "prompt": "Hi", "max_tokens": 4}),
+        "responses": installed.post("/v1/responses", {"model": "smollm2", "input": "Hi", "max_output_tokens": 4}),
+        "messages": installed.post("/v1/messages", {"model": "smollm2", "messages": ASK, "max_tokens": 4}),
+        "count": installed.post("/v1/messages/count_tokens", {"model": "smollm2", "messages": ASK}),
+        "embeddings": installed.post("/v1/embeddings", {"model": "smollm2", "input": "Hi"}),
+        "route": installed.post("/v1/route", {"model": "auto", "messages": ASK}),
+        "models": installed.get("/v1/models"),
+        "model": installed.get("/v1/models/smollm2"),
+        "health": installed.get("/healthz"),
+        "ready": installed.get("/readyz"),
+        "metrics": installed.get("/metrics"),
+        "openapi": installed.get("/openapi.json"),
+        "usage": installed.get("/api/usage", ADMIN),
+        "quality": installed.get("/api/quality", ADMIN),
+        "dashboard": httpx.get(installed.url + f"/dashboard?key={ADMIN}"),
+    }
+    line = {"custom_id": "a", "method": "POST", "url": "/v1/chat/completions",
+            "body": {"model": "smollm2", "messages": ASK, "max_tokens": 2}}  # fmt: skip
+    upload = httpx.post(
+        installed.url + "/v1/files",
+        headers={"authorization": f"Bearer {KEY}"},
+        files={"file": ("requests.jsonl", json.dumps(line).encode() + b"\n")},
+        data={"purpose": "batch"},
+        timeout=60,
+    )
+    ok["upload"] = upload
+    file_id = upload.json()["id"]
+    ok["files"], ok["file"] = installed.get("/v1/files"), installed.get(f"/v1/files/{file_id}")
+    ok["content"] = installed.get(f"/v1/files/{file_id}/content")
+    batch = installed.post("/v1/batches", {"input_file_id": file_id, "endpoint": "/v1/chat/completions",
+                                           "completion_window": "24h"})  # fmt: skip
+    ok["batch"] = batch
+    ok["batches"], ok["one batch"] = installed.get("/v1/batches"), installed.get(f"/v1/batches/{batch.json()['id']}")
+    for name, answer in ok.items():
+        assert answer.status_code == 200, (name, answer.status_code, answer.text[:500])
+    log = installed.log.read_text()
+    assert "Traceback" not in log and "python-multipart" not in log, log[-3000:]
+    request_id = ok["chat"].headers["x-edgeway-request-id"]
+    assert f"request {request_id} POST /v1/chat/completions 200" in log
+    assert "app=base route=edge model=smollm2" in log
+
+
+def test_the_benchmarks_data_is_installed_with_them(installed):
+    found = subprocess.run(
+        [
+            str(installed.venv / "bin" / "python"),
+            "-c",
+            "from gateway.bench.semantic_cache import PAIRS; print(PAIRS.is_file(), PAIRS)",
+        ],  # fmt: skip
+        cwd=installed.venv,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.startswith("True") and str(installed.venv) in found.stdout
