@@ -47,10 +47,11 @@ function size(svg) { const box = svg.getBoundingClientRect(); return [box.width 
 function bars(svg, labels, series) {
   clear(svg);
   const [w, h] = size(svg), pad = 36, base = h - 28;
-  const max = Math.max(1e-9, ...series.flatMap(s => s.values));
+  const top = Math.max(0, ...series.flatMap(s => s.values));
+  const max = top || 1;  // an empty chart: its bars are all zero, and its axis says 0
   const slot = (w - pad) / Math.max(1, labels.length), bw = Math.min(40, slot / (series.length + 1));
   el("line", { x1: pad, y1: base, x2: w, y2: base, stroke: "#263040" }, svg);
-  el("text", { x: 2, y: 12 }, svg, fmt(max));
+  el("text", { x: 2, y: 12, class: "axis-top" }, svg, fmt(top));
   labels.forEach((label, i) => {
     series.forEach((s, j) => {
       const v = s.values[i] || 0, bh = (v / max) * (base - 14);
@@ -87,7 +88,7 @@ function split(svg, rows) {
   });
 }
 
-function fmt(v) { return v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v.toPrecision(2); }
+function fmt(v) { return v === 0 ? "0" : v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v.toPrecision(2); }
 function money(v) { return "$" + (v >= 1 ? v.toFixed(2) : v.toFixed(4)); }
 
 function table(id, rows) {
