@@ -66,7 +66,10 @@ class BatchRunner:
         self.owner = uuid.uuid4().hex  # this process, as the holder of batch leases
         self._secret = secrets.token_urlsafe(24)
         self._client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://edgeway", timeout=None
+            # an unexpected error in a line is its 500, with the request id, not an exception here
+            transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
+            base_url="http://edgeway",
+            timeout=None,
         )
         self._wake = asyncio.Event()
         self._stopped = asyncio.Event()

@@ -94,7 +94,13 @@ class Redaction(Restoration):
                 masks.append(placeholders[(f.type, value)])
             _put(body, path, _masked(text, in_order, masks[::-1]))
         _mask_elsewhere(body, placeholders)
-        if request.prompt is None:
+        if request.inputs is not None:  # an embeddings request: the texts are what is embedded
+            given = body["input"]
+            inputs = (given,) if isinstance(given, str) else tuple(given)
+            self.request = dataclasses.replace(
+                request, inputs=inputs, messages=[{"role": "user", "content": "\n".join(inputs)}], body=body
+            )
+        elif request.prompt is None:
             self.request = dataclasses.replace(request, messages=body["messages"], body=body)
         else:  # a legacy completion: the prompt is the one text, and the messages its reading
             prompt = body["prompt"]
@@ -137,7 +143,7 @@ def _mask_elsewhere(body: dict[str, Any], placeholders: dict[tuple[str, str], st
             _put(body, path, masked)
 
 
-_SAID = frozenset(("messages", "prompt"))  # what the conversation says, where a value is masked elsewhere
+_SAID = frozenset(("messages", "prompt", "input"))  # what a request says, where a value is masked elsewhere
 
 
 def _json_text(path: Path) -> bool:

@@ -90,3 +90,34 @@ def test_a_private_text_is_embedded_on_the_edge_and_a_public_one_in_the_cloud(em
     assert private.headers["x-edgeway-route"] == "edge" and upstream.bytes_received == 0
     public = client(embed_gateway, "private").embeddings.with_raw_response.create(model="auto", input="the weather")
     assert public.headers["x-edgeway-route"] == "cloud"
+
+
+REDACTING = """
+app: private
+defaults: {edge: smollm2, cloud: embed-fake}
+rules:
+  - name: masked-to-the-cloud
+    when: {pii: any}
+    route: embed-fake
+    redact: true
+    fallback: none
+  - name: rest
+    route: embed-fake
+"""
+
+
+@pytest.fixture(scope="module")
+def redacting_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
+    embedder = {"name": "embed-fake", "provider_model": "openai/text-embedding-3-small", "api_key": "sk-fake",
+                "api_base": upstream.url + "/v1"}  # fmt: skip
+    yield from two_apps(upstream, tmp_path_factory.mktemp("redacting-embeddings"), REDACTING, [embedder])
+
+
+@pytest.mark.parametrize("given", ["SSN 123-45-6789 on file", ["customer note", "SSN 123-45-6789 on file"]])
+def test_a_redacting_rule_embeds_the_masked_texts_in_the_cloud(redacting_gateway, upstream, given):
+    answer = client(redacting_gateway, "private").embeddings.with_raw_response.create(model="auto", input=given)
+    assert answer.headers["x-edgeway-route"] == "cloud" and answer.headers["x-edgeway-redacted"] == "1"
+    sent = upstream.requests[-1].body["input"]
+    texts = [sent] if isinstance(sent, str) else sent
+    assert "123-45-6789" not in str(sent) and any("[US_SSN_1]" in t for t in texts)
+    assert len(answer.parse().data) == (1 if isinstance(given, str) else 2)
