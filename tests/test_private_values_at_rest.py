@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from classifiers.privacy import PrivacyScanner
-from edge_runtime.gguf import ModelFileError
 from classifiers.privacy.known import Known
+from edge_runtime.gguf import ModelFileError
 from gateway.masked_logs import MaskPrivate
 from tests.conftest import APP_KEYS, BETA_POLICY, GatewayProcess, client_for, gateway_config
 from tests.fake_upstream import Fault
