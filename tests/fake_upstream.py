@@ -55,6 +55,22 @@ class Fault:
     event_after_chunks: tuple[int, bytes] | None = None  # in a stream: after N chunks, `data: <bytes>`
 
 
+@dataclass(frozen=True)
+class AgentScript:
+    """An agent's task as a provider plays it: while the conversation holds no tool result, call
+    the tool named `tool` (when the request offers it) with `arguments`; once it holds one, answer
+    `answer`, its whitespace kept. A request that offers no such tool (an agent's side requests: a
+    title, a summary) gets the plain answer. With no `tool` (an agent that edits by what it writes,
+    as aider does), every request gets `answer`."""
+
+    tool: str | None
+    arguments: dict[str, Any]
+    answer: str
+
+    def answers(self, body: dict[str, Any]) -> bool:
+        return self.tool is None or _has_tool_result(body)
+
+
 @dataclass
 class Recorded:
     path: str
@@ -69,6 +85,7 @@ class FakeUpstream:
     tokens_per_s: float = 0.0  # 0: as fast as possible
     url: str = ""  # set once it listens
     echo: bool = False  # answer with the last user message, in 4-character chunks
+    script: AgentScript | None = None  # an agent's tool call, then its answer
     answer: str = "This is the fake cloud answering your question in a few plain words."
     requests: list[Recorded] = field(default_factory=list)
     hold_batches: bool = False
@@ -87,6 +104,7 @@ class FakeUpstream:
         self.latency_s = 0.0
         self.tokens_per_s = 0.0
         self.echo = False
+        self.script = None
         self.hold_batches = False
         self.batch_line_status.clear()
         self.batch_files.clear()
@@ -138,8 +156,16 @@ class FakeUpstream:
         if self.echo:
             text = _last_user_text(body)
             return [text[i : i + 4] for i in range(0, len(text), 4)]
+        if self.script is not None and self.script.answers(body):
+            return re.findall(r"\S+\s*", self.script.answer)
         limit = body.get("max_completion_tokens") or body.get("max_tokens") or 10_000
         return [w + " " for w in self.answer.split()][:limit]
+
+    def _cut(self, body: dict, words: list[str]) -> bool:
+        """Whether `words` stop short of the whole answer (max_tokens)."""
+        if self.script is not None and self.script.answers(body):
+            return False
+        return len(words) < len(self.answer.split())
 
     async def _paced(self, items: list, fault: Fault | None) -> AsyncIterator[tuple[int, Any]]:
         for i, item in enumerate(items):
@@ -245,13 +271,18 @@ class FakeUpstream:
         }
         if fault and fault.usage != "as counted":
             usage = fault.usage
-        tool_call = _tool_call(body)
-        finish = (
-            "tool_calls"
-            if tool_call
-            else ("length" if not self.echo and len(words) < len(self.answer.split()) else "stop")
-        )
+        tool_call = self._scripted_call(body) if self.script is not None else _tool_call(body)
+        finish = "tool_calls" if tool_call else ("length" if not self.echo and self._cut(body, words) else "stop")
         return words, usage, tool_call, finish
+
+    def _scripted_call(self, body: dict) -> dict | None:
+        """The script's tool call, in Chat Completions' shape, where this request should make it."""
+        script = self.script
+        assert script is not None
+        if script.tool is None or _has_tool_result(body) or script.tool not in _tool_names(body):
+            return None
+        return {"id": "call_script", "type": "function",
+                "function": {"name": script.tool, "arguments": json.dumps(script.arguments)}}  # fmt: skip
 
     def _whole(self, body: dict, fault: Fault | None = None) -> dict[str, Any]:
         """A whole chat.completion object."""
@@ -416,7 +447,7 @@ class FakeUpstream:
     def _message(self, body: dict) -> dict[str, Any]:
         """A whole Messages answer."""
         words = self._words(body)
-        stop = "max_tokens" if len(words) < len(self.answer.split()) else "end_turn"
+        stop = "max_tokens" if self._cut(body, words) else "end_turn"
         return {
             "id": "msg_fake",
             "type": "message",
@@ -437,20 +468,32 @@ class FakeUpstream:
         words = self._words(body)
         model = body.get("model", "claude-fake")
         input_tokens = _count_prompt(body)
-        stop = "max_tokens" if len(words) < len(self.answer.split()) else "end_turn"
+        call = self._scripted_call(body) if self.script is not None else None
+        stop = "tool_use" if call else "max_tokens" if self._cut(body, words) else "end_turn"
+        block: dict[str, Any] = (
+            {"type": "tool_use", "id": "toolu_script", "name": call["function"]["name"], "input": {}}
+            if call
+            else {"type": "text", "text": ""}
+        )
         if not body.get("stream"):
+            content = {**block, "input": json.loads(call["function"]["arguments"])} if call else None
             return JSONResponse(
                 {
                     "id": "msg_fake",
                     "type": "message",
                     "role": "assistant",
                     "model": model,
-                    "content": [{"type": "text", "text": "".join(words).strip()}],
+                    "content": [content or {"type": "text", "text": "".join(words).strip()}],
                     "stop_reason": stop,
                     "stop_sequence": None,
                     "usage": {"input_tokens": input_tokens, "output_tokens": len(words)},
                 }
             )
+        deltas = (
+            [{"type": "input_json_delta", "partial_json": call["function"]["arguments"]}]
+            if call
+            else [{"type": "text_delta", "text": word} for word in words]
+        )
 
         async def events() -> AsyncIterator[bytes]:
             yield _event(
@@ -469,15 +512,9 @@ class FakeUpstream:
                     },
                 },
             )
-            yield _event(
-                "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            )
-            async for _, word in self._paced(words, fault):
-                yield _event(
-                    "content_block_delta",
-                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": word}},
-                )
+            yield _event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block})
+            async for _, delta in self._paced(deltas, fault):
+                yield _event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
             yield _event("content_block_stop", {"type": "content_block_stop", "index": 0})
             yield _event(
                 "message_delta",
@@ -544,6 +581,23 @@ def judgement(body: dict, cloud_answer: str) -> str | None:
     return "They are equally good. [[C]]"
 
 
+def _has_tool_result(body: dict) -> bool:
+    """Whether the conversation answers a tool call: a `tool` message (Chat Completions) or a
+    `tool_result` block (Messages)."""
+    for message in body.get("messages", []):
+        if message.get("role") == "tool":
+            return True
+        content = message.get("content")
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return True
+    return False
+
+
+def _tool_names(body: dict) -> set[str]:
+    """The tools a request offers, in either API's shape."""
+    return {str(t.get("function", {}).get("name") or t.get("name")) for t in body.get("tools") or []}
+
+
 def _count_prompt(body: dict) -> int:
     return max(1, len(json.dumps(body.get("messages", []))) // 4)
 
@@ -593,8 +647,11 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=9000)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--tokens-per-s", type=float, default=0.0)
+    parser.add_argument("--script", metavar="JSON", help='an agent task: {"tool", "arguments", "answer"}')
     args = parser.parse_args()
     upstream = FakeUpstream(latency_s=args.latency, tokens_per_s=args.tokens_per_s)
+    if args.script:
+        upstream.script = AgentScript(**json.loads(args.script))
     uvicorn.run(upstream.app(), host="127.0.0.1", port=args.port, log_level="warning")
 
 
