@@ -274,7 +274,7 @@ def _small_range(node: dict[str, Any]) -> list[int] | None:
         high = math.ceil(high) - 1 if high == exclusive_high else high
     elif exclusive_high is True and high is not None:
         high = math.ceil(high) - 1
-    if not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in (low, high)):
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
         return None
     first, last = math.ceil(low), math.floor(high)
     if last - first >= SMALL_RANGE:
