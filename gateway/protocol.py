@@ -1,7 +1,10 @@
 """uvicorn's httptools protocol, with what a gateway in front of every request needs and uvicorn
 does not do by itself: a deadline for a request's headers (uvicorn waits forever for the rest of a
-half-sent request, and for a new connection's first byte), a limit on open connections, and
-framing errors answered in OpenAI's error shape instead of plain text.
+half-sent request, and for a new connection's first byte), a limit on open connections, limits on
+a request's headers (`MAX_HEADER_BYTES` in all, the request line included, and `MAX_HEADER_FIELDS`
+fields: 431 beyond, counted as the bytes arrive, so that an 8 MB header is refused after its first
+64 KiB rather than read whole), and framing errors answered in OpenAI's error shape instead of
+plain text.
 
 Near the connection limit, the connections still waiting for their headers make room first, the
 longest-waiting first: a client that opens thousands of connections and sends half a request on
@@ -21,7 +24,14 @@ import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 LINGER_S = 1.0  # how long a refused connection stays open for its answer to be read
-REASONS = {400: b"Bad Request", 408: b"Request Timeout", 503: b"Service Unavailable"}
+REASONS = {
+    400: b"Bad Request",
+    408: b"Request Timeout",
+    431: b"Request Header Fields Too Large",
+    503: b"Service Unavailable",
+}
+MAX_HEADER_BYTES = 64 * 1024  # a request's line and headers, in all
+MAX_HEADER_FIELDS = 100
 
 
 def error_bytes(status: int, message: str, code: str) -> bytes:
@@ -56,6 +66,8 @@ class GatewayProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         self._header_timer: asyncio.TimerHandle | None = None
         self._refused = self._evicted = False
+        # a request's headers so far: bytes received, and fields and bytes parsed
+        self._in_headers, self._header_bytes, self._header_fields, self._parsed_bytes = True, 0, 0, 0
         if self._open() > ROOM * self.max_connections:
             self._make_room()
         if self._open() > self.max_connections:
@@ -120,14 +132,55 @@ class GatewayProtocol(HttpToolsProtocol):
         self.loop.call_later(LINGER_S, self.transport.close)
 
     def data_received(self, data: bytes) -> None:
-        if not self._refused:  # after a refusal, what the client still sends is dropped unread
-            super().data_received(data)
+        if self._refused:  # after a refusal, what the client still sends is dropped unread
+            return
+        if self._in_headers:
+            self._header_bytes += len(data)  # a bound on them: the body may share the last packet
+            if self._header_bytes > MAX_HEADER_BYTES + len(data) and self._over_limit():
+                return
+        super().data_received(data)
+
+    def _over_limit(self) -> bool:
+        """Refuse a request whose headers went past the limits; whether it was."""
+        if self._header_fields > MAX_HEADER_FIELDS or self._header_bytes > MAX_HEADER_BYTES:
+            self._refuse(
+                431,
+                f"The request's headers are over this gateway's limits ({MAX_HEADER_BYTES // 1024} KiB in all, "
+                f"{MAX_HEADER_FIELDS} fields).",
+                "request_header_fields_too_large",
+            )
+            return True
+        return False
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self._in_headers, self._header_fields, self._parsed_bytes = True, 0, 0
         self._await_headers()
 
+    def on_url(self, url: bytes) -> None:
+        self._parsed_bytes += len(url)
+        if self._parsed_bytes > MAX_HEADER_BYTES:
+            self._header_bytes = self._parsed_bytes
+            self._over_limit()
+            return
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._refused:
+            return
+        self._header_fields += 1
+        self._parsed_bytes += len(name) + len(value) + 4  # ": " and CRLF
+        if self._header_fields > MAX_HEADER_FIELDS or self._parsed_bytes > MAX_HEADER_BYTES:
+            self._header_bytes = max(self._header_bytes, self._parsed_bytes)
+            self._over_limit()
+            return
+        super().on_header(name, value)
+
     def on_headers_complete(self) -> None:
+        self._in_headers = False
+        self._header_bytes = 0
+        if self._refused:
+            return
         self._headers_arrived()
         super().on_headers_complete()
 

@@ -189,3 +189,39 @@ def test_idle_keep_alive_connections_are_closed_silently_to_make_room(door):
 def test_usage_queries_are_validated(door, query, param):
     answer = httpx.get(door.url + "/api/usage", params=query, headers={"authorization": f"Bearer {ADMIN}"})
     assert assert_openai_error(answer, 400)["param"] == param
+
+
+def _request_with(headers: list[tuple[str, str]]) -> bytes:
+    body = json.dumps({"model": "gpt-fake", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    lines = [
+        "POST /v1/chat/completions HTTP/1.1",
+        "host: 127.0.0.1",
+        f"authorization: Bearer {APP_KEYS['alpha']}",
+        "content-type: application/json",
+        f"content-length: {len(body)}",
+        "connection: close",
+        *(f"{name}: {value}" for name, value in headers),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("x-big", "a" * (8 * 1024 * 1024))],  # one 8 MB header
+        [(f"x-h{i}", "v") for i in range(5000)],  # 5,000 headers
+        [(f"x-h{i}", "b" * 1000) for i in range(70)],  # 70 KiB over fields within the count
+    ],
+    ids=["one 8 MB header", "5,000 headers", "70 KiB in all"],
+)
+def test_headers_over_the_limits_are_431_and_reach_nothing(door, upstream, headers):
+    answer = raw(door, _request_with(headers), wait_s=10)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 "), answer[:300]
+    assert json.loads(body)["error"]["code"] == "request_header_fields_too_large"
+    assert upstream.requests == []
+
+
+def test_headers_within_the_limits_are_served(door, upstream):
+    answer = raw(door, _request_with([(f"x-h{i}", "v" * 500) for i in range(90)]), wait_s=10)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
