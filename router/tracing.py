@@ -17,7 +17,7 @@ from typing import Any
 
 from opentelemetry import context, propagate, trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, StatusCode
+from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, SpanKind, StatusCode, TraceState
 
 from classifiers.signals import Signals
 from router.answer import Answer, ChunkStream, Usage
@@ -222,14 +222,25 @@ def edge_phases(
         generate.end(end_time=ns(ended))
 
 
+# What of a trace context reaches a provider: the trace and the attempt's span ids, nothing a client
+# wrote. `tracestate` and `baggage` are a client's free text (a vendor's key=value list, anything at
+# all), which a local-only rule must not forward and a span must not keep.
+FORWARDED_TRACE_HEADERS = frozenset({"traceparent"})
+
+
 def outgoing_headers() -> dict[str, str]:
-    """The trace context headers (`traceparent`, `tracestate`) of the current attempt, for the
-    provider: empty when there is no trace at all."""
+    """The trace context header (`traceparent`) of the current attempt, for the provider: empty
+    when there is no trace at all."""
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
-    return carrier
+    return {k: v for k, v in carrier.items() if k in FORWARDED_TRACE_HEADERS}
 
 
 def incoming_context(headers: Any) -> Context:
-    """The trace context a client sent (W3C `traceparent`, or OTEL_PROPAGATORS' choice)."""
-    return propagate.extract(headers)
+    """The trace a client sent (W3C `traceparent`, or OTEL_PROPAGATORS' choice): its trace and
+    parent span ids and sampled flag only, its `tracestate` and `baggage` left behind."""
+    parent = trace.get_current_span(propagate.extract(headers)).get_span_context()
+    if not parent.is_valid:
+        return Context()
+    kept = SpanContext(parent.trace_id, parent.span_id, parent.is_remote, parent.trace_flags, TraceState())
+    return trace.set_span_in_context(NonRecordingSpan(kept), Context())

@@ -31,10 +31,11 @@ class ReceivedSpan:
     start_ns: int
     end_ns: int
     service: str
+    trace_state: str = ""
 
     def text(self) -> str:
         """Everything the span says, as one string: for checking what it must not say."""
-        return repr((self.name, self.attributes))
+        return repr((self.name, self.attributes, self.trace_state))
 
 
 def _value(value: AnyValue) -> Any:
@@ -71,6 +72,7 @@ class SpanSink:
                             start_ns=span.start_time_unix_nano,
                             end_ns=span.end_time_unix_nano,
                             service=str(resource.get("service.name", "")),
+                            trace_state=span.trace_state,
                         )
                     )
         with self.lock:

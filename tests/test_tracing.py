@@ -125,6 +125,29 @@ def test_a_cloud_request_is_a_genai_span_under_the_clients_trace_and_the_provide
     assert sent.split("-")[1:3] == [trace_id, attempt.span_id]  # the provider's parent is the attempt
 
 
+def test_a_clients_tracestate_and_baggage_reach_no_provider_and_no_span(traced, receiver, upstream):
+    """Both are a client's free text: a card number in them would reach the provider verbatim."""
+    header, trace_id, parent = traceparent()
+    response = httpx.post(
+        traced.url + "/v1/chat/completions",
+        headers={
+            "authorization": f"Bearer {KEYS['private']}",
+            "traceparent": header,
+            "tracestate": "vendor=jane.roe@example.com,card=4111111111111111",
+            "baggage": "user=4111111111111111,mail=jane.roe%40example.com",
+        },
+        json={"model": "auto", "messages": [{"role": "user", "content": "What is the capital of Peru?"}]},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    sent = upstream.requests[-1].headers
+    assert "tracestate" not in sent and "baggage" not in sent
+    assert sent["traceparent"].split("-")[1] == trace_id  # the trace itself goes on
+    root, spans = root_of(receiver.sink, trace_id)
+    assert root.parent_id == parent
+    assert all("4111" not in s.text() and "jane.roe" not in s.text() and not s.trace_state for s in spans)
+
+
 def test_a_retry_is_a_second_attempt_the_first_marked_failed(traced, receiver, upstream):
     upstream.fail_next(Fault(status=503), times=1)
     response, trace_id, _ = ask(traced, "Name a prime number.")
