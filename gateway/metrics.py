@@ -86,6 +86,12 @@ class RequestMetrics:
             registry=registry,
         )
 
+        self.anomalies = Counter(
+            "edgeway_usage_anomalies",
+            "Usage a provider reported that no answer to the request could have: charged at the request's bound",
+            ("app", "model"),
+            registry=registry,
+        )
         self._series: dict[tuple[str, str, str, int], tuple] = {}
 
     def _for(self, app: str, route: str, model: str, status: int) -> tuple:
@@ -105,7 +111,9 @@ class RequestMetrics:
             )
         return series
 
-    def observe(self, row) -> None:
+    def observe(self, row, anomalous: bool = False) -> None:
+        if anomalous:
+            self.anomalies.labels(row.app, row.model).inc()
         requests, prompt, completion, cost, savings, ttft, latency = self._for(
             row.app, row.route, row.model, row.status
         )

@@ -167,7 +167,7 @@ class Visit:
         else:
             row = self.account.finish(usage, status, error, trace.set_span_in_context(self.span))
         if self.gateway.metrics is not None:
-            self.gateway.metrics.observe(row)
+            self.gateway.metrics.observe(row, anomalous=self.account.anomaly is not None)
         telemetry.ended(self.span, row, self._traced, self.app.log_prompts, self._escalated, self._late)
 
     def parked(self, parked: Parked) -> None:
@@ -273,9 +273,9 @@ async def _run(
             visit.routed(routed, chat)
             visit.first_token()
             answer = routed.result
-            if not answer.usage.measured:
-                answer.usage = visit.settled(answer.usage, delivered_text(answer.body))
-                answer.body["usage"] = answer.usage.as_openai()
+            settled = visit.settled(answer.usage, None if answer.usage.measured else delivered_text(answer.body))
+            if settled is not answer.usage:  # estimated, or bounded: what is charged is what is said
+                answer.usage, answer.body["usage"] = settled, settled.as_openai()
             visit.end(answer.usage)
             return chat, routed
         # the stream's answer has begun when this returns (`router.modes.primed`): a client that

@@ -302,11 +302,11 @@ class ProviderLines:
             return
         account = self._account(data["account"])
         answer = WHOLE.restore(Answer(body, usage), Restoration(data["originals"]))
-        if not answer.usage.measured:
-            answer.usage = account.settled(answer.usage, delivered_text(answer.body))
-            answer.body["usage"] = answer.usage.as_openai()
+        settled = account.settled(answer.usage, None if answer.usage.measured else delivered_text(answer.body))
+        if settled is not answer.usage:  # estimated, or bounded: what is charged is what is said
+            answer.usage, answer.body["usage"] = settled, settled.as_openai()
         row = account.finish(answer.usage)
-        self._observe(row)
+        self._observe(row, anomalous=account.anomaly is not None)
         await self._keep(index, output_line(line, 200, row.request_id, answer.body))
 
     async def _keep(self, index: int, result: dict[str, Any]) -> None:
@@ -325,9 +325,9 @@ class ProviderLines:
         if again:
             self._returned(index)
 
-    def _observe(self, row: Any) -> None:
+    def _observe(self, row: Any, anomalous: bool = False) -> None:
         if self._gateway.metrics is not None:
-            self._gateway.metrics.observe(row)
+            self._gateway.metrics.observe(row, anomalous)
 
 
 def _reason(found: ProviderResult) -> str:

@@ -11,6 +11,7 @@ the request was parsed, routed, began answering and ended, and reads the row it 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from opentelemetry.context import Context
 
+from classifiers.privacy.known import Known
 from classifiers.signals import Signals
 from router.answer import Answer, ChunkStream, Usage
 from router.decision import Decision
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
     from router.shadow import Shadower
 
 Prompt = Callable[[ChatRequest, Signals], str | None]  # what of the prompt the row keeps (masked), if any
+log = logging.getLogger("edgeway.router")
+PROMPT_SLACK = 4  # a provider's prompt count may be this many times the scan's estimate
+PROMPT_ALLOWANCE = 2048  # and this many tokens more (its own template, tools), for each media part too
 
 
 class Recorder(Protocol):
@@ -76,6 +81,9 @@ class RequestAccount:
         self._parked_routing: RoutingRecord | None = None  # a parked line's, kept once it is answered
         self._estimate: Usage | None = None
         self._routed: tuple[Routed[Answer] | Routed[ChunkStream], ChatRequest] | None = None
+        self.anomaly: str | None = None  # a usage count no answer could have had, charged at its bound
+        self._completion_bound: int | None = None  # max_tokens x n, once routed; None: no bound
+        self._media = 0  # parts the scan cannot count (images, audio, files), once routed
 
     @property
     def ended(self) -> bool:
@@ -101,8 +109,18 @@ class RequestAccount:
         self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
         self.row.cache = routed.cache
         self._prompt_tokens = routed.signals.prompt_tokens
+        self._bounds(chat, routed.signals)
         if self._prompt is not None:
             self.row.prompt = self._prompt(chat, routed.signals)
+
+    def _bounds(self, chat: ChatRequest, signals: Signals) -> None:
+        self._completion_bound = (
+            0
+            if chat.inputs is not None
+            # embeddings answer no tokens
+            else (chat.max_tokens * chat.n if chat.max_tokens is not None else None)
+        )
+        self._media = sum(1 for f in signals.privacy if f.type == "UNSCANNED")
 
     def first_token(self) -> None:
         if self.row.ttft_ms is None:
@@ -110,14 +128,42 @@ class RequestAccount:
 
     def settled(self, usage: Usage, delivered: str | None = None) -> Usage:
         """The usage to charge and report: the model's count, or one made once from what was
-        delivered (`delivered`, else the stream's pieces) when the model gave none that holds."""
-        if usage.measured or self._prompt_tokens is None:
+        delivered (`delivered`, else the stream's pieces) when the model gave none that holds.
+        A count no answer to this request could have (`bound`) is charged at the bound."""
+        if usage.measured:
+            return self._bounded(usage)
+        if self._prompt_tokens is None:
             return usage
         if self._estimate is None:
             text = "".join(self.delivered) if delivered is None else delivered
             tokens = self._estimate_tokens(text)
             self._estimate = Usage(self._prompt_tokens, tokens, measured=False)
         return self._estimate
+
+    def bound(self) -> tuple[int, int | None] | None:
+        """The most a provider may count for this request, (prompt, completion): its prompt at
+        `PROMPT_SLACK` times the scan's estimate plus `PROMPT_ALLOWANCE` (tokenizers differ; a
+        provider's template, images and files count what the scan cannot), and `max_tokens` for
+        each of its `n` answers (None: no bound). None before it is routed."""
+        if self._prompt_tokens is None:
+            return None
+        return PROMPT_SLACK * self._prompt_tokens + PROMPT_ALLOWANCE * (1 + self._media), self._completion_bound
+
+    def _bounded(self, usage: Usage) -> Usage:
+        bound = self.bound()
+        if bound is None:
+            return usage
+        most_prompt, most_completion = bound
+        prompt, completion = usage.prompt_tokens, usage.completion_tokens
+        if prompt <= most_prompt and (most_completion is None or completion <= most_completion):
+            return usage
+        self.anomaly = (
+            f"the provider counted {prompt} prompt and {completion} completion tokens where the request could "
+            f"have {most_prompt} and {'any' if most_completion is None else most_completion} at most"
+        )
+        log.warning("request %s: %s; charged at that bound", Known(self.row.request_id), self.anomaly)
+        capped = completion if most_completion is None else min(completion, most_completion)
+        return Usage(min(prompt, most_prompt), capped)
 
     # --- a request answered later (router.deferral) ------------------------------------------
     def suspend(self, model: str, rule: str, chat: ChatRequest, signals: Signals, decision: Decision) -> dict[str, Any]:
@@ -134,6 +180,8 @@ class RequestAccount:
             "row": self.row.as_dict(),
             "reserved": self._reserved,
             "prompt_tokens": signals.prompt_tokens,
+            "completion_bound": None if chat.max_tokens is None else chat.max_tokens * chat.n,
+            "media": sum(1 for f in signals.privacy if f.type == "UNSCANNED"),
             "reference": self._reference,
             "routing": None if routing is None else asdict(routing),
         }
@@ -147,6 +195,7 @@ class RequestAccount:
         self._reference = state["reference"]
         self._batched = True
         self._prompt_tokens = int(state["prompt_tokens"])
+        self._completion_bound, self._media = state.get("completion_bound"), int(state.get("media", 0))
         routing = state.get("routing")  # (absent from a line parked before routing records were kept)
         self._parked_routing = None if routing is None else RoutingRecord.of(routing)
         self.started -= max(0.0, time.time() - self.row.ts)

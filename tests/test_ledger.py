@@ -15,6 +15,7 @@ import pytest
 from router.budget import Caps
 from router.ledger import MemoryStore, SqliteStore, UsageRow
 from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config
+from tests.fake_upstream import Fault
 
 ADMIN = "admin-key-for-tests-0123"
 GAMMA_KEY = "gamma-key-0123456789"  # an app that opted in to keeping its prompts
@@ -191,6 +192,27 @@ def test_metrics_count_requests_tokens_cost_and_latency(ledger_gateway, upstream
     assert "edgeway_cost_usd_total" in text and "edgeway_savings_usd_total" in text
     assert 'edgeway_request_duration_seconds_bucket{app="beta",le="0.005",route="cloud"}' in text
     assert 'edgeway_edge_queue_depth{model="smollm2"} 0.0' in text
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_usage_no_answer_could_have_is_charged_at_the_requests_bound(ledger_gateway, upstream, stream):
+    """A provider that says 500,000 completion tokens for `max_tokens: 4` (a bug, or a hostile
+    endpoint) is not believed: the row and the client's usage say 4, and the anomaly is logged and
+    counted."""
+    upstream.fail_next(Fault(usage={"prompt_tokens": 9, "completion_tokens": 500_000, "total_tokens": 500_009}))
+    beta = client_for(ledger_gateway, "beta")
+    asked = {"model": "auto", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4}
+    if stream:
+        chunks = list(beta.chat.completions.create(**asked, stream=True, stream_options={"include_usage": True}))
+        said = chunks[-1].usage
+    else:
+        said = beta.chat.completions.create(**asked).usage
+    assert said.completion_tokens == 4 and said.prompt_tokens == 9
+    (row,) = [r for r in usage(ledger_gateway, ADMIN, app="beta").json()["recent"][:1]]
+    assert row["completion_tokens"] == 4 and row["cost_usd"] == pytest.approx(9 * 1e-6 + 4 * 2e-6)
+    metrics = httpx.get(ledger_gateway.url + "/metrics").text
+    assert 'edgeway_usage_anomalies_total{app="beta",model="gpt-fake"}' in metrics
+    assert "where the request could have" in ledger_gateway.log() and "500000 completion tokens" in ledger_gateway.log()
 
 
 def test_an_app_that_opted_in_keeps_its_prompts_masked_and_others_keep_none(ledger_gateway, upstream):
