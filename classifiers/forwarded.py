@@ -10,17 +10,23 @@ number, whatever its name, is read; no list of fields stands between the body an
 What edgeway cannot read is listed apart, so that a policy can keep it local instead of forwarding
 it unread: a media part's payload (an image, audio, a file by id or of a type that is not text),
 and any `data:` URL whose media type is not text (recognized by its syntax, RFC 2397, wherever it
-stands). A `data:` URL of text (a text file sent inline included), and a string that only starts
-like one, is read like any other string.
+stands), or whose text does not decode by its charset. A `data:` URL of text (a text file sent
+inline included), and a string that only starts like one, is read like any other string; one in
+another encoding than UTF-8 (UTF-16 or UTF-32, by its charset or its byte-order mark, EBCDIC, a
+Windows or ISO code page: any Python codec) is decoded, and its text read too (`files`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import codecs
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 # The names and values the chat protocols are made of, read on every request: a text that is
 # exactly one of them holds nothing private, and is not scanned (each tiny scan cost 25 us).
@@ -121,6 +127,7 @@ class Forwarded:
     strings: list[tuple[Path, str]]
     numbers: frozenset[Path]
     media: list[Path]
+    files: list[tuple[Path, str]]  # a text data URL in another encoding than UTF-8, and its text
 
 
 def forwarded(body: Mapping[str, Any]) -> Forwarded:
@@ -128,7 +135,7 @@ def forwarded(body: Mapping[str, Any]) -> Forwarded:
     holds nothing private, and the walk runs over every request's whole history."""
     walk = _Walk()
     walk.value((), body)
-    return Forwarded(walk.strings, frozenset(walk.numbers), walk.media)
+    return Forwarded(walk.strings, frozenset(walk.numbers), walk.media, walk.files)
 
 
 class _Walk:
@@ -138,6 +145,7 @@ class _Walk:
         self.strings: list[tuple[Path, str]] = []
         self.numbers: set[Path] = set()
         self.media: list[Path] = []
+        self.files: list[tuple[Path, str]] = []
 
     def value(self, path: Path, value: Any) -> None:
         if isinstance(value, str):
@@ -164,10 +172,51 @@ class _Walk:
                 self.numbers.add(path)
 
     def string(self, path: Path, text: str) -> None:
-        if text[:5].lower() == "data:" and unreadable_data_url(text):
-            self.media.append(path)
-        elif text not in PROTOCOL_WORDS:
+        if text[:5].lower() == "data:":
+            if unreadable_data_url(text):
+                self.media.append(path)
+                return
+            decoded = encoded_text(text)
+            if decoded is UNREADABLE:
+                self.media.append(path)
+                return
+            if isinstance(decoded, str):
+                self.files.append((path, decoded))
+        if text not in PROTOCOL_WORDS:
             self.strings.append((path, text))
+
+
+UNREADABLE = object()  # a text data URL whose bytes do not decode as its charset says
+_CHARSET = re.compile(r";\s*charset=\"?([^;,\"]+)", re.IGNORECASE)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"), (codecs.BOM_UTF8, "utf-8-sig"))  # fmt: skip
+_AS_WRITTEN = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})  # the string's own reading finds what these hold
+
+
+def encoded_text(url: str) -> str | object | None:
+    """The text of a text `data:` URL written in another encoding than UTF-8: by its `charset`,
+    else its byte-order mark. None where the string's own readings read it (UTF-8, ASCII, or only
+    the start of a data URL); `UNREADABLE` where the bytes do not decode so (an unknown charset,
+    bytes the charset does not have)."""
+    found = _DATA_URL.match(url)
+    if found is None:
+        return None
+    declared = _CHARSET.search(found.group(2) or "")
+    charset = declared.group(1).strip().lower() if declared else None
+    payload = url[found.end() :]
+    if found.group(3) is None and (charset is None or charset in _AS_WRITTEN):
+        return None  # percent-encoded UTF-8 or ASCII: the string's percent reading reads it
+    try:
+        raw = base64.b64decode(payload + "=" * (-len(payload) % 4)) if found.group(3) else unquote_to_bytes(payload)
+    except (binascii.Error, ValueError):
+        return UNREADABLE
+    if charset is None:  # its byte-order mark, else RFC 2397's US-ASCII, read as UTF-8
+        charset = next((name for bom, name in _BOMS if raw.startswith(bom)), "utf-8")
+    try:
+        text = raw.decode(charset)
+    except (LookupError, UnicodeDecodeError):
+        return UNREADABLE
+    return None if charset in _AS_WRITTEN else text  # (base64 of UTF-8: the string's base64 reading)
 
 
 # What a bare number can be: an identifier that validates (a card's Luhn digits, an SSN, a national

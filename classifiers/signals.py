@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from classifiers.complexity import ComplexityModel, EdgeClass
-from classifiers.forwarded import Key, Path, forwarded, key_text, number_finding
+from classifiers.forwarded import Key, Path, forwarded, key_text, number_finding, text_at
 from classifiers.language import detect_language
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.seen import SeenTexts, TextFacts
@@ -218,6 +218,7 @@ class Scorer:
         ]
         findings += self._keyed(sent.strings, sent.numbers, {f.path for f in findings})
         findings += [PrivacyFinding("UNSCANNED", 0, 0, 1.0, "media", path) for path in sent.media]
+        findings += self._in_files(body if body is not None else {"messages": messages}, sent.files)
         findings += self._across_turns(messages, pieces)
         joined, ask = joined_counts(counts), _ask(messages, pieces)
         return Signals(
@@ -232,6 +233,18 @@ class Scorer:
             # read at call time: the prior follows the edge class once the edge model is loaded
             score_complexity=lambda: self.complexity.score("\n".join(text for _, _, text in pieces), joined, ask),
         )
+
+    def _in_files(self, body: Mapping[str, Any], files: list[tuple[Path, str]]) -> list[PrivacyFinding]:
+        """What a text file in another encoding holds: its data URL found whole, as the most
+        confident finding in its text (a decoded character is no character of the URL)."""
+        found = []
+        for path, text in files:
+            inner = self.facts(text).findings
+            if inner:
+                best = max(inner, key=lambda f: f.confidence)
+                url = text_at(body, path)
+                found.append(PrivacyFinding(best.type, 0, len(url), best.confidence, f"{best.detector}+file", path))
+        return found
 
     def _described_tokens(self, body: Mapping[str, Any] | None) -> int:
         """The tokens of what a model reads beside the messages: the tools' descriptions and

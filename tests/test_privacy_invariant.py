@@ -135,6 +135,13 @@ def place(value: str, where: str, question: str = "What is 2+2?") -> dict:
             {"type": "text", "text": question},
             {"type": "file", "file": {"filename": "notes.txt", "file_data": f"data:text/plain;base64,{data}"}},
         ]
+    elif where in ENCODED_FILES:
+        encoding, media_type = ENCODED_FILES[where]
+        data = base64.b64encode(f"notes\n{value}\n".encode(encoding)).decode()
+        user["content"] = [
+            {"type": "text", "text": question},
+            {"type": "file", "file": {"filename": "notes.txt", "file_data": f"data:{media_type};base64,{data}"}},
+        ]
     elif where == "top-level key":
         body[f"x_{value}"] = True
     elif where == "key of a tool's parameters":
@@ -157,10 +164,14 @@ def place(value: str, where: str, question: str = "What is 2+2?") -> dict:
     return body
 
 
+ENCODED_FILES = {  # a text file in another encoding: (how its bytes are written, its data URL's media type)
+    "text file in UTF-16": ("utf-16", "text/plain;charset=utf-16"),
+    "text file in UTF-32, told by its byte-order mark": ("utf-32", "text/plain"),
+}
 PLACES = (
     "content", "content part", "refusal key of a text part", "message name", "earlier tool call arguments",
     "tool result", "tool description", "user", "metadata value", "metadata key", "prediction",
-    "text file as a data URL", "top-level key", "key of a tool's parameters", "image URL query",
+    "text file as a data URL", *ENCODED_FILES, "top-level key", "key of a tool's parameters", "image URL query",
 )  # fmt: skip
 
 
@@ -451,6 +462,44 @@ def test_a_private_value_in_any_field_and_any_spelling_stays_local(engines, scor
     assert outcome in ("edge", "unsupported_content", "unsupported_parameter", "invalid_json_schema")
 
 
+@pytest.mark.parametrize(
+    "encoding, charset",
+    [("cp500", "ebcdic-cp-be"), ("cp037", "IBM037"), ("latin-1", "iso-8859-1"), ("cp1252", "windows-1252"),
+     ("shift_jis", "shift_jis"), ("utf-16-be", "utf-16be")],
+)  # fmt: skip
+def test_a_text_file_in_a_legacy_encoding_is_decoded_and_read(engines, scorer, upstream, encoding, charset):
+    data = base64.b64encode("notes\nSSN 123-45-6789, card 4111 1111 1111 1111\n".encode(encoding)).decode()
+    body = place("x", "content")
+    body["messages"][0]["content"] = [
+        {"type": "text", "text": "Summarize the file."},
+        {
+            "type": "file",
+            "file": {"filename": "n.txt", "file_data": f"data:text/plain;charset={charset};base64,{data}"},
+        },
+    ]
+    outcome = asyncio.run(route_once(body, KEEP_LOCAL, engines, scorer, upstream))
+    assert upstream.bytes_received == 0 and outcome != "cloud", outcome
+
+
+@pytest.mark.parametrize(
+    "file_data",
+    [
+        "data:text/plain;charset=x-no-such-charset;base64,SGVsbG8=",  # a charset no one reads
+        "data:text/plain;charset=utf-16;base64,SGVsbG8=",  # an odd number of bytes: no UTF-16
+        "data:text/plain;charset=ascii;base64,/w==",  # a byte ASCII does not have
+        "data:text/plain;charset=utf-8;base64,/w==",  # nor UTF-8
+    ],
+)
+def test_a_text_file_that_does_not_decode_is_never_taken_for_clean(engines, scorer, upstream, file_data):
+    body = place("x", "content")
+    body["messages"][0]["content"] = [
+        {"type": "text", "text": "Summarize the file."},
+        {"type": "file", "file": {"filename": "n.txt", "file_data": file_data}},
+    ]
+    outcome = asyncio.run(route_once(body, KEEP_LOCAL, engines, scorer, upstream))
+    assert upstream.bytes_received == 0 and outcome != "cloud", outcome
+
+
 @pytest.mark.parametrize("where", PLACES)
 def test_the_same_fields_without_private_data_reach_the_cloud(engines, scorer, upstream, where):
     """The control: each place above is forwarded (so keeping it local was the scan's doing); media
@@ -458,7 +507,7 @@ def test_the_same_fields_without_private_data_reach_the_cloud(engines, scorer, u
     outcome = asyncio.run(route_once(place("the weather in Paris", where), KEEP_LOCAL, engines, scorer, upstream))
     if where == "image URL query":
         assert outcome != "cloud" and upstream.bytes_received == 0
-    elif where == "text file as a data URL":  # read, found clean, and forwarded as it came
+    elif where == "text file as a data URL" or where in ENCODED_FILES:  # read, found clean, forwarded as it came
         file_data = place("the weather in Paris", where)["messages"][0]["content"][1]["file"]["file_data"]
         assert outcome == "cloud" and upstream.saw_text(file_data)
     else:
