@@ -172,7 +172,8 @@ def test_any_valid_schema_is_taken_and_its_call_matches_it(gateway):
 
 
 def test_a_call_that_cannot_match_its_schema_is_refused_never_sent(gateway, upstream):
-    impossible = {"type": "string", "not": {"type": "string"}}  # valid JSON Schema that no value matches
+    # valid JSON Schema that no value matches; short, so that the call is whole, never cut by max_tokens
+    impossible = {"type": "string", "maxLength": 2, "not": {"type": "string"}}
     tool = {
         "type": "function",
         "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": impossible}, "required": ["a"]}},
