@@ -375,7 +375,7 @@ class BatchScheduler(Generic[J]):
     def _undo(self, read: list[tuple[Sequence[J], int]]) -> None:
         """Forget a step that was cut: the prompts read in it are to be read again from where they
         were, and the generating sequences feed their last token again, without guesses."""
-        self.interrupt.cuts += 1
+        self.interrupt.landed()
         for seq, start in read:
             seq.read = start
         for seq in self.active:

@@ -51,6 +51,8 @@ class EdgeState:
     cancelled: int
     drafted: int = 0  # tokens guessed by speculative decoding
     drafts_kept: int = 0  # of which the model agreed
+    cuts: int = 0  # steps reading a long prompt cut short for a request quick to read
+    cut_wait_ms: float | None = None  # the recent cuts' median wait, from the asking to the cut
 
 
 class _TokenTable(dict[int, tuple[bool, bytes]]):
@@ -301,6 +303,8 @@ class EdgeEngine:
             cancelled=self._cancelled,
             drafted=speculation.drafted if speculation else 0,
             drafts_kept=speculation.kept if speculation else 0,
+            cuts=self._scheduler.interrupt.cuts if self._scheduler is not None else 0,
+            cut_wait_ms=self._scheduler.interrupt.median_wait_ms() if self._scheduler is not None else None,
         )
 
     # --- the worker thread ----------------------------------------------------------------

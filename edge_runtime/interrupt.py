@@ -14,11 +14,15 @@ runs next.
 from __future__ import annotations
 
 import ctypes
+import statistics
+import time
+from collections import deque
 from typing import Any
 
 from edge_runtime._interrupt import CALLBACK
 
 CUT = 2  # what llama_decode returns for a step its abort callback ended
+WAITS_KEPT = 64  # the cuts whose waits `median_wait_ms` reads
 
 
 class StepInterrupt:
@@ -30,14 +34,28 @@ class StepInterrupt:
         self._callback = lib.ggml_abort_callback(CALLBACK)  # kept alive as long as the context
         lib.llama_set_abort_callback(ctx, self._callback, ctypes.cast(self._flags, ctypes.c_void_p))
         self.cuts = 0  # steps cut short
+        self._asked_at: float | None = None  # when the first request since the last clear asked
+        self.waits: deque[float] = deque(maxlen=WAITS_KEPT)  # seconds from the asking to the cut, recent ones
 
     def request(self) -> None:
         """A request that should not wait for the step in flight has been queued."""
+        if self._asked_at is None:
+            self._asked_at = time.monotonic()
         self._flags[1] = 1
 
     def clear(self) -> None:
         """The worker is about to take every queued request: what asked for a cut is served."""
         self._flags[1] = 0
+        self._asked_at = None
+
+    def landed(self) -> None:
+        """A step was cut: how long after the asking (the graph node in flight, and the way out)."""
+        self.cuts += 1
+        if self._asked_at is not None:
+            self.waits.append(time.monotonic() - self._asked_at)
+
+    def median_wait_ms(self) -> float | None:
+        return statistics.median(self.waits) * 1000 if self.waits else None
 
     def arm(self, cuttable: bool) -> None:
         """Whether the step about to run may be cut."""

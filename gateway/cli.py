@@ -93,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)"
     )
     bench.add_argument(
+        "--contention",
+        type=int,
+        metavar="N",
+        help="edge only: time to first token beside N busy processes, against the quiet machine",
+    )
+    bench.add_argument(
         "--against",
         metavar="SCAN_SO",
         help="classify only: another build of classifiers/_scan*.so, timed beside this one in one process",
@@ -226,6 +232,13 @@ def _bench(args: argparse.Namespace) -> int:
     }
     options = {} if args.repeat is None else {"repeat": args.repeat}
     run = suites[args.suite]
+    if args.contention is not None:
+        if args.suite != "edge" or args.contention < 1:
+            print("edgeway: --contention N (N >= 1 busy processes) goes with edge", file=sys.stderr)
+            return 2
+        from gateway.bench import contention
+
+        run = functools.partial(contention.run, args.contention)
     if args.against is not None:
         if args.suite != "classify":
             print("edgeway: --against compares builds of the scan: it goes with classify", file=sys.stderr)

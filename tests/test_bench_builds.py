@@ -59,3 +59,9 @@ def test_the_command_refuses_a_missing_build_and_other_suites(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
     assert main(["bench", "tail", "--against", str(tmp_path / "missing.so")]) == 2
     assert "goes with classify" in capsys.readouterr().err
+
+
+def test_contention_goes_with_the_edge_suite_and_at_least_one_busy_process(capsys):
+    assert main(["bench", "classify", "--contention", "2"]) == 2
+    assert main(["bench", "edge", "--contention", "0"]) == 2
+    assert "--contention N" in capsys.readouterr().err

@@ -270,6 +270,8 @@ async def test_a_short_request_cuts_the_long_prompts_step_in_flight_and_nothing_
     finally:
         del scheduler.step
     assert scheduler.interrupt.cuts > cuts
+    state = engine.state()  # what /readyz reports: how many cuts, and how long a request waited for one
+    assert state.cuts == scheduler.interrupt.cuts and state.cut_wait_ms is not None and 0 < state.cut_wait_ms < 1000
     assert long.finish_reason == "length" and all(s.first_token_at < long.first_token_at for s in shorts)
     assert mismatches == []
 

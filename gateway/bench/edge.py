@@ -1,5 +1,7 @@
 """The edge runtime against llama.cpp itself, in one run.
 
+- Prefill: the same fresh prompts of 100, 500 and 2,000 tokens read by raw llama.cpp and by the
+  edge runtime, taking turns in one process (`gateway.bench.prefill`).
 - Raw llama.cpp through its low-level API (one `llama_decode` over N sequences per step, greedy,
   no HTTP): the ceiling for decode and prefill on this machine.
 - edgeway over HTTP, streaming: single-stream decode rate, and aggregate tokens/s with 1, 2, 4 and
@@ -21,6 +23,7 @@ import numpy as np
 
 from edge_runtime.gguf import resolve_gguf
 from gateway.bench import head_of_line
+from gateway.bench import prefill as prefill_bench
 from gateway.bench.wire import stream_times, timed_stream
 
 PROMPT = "Write a long story about a lighthouse keeper and the ships she guides."
@@ -165,6 +168,7 @@ def memory_bandwidth_gbs() -> float:
 
 def run(repeat: int = 3) -> None:
     bandwidth = memory_bandwidth_gbs()
+    prefill_bench.report(prefill_bench.measure(repeat=repeat))  # in this process, before the gateway's starts
     with head_of_line.edge_gateway(parallel=8) as port:
         raw_llama = RawLlama()
         try:

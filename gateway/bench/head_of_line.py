@@ -38,6 +38,8 @@ class HeadOfLine:
     long_alone: float  # the long prompt's time to first token, alone
     long_beside: float  # and beside the short requests
     long_tokens: int
+    cuts: int = 0  # steps the short requests cut
+    cut_wait_ms: float | None = None  # their median wait, from a short request's asking to the cut
 
 
 async def _first_token(client: httpx.AsyncClient, url: str, content: str) -> tuple[float, int]:
@@ -72,7 +74,8 @@ async def measure(url: str) -> HeadOfLine:
         long_beside, long_tokens = await long_task
         if long_beside < sum(beside):
             raise RuntimeError("the long prompt was read before the short requests were done: make it longer")
-    return HeadOfLine(alone, beside, long_alone, long_beside, long_tokens)
+        edge = (await client.get(url.replace("/v1/chat/completions", "/readyz"))).json()["edge"][0]
+    return HeadOfLine(alone, beside, long_alone, long_beside, long_tokens, edge["cuts"], edge["cut_wait_ms"])
 
 
 def report(figures: HeadOfLine) -> None:
@@ -85,8 +88,17 @@ def report(figures: HeadOfLine) -> None:
     )
     print(
         f"the long prompt's own first token: {figures.long_alone:.1f} s alone, {figures.long_beside:.1f} s beside "
-        f"the short requests ({figures.long_beside / figures.long_alone:.2f}x)"
+        f"the short requests ({figures.long_beside / figures.long_alone:.2f}x; target <= 1.10x)"
     )
+    if figures.cut_wait_ms is not None:
+        floor = statistics.median(figures.alone) * 1e3 + figures.cut_wait_ms
+        print(
+            f"the floor beside it: a short request's own first token alone (p50 "
+            f"{statistics.median(figures.alone) * 1e3:.0f} ms) and the wait for the step in flight to be cut "
+            f"(median {figures.cut_wait_ms:.1f} ms over {figures.cuts} cuts) = {floor:.0f} ms; p50 beside "
+            f"{statistics.median(figures.beside) * 1e3:.0f} ms ({statistics.median(figures.beside) * 1e3 / floor:.2f}x "
+            f"the floor)"
+        )
 
 
 @contextmanager
