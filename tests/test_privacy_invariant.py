@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from classifiers import Scorer
+from classifiers.privacy.canonical import AT_WORDS, DIGIT_WORDS, DOT_WORDS, SEPARATORS
 from edge_runtime import EdgeEngine, EdgeModelConfig
 from policies.policy import AppPolicy, Models, parse_policy
 from policies.schema import PolicyFile
@@ -525,6 +526,44 @@ def test_redaction_masks_a_private_value_wherever_it_is(engines, scorer, upstrea
     for form in {value, json.dumps(value)[1:-1]} | TELLS:
         assert form not in sent, (where, spelling, form)
     assert "_1]" in sent  # a placeholder stands where the value was
+
+
+def _table_spellings() -> dict[str, str]:
+    """A card, an SSN and an address written by each entry of the canonical reading's tables
+    (`classifiers.privacy.canonical`): a new entry is sent here without a new test."""
+    spelled: dict[str, str] = {}
+    for language, table in DIGIT_WORDS.items():
+        words: dict[str, str] = {}
+        for word, digit in table.items():
+            words.setdefault(digit, word)
+        spelled[f"card in {language} digit words"] = " ".join(words[d] for d in "4111111111111111")
+    for separator in sorted(set(SEPARATORS) - set(" ,")):
+        spelled[f"card joined by U+{ord(separator):04X}"] = separator.join(["4111", "1111", "1111", "1111"])
+    spelled["card joined by commas"] = "4111,1111,1111,1111"
+    for i, at in enumerate(w for w in AT_WORDS if w != "@"):
+        dot = [w for w in DOT_WORDS if w != "."][i % (len(DOT_WORDS) - 1)]
+        opening, closing = ("(", ")") if i % 2 else ("{", "}")
+        spelled[f"email with {at} and {dot}"] = f"jane {opening}{at}{closing} example {opening}{dot}{closing} com"
+    for zero in (0x0E50, 0x0966, 0x1E950, 0x1D7CE, 0x104A0):  # Thai, Devanagari, Adlam, bold math, Osmanya
+        spelled[f"SSN in the digits from U+{zero:04X}"] = "-".join(
+            "".join(chr(zero + int(d)) for d in part) for part in ("123", "45", "6789")
+        )
+    return spelled
+
+
+TABLE_SPELLINGS = _table_spellings()
+TABLE_PLACES = ("content", "text file in UTF-16")  # every place is the SPELLINGS tests' to cover
+
+
+@pytest.mark.parametrize("spelling", sorted(TABLE_SPELLINGS))
+@pytest.mark.parametrize("where", TABLE_PLACES)
+def test_every_table_spelling_stays_local_and_is_masked(engines, scorer, upstream, where, spelling):
+    value = TABLE_SPELLINGS[spelling]
+    outcome = asyncio.run(route_once(place(value, where), KEEP_LOCAL, engines, scorer, upstream))
+    assert upstream.bytes_received == 0 and outcome != "cloud", (where, spelling, outcome)
+    outcome = asyncio.run(route_once(place(value, where), MASK, engines, scorer, upstream))
+    sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
+    assert outcome == "cloud" and value not in sent and json.dumps(value)[1:-1] not in sent, (where, spelling)
 
 
 def test_redaction_does_not_send_what_it_cannot_scan(engines, scorer, upstream):

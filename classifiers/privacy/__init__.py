@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from classifiers import _scan
+from classifiers.privacy.canonical import AT_CUES, DIGIT_WORD_CUES, SEPARATED_WINDOWS
 from classifiers.privacy.capitals import CAPITAL_WINDOWS, capitals
 from classifiers.privacy.capitals import DETECTOR as CAPITALS_DETECTOR
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
@@ -28,8 +29,6 @@ from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
 from classifiers.privacy.readings import (
-    AT_CUES,
-    DIGIT_WORD_CUES,
     Windows,
     composed,
     reread,
@@ -66,7 +65,9 @@ class PrivacyScanner:
         self.anchors = (
             ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
         )
-        self._native = _scan.Scanner(self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS))
+        self._native = _scan.Scanner(
+            self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS, SEPARATED_WINDOWS)
+        )
 
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Every finding in `text`, as written and as it reads folded, spelled out or decoded
@@ -107,8 +108,8 @@ class PrivacyScanner:
         # the words in capitals can be in, and the span model's labels. Python then looks only where those point.
         hits, windows, labeled = self._native.scan(text)
         hits = self.anchors.scripted(text, hits)
-        numbers, ibans, dotted, colons, encoded, capital_windows = windows
-        rereading = windows_of(hits, numbers, encoded)
+        numbers, ibans, dotted, colons, encoded, capital_windows, separated = windows
+        rereading = windows_of(hits, separated, encoded)
         found = (
             find_structured(text, hits, (numbers, ibans, dotted, colons, encoded))
             if hits or numbers or ibans or dotted or colons or "@" in text

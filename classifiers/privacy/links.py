@@ -27,9 +27,9 @@ CONFIDENCE = 0.6  # below the span model's `confident`: the gate decides
 DETECTOR = "link"
 # In lower case, as hosts are written: "Paris.It is" is a sentence missing its space. Two-letter
 # domains that end words too often ("log.in", "do.it", "ref.no") are left out with the extensions.
-_TLDS = "com org net edu gov info biz io co ai app dev tv ly uk ca au de fr nl ch eu ru cn jp kr br".split()
+TLDS = "com org net edu gov info biz io co ai app dev tv ly uk ca au de fr nl ch eu ru cn jp kr br".split()
 # After two labels or more, the second of them three characters or more ("e.g.in" is no host).
-_DEEP_TLDS = (
+DEEP_TLDS = (
     "in pl it es pt se no dk fi at be cz sk hu ro bg gr tr ua by kz ir il sa ae qa eg ng ke za "
     "pk bd lk vn th my sg id ph hk tw mx ar cl pe ve nz us"
 ).split()
@@ -45,14 +45,14 @@ _WWW = re.compile(r"(?i:www)\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+" + _PATH + _END)
 _LABEL = r"_?[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _NO_LOCAL_PART = r"(?<![\w.-])(?<![\w.+%-]@)"  # "@acme.com" may be a host; "jane@acme.com" is an email
 _TLD_END = r"(?![\w-]|\.[A-Za-z0-9])"
-_HOST = re.compile(rf"{_NO_LOCAL_PART}{_LABEL}(?:\.{_LABEL}){{0,8}}\.(?:{'|'.join(_TLDS)}){_TLD_END}" + _PATH + _END)
+_HOST = re.compile(rf"{_NO_LOCAL_PART}{_LABEL}(?:\.{_LABEL}){{0,8}}\.(?:{'|'.join(TLDS)}){_TLD_END}" + _PATH + _END)
 _DEEP_HOST = re.compile(
     rf"{_NO_LOCAL_PART}{_LABEL}(?:\.{_LABEL}){{0,7}}\.[A-Za-z0-9][A-Za-z0-9-]{{1,61}}[A-Za-z0-9]"
-    rf"\.(?:{'|'.join(_DEEP_TLDS)}){_TLD_END}" + _PATH + _END
+    rf"\.(?:{'|'.join(DEEP_TLDS)}){_TLD_END}" + _PATH + _END
 )
 _SCHEME = 21  # the longest scheme `_SCHEMED` reads before "://"
-_DOTS = tuple(f".{tld}" for tld in _TLDS)
-_DEEP_DOTS = tuple(f".{tld}" for tld in _DEEP_TLDS)
+_DOTS = tuple(f".{tld}" for tld in TLDS)
+_DEEP_DOTS = tuple(f".{tld}" for tld in DEEP_TLDS)
 CUES = Anchors(("://", *_DOTS, *_DEEP_DOTS), ("www.",))
 _DOT_SET, _DEEP_DOT_SET, _SCHEMES = frozenset(_DOTS), frozenset(_DEEP_DOTS), frozenset(("://",))
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")

@@ -177,21 +177,14 @@ PyObject *counts(PyObject *module, PyObject *args) {
  *   CUE_ESCAPE   re's `\\u[0-9A-Fa-f]{4}` matches: a JSON escape
  *   CUE_PERCENT  "%" in text
  *   CUE_ENTITY   "&#" in text
- *   CUE_BROKEN   seven ASCII digits or more, and re's `\d[ \t]*[\r\n\t]\s*\d` matches: a digit,
- *                white space whose first character other than a space is a line break or a tab,
- *                a digit (a number broken over lines)
- * Asked of every text: as `in` tests, a count and a regex search, they cost 4 us a text. */
-enum { CUE_ESCAPE = 1, CUE_PERCENT = 2, CUE_ENTITY = 4, CUE_BROKEN = 8 };
-enum { AFTER_NONE, AFTER_DIGIT, IN_BREAK };   /* where a broken number's pattern stands */
+ * Asked of every text: as `in` tests and a regex search, they cost 4 us a text. (A number broken
+ * over lines is found by the scan's separated-number windows, classifiers/privacy/canonical.py.) */
+enum { CUE_ESCAPE = 1, CUE_PERCENT = 2, CUE_ENTITY = 4 };
 
 static inline int is_hex_char(Py_UCS4 c) { return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'f'); }
 
-/* The ASCII characters a cue begins with: a digit, "%", "&", a backslash. */
-static const unsigned char CUE_CHARS[128] = {['%'] = 1, ['&'] = 1, ['\\'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1,
-                                             ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1};
-
-/* str.isspace for an ASCII character */
-static inline int ascii_space(Py_UCS4 c) { return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31); }
+/* The ASCII characters a cue begins with: "%", "&", a backslash. */
+static const unsigned char CUE_CHARS[128] = {['%'] = 1, ['&'] = 1, ['\\'] = 1};
 
 /* whether the four characters from i are ASCII hexadecimal digits */
 static int escape_at(int kind, const void *data, Py_ssize_t i) {
@@ -200,30 +193,15 @@ static int escape_at(int kind, const void *data, Py_ssize_t i) {
     return 1;
 }
 
-/* One loop per width of str; ASCII characters answered without the Unicode tables' calls. */
+/* One loop per width of str: every cue begins with an ASCII character. */
 #define READ_CUES(type)                                                                                  \
     for (Py_ssize_t i = 0; i < n; i++) {                                                                 \
         const Py_UCS4 c = ((const type *)data)[i];                                                       \
-        int decimal;                                                                                     \
-        if (c < 128 && state == AFTER_NONE && !CUE_CHARS[c]) continue;   /* most characters */            \
-        if (c < 128) {                                                                                   \
-            decimal = c >= '0' && c <= '9';                                                              \
-            digits += decimal;                                                                           \
-            if (c == '%') cues |= CUE_PERCENT;                                                           \
-            else if (c == '&' && i + 1 < n && ((const type *)data)[i + 1] == '#') cues |= CUE_ENTITY;    \
-            else if (c == '\\' && i + 5 < n && ((const type *)data)[i + 1] == 'u')                       \
-                cues |= escape_at(kind, data, i + 2) ? CUE_ESCAPE : 0;                                   \
-        } else {                                                                                         \
-            decimal = Py_UNICODE_ISDECIMAL(c);                                                           \
-        }                                                                                                \
-        if (decimal) {                                                                                   \
-            broken |= state == IN_BREAK;                                                                 \
-            state = AFTER_DIGIT;                                                                         \
-        } else if (state == AFTER_DIGIT) {                                                               \
-            state = c == ' ' ? AFTER_DIGIT : c == '\r' || c == '\n' || c == '\t' ? IN_BREAK : AFTER_NONE;  \
-        } else if (state == IN_BREAK && !(c < 128 ? ascii_space(c) : Py_UNICODE_ISSPACE(c))) {             \
-            state = AFTER_NONE;                                                                          \
-        }                                                                                                \
+        if (c >= 128 || !CUE_CHARS[c]) continue;   /* most characters */                                  \
+        if (c == '%') cues |= CUE_PERCENT;                                                               \
+        else if (c == '&' && i + 1 < n && ((const type *)data)[i + 1] == '#') cues |= CUE_ENTITY;        \
+        else if (c == '\\' && i + 5 < n && ((const type *)data)[i + 1] == 'u')                           \
+            cues |= escape_at(kind, data, i + 2) ? CUE_ESCAPE : 0;                                       \
     }
 
 PyObject *reading_cues(PyObject *module, PyObject *text) {
@@ -232,14 +210,12 @@ PyObject *reading_cues(PyObject *module, PyObject *text) {
     const int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Py_ssize_t digits = 0;
-    int cues = 0, broken = 0, state = AFTER_NONE;
+    int cues = 0;
     switch (kind) {
         case PyUnicode_1BYTE_KIND: READ_CUES(Py_UCS1) break;
         case PyUnicode_2BYTE_KIND: READ_CUES(Py_UCS2) break;
         default: READ_CUES(Py_UCS4) break;
     }
-    if (broken && digits >= 7) cues |= CUE_BROKEN;
     return PyLong_FromLong(cues);
 }
 #undef READ_CUES

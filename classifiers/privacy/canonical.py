@@ -1,0 +1,509 @@
+"""The canonical reading of a text: the one spelling of a private value that every structured
+detector reads, whatever way it was written.
+
+A private value can be written in many ways a pattern would miss: a card in Thai or Adlam digits,
+in French words, with slashes, pipes or non-breaking hyphens between its groups; an address with
+`(ät)` and `(punkt)`; a number broken over lines. Instead of a detector for each spelling, a text
+is read once into a normal form, and the detectors read that:
+
+- every script's decimal digits, in every plane, as ASCII digits; compatibility forms (full-width
+  letters and signs) as their plain forms; invisible characters (zero-width spaces and joiners,
+  soft hyphens, bidirectional marks) as nothing; JSON's `\\uXXXX` escapes as their characters;
+- a run of four digit words or more, in any language of `DIGIT_WORDS`, as its digits (a said or
+  written dash kept as `-`);
+- a spelled-out `@` and `.` of an address (`AT_WORDS`, `DOT_WORDS`, bracketed, braced or spaced:
+  `jane dot roe (ät) example (punkt) de`) as the characters;
+- any run of `SEPARATORS` between groups of digits (`4771.3397.2301.6870`, `601/69/2640`,
+  `4111 | 1111`, a line break) as one space, a sentence's closing punctuation left where it is.
+
+Each step is a table: a new spelling is an entry, not a detector. Each character of the reading
+knows where in the text it came from (`Reading`), so that what is found there is masked whole where
+it was written. Only what a text holds the cues of is read (most texts are ASCII prose with none of
+them, and have no canonical reading to make).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
+
+from classifiers import _scan
+from classifiers.privacy.anchors import Anchors, Hits
+from classifiers.privacy.findings import Finding
+from classifiers.privacy.links import DEEP_TLDS, TLDS
+
+
+class Reading(NamedTuple):
+    """A text read another way, and for each of its characters where the text it came from starts
+    and ends."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+    def located(self, found: Finding, length: int) -> Finding:
+        """`found` in this reading, located in the text it came from (`length` long)."""
+        start = self.starts[found.start] if found.start < len(self.text) else length
+        return found._replace(start=start, end=self.ends[found.end - 1] if found.end > found.start else start)
+
+    def then(self, other: Reading | None) -> Reading:
+        """`other`, a reading of this reading's text, as a reading of the text this one came from."""
+        if other is None:
+            return self
+        starts = [self.starts[i] if i < len(self.text) else (self.ends[-1] if self.ends else 0) for i in other.starts]
+        ends = [self.ends[e - 1] if e > 0 else (self.starts[0] if self.starts else 0) for e in other.ends]
+        return Reading(other.text, starts, ends)
+
+
+def as_written(text: str, start: int, end: int, out: list[str], starts: list[int], ends: list[int]) -> None:
+    out.append(text[start:end])
+    starts += range(start, end)
+    ends += range(start + 1, end + 1)
+
+
+def rewritten(text: str, spans: Iterable[tuple[int, int, list[tuple[str, int, int]]]]) -> Reading | None:
+    """`text` with each of `spans` (start, end, and what it reads as: pieces of text, each with
+    where in `text` it comes from) read as written there, the rest as it is; None for no span."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for start, end, pieces in spans:
+        as_written(text, at, start, out, starts, ends)
+        for chars, first, last in pieces:
+            out.append(chars)
+            starts += [first] * len(chars)
+            ends += [last] * len(chars)
+        at = end
+    if not out:
+        return None
+    as_written(text, at, len(text), out, starts, ends)
+    return Reading("".join(out), starts, ends)
+
+
+# --- the tables ----------------------------------------------------------------------------------
+# Digits said as words, in each language the scan reads (a word a language gives two forms, or
+# writes with and without its accent, has both).
+DIGIT_WORDS: dict[str, dict[str, str]] = {
+    "en": {"zero": "0", "oh": "0", "nought": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+           "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"},
+    "fr": {"zéro": "0", "zero": "0", "un": "1", "une": "1", "deux": "2", "trois": "3", "quatre": "4",
+           "cinq": "5", "six": "6", "sept": "7", "huit": "8", "neuf": "9"},
+    "de": {"null": "0", "eins": "1", "ein": "1", "zwei": "2", "zwo": "2", "drei": "3", "vier": "4",
+           "fünf": "5", "fuenf": "5", "sechs": "6", "sieben": "7", "acht": "8", "neun": "9"},
+    "es": {"cero": "0", "uno": "1", "una": "1", "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5",
+           "seis": "6", "siete": "7", "ocho": "8", "nueve": "9"},
+    "it": {"zero": "0", "uno": "1", "una": "1", "due": "2", "tre": "3", "quattro": "4", "cinque": "5",
+           "sei": "6", "sette": "7", "otto": "8", "nove": "9"},
+    "pt": {"zero": "0", "um": "1", "uma": "1", "dois": "2", "duas": "2", "três": "3", "tres": "3",
+           "quatro": "4", "cinco": "5", "seis": "6", "sete": "7", "oito": "8", "nove": "9"},
+    "nl": {"nul": "0", "een": "1", "één": "1", "twee": "2", "drie": "3", "vier": "4", "vijf": "5",
+           "zes": "6", "zeven": "7", "acht": "8", "negen": "9"},
+}  # fmt: skip
+DASH_WORDS = ("dash", "hyphen", "tiret", "trait", "bindestrich", "strich", "guion", "guión", "trattino", "hífen",
+              "hifen", "streepje")  # fmt: skip
+# A spelled-out at sign and dot of an e-mail address, in those languages. Bracketed, braced or
+# between spaces: a bare word ("at") is only one where an address stands around it.
+AT_WORDS = ("at", "ät", "aet", "arobase", "arroba", "chiocciola", "klammeraffe", "apenstaart", "apenstaartje", "@")
+DOT_WORDS = ("dot", "point", "punkt", "punto", "ponto", "punt", ".")
+# What may stand between the groups of a number's digits: spaces and line breaks, dots, commas,
+# slashes, underscores, pipes, and every dash and hyphen (the non-breaking one of word processors,
+# en and em dashes, the minus sign).
+SEPARATORS = " \t\r\n\u00a0\u202f\u2009.,/\\_|-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u00b7\u30fb\uff0d\u2027"
+MOST_SEPARATORS = 3  # characters between two groups of one number
+NUMBER_DIGITS = 7  # a number this long, or longer, is read with its separators as one space
+# Where such numbers can be, found in the scan's one pass (a window spec, `classifiers.scan`): its
+# separators are the ASCII ones; a text with another one (a dash, a middle dot) is folded first,
+# which reads each as "-", and the folded text is read whole.
+SEPARATED_WINDOWS = ("", "".join(c for c in SEPARATORS if c.isascii()), MOST_SEPARATORS, NUMBER_DIGITS, 1, 0)
+_AS_HYPHEN = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u00b7\u30fb\u2027"
+
+_WORD = {word: digit for table in DIGIT_WORDS.values() for word, digit in table.items()}
+_WORDS = "|".join(sorted(map(re.escape, _WORD), key=len, reverse=True))
+_DASHES = "|".join(map(re.escape, DASH_WORDS))
+_GAP = rf"(?:[\s,]+(?:(?:{_DASHES})\s+)?|\s*-\s*)"
+# Four digit words or more in a row, by spaces, commas or dashes (said or written): a number read
+# aloud ("one two three dash four five ..."); "one or two" or "two-thirds" are not
+_NUMBER_WORDS = re.compile(rf"(?i)(?<!\w)(?:{_WORDS})(?:{_GAP}(?:{_WORDS})){{3,}}(?!\w)")
+_RUN_PART = re.compile(rf"(?i)(?<!\w)(?:({_WORDS})|({_DASHES}))(?!\w)|(-)")
+# The cues of a number read aloud: each word after a space (the first of a run may stand anywhere,
+# the rest follow a space), three within a span of four words.
+DIGIT_WORD_CUES = Anchors((), tuple(dict.fromkeys(f" {w}" for w in _WORD)))
+WORDED_SPAN = 3 * (max(map(len, _WORD)) + len(" bindestrich ")) + 1
+WORD_REACH = max(map(len, _WORD)) + len(" bindestrich ")  # from a cue to where its run may begin or end
+
+_AT = "|".join(re.escape(w) for w in AT_WORDS if w != "@")
+_DOT = "|".join(re.escape(w) for w in DOT_WORDS if w != ".")
+# An at sign spelled out: a word of AT_WORDS in brackets, braces or angle brackets, or between
+# spaces; "@" itself with spaces around it.
+_AT_SIGN = re.compile(rf"(?i)\s*[\[({{<]\s*(?:{_AT}|@)\s*[\])}}>]\s*|\s+(?:{_AT})\s+|\s+@\s*|\s*@\s+")
+# A dot spelled out the same ways; "." itself with spaces on both sides (". " alone ends a sentence).
+_DOT_SIGN = rf"(?:\s*[\[({{<]\s*(?:{_DOT}|\.)\s*[\])}}>]\s*|\s+(?:{_DOT})\s+|\s+\.\s+|\.)"
+_DOMAIN = re.compile(rf"(?i)([a-z0-9-]+(?:{_DOT_SIGN}[a-z0-9-]+)+)(?![\w@])")
+_LOCAL = re.compile(rf"(?i)(?<![\w@.])([a-z0-9_+-]+(?:{_DOT_SIGN}[a-z0-9_+-]+)*)$")
+_DOT_SPLIT = re.compile(_DOT_SIGN, re.IGNORECASE)
+_SPACED_LETTERS = re.compile(r"(?i)(?<![\w.])((?:[a-z0-9] ){2,}[a-z0-9])$")
+# "@" is a cue with white space of any kind on either side of it ("jane @example.com").
+AT_CUES = Anchors((), tuple(dict.fromkeys(
+    [f"{s}@" for s in " \t\r\n"] + [f"@{s}" for s in " \t\r\n"] + [f" {w} " for w in AT_WORDS if w != "@"]
+    + [f"{o}{w}" for w in AT_WORDS for o in "([{<"]
+    + [f"{o} {w}" for w in AT_WORDS for o in "([{<"]
+)))  # fmt: skip
+_NOT_A_MAILBOX = frozenset({"look", "meet", "me", "us", "him", "her", "them", "it", "arrive", "stay", "be", "is"})
+
+_SEPARATOR_CLASS = "[" + re.escape(SEPARATORS) + "]"
+# Groups of digits joined by separator runs, NUMBER_DIGITS digits in all at the least (checked when
+# read); a run of separators that are all one plain space, or one hyphen, needs no rewriting.
+_SEPARATED = re.compile(rf"\d+(?:{_SEPARATOR_CLASS}{{1,{MOST_SEPARATORS}}}\d+)+")
+_GAPS = re.compile(rf"{_SEPARATOR_CLASS}{{1,{MOST_SEPARATORS}}}")
+
+
+# --- folded --------------------------------------------------------------------------------------
+# What `fold` reads one character at a time: escapes, and every character but ASCII and the letters
+# NFKC leaves as they are (Latin-1's, Cyrillic, Arabic, Thai, kana, CJK ideographs, Hangul), which
+# it copies in runs. Character by character, a Chinese text cost 2 us a character to fold.
+_TO_FOLD = re.compile(
+    r"\\u([0-9A-Fa-f]{4})|[^\x00-\x7fÀ-ÖØ-öø-ÿЀ-ӿ\u0620-\u064a\u0e01-\u0e32\u0e34-\u0e4f\u0e5a\u0e5b"
+    r"\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff\uac00-\ud7a3]"
+)
+_INVISIBLE = "\u00ad\u034f\u115f\u1160\u3164\uffa0"
+_AS_DOT = "\u2024\u3002\uff61"
+
+
+def fold(text: str) -> Reading:
+    """The text with its compatibility forms, other scripts' digits and escapes read as plain
+    characters, and its invisible characters read as nothing."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for m in _TO_FOLD.finditer(text):
+        if m.start() > at:  # a run that folds to itself: copied whole
+            as_written(text, at, m.start(), out, starts, ends)
+        at = m.end()
+        ch = chr(int(m.group(1), 16)) if m.group(1) else m.group()
+        if ch.isascii():
+            folded = ch
+        elif unicodedata.category(ch) == "Cf" or ch in _INVISIBLE:
+            continue  # invisible: read as if it were not there
+        elif (digit := unicodedata.decimal(ch, None)) is not None:
+            folded = str(digit)  # any script's decimal digit, in any plane (NFKC leaves most as they are)
+        elif ch in _AS_HYPHEN:
+            folded = "-"  # a dash, a minus, a middle dot: what may join a number's groups
+        else:
+            folded = "." if ch in _AS_DOT else unicodedata.normalize("NFKC", ch)
+        out.append(folded)
+        starts += [m.start()] * len(folded)
+        ends += [at] * len(folded)
+    if at < len(text):
+        as_written(text, at, len(text), out, starts, ends)
+    return Reading("".join(out), starts, ends)
+
+
+# --- the steps -----------------------------------------------------------------------------------
+def worded(text: str, windows: list[tuple[int, int]] | None = None) -> Reading | None:
+    """Each run of digit words as its digits, the spaces between them left out and a said or
+    written dash kept ("un deux trois tiret quatre" -> "123-4"), each digit located on its word;
+    within `windows` (where the scan saw their cues), else in the whole text."""
+    runs = _NUMBER_WORDS.finditer(text) if windows is None else _in_windows(_NUMBER_WORDS, text, windows)
+    return rewritten(text, ((m.start(), m.end(), _run_digits(text, m)) for m in runs))
+
+
+def _in_windows(pattern: re.Pattern[str], text: str, windows: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """`pattern`'s matches within each window, in order, none inside an earlier one."""
+    end = 0
+    for start, stop in windows:
+        for m in pattern.finditer(text, max(start, end), stop):
+            yield m
+            end = m.end()
+
+
+def _run_digits(text: str, run: re.Match[str]) -> list[tuple[str, int, int]]:
+    return [
+        (_WORD[part.group(1).lower()] if part.group(1) else "-", part.start(), part.end())
+        for part in _RUN_PART.finditer(text, run.start(), run.end())
+    ]
+
+
+def spelled(text: str, ats: list[int] | None = None) -> Reading | None:
+    """Each address whose at sign and dots are spelled out, as it is written plainly; its at sign
+    where the scan found an `AT_CUES` literal (`ats`), else anywhere in the text."""
+    spans: list[tuple[int, int, list[tuple[str, int, int]]]] = []
+    end = 0
+    signs = (
+        _AT_SIGN.finditer(text)
+        if ats is None
+        else (m for at in _spaced_back(text, ats) if (m := _AT_SIGN.match(text, at)))
+    )
+    for sign in signs:
+        if sign.start() < end:
+            continue
+        domain = _DOMAIN.match(text, sign.end())
+        if domain is None:
+            continue
+        labels = _labels(text, domain.start(), domain.end())
+        if _bare_at(sign.group()) and not _english_dots(text, labels):
+            continue  # "the river at one point in": "at" in prose pairs with "dot" alone
+        top = text[labels[-1][0] : labels[-1][1]]
+        if len(labels) < 2 or not top.isalpha() or not 2 <= len(top) <= 24:
+            continue
+        if _one_sided(sign.group()) and top.lower() not in _HOSTS:
+            continue  # "thanks @jane.doe", "\n    @app.route": a handle, a decorator
+        local = _LOCAL.search(text, max(0, sign.start() - 128), sign.start())
+        spaced_out = _SPACED_LETTERS.search(text, max(0, sign.start() - 128), sign.start())
+        if spaced_out is not None and (local is None or spaced_out.start() < local.start()):
+            mailbox = [(text[i], i, i + 1) for i in range(spaced_out.start(), spaced_out.end()) if text[i] != " "]
+            start = spaced_out.start()
+        elif local is not None and local.group(1).lower() not in _NOT_A_MAILBOX:
+            mailbox = _joined(text, _labels(text, local.start(), local.end()))
+            start = local.start()
+        else:
+            continue
+        pieces = [*mailbox, ("@", sign.start(), sign.end()), *_joined(text, labels)]
+        spans.append((start, domain.end(), pieces))
+        end = domain.end()
+    return rewritten(text, spans)
+
+
+_BARE_AT = re.compile(r"(?i)\s+at\s+")
+_ENGLISH_DOT = re.compile(r"(?i)\s+dot\s+|\.|\s*[\[({<].*[\])}>]\s*|\s+\.\s+")
+
+
+def _bare_at(sign: str) -> bool:
+    """Whether a spelled-out at sign is the English word between spaces (prose's "at")."""
+    return _BARE_AT.fullmatch(sign) is not None
+
+
+_HOSTS = frozenset((*TLDS, *DEEP_TLDS))
+
+
+def _one_sided(sign: str) -> bool:
+    """Whether an at sign is "@" with white space on one side only ("jane @example.com")."""
+    return sign.strip() == "@" and not (sign[0].isspace() and sign[-1].isspace())
+
+
+def _english_dots(text: str, labels: list[tuple[int, int]]) -> bool:
+    """Whether every dot between `labels` is "dot", ".", or bracketed: what may follow a bare "at"."""
+    return all(_ENGLISH_DOT.fullmatch(text[labels[i - 1][1] : labels[i][0]]) for i in range(1, len(labels)))
+
+
+def _spaced_back(text: str, places: list[int]) -> list[int]:
+    """Each place moved back over the white space before it (an at sign's match takes it in)."""
+    moved = set()
+    for at in places:
+        while at > 0 and text[at - 1].isspace():
+            at -= 1
+        moved.add(at)
+    return sorted(moved)
+
+
+def _labels(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The labels of a mailbox or domain between `start` and `end`: what lies between its dots,
+    spelled out or not."""
+    labels, at = [], start
+    for dot in _DOT_SPLIT.finditer(text, start, end):
+        labels.append((at, dot.start()))
+        at = dot.end()
+    labels.append((at, end))
+    return labels
+
+
+def _joined(text: str, labels: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
+    """The labels as pieces, with a dot, located on what stood between them, between each two."""
+    pieces: list[tuple[str, int, int]] = []
+    for i, (start, end) in enumerate(labels):
+        if i:
+            pieces.append((".", labels[i - 1][1], start))
+        pieces += [(text[j], j, j + 1) for j in range(start, end)]
+    return pieces
+
+
+def separated(text: str, windows: list[tuple[int, int]] | None = None) -> Reading | None:
+    """Each number of `NUMBER_DIGITS` digits or more whose groups are joined by separators other
+    than one space or one hyphen, with each run of them read as one space; within `windows` (where
+    the scan found such numbers), else in the whole text."""
+    spans = []
+    found = (
+        _SEPARATED.finditer(text)
+        if windows is None
+        else (m for start, end in windows for m in _SEPARATED.finditer(text, start, end))
+    )
+    for m in found:
+        run = m.group()
+        if sum(c.isdigit() for c in run) < NUMBER_DIGITS:
+            continue
+        gaps = list(_GAPS.finditer(text, m.start(), m.end()))
+        if all(g.group() in (" ", "-") for g in gaps):
+            continue  # as the patterns read it already
+        if not _one_kind(run, [g.group() for g in gaps]) or _read_as_written(run):
+            continue
+        for gap in gaps:
+            spans.append((gap.start(), gap.end(), [(" ", gap.start(), gap.end())]))
+    return rewritten(text, spans)
+
+
+# What the patterns read as written, and read better so: an IPv4 address, and a date with its
+# year in four digits ("10.118.77.22", "1/21/1998", "21.01.1998", "1998/01/21").
+_IPV4 = re.compile(r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}")
+_DATE = re.compile(r"(\d{1,2})([./-])(\d{1,2})\2(?:19|20)\d\d|(?:19|20)\d\d([./-])(\d{1,2})\4(\d{1,2})")
+
+
+def _read_as_written(run: str) -> bool:
+    if _IPV4.fullmatch(run):
+        return True
+    date = _DATE.fullmatch(run)
+    if date is None:
+        return False
+    first, second = (date[1], date[3]) if date[1] else (date[5], date[6])
+    return all(1 <= int(part) <= 31 for part in (first, second)) and min(int(first), int(second)) <= 12
+
+
+_THOUSANDS = re.compile(r"\d{1,3}(?:([,.' ])\d{3})+")
+
+
+def _one_kind(run: str, gaps: list[str]) -> bool:
+    """Whether the gaps of a run of digit groups join one identifier: all one separator (spaces
+    around it aside), none a list's comma (", "), groups between commas of three digits or more,
+    and the groups no number's thousands ("200,000,000"; "10,000-15,000" joins two numbers, "89,
+    71, 92" and "11,13,15" are lists)."""
+    kinds = {gap.strip() or " " for gap in gaps}
+    if len(kinds) != 1 or any(", " in gap or ",\n" in gap for gap in gaps):
+        return False
+    if kinds == {","} and min(map(len, re.findall(r"\d+", run))) < 3:
+        return False  # "11,13,15,17": a list written tight
+    return _THOUSANDS.fullmatch(run) is None
+
+
+# --- the reading ---------------------------------------------------------------------------------
+_HIDING = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFF0B, 0xFF0B), (0xFF0D, 0xFF0E),
+    (0xFF10, 0xFF19), (0xFF20, 0xFF3A), (0xFF3F, 0xFF3F), (0xFF41, 0xFF5A), (0x2080, 0x2089),
+    (0x2070, 0x2079), (0x2460, 0x24FF), (0x1D400, 0x1D7FF),
+)  # fmt: skip
+_PUNCTUATION = (
+    (0xFF01, 0xFF0A), (0xFF0C, 0xFF0C), (0xFF0F, 0xFF0F), (0xFF1A, 0xFF1F), (0xFF3B, 0xFF3E),
+    (0xFF40, 0xFF40), (0xFF5B, 0xFF5E), (0x2024, 0x2024), (0x2027, 0x2027), (0x3002, 0x3002),
+    (0xFF61, 0xFF61),
+)  # fmt: skip
+# The dashes folding reads as "-": they matter beside a digit ("555–0123", "555 – 0123") and
+# nowhere else (prose's em dashes, in a text with a year in it, are no number's).
+_DASH = re.compile("[\u2010-\u2015\u2212\u00b7\u30fb]")
+_DASH_RANGES = ((0x2010, 0x2015), (0x2212, 0x2212), (0x00B7, 0x00B7), (0x30FB, 0x30FB))
+_DIGITS_AND_AT = ((0x30, 0x39), (0x40, 0x40))
+
+
+def _digit_ranges(first: int, last: int) -> tuple[tuple[int, int], ...]:
+    """Every other script's decimal digits between two code points, as (first, last) ranges: each
+    script's ten stand together, zero first."""
+    zeros = [c for c in range(first, last) if unicodedata.decimal(chr(c), None) == 0]
+    return tuple((zero, zero + 9) for zero in zeros)
+
+
+# Found in C (a regex for them cost 0.05 us a character), in two calls of at most 64 ranges each:
+# those of the basic plane, and those above it (Adlam's, Osmanya's, the mathematical ones). Every
+# astral script's digits stand in the supplementary multilingual plane; the planes above it hold
+# ideographs and private use, and reading them all cost 80 ms at import.
+OTHER_DIGITS = _digit_ranges(0x80, 0x10000)
+ASTRAL_DIGITS = _digit_ranges(0x10000, 0x20000)
+
+
+def foldable(text: str) -> bool:
+    """Whether folding changes anything of `text` that a value could be written with."""
+    if text.isascii():
+        return False
+    # (`any_in` answers at once for astral ranges where the text's storage holds none)
+    if _scan.any_in(text, _HIDING) or _scan.any_in(text, OTHER_DIGITS) or _scan.any_in(text, ASTRAL_DIGITS):
+        return True
+    if _scan.any_in(text, _PUNCTUATION) and _scan.any_in(text, _DIGITS_AND_AT):
+        return True
+    return _scan.any_in(text, _DASH_RANGES) and _dash_by_digit(text)
+
+
+def _dash_by_digit(text: str) -> bool:
+    """Whether a dash stands within a number's gap (`MOST_SEPARATORS`) of a digit."""
+    reach = MOST_SEPARATORS - 1
+    for dash in _DASH.finditer(text):
+        if any(c.isdigit() for c in text[max(0, dash.start() - reach) : dash.end() + reach]):
+            return True
+    return False
+
+
+class Cues(NamedTuple):
+    """What a text holds of the canonical reading's cues (from the scan's one pass)."""
+
+    fold: bool  # other scripts' digits, invisible characters, compatibility forms, `\\uXXXX`
+    numbers: list[tuple[int, int]]  # where numbers of seven digits or more have separators (SEPARATED_WINDOWS)
+    ats: list[int]  # where an at sign may be spelled out, or "@" stand with spaces (AT_CUES' hits)
+    worded: list[tuple[int, int]]  # where digit words stand close enough to be a number read aloud
+
+
+_CUES = AT_CUES + DIGIT_WORD_CUES
+_TAKEN = frozenset(_CUES.folded)
+_DIGIT_WORD = frozenset(DIGIT_WORD_CUES.folded)
+
+
+def taken_cues(hits: Hits) -> tuple[list[int], list[tuple[int, int]]]:
+    """The spelled at signs' places and the worded numbers' windows, taking their cues' literals
+    out of `hits` (a scan's, which found `AT_CUES` and `DIGIT_WORD_CUES` among the rest)."""
+    present = _TAKEN.intersection(hits)  # walks the text's few hits, not the cues
+    if not present:
+        return [], []
+    taken = {literal: hits.pop(literal) for literal in present}
+    ats = sorted(at for literal, places in taken.items() if literal not in _DIGIT_WORD for at in places)
+    return ats, worded_windows([at for literal, at in taken.items() if literal in _DIGIT_WORD])
+
+
+def worded_windows(found: list[list[int]]) -> list[tuple[int, int]]:
+    """Where digit words follow a space three times within `WORDED_SPAN` characters (the first of a
+    run need not): only there can four stand in a row (searching every text for a run cost 0.13 us
+    a character, as much as the rest of the scan). Each window reaches a word's length before its
+    first cue and after its last."""
+    if sum(map(len, found)) < 3:
+        return []
+    at = sorted(i for places in found for i in places)
+    windows: list[tuple[int, int]] = []
+    for k in range(len(at) - 2):
+        if at[k + 2] - at[k] <= WORDED_SPAN:
+            start, end = max(0, at[k] - WORD_REACH), at[k + 2] + WORD_REACH
+            if windows and start <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], end)
+            else:
+                windows.append((start, end))
+    return windows
+
+
+def cues_of(text: str) -> Cues:
+    """The cues of a text the reading rewrote, found again in it (in C: reading a rewritten text
+    whole cost 0.15 ms a conversation's turn). Folding is done by then."""
+    ats, worded = taken_cues(_CUES.find(text))
+    return Cues(False, _scan.windows(text, SEPARATED_WINDOWS), ats, worded)
+
+
+def canonical(text: str, cues: Cues) -> Reading | None:
+    """The canonical reading of `text`, or None where it is the text itself: folded, then its
+    digit words, spelled at signs and separated numbers read, each step where its cues are (found
+    again in a text a step rewrote)."""
+    reading: Reading | None = None
+    if cues.fold:
+        folded = fold(text)
+        if folded.text != text:
+            reading = folded
+            cues = cues_of(folded.text)
+    current = reading.text if reading is not None else text
+    if cues.worded and (made := worded(current, cues.worded)) is not None:
+        reading, current = _then(reading, made), made.text
+        cues = cues_of(current)
+    if cues.ats and (made := spelled(current, cues.ats)) is not None:
+        reading, current = _then(reading, made), made.text
+        cues = cues_of(current)
+    if cues.numbers and (made := separated(current, cues.numbers)) is not None:
+        reading = _then(reading, made)
+    return reading
+
+
+def _then(reading: Reading | None, made: Reading) -> Reading:
+    return made if reading is None else reading.then(made)

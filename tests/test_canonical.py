@@ -1,0 +1,174 @@
+"""The canonical reading (`classifiers.privacy.canonical`): every way of writing a private value that
+its tables name reads as the value, and the scan finds it where it was written, whole.
+
+The tests draw from the tables themselves: a new digit script, digit word, separator or spelled
+at sign is covered the moment it is added. The named examples are the spellings that reached a
+provider before the reading existed."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from classifiers.privacy import PrivacyScanner
+from classifiers.privacy.canonical import (
+    ASTRAL_DIGITS,
+    AT_WORDS,
+    DIGIT_WORDS,
+    DOT_WORDS,
+    OTHER_DIGITS,
+    SEPARATORS,
+    Cues,
+    canonical,
+    foldable,
+    separated,
+)
+
+CARD = "4111111111111111"
+SSN = "123456789"
+ASTRAL_ZEROS = tuple(zero for zero, _ in ASTRAL_DIGITS)
+ZEROS = tuple(zero for zero, _ in OTHER_DIGITS) + ASTRAL_ZEROS
+BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"), ("<", ">"))
+
+
+@pytest.fixture(scope="module")
+def scanner() -> PrivacyScanner:
+    return PrivacyScanner()
+
+
+def found(scanner: PrivacyScanner, text: str, value_at: tuple[int, int], kind: str) -> None:
+    """The scan finds `kind` over the whole written value at `value_at` (start, end) in `text`."""
+    start, end = value_at
+    hits = [f for f in scanner.scan(text) if f.type == kind and f.start <= start and f.end >= end]
+    assert hits, (text, [(f.type, text[f.start : f.end]) for f in scanner.scan(text)])
+
+
+def grouped(digits: str, sizes: tuple[int, ...] = (4, 4, 4, 4)) -> list[str]:
+    groups, at = [], 0
+    for size in sizes:
+        groups.append(digits[at : at + size])
+        at += size
+    return groups
+
+
+_SCANNER = PrivacyScanner()
+
+
+@settings(max_examples=150, deadline=None)
+@given(zero=st.sampled_from(ZEROS), separator=st.sampled_from([" ", "", "-"]))
+def test_a_card_in_any_scripts_digits_is_a_card(zero, separator):
+    written = separator.join("".join(chr(zero + int(d)) for d in group) for group in grouped(CARD))
+    text = f"my card is {written} thanks"
+    found(_SCANNER, text, (11, 11 + len(written)), "CREDIT_CARD")
+
+
+@settings(max_examples=150, deadline=None)
+@given(separator=st.sampled_from([c for c in SEPARATORS if c not in " ,"]), spaced=st.booleans())
+def test_a_card_with_any_separator_between_its_groups_is_a_card(separator, spaced):
+    gap = f" {separator} " if spaced and separator.strip() else separator
+    written = gap.join(grouped(CARD))
+    text = f"card {written}. thanks"  # a sentence's period after it is not part of it
+    found(_SCANNER, text, (5, 5 + len(written)), "CREDIT_CARD")
+
+
+@settings(max_examples=100, deadline=None)
+@given(language=st.sampled_from(sorted(DIGIT_WORDS)), joiner=st.sampled_from([" ", ", "]))
+def test_a_card_said_in_any_languages_digit_words_is_a_card(language, joiner):
+    words = {}
+    for word, digit in DIGIT_WORDS[language].items():
+        words.setdefault(digit, word)  # the first word each digit has in the table
+    written = joiner.join(words[d] for d in CARD)
+    text = f"number: {written}"
+    found(_SCANNER, text, (8, 8 + len(written)), "CREDIT_CARD")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    at=st.sampled_from([w for w in AT_WORDS if w != "@"]),
+    dot=st.sampled_from([w for w in DOT_WORDS if w != "."]),
+    bracket=st.sampled_from(BRACKETS),
+)
+def test_an_address_with_its_at_and_dot_spelled_in_any_language_and_brackets_is_an_address(at, dot, bracket):
+    opening, closing = bracket
+    written = f"jane {opening}{dot}{closing} roe {opening}{at}{closing} example {opening}{dot}{closing} com"
+    text = f"please write to {written} soon"
+    found(_SCANNER, text, (16, 16 + len(written)), "EMAIL")
+
+
+@pytest.mark.parametrize("at", [w for w in AT_WORDS if w not in ("@", "at")])
+def test_an_at_word_other_than_at_may_go_with_any_dot_word_between_spaces(scanner, at):
+    for dot in [w for w in DOT_WORDS if w != "."]:
+        written = f"jane {at} example {dot} de"
+        found(scanner, f"mail {written}", (5, 5 + len(written)), "EMAIL")
+
+
+@pytest.mark.parametrize(
+    "text, kind, value",
+    [
+        ("My card is 4771.3397.2301.6870.", "CREDIT_CARD", "4771.3397.2301.6870"),
+        ("My SSN: 601.69.2640.", "US_SSN", "601.69.2640"),
+        ("card 4111/1111/1111/1111", "CREDIT_CARD", "4111/1111/1111/1111"),
+        ("card 4111_1111_1111_1111", "CREDIT_CARD", "4111_1111_1111_1111"),
+        ("card 4111–1111–1111–1111", "CREDIT_CARD", "4111–1111–1111–1111"),
+        ("card 4111|1111|1111|1111", "CREDIT_CARD", "4111|1111|1111|1111"),
+        ("card 4111,1111,1111,1111", "CREDIT_CARD", "4111,1111,1111,1111"),
+        ("card 4111\u20111111\u20111111\u20111111", "CREDIT_CARD", "4111\u20111111\u20111111\u20111111"),
+        ("บัตร ๔๑๑๑ ๑๑๑๑ ๑๑๑๑ ๑๑๑๑", "CREDIT_CARD", "๔๑๑๑ ๑๑๑๑ ๑๑๑๑ ๑๑๑๑"),
+        ("𞥔𞥑𞥑𞥑 𞥑𞥑𞥑𞥑 𞥑𞥑𞥑𞥑 𞥑𞥑𞥑𞥑", "CREDIT_CARD", "𞥔𞥑𞥑𞥑 𞥑𞥑𞥑𞥑 𞥑𞥑𞥑𞥑 𞥑𞥑𞥑𞥑"),
+        ("ma carte: quatre un un un un un un un un un un un un un un un", "CREDIT_CARD",
+         "quatre un un un un un un un un un un un un un un un"),
+        ("mi teléfono es seis uno dos tres cuatro cinco seis siete ocho", "PHONE",
+         "seis uno dos tres cuatro cinco seis siete ocho"),
+        ("write to jane {at} example {dot} com", "EMAIL", "jane {at} example {dot} com"),
+        ("write to j a n e @ example . com", "EMAIL", "j a n e @ example . com"),
+        ("écrivez à jane arobase exemple point fr", "EMAIL", "jane arobase exemple point fr"),
+        ("schreib an jane (ät) beispiel (punkt) de", "EMAIL", "jane (ät) beispiel (punkt) de"),
+        ("escribe a jane arroba ejemplo punto es", "EMAIL", "jane arroba ejemplo punto es"),
+        ("mail jane.roe=40example.com today", "EMAIL", "jane.roe=40example.com"),
+        ("mail jane @example.com today", "EMAIL", "jane @example.com"),
+        ("mail jane@ example.de today", "EMAIL", "jane@ example.de"),
+        ("mail jane\t@\texample.com today", "EMAIL", "jane\t@\texample.com"),
+        ("mail jane\n@\nexample.com today", "EMAIL", "jane\n@\nexample.com"),
+        ("call 415 – 555 – 0123 today", "PHONE", "415 – 555 – 0123"),
+    ],
+)  # fmt: skip
+def test_the_spellings_that_once_reached_a_provider(scanner, text, kind, value):
+    start = text.index(value)
+    found(scanner, text, (start, start + len(value)), kind)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The river at one point in its course turns north.",
+        "Scores were 89, 71, 92, 100 and 65.",
+        "The odd numbers 11,13,15,17,19 follow.",
+        "Revenue grew from 200,000,000 to 2,000,000,000 dollars.",
+        "Budgets of 10,000–15,000 and 19,000–20,000 were set.",
+        "We meet at noon. Point taken.",
+        "On en a vu un deux fois, puis trois.",
+        "Version 1.2.3.4 shipped.",
+        "Thanks @jane.doe for the review.",
+        "import flask\n\n@app.route('/')\ndef index():\n    return 'hi'",
+    ],
+)
+def test_prose_numbers_and_words_that_only_look_so_are_left_alone(scanner, text):
+    assert [f for f in scanner.scan(text) if "canonical" in f.detector] == []
+
+
+def test_a_text_with_none_of_the_cues_has_no_canonical_reading():
+    text = "A plain question about 4111 1111 1111 1111 and jane@example.com."
+    assert not foldable(text)
+    assert canonical(text, Cues(False, [], [], [])) is None
+
+
+@pytest.mark.parametrize("text", ["born 1/21/1998 in Lyon", "born 21.01.1998 in Lyon", "host 10.118.77.22 is down"])
+def test_dates_and_ip_addresses_are_read_as_written_not_as_separated_numbers(text):
+    assert separated(text) is None
+
+
+def test_a_dash_in_prose_does_not_fold_a_text_but_one_in_a_number_does():
+    assert not foldable("In 1998 the river — wide and slow — flooded.")
+    assert foldable("call 415–555–0123")
+    assert foldable("call 415 – 555 0123")
