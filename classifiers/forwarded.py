@@ -42,6 +42,9 @@ PROTOCOL_WORDS = frozenset(
         "response_format", "json_schema", "schema", "strict", "stop", "n", "logprobs",
     }
 )  # fmt: skip
+# An array of scalars this long or shorter may be one value in pieces (`classifiers.reassembled`);
+# a longer one is data: a token list, an embedding, a table's column.
+JOINED_ITEMS = 64
 MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "input_image", "input_file"})
 # RFC 2397's data URL: `data:[<mediatype>][;base64],<data>`. Text media types are read.
 _DATA_URL = re.compile(r"data:([a-z]+/[a-z0-9.+-]+)?((?:;[a-z0-9.+-]+=[^;,]*)*)(;base64)?,", re.IGNORECASE)
@@ -111,11 +114,14 @@ def text_at(body: Any, path: Path) -> str:
 
 
 def number_text(value: int | float) -> str | None:
-    """A JSON number as a provider reads its digits (None for NaN and infinities, which JSON has not)."""
+    """A JSON number's digits as a provider reads them, of any width, without its sign (a card is
+    a card with a minus before it: `"seed": -4214833366294245`); None for NaN and infinities,
+    which JSON has not."""
+    value = abs(value)
     if isinstance(value, float):
         if not math.isfinite(value):
             return None
-        return str(int(value)) if value.is_integer() and abs(value) < 1e17 else repr(value)
+        return str(int(value)) if value.is_integer() and value < 1e17 else repr(value)
     return str(value)
 
 
@@ -128,6 +134,8 @@ class Forwarded:
     numbers: frozenset[Path]
     media: list[Path]
     files: list[tuple[Path, str]]  # a text data URL in another encoding than UTF-8, and its text
+    arrays: list[list[tuple[Path, str]]]  # arrays of scalars only: each item's path and text
+    pairs: list[tuple[tuple[Path, str], tuple[Path, str]]]  # a key and its scalar value
 
 
 def forwarded(body: Mapping[str, Any]) -> Forwarded:
@@ -135,7 +143,7 @@ def forwarded(body: Mapping[str, Any]) -> Forwarded:
     holds nothing private, and the walk runs over every request's whole history."""
     walk = _Walk()
     walk.value((), body)
-    return Forwarded(walk.strings, frozenset(walk.numbers), walk.media, walk.files)
+    return Forwarded(walk.strings, frozenset(walk.numbers), walk.media, walk.files, walk.arrays, walk.pairs)
 
 
 class _Walk:
@@ -146,6 +154,8 @@ class _Walk:
         self.numbers: set[Path] = set()
         self.media: list[Path] = []
         self.files: list[tuple[Path, str]] = []
+        self.arrays: list[list[tuple[Path, str]]] = []
+        self.pairs: list[tuple[tuple[Path, str], tuple[Path, str]]] = []
 
     def value(self, path: Path, value: Any) -> None:
         if isinstance(value, str):
@@ -155,16 +165,23 @@ class _Walk:
             if isinstance(kind, str) and kind in MEDIA_PARTS and not readable_file(value):
                 self.media.append(path)
             for key, item in value.items():
-                if isinstance(key, str) and key not in PROTOCOL_WORDS:
+                read_key = isinstance(key, str) and key not in PROTOCOL_WORDS
+                if read_key:
                     self.strings.append(((*path, Key(key)), key_text(key)))
                 if type(item) is str:  # most leaves: no call for them
                     if item not in PROTOCOL_WORDS:
                         self.string((*path, key), item)
+                        if read_key:
+                            self.pairs.append((((*path, Key(key)), key_text(key)), ((*path, key), item)))
                 else:
                     self.value((*path, key), item)
+                    if read_key and _scalar(item):
+                        self.pairs.append((((*path, Key(key)), key_text(key)), ((*path, key), _scalar_text(item))))
         elif isinstance(value, list):
             for i, item in enumerate(value):
                 self.value((*path, i), item)
+            if 1 < len(value) <= JOINED_ITEMS and all(_piece(item) for item in value):
+                self.arrays.append([((*path, i), _scalar_text(item)) for i, item in enumerate(value)])
         elif isinstance(value, int | float) and not isinstance(value, bool):
             text = number_text(value)
             if text is not None:
@@ -184,6 +201,22 @@ class _Walk:
                 self.files.append((path, decoded))
         if text not in PROTOCOL_WORDS:
             self.strings.append((path, text))
+
+
+def _piece(value: Any) -> bool:
+    """Whether an array's item may be a piece of one value: a string, or a single digit (an array
+    of larger numbers is data: token ids, measurements)."""
+    return isinstance(value, str) or (type(value) is int and 0 <= value <= 9)
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, int | float) and not isinstance(value, bool) and number_text(value) is not None
+    )
+
+
+def _scalar_text(value: str | int | float) -> str:
+    return value if isinstance(value, str) else number_text(value) or ""
 
 
 UNREADABLE = object()  # a text data URL whose bytes do not decode as its charset says

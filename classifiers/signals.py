@@ -9,7 +9,7 @@ valid signals.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -18,11 +18,14 @@ from classifiers.complexity import ComplexityModel, EdgeClass
 from classifiers.forwarded import Key, Path, forwarded, key_text, number_finding, text_at
 from classifiers.language import detect_language
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
+from classifiers.privacy.fields import FIELD_CHARS, field_value
+from classifiers.privacy.readings import composed_text
+from classifiers.reassembled import Joined, in_array, in_conversation, key_and_value
 from classifiers.seen import SeenTexts, TextFacts
 from classifiers.tokens import TokenEstimator, joined_counts, text_counts
 
 TOKENS_PER_MESSAGE = 5  # the chat template's role markers, measured on SmolLM2's template
-JOIN_CHARS = 48  # of each of two consecutive texts, read together for a number split between them
+FIELD_CONFIDENCE = 0.9  # a key that names a person, over a value written as a name
 KEYED_CHARS = 64  # a value this short, with a digit, is read again after its key (`_keyed`)
 # Keys that name a field of the protocol, not what its value is: no cue.
 _NO_CUE_KEYS = frozenset({"content", "text", "arguments", "description", "name", "role", "type", "id", "model"})
@@ -158,30 +161,39 @@ class Scorer:
                         keyed.append(PrivacyFinding(f.type, start, end, f.confidence, f"{f.detector}+key", path))
         return keyed
 
-    def _across_turns(self, messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> list[PrivacyFinding]:
-        """An identifier split over two consecutive texts of the conversation ("my card is 4111
-        1111" and "1111 1111" in the next turn, "jane.roe@" and "example.com"): their meeting ends
-        read as one text, and what crosses it is a finding in each of the two."""
-        found: list[PrivacyFinding] = []
-        for (i, part_i, first), (j, part_j, second) in zip(pieces, pieces[1:], strict=False):
-            tail, head = first[-JOIN_CHARS:], second[:JOIN_CHARS]
-            if tail.rstrip()[-1:].isdigit() and head.lstrip()[:1].isdigit():
-                joiner = " "  # groups of digits: one number, its groups spaced
-            elif ("@" in tail or "@" in head) and any(
-                "@" in word
-                for word in tail.split()[-1:] + head.split(None, 1)[:1]  # the words that meet
-            ):
-                joiner = ""  # an address cut at its at sign, in its mailbox or in its domain
-            else:
+    def _field_values(self, strings: list[tuple[Path, str]], whole: set[tuple[Path, int]]) -> list[PrivacyFinding]:
+        """A field's whole value that its key says is a person or an address (`fields.field_value`:
+        `metadata.name`, `user`, a message's `name`, a schema's `enum` of names), outside the
+        messages' text (whose words say more than a key). `whole`: the paths (with their
+        lengths) a finding already covers whole."""
+        named: list[PrivacyFinding] = []
+        names, common = self.privacy.uncased.names, self.privacy.spans.common
+        for path, text in strings:
+            if len(text) > FIELD_CHARS or not path or not text[:1].isalpha() or (path, len(text)) in whole:
                 continue
-            cut = len(tail) + len(joiner)
-            for f in self.facts(f"{tail}{joiner}{head}").findings:  # read once while the turns stay
-                if f.type in STRUCTURED_TYPES and f.start < len(tail) and f.end > cut:
-                    where = (len(first) - len(tail) + f.start, len(first))
-                    found.append(PrivacyFinding(f.type, *where, f.confidence, f"{f.detector}+turns", _path(i, part_i)))
-                    found.append(
-                        PrivacyFinding(f.type, 0, f.end - cut, f.confidence, f"{f.detector}+turns", _path(j, part_j))
-                    )
+            key, listed = _field_key(path)
+            if key is None:
+                continue
+            kind = field_value(key, composed_text(text), names, common, listed)
+            if kind is not None:
+                named.append(PrivacyFinding(kind, 0, len(text), FIELD_CONFIDENCE, "field-value", path))
+        return named
+
+    def _reassembled(self, joined: Iterable[Joined], numbers: frozenset[Path]) -> list[PrivacyFinding]:
+        """What crosses from one piece of a split value into another (`classifiers.reassembled`:
+        turns, arrays, a key and its value), located in each piece it crosses."""
+        found: list[PrivacyFinding] = []
+        for whole in joined:
+            for f in self.facts(whole.text).findings:  # read once while the texts stay
+                if f.type not in STRUCTURED_TYPES:
+                    continue
+                shares = whole.located(f.start, f.end)
+                if any(path in numbers and not number_finding(path, f.type) for path, _, _ in shares):
+                    continue
+                found += [
+                    PrivacyFinding(f.type, start, end, f.confidence, f"{f.detector}+joined", path)
+                    for path, start, end in shares
+                ]
         return found
 
     def use_edge_class(self, edge_class: EdgeClass) -> None:
@@ -217,9 +229,12 @@ class Scorer:
             if path not in sent.numbers or number_finding(path, f.type)
         ]
         findings += self._keyed(sent.strings, sent.numbers, {f.path for f in findings})
+        findings += self._field_values(sent.strings, {(f.path, f.end) for f in findings if f.start == 0})
         findings += [PrivacyFinding("UNSCANNED", 0, 0, 1.0, "media", path) for path in sent.media]
         findings += self._in_files(body if body is not None else {"messages": messages}, sent.files)
-        findings += self._across_turns(messages, pieces)
+        split = [*in_conversation(messages), *filter(None, map(in_array, sent.arrays))]
+        split += filter(None, (key_and_value(key, value) for key, value in sent.pairs))
+        findings += self._reassembled(split, sent.numbers)
         joined, ask = joined_counts(counts), _ask(messages, pieces)
         return Signals(
             privacy=tuple(findings),
@@ -256,6 +271,19 @@ class Scorer:
             return 0
         text = json.dumps(described, ensure_ascii=False, separators=(",", ":"))
         return self.tokens.from_counts(text_counts(text))
+
+
+def _field_key(path: Path) -> tuple[str | None, bool]:
+    """The key a field's value is read by, and whether it is one of a schema's listed values
+    (`enum`: the property's name is its key). None for the messages' text and for keys."""
+    last = path[-1]
+    if isinstance(last, Key) or (len(path) >= 3 and path[0] == "messages" and path[2] == "content"):
+        return None, False
+    if isinstance(last, str):
+        return last, False
+    if len(path) >= 3 and path[-2] == "enum" and isinstance(path[-3], str):
+        return path[-3], True
+    return None, False
 
 
 def _path(message: int, part: int | None) -> Path:

@@ -81,7 +81,8 @@ class Redaction(Restoration):
         by_path: dict[Path, list[PrivacyFinding]] = {}
         for f in findings:
             by_path.setdefault(f.path, []).append(f)
-        for path, found in by_path.items():
+        # a key renamed last, the deepest first: the paths of what it holds name it as it was
+        for path, found in sorted(by_path.items(), key=lambda item: _renaming(item[0])):
             text = _get(body, path)
             in_order = sorted(found, key=lambda f: f.start)
             masks = []
@@ -170,10 +171,17 @@ def _masked(text: str, in_order: list[PrivacyFinding], masks: list[str]) -> str:
     copied the whole text once per finding (40,000 findings in 480 KB: 4.8 s, now 0.03)."""
     pieces, at = [], 0
     for f, mask in zip(in_order, masks, strict=True):
+        if f.start < at:  # within or across the one before (two readings of one value): masked with it
+            at = max(at, f.end)
+            continue
         pieces += [text[at : f.start], mask]
         at = f.end
     pieces.append(text[at:])
     return "".join(pieces)
+
+
+def _renaming(path: Path) -> tuple[int, int]:
+    return (1, -len(path)) if isinstance(path[-1], Key) else (0, 0)
 
 
 def _parent(body: Any, path: Path) -> Any:

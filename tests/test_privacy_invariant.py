@@ -78,12 +78,24 @@ SPELLINGS = {
     "card broken over lines": "4111\n1111\n1111\n1111",
     "SSN in hex": b"SSN 123-45-6789".hex(),
     "SSN in digit words": "my social is one two three dash four five dash six seven eight nine",
+    "birth date in French": "je suis née le 14 mars 1987",
+    "birth date in German, the verb last": "ich bin am 14. März 1987 geboren",
+    "birth date in Spanish": "nací el 14 de marzo de 1987",
+    "health condition in French": "j'ai un cancer du sein",
+    "health condition in German": "ich habe Typ-1-Diabetes",
+    "health condition in Spanish": "sufro de depresión",
+    "abortion": "I had an abortion last year",
+    "German passport number": "Mein Reisepass hat die Nummer C01X00T47",
+    "Japanese street address": "東京都渋谷区渋谷2丁目21-1",
+    "Russian street address": "г. Москва, ул. Тверская, д. 7, кв. 15",
+    "German street address": "Lindenweg 5a, 80331 München",
 }
 # Fragments of the spellings above that must not reach the cloud even where the rest is masked.
 TELLS = {
     "jane.roe", "4111", "13800138000", "example.com", "02079460123", "okafor", "kingsley", "X1234567",
     "11010519491231002X", "\u0664\u0661\u0661\u0661", "\uff14\uff11\uff11\uff11", "&#52;&#49;",
-    "3132332d34352d", "six seven eight nine",
+    "3132332d34352d", "six seven eight nine", "mars 1987", "März 1987", "marzo de 1987", "cancer du sein",
+    "Diabetes", "depresión", "abortion", "C01X00T47", "21-1", "Тверская", "кв. 15", "Lindenweg",
 }  # fmt: skip
 
 
@@ -591,7 +603,38 @@ ELSEWHERE = {
             {"role": "user", "content": "example.com when done."},
         ]
     },
-}
+    "a card split over user, assistant and user turns": {
+        "messages": [
+            {"role": "user", "content": "My card: 4111"},
+            {"role": "assistant", "content": "1111 1111"},
+            {"role": "user", "content": "1111"},
+        ]
+    },
+    "a card split around the assistant's reply": {
+        "messages": [
+            {"role": "user", "content": "My card number is 4111 1111"},
+            {"role": "assistant", "content": "Go on."},
+            {"role": "user", "content": "1111 1111"},
+        ]
+    },
+    "a card split between a tool call and its result": {
+        "messages": [
+            {"role": "user", "content": "Look up my card."},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "card 4111 1111"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "1111 1111 is on file"},
+        ]
+    },
+    "a card as a negative number": {"seed": -4214833366294245},
+    "a card as a negative float": {"metadata": {"ref": -4111111111111111.0}},
+    "a card as an array of digits": {"metadata": {"ref": [4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]}},
+    "a card as an array of digit strings": {"metadata": {"ref": list("4111111111111111")}},
+    "a card as an array of its groups": {"metadata": {"ref": ["4111", "1111", "1111", "1111"]}},
+    "an SSN as an array of its groups": {"metadata": {"ssn": ["123", "45", "6789"]}},
+    "an email as an array of characters": {"metadata": {"to": list("jane.roe@example.com")}},
+    "a card between a key and its value": {"metadata": {"4111 1111": "1111 1111"}},
+    "an email between a key and its value": {"metadata": {"jane.roe@": "example.com"}},
+}  # fmt: skip
 
 
 def elsewhere(name: str) -> dict:
@@ -606,9 +649,14 @@ def test_a_private_number_or_a_value_split_over_turns_stays_local(engines, score
     assert outcome in ("edge", "unsupported_parameter")
 
 
-@pytest.mark.parametrize("number", [42, 1733788800, 3.14159, 2026])
+@pytest.mark.parametrize(
+    "number",
+    [42, 1733788800, 3.14159, 2026, -273.15, [1, 2, 3, 4, 5, 6, 7, 8, 9], ["red", "green", "blue"],
+     [4111, 1111, 1111, 1111, 1212, 318, 2002]],
+)  # fmt: skip
 def test_ordinary_numbers_are_forwarded(engines, scorer, upstream, number):
-    """The control: a seed, a timestamp, a ratio and a year are numbers, not private values."""
+    """The control: a seed, a timestamp, a ratio, a year, a temperature, a list of counts or of
+    words, and token ids (an array of larger numbers is data) are no private values."""
     body = {"messages": [{"role": "user", "content": "What is 2+2?"}], "metadata": {"ref": number}}
     assert asyncio.run(route_once(body, KEEP_LOCAL, engines, scorer, upstream)) == "cloud"
 
@@ -619,3 +667,44 @@ def test_redaction_masks_numbers_and_split_values(engines, scorer, upstream, nam
     sent = json.dumps([r.body for r in upstream.requests])
     for form in ("4111", "123456789", "7946", "jane.roe", "example.com"):
         assert form not in sent, (name, form)
+
+
+# --- names in fields, and a name with invisible characters inside -------------------------------
+NAMED = {
+    "a name with zero-width spaces inside": (
+        {"messages": [{"role": "user", "content": "Please write to Jo\u200bhn Smi\u200bth at the office."}]},
+        ("Jo\u200bhn", "Smi\u200bth"),
+    ),
+    "metadata.name": (
+        {"messages": [{"role": "user", "content": "What is 2+2?"}], "metadata": {"name": "Margaret Okonkwo"}},
+        ("Okonkwo",),
+    ),
+    "a tool's enum of names": (
+        {
+            "messages": [{"role": "user", "content": "Send the letter."}],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "send",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"to": {"type": "string", "enum": ["Margaret Okonkwo", "Dmitri Volkov"]}},
+                        },
+                    },
+                }
+            ],
+        },
+        ("Okonkwo", "Volkov"),
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+def test_a_name_in_a_field_or_with_invisible_characters_is_kept_local_and_masked_whole(engines, scorer, upstream, name):
+    body, tells = NAMED[name]
+    outcome = asyncio.run(route_once(json.loads(json.dumps(body)), KEEP_LOCAL, engines, scorer, upstream))
+    assert upstream.bytes_received == 0 and outcome != "cloud", outcome
+    assert asyncio.run(route_once(json.loads(json.dumps(body)), MASK, engines, scorer, upstream)) == "cloud"
+    sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
+    assert not [tell for tell in tells if tell in sent], sent

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from classifiers import _scan
+from classifiers.privacy.addresses import CUES as WRITTEN_ADDRESSES
+from classifiers.privacy.addresses import written_addresses
 from classifiers.privacy.canonical import AT_CUES, DIGIT_WORD_CUES, SEPARATED_WINDOWS
 from classifiers.privacy.capitals import CAPITAL_WINDOWS, capitals
 from classifiers.privacy.capitals import DETECTOR as CAPITALS_DETECTOR
@@ -64,7 +66,8 @@ class PrivacyScanner:
         self.uncased = UncasedNames(names_path)
         self.anchors = (
             ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
-        )
+            + WRITTEN_ADDRESSES
+        )  # fmt: skip
         self._native = _scan.Scanner(
             self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS, SEPARATED_WINDOWS)
         )
@@ -120,7 +123,7 @@ class PrivacyScanner:
         gated = self.spans.findings(labeled) if labeled else []
         if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
-            found += told(text, hits) + identifiers(text, hits) + named(text, hits)
+            found += told(text, hits) + identifiers(text, hits) + named(text, hits) + written_addresses(text, hits)
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)

@@ -129,8 +129,12 @@ _GAP = rf"(?:[\s,]+(?:(?:{_DASHES})\s+)?|\s*-\s*)"
 _NUMBER_WORDS = re.compile(rf"(?i)(?<!\w)(?:{_WORDS})(?:{_GAP}(?:{_WORDS})){{3,}}(?!\w)")
 _RUN_PART = re.compile(rf"(?i)(?<!\w)(?:({_WORDS})|({_DASHES}))(?!\w)|(-)")
 # The cues of a number read aloud: each word after a space (the first of a run may stand anywhere,
-# the rest follow a space), three within a span of four words.
-DIGIT_WORD_CUES = Anchors((), tuple(dict.fromkeys(f" {w}" for w in _WORD)))
+# the rest follow a space), three within a span of four words. A word of three letters or fewer
+# with what may end it in a run, else " un" would be every " under" and " until".
+_ENDS = (" ", ",", "-", "\n", ".", ";", ")")
+DIGIT_WORD_CUES = Anchors((), tuple(dict.fromkeys(
+    cue for w in _WORD for cue in ([f" {w}"] if len(w) > 3 else [f" {w}{end}" for end in _ENDS])
+)))  # fmt: skip
 WORDED_SPAN = 3 * (max(map(len, _WORD)) + len(" bindestrich ")) + 1
 WORD_REACH = max(map(len, _WORD)) + len(" bindestrich ")  # from a cue to where its run may begin or end
 
@@ -168,7 +172,6 @@ _TO_FOLD = re.compile(
     r"\\u([0-9A-Fa-f]{4})|[^\x00-\x7fÀ-ÖØ-öø-ÿЀ-ӿ\u0620-\u064a\u0e01-\u0e32\u0e34-\u0e4f\u0e5a\u0e5b"
     r"\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff\uac00-\ud7a3]"
 )
-_INVISIBLE = "\u00ad\u034f\u115f\u1160\u3164\uffa0"
 _AS_DOT = "\u2024\u3002\uff61"
 
 
@@ -186,7 +189,7 @@ def fold(text: str) -> Reading:
         ch = chr(int(m.group(1), 16)) if m.group(1) else m.group()
         if ch.isascii():
             folded = ch
-        elif unicodedata.category(ch) == "Cf" or ch in _INVISIBLE:
+        elif invisible(ch):
             continue  # invisible: read as if it were not there
         elif (digit := unicodedata.decimal(ch, None)) is not None:
             folded = str(digit)  # any script's decimal digit, in any plane (NFKC leaves most as they are)
@@ -377,13 +380,24 @@ def _one_kind(run: str, gaps: list[str]) -> bool:
 
 
 # --- the reading ---------------------------------------------------------------------------------
-_HIDING = (
+# The characters that show nothing (zero-width spaces and joiners, the soft hyphen, direction
+# marks, variation selectors, Hangul fillers): a value or a name with one inside reads as without.
+INVISIBLE = (
     (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
     (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
-    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFF0B, 0xFF0B), (0xFF0D, 0xFF0E),
-    (0xFF10, 0xFF19), (0xFF20, 0xFF3A), (0xFF3F, 0xFF3F), (0xFF41, 0xFF5A), (0x2080, 0x2089),
-    (0x2070, 0x2079), (0x2460, 0x24FF), (0x1D400, 0x1D7FF),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0),
 )  # fmt: skip
+_HIDING = INVISIBLE + (
+    (0xFF0B, 0xFF0B), (0xFF0D, 0xFF0E), (0xFF10, 0xFF19), (0xFF20, 0xFF3A), (0xFF3F, 0xFF3F),
+    (0xFF41, 0xFF5A), (0x2080, 0x2089), (0x2070, 0x2079), (0x2460, 0x24FF), (0x1D400, 0x1D7FF),
+)  # fmt: skip
+
+
+def invisible(ch: str) -> bool:
+    """Whether a character shows nothing: a format character, or one of `INVISIBLE`."""
+    return unicodedata.category(ch) == "Cf" or any(first <= ord(ch) <= last for first, last in INVISIBLE)
+
+
 _PUNCTUATION = (
     (0xFF01, 0xFF0A), (0xFF0C, 0xFF0C), (0xFF0F, 0xFF0F), (0xFF1A, 0xFF1F), (0xFF3B, 0xFF3E),
     (0xFF40, 0xFF40), (0xFF5B, 0xFF5E), (0x2024, 0x2024), (0x2027, 0x2027), (0x3002, 0x3002),

@@ -42,6 +42,16 @@ from pathlib import Path
 from classifiers import _scan
 from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.findings import Finding
+from classifiers.privacy.lexicon import (
+    BIRTH_AFTER,
+    BIRTH_BEFORE,
+    CONDITIONS,
+    FIRST_PERSON,
+    MONTHS,
+    alternation,
+    literal,
+    words,
+)
 
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "pii_spans.json"
 SPAN_TYPES = ("O", "PERSON", "ORGANIZATION", "STREET_ADDRESS")
@@ -154,51 +164,49 @@ STREET_WORDS = frozenset(
 
 
 # --- cue-led findings ---------------------------------------------------------------------
-# Each pattern is tried only where its cue occurs (`anchors.anchored`).
+# Each pattern is tried only where its cue occurs (`anchors.anchored`); the words of every
+# language are `lexicon`'s tables.
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
     r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
+_OTHER_MONTH = rf"(?:{alternation(words(MONTHS))})(?!\w)"
 # A date as people write one: day, month and year in figures either way round ("12/03/1990",
 # "1990/03/12", "03.12.1990"), with the month's name ("3 March 1990", "12-Mar-1990", "March 3rd,
-# 1990", "12 Mar 90"), or in Chinese and Japanese ("1990年3月12日").
+# 1990", "12 Mar 90") in English or another language ("14 mars 1987", "14. März 1987", "14 de
+# marzo de 1987", "1er avril 1990"), or in Chinese and Japanese ("1990年3月12日").
 _DATE = (
     rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:19|20)?\d{{2}}|(?:19|20)\d{{2}}[/.-]\d{{1,2}}[/.-]\d{{1,2}}|"
     rf"\d{{1,2}}(?:st|nd|rd|th)?[ -]{_MONTH}\.?,?[ -](?:(?:19|20)\d{{2}}|\d{{2}}\b)|"
-    rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}}|(?:19|20)\d{{2}}年\d{{1,2}}月\d{{1,2}}日)"
+    rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? (?:19|20)\d{{2}}|"
+    rf"\d{{1,2}}(?:er|º|°|\.)?[ \t]+(?:de[ \t]+)?{_OTHER_MONTH}\.?,?[ \t]+(?:de[ \t]+|del[ \t]+)?(?:19|20)\d{{2}}|"
+    rf"(?:19|20)\d{{2}}年\d{{1,2}}月\d{{1,2}}日)"
 )
 # Cues in Chinese, Japanese and Korean need no word boundary: those languages write none
 # ("生日1990年3月12日").
 _BIRTH_SCRIPTS = ("生日", "出生", "誕生日", "생년월일", "생일", "рождения")
 _BIRTH = re.compile(
-    rf"(?i)(?:\b(?:born|birth(?:day|date)?|d\.?o\.?b\.?|date of birth|geboren|née?|nacid[oa]|nat[oa]|nacimiento|"
-    rf"naissance|nascita)\b|{'|'.join(_BIRTH_SCRIPTS)})[^\n\d]{{0,20}}?({_DATE})"
+    rf"(?i)(?:(?<!\w)(?:{alternation(words(BIRTH_BEFORE))}|d\.?o\.?b\.?)(?!\w)|{'|'.join(_BIRTH_SCRIPTS)})"
+    rf"[^\n\d]{{0,20}}?({_DATE})"
 )
-_BIRTH_CUES: tuple[str, ...] = (
-    "born",
-    "birth",
-    "dob",
-    "d.o",
-    "do.b",
-    "date of birth",
-    "geboren",
-    "né",
-    "nacid",
-    "nato",
-    "nata",
-)
-_BIRTH_CUES += ("nacimiento", "naissance", "nascita", *_BIRTH_SCRIPTS)
+# A date the cue follows, where the verb ends the sentence ("am 14. März 1987 geboren"): searched
+# for in the stretch before each such cue.
+_BIRTH_AFTER = re.compile(rf"(?i)({_DATE})[^\n\d]{{0,12}}?(?<!\w)(?:{alternation(words(BIRTH_AFTER))})(?!\w)")
+_BEFORE_AFTER_CUE = 64
+_BIRTH_CUES: tuple[str, ...] = (*map(literal, words(BIRTH_BEFORE)), "dob", "d.o", "do.b", *_BIRTH_SCRIPTS)
+_AFTER_CUES: tuple[str, ...] = tuple(map(literal, words(BIRTH_AFTER)))
 # The first person's cues in French, Spanish, Portuguese, Italian and German too ("je souffre de",
-# "sufro de", "sofro de", "soffro di", "ich leide an"), and where the condition's words end in them.
+# "sufro de", "sofro de", "soffro di", "ich leide an", "j'ai un"), and where the condition's words
+# end in them.
 _HEALTH = re.compile(
     r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|treated for|treatment for|living with|recovering from|"
     r"medication for|(?:(?<=\ba )|(?<=family )|(?<=medical )|(?<=past )|(?<=prior ))history of|"  # not "of the USA"
     r"tested positive for|diagnosticad[oa] co[nm]|diagnostiziert mit|diagnostiquée? (?:avec|d'une?)|"
-    r"atteinte? d(?:e|'une?|u|')|(?<=je )souffre d(?:e|'une?|u|')|(?<=j')ai une?|sufro de|padezco|sofro de|"
+    r"atteinte? d(?:e|'une?|u|')|(?<=je )souffre d(?:e|'une?|u|')|(?<=j['’])ai une?|sufro de|padezco|sofro de|"
     r"soffro di|(?<=ich )leide (?:an|unter))\s*"
     r"((?:an? |the |la |le |les |el |los |una? |der |die |das |einer? )?[\w'’-]+(?: [\w'’-]+){0,3}?)"
     r"(?=\s+(?:last|in|since|two|three|a|and|but|so|for|when|after|depuis|desde|seit|da|dal|et|y|und|e|"
-    r"mais|pero|aber|ma|mas|em|im)\b|[.,;:!?)\n]|$)"
+    r"mais|pero|aber|ma|mas|em|im)\b|[.,;:!?)\n\"'”»\]}]|$)"
 )
 _HEALTH_CUES = (
     "diagnosed with",
@@ -215,6 +223,7 @@ _HEALTH_CUES = (
     "diagnostiqu",
     "atteint",
     "souffre d",
+    "ai un",
     "sufro de",
     "padezco",
     "sofro de",
@@ -222,61 +231,31 @@ _HEALTH_CUES = (
     "leide an",
     "leide unter",
 )
+# A condition named in passing: one of the table's in any language, or an English word ending as
+# a diagnosis does (in ASCII: "arthritis", "carcinoma").
 _CONDITION = re.compile(
-    r"(?i)\b(?:[a-z]+(?:itis|osis|emia|oma|pathy|algia|phobia)|diabetes|cancer|HIV|AIDS|"
-    r"depression|bipolar|schizophrenia|asthma|epilepsy|ADHD|autism|dementia|alzheimer'?s|"
-    r"parkinson'?s|hepatitis|pregnan(?:t|cy)|miscarriage|chlamydia|herpes|hypertension|"
-    r"anxiety disorder|eating disorder|anorexia|bulimia|PTSD|OCD)\b"
+    rf"(?i)(?<!\w)(?:{alternation(words(CONDITIONS))}|[a-z]+(?:itis|osis|emia|oma|pathy|algia|phobia))(?!\w)"
 )
+# A condition's type before it, masked with it ("Typ-1-Diabetes", "type 2 diabetes").
+_QUALIFIER = re.compile(r"(?i)(?<!\w)(?:type|typ|tipo|de type)[ -]?(?:1|2|i|ii)[ -]?$")
 # Every condition above holds one of these; it begins where the word holding it does ("disorder":
 # a word earlier).
-_CONDITION_HINTS = (
-    "itis",
-    "osis",
-    "emia",
-    "oma",
-    "pathy",
-    "algia",
-    "phobia",
-    "diabet",
-    "cancer",
-    "hiv",
-    "aids",
-    "depress",
-    "bipolar",
-    "schizo",
-    "asthma",
-    "epilep",
-    "adhd",
-    "autis",
-    "dementia",
-    "alzheimer",
-    "parkinson",
-    "hepatitis",
-    "pregnan",
-    "miscarriage",
-    "chlamydia",
-    "herpes",
-    "hypertension",
-    "disorder",
-    "anorexia",
-    "bulimia",
-    "ptsd",
-    "ocd",
+_CONDITION_HINTS = tuple(
+    dict.fromkeys(
+        ("itis", "osis", "emia", "oma", "pathy", "algia", "phobia", "disorder", *map(literal, words(CONDITIONS)))
+    )
 )
 # Told in the first person, or of a patient or client: "her team ... can lead to type 2 diabetes"
 # in a news article is no one's health (it was, with she/he/her/his here: 1 public prompt flagged,
 # no PUPA unit found; edgeway's template HEALTH unchanged at 1.000 / 1.000).
-_FIRST_PERSON = re.compile(r"(?i)(?=[imwopc])\b(?:i|i'm|i am|my|me|we|our|patient|client)\b")
-# What (?i)[a-z] matches: ASCII letters, and four others that re's IGNORECASE folds to them.
-_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\u0130\u0131\u017f\u212a")
-CUES = Anchors((), _BIRTH_CUES + _HEALTH_CUES + _CONDITION_HINTS)
+_FIRST_PERSON = re.compile(rf"(?i)(?<!\w)(?:{alternation(words(FIRST_PERSON))})(?!\w)")
+CUES = Anchors((), _BIRTH_CUES + _AFTER_CUES + _HEALTH_CUES + _CONDITION_HINTS)
 _CUE_SET, _HINT_SET = frozenset(CUES.folded), frozenset(_CONDITION_HINTS)
-_BIRTH_SET, _HEALTH_SET = frozenset(_BIRTH_CUES), frozenset(_HEALTH_CUES)
+_BIRTH_SET, _HEALTH_SET, _AFTER_SET = frozenset(_BIRTH_CUES), frozenset(_HEALTH_CUES), frozenset(_AFTER_CUES)
 
 
 def _word_start(text: str, at: int) -> int:
-    while at > 0 and text[at - 1] in _LETTERS:
+    while at > 0 and text[at - 1].isalpha():
         at -= 1
     return at
 
@@ -292,6 +271,12 @@ def _condition_starts(text: str, hits: Hits) -> list[int]:
     return starts
 
 
+def _qualified(text: str, start: int) -> int:
+    """Where a condition begins, its type before it taken in ("Typ-1-Diabetes")."""
+    qualifier = _QUALIFIER.search(text, max(0, start - 12), start)
+    return qualifier.start() if qualifier else start
+
+
 def cued(text: str, hits: Hits | None = None) -> list[Finding]:
     """Birth dates and health conditions. `hits`: `CUES.find(text)`, or more, when the caller has it."""
     hits = hits if hits is not None else CUES.find(text)
@@ -301,6 +286,9 @@ def cued(text: str, hits: Hits | None = None) -> list[Finding]:
         Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue")
         for m in anchored(_BIRTH, text, starts_of(hits, _BIRTH_SET))
     ]
+    for at in starts_of(hits, _AFTER_SET):
+        before = [m for m in _BIRTH_AFTER.finditer(text, max(0, at - _BEFORE_AFTER_CUE), at + 16) if m.end() > at]
+        found += [Finding("DATE_OF_BIRTH", m.start(1), m.end(1), 0.9, "birth-cue") for m in before[-1:]]
     health_spans = []
     for m in anchored(_HEALTH, text, starts_of(hits, _HEALTH_SET)):
         health_spans.append((m.start(1), m.end(1)))
@@ -313,5 +301,5 @@ def cued(text: str, hits: Hits | None = None) -> list[Finding]:
             if not any(s <= m.start() < e for s, e in health_spans)
         ]
         if named and _FIRST_PERSON.search(text):
-            found += [Finding("HEALTH", m.start(), m.end(), 0.6, "condition-term") for m in named]
+            found += [Finding("HEALTH", _qualified(text, m.start()), m.end(), 0.6, "condition-term") for m in named]
     return found

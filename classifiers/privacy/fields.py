@@ -129,3 +129,42 @@ def _key(written: str) -> str:
 def _value(value: str) -> bool:
     value = value.strip()
     return any(ch.isalpha() for ch in value) and _PLACEHOLDER.match(value) is None and "{{" not in value
+
+
+# --- a JSON field's value, by its key --------------------------------------------------------
+# Keys that hold a person more often than not, though no `_TYPES` key: a request's `user`, a
+# message's `name`, a letter's `to`. A value there that is written as a name is one.
+PERSON_KEYS = frozenset(
+    "name user username to from sender recipient author owner assignee reporter customer client patient "
+    "contact employee student member passenger guest attendee person participant speaker".split()
+)
+# A name as written in a field: one to four words, each capitalized, of letters (and an
+# apostrophe or hyphen: "O'Brien", "Anne-Marie").
+_NAME_SHAPE = re.compile(r"[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*(?: [^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*){0,3}")
+FIELD_CHARS = 80  # a field's value this long or shorter may be one name or address
+
+
+def field_value(key: str, value: str, known_names: frozenset[str], common: frozenset[str], listed: bool) -> str | None:
+    """What a JSON field's whole value is, read by its key: `_TYPES`' type under such a key
+    (`"customer_name": "amara okafor"`); PERSON for a name-shaped value under `PERSON_KEYS` or
+    among a schema's listed values (`enum`), when a word of it is a known name (`known_names`,
+    lower case: the given names and surnames of 86 locales; among listed values, of a name of two
+    words or more), or, under a key that names a person
+    more surely than a plain `name` does, when it has two words and neither is a common word
+    (`common`: "Sales Team" is no one). None otherwise."""
+    if len(value) > FIELD_CHARS or not _value(value):
+        return None
+    normalized = _key(key)
+    kind = _TYPES.get(normalized)
+    if kind is not None:
+        return kind
+    if not (normalized in PERSON_KEYS or listed) or _NAME_SHAPE.fullmatch(value) is None:
+        return None
+    words = [word.lower() for word in value.split()]
+    if not all(word[0].isupper() for word in value.split()):
+        return None
+    personal = normalized in PERSON_KEYS
+    if any(word in known_names for word in words) and (personal or len(words) > 1):
+        return "PERSON"  # (one word of a list of units or colours may be a name too: "Kelvin", "Rose")
+    surely = personal and normalized != "name" and not listed
+    return "PERSON" if surely and len(words) > 1 and not any(word in common for word in words) else None

@@ -117,8 +117,18 @@ _POSTAL: tuple[tuple[str, str], ...] = (
     ("우편번호", r"우편번호"),
 )
 _EXACT_POSTAL = ("PLZ", "CEP")
-# what may stand between a cue and its value: "is", a colon, a JSON string's quotes and colon
-_BETWEEN = r"""["']?[ \t]*(?:(?:is|was|es|est|ist|è|é|:|=|：|是|は|는|#)[ \t]*){0,2}["']?[ \t]*"""
+# What may stand between a cue and its value: "is", a colon, a JSON string's quotes and colon, and
+# up to four words saying "has the number" in the scan's languages ("Reisepass hat die Nummer
+# C01X00T47", "passport has the number X1234567", "mon passeport a le numéro 12AB34567").
+_LINKS = (
+    "is", "was", "has", "the", "es", "est", "ist", "è", "é", "a", "le", "la", "el", "il", "o", "hat", "die",
+    "tiene", "ha", "tem", "heeft", "het", "de", "number", "nummer", "numéro", "numero", "número", "lautet",
+)  # fmt: skip
+_BETWEEN = (
+    r"""["']?[ \t]*(?:(?:"""
+    + "|".join(rf"{re.escape(w)}(?![^\W\d_])" for w in sorted(_LINKS, key=len, reverse=True))
+    + r"""|:|=|：|是|は|는|#)[ \t]*){0,4}["']?[ \t]*"""
+)
 _DIGITS = r"[A-Za-z]*\d[A-Za-z0-9]*"
 _CAPITALS = r"(?-i:[A-Z]{1,3})"
 _SEP = r"(?:[ -]|[./](?=\d))"

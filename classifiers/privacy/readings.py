@@ -28,11 +28,13 @@ from urllib.parse import unquote
 from classifiers import _scan
 from classifiers.privacy.anchors import Hits
 from classifiers.privacy.canonical import (
+    INVISIBLE,
     Cues,
     Reading,
     as_written,
     canonical,
     foldable,
+    invisible,
     rewritten,
     taken_cues,
 )
@@ -181,11 +183,15 @@ def unescaped(text: str) -> Reading | None:
 
 def composed(text: str) -> Reading | None:
     """The composed reading of a text written with decomposed accents ("Jose\u0301", as macOS
-    file names and some clients send it), or None for a text that is composed already (nearly all:
-    telling costs 2 ns a character). Decomposed, a combining accent ends a word for every pattern
-    and for the span model: "José García" was found as "Jose" and "Garci", "josé@example.com" not
-    at all."""
-    if text.isascii() or unicodedata.is_normalized("NFC", text):
+    file names and some clients send it) or with invisible characters inside its words
+    ("Jo\u200bhn"), or None for a text that has neither (nearly all: telling costs 2 ns a
+    character). Decomposed, a combining accent ends a word for every pattern and for the span model:
+    "José García" was found as "Jose" and "Garci", "josé@example.com" not at all; a zero-width
+    space hid a name from all of them."""
+    if text.isascii():
+        return None
+    hidden = _scan.any_in(text, INVISIBLE)
+    if not hidden and unicodedata.is_normalized("NFC", text):
         return None
     out: list[str] = []
     starts: list[int] = []
@@ -195,11 +201,20 @@ def composed(text: str) -> Reading | None:
         if i < len(text) and unicodedata.combining(text[i]):
             continue
         piece = unicodedata.normalize("NFC", text[start:i])
+        if hidden and len(piece) == 1 and invisible(piece):
+            start = i
+            continue  # read as if it were not there
         out.append(piece)
         starts += [start] * len(piece)
         ends += [i] * len(piece)
         start = i
     return Reading("".join(out), starts, ends)
+
+
+def composed_text(text: str) -> str:
+    """`text` as its composed reading reads it (itself where that is the text)."""
+    reading = composed(text)
+    return text if reading is None else reading.text
 
 
 # --- encoded -------------------------------------------------------------------------------

@@ -1,0 +1,185 @@
+"""Values a request's containers split, read whole.
+
+A provider reads a conversation as one text and a JSON object as one document: a card sent as
+"4111 1111" in one turn and "1111 1111" in the next, as sixteen one-digit items of an array, or
+as a `metadata` key and its value is a card to it. The scan reads each string alone, so what a
+container splits is put back together here, as a `Joined` text whose `Piece`s say where each part
+came from, and what is found across two pieces or more is located in each of them:
+
+- consecutive texts of the conversation, of any role (tool calls' arguments and tool results
+  among them): the end of one and the start of the next, a short text between them whole;
+  a user's text is also read with the user's next one across one turn of another role (the
+  assistant's "Go on." between the two halves of a number);
+- an array of scalars: one-character items side by side (`[4, 1, 1, 1, ...]`, `["j", "a", ...]`),
+  short strings with a space between them (`["4111", "1111", "1111", "1111"]`);
+- a key and its value (`{"4111 1111": "1111 1111"}`, `{"jane.roe@": "example.com"}`).
+
+Texts meet only where a value can cross: digits on both sides of the meeting (joined by a space,
+as a number's groups), or an at sign in one of the two words that meet (joined as they stand).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from classifiers.forwarded import JOINED_ITEMS, Path
+
+JOIN_CHARS = 48  # of each end of a meeting: longer than any value a meeting can cut
+SHORT_ITEM = 24  # an array's item this short may be a piece of one value
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Where a part of a joined text came from: `path`'s text, from `offset` on, stands at
+    `start`..`end` of the joined text."""
+
+    path: Path
+    start: int
+    end: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A text put together from the pieces a container split it into."""
+
+    text: str
+    pieces: tuple[Piece, ...]
+
+    def located(self, start: int, end: int) -> list[tuple[Path, int, int]]:
+        """Each piece's share of `start`..`end`, in its own text's offsets; empty unless the span
+        crosses from one piece into another (what lies in one piece, its own scan finds)."""
+        shares = [
+            (p.path, max(start, p.start) - p.start + p.offset, min(end, p.end) - p.start + p.offset)
+            for p in self.pieces
+            if start < p.end and end > p.start
+        ]
+        return shares if len(shares) > 1 else []
+
+
+def joiner(tail: str, head: str) -> str | None:
+    """What stands between two texts read as one where they meet: a space between groups of
+    digits, nothing where an at sign is in one of the two words that meet; None where no value
+    can cross the meeting."""
+    tail, head = tail[-JOIN_CHARS:], head[:JOIN_CHARS]
+    if tail.rstrip()[-1:].isdigit() and head.lstrip()[:1].isdigit():
+        return " "
+    if ("@" in tail or "@" in head) and any("@" in word for word in tail.split()[-1:] + head.split(None, 1)[:1]):
+        return ""
+    return None
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.pieces: list[Piece] = []
+        self.length = 0
+
+    def add(self, path: Path, text: str, offset: int = 0, before: str = "") -> None:
+        self.parts += [before, text]
+        self.length += len(before)
+        self.pieces.append(Piece(path, self.length, self.length + len(text), offset))
+        self.length += len(text)
+
+    def joined(self) -> Joined:
+        return Joined("".join(self.parts), tuple(self.pieces))
+
+
+def _meeting(first: tuple[Path, str], second: tuple[Path, str]) -> Joined | None:
+    (path_a, a), (path_b, b) = first, second
+    between = joiner(a, b)
+    if between is None:
+        return None
+    built = _Builder()
+    built.add(path_a, a[-JOIN_CHARS:], max(0, len(a) - JOIN_CHARS))
+    built.add(path_b, b[:JOIN_CHARS], 0, between)
+    return built.joined()
+
+
+def chained(texts: list[tuple[Path, str]]) -> Iterator[Joined]:
+    """Runs of consecutive texts that meet (`joiner`), each read as one: the first's end, any
+    text between whole when it is short, the last's start. Two texts make a run when they meet;
+    a run grows through a short text that meets the next."""
+    i = 0
+    while i < len(texts) - 1:
+        j = i
+        while j + 1 < len(texts) and joiner(texts[j][1], texts[j + 1][1]) is not None:
+            if j > i and len(texts[j][1]) > JOIN_CHARS:
+                break  # a long text between: no value spans it
+            j += 1
+        if j > i:
+            built = _Builder()
+            first = texts[i][1]
+            built.add(texts[i][0], first[-JOIN_CHARS:], max(0, len(first) - JOIN_CHARS))
+            for k in range(i + 1, j + 1):
+                path, text = texts[k]
+                between = joiner(texts[k - 1][1], text) or ""
+                built.add(path, text if k < j else text[:JOIN_CHARS], 0, between)
+            yield built.joined()
+            i = j
+        else:
+            i += 1
+
+
+def turns(messages: list[Any]) -> tuple[list[tuple[Path, str]], list[str]]:
+    """The conversation's texts in order, each with its path and its message's role: content,
+    content parts' text, tool calls' arguments."""
+    texts: list[tuple[Path, str]] = []
+    roles: list[str] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            continue
+        given = message.get("role")
+        role = given if isinstance(given, str) else ""
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append((("messages", i, "content"), content))
+            roles.append(role)
+        elif isinstance(content, list):
+            for j, part in enumerate(content):
+                if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                    texts.append((("messages", i, "content", j, "text"), part["text"]))
+                    roles.append(role)
+        calls = message.get("tool_calls")
+        for k, call in enumerate(calls if isinstance(calls, list) else []):
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
+                texts.append((("messages", i, "tool_calls", k, "function", "arguments"), function["arguments"]))
+                roles.append(role)
+    return texts, roles
+
+
+def in_conversation(messages: list[Any]) -> list[Joined]:
+    """What the conversation's turns split (`chained`), and each user text read with the user's
+    next one across one text of another role."""
+    texts, roles = turns(messages)
+    found = list(chained(texts))
+    for i in range(len(texts) - 2):
+        if roles[i] == roles[i + 2] == "user" and roles[i + 1] != "user":
+            meeting = _meeting(texts[i], texts[i + 2])
+            if meeting is not None:
+                found.append(meeting)
+    return found
+
+
+def in_array(items: Iterable[tuple[Path, str]]) -> Joined | None:
+    """An array of short scalars read as one text (`items`: each one's path and text): side by side
+    when every item is one character, else a space between each two where two items meet
+    (`joiner`)."""
+    listed = list(items)
+    if not 2 <= len(listed) <= JOINED_ITEMS or any(len(text) > SHORT_ITEM or not text for _, text in listed):
+        return None
+    between = "" if all(len(text) == 1 for _, text in listed) else " "
+    if between and not any(joiner(a, b) is not None for (_, a), (_, b) in zip(listed, listed[1:], strict=False)):
+        return None  # a schema's `enum` or `required`, a list of tags: no value crosses them
+    built = _Builder()
+    for k, (item_path, text) in enumerate(listed):
+        built.add(item_path, text, 0, between if k else "")
+    return built.joined()
+
+
+def key_and_value(key: tuple[Path, str], value: tuple[Path, str]) -> Joined | None:
+    """A key and its value, where a value can cross from one into the other."""
+    return _meeting(key, value)
