@@ -107,8 +107,9 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     prices = {m.name: price_of(m) for m in config.cloud.models}
     prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.models})
     store = open_store(config.store)
-    documents = open_documents(config.store)
-    router = Router(models, Scorer(), prices, store, open_cache(config.store), InstalledRouters(documents))
+    seal = config.seal()
+    documents = open_documents(config.store, seal)
+    router = Router(models, Scorer(), prices, store, open_cache(config.store, seal), InstalledRouters(documents))
     shadows = Shadower(router, Comparisons(documents), store)
     names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
 

@@ -18,6 +18,7 @@ from policies.yaml_source import load_model
 from router.cloud.config import CloudModelConfig
 from router.cloud.openai_compat import is_direct
 from router.edge_group import EdgeNodeConfig
+from router.sealing import Seal, store_seal
 
 MiB = 1024 * 1024
 
@@ -99,6 +100,8 @@ class GatewayConfig(Strict):
     apps: list[AppConfig] = Field(default_factory=list)
     default_policy: str | None = None  # for apps without a policy file; else the plain rules
     store: str = "memory://"
+    # seals what the store keeps of requests and answers (router/sealing.py); else EDGEWAY_STORE_KEY
+    store_key: SecretStr | None = None
     batches: BatchConfig = Field(default_factory=BatchConfig)
     admin_key: SecretStr | None = None
     _base_dir: Path = PrivateAttr(default_factory=lambda: Path("."))
@@ -115,10 +118,15 @@ class GatewayConfig(Strict):
             raise ValueError("expected memory://, sqlite:///path.db or redis://host:port/db")
         return value
 
-    @field_validator("admin_key")
+    @field_validator("admin_key", "store_key")
     @classmethod
     def _empty_is_none(cls, value: SecretStr | None) -> SecretStr | None:
         return value if value is not None and value.get_secret_value() else None
+
+    def seal(self) -> Seal:
+        """The store's seal (`router.sealing.store_seal`): from `store_key`, the environment, or
+        a key file beside a SQLite store."""
+        return store_seal(self.store, self.store_key.get_secret_value() if self.store_key else None)
 
     @model_validator(mode="after")
     def _consistent(self) -> GatewayConfig:

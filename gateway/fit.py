@@ -41,7 +41,7 @@ def comparisons_of(config: GatewayConfig, app: str, from_file: Path | None) -> l
     if from_file is not None:
         rows = [json.loads(line) for line in from_file.read_text(encoding="utf-8").splitlines() if line.strip()]
         return [Comparison(**row["comparison"]) for row in rows if row.get("comparison") and row["app"] == app]
-    store = Comparisons(open_documents(config.store))
+    store = Comparisons(open_documents(config.store, config.seal()))
     try:
         return store.comparisons(app)
     finally:
@@ -75,7 +75,7 @@ def probe_combination(config: GatewayConfig) -> tuple[Combination | None, str | 
 
 def rollback(config: GatewayConfig, app: str, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    installed = InstalledRouters(open_documents(config.store))
+    installed = InstalledRouters(open_documents(config.store, config.seal()))
     try:
         previous = installed.rollback(app)
     except LookupError as exc:
@@ -99,7 +99,7 @@ def fit_router(
     """Fit, validate against the router in use, and (with `write`) install it if ahead; else the
     router in use, with the threshold that keeps the target."""
     out = out or sys.stdout
-    documents: Documents = open_documents(config.store)
+    documents: Documents = open_documents(config.store, config.seal())
     try:
         found = examples(comparisons_of(config, app, from_file), documents, app)
         ranked = fitting.ranked(found)

@@ -312,6 +312,7 @@ class ProviderLines:
     async def _keep(self, index: int, result: dict[str, Any]) -> None:
         done = Document(line_key(index), self._batch.app, time.time(), {"state": "done", "result": result})
         await self._store(self._documents.put, self._kind, done)
+        await self._store(self._documents.scrub)  # the parked version, its originals with it, goes
         self._settled(index, result)
 
     async def _give_back(self, index: int, why: str, *, again: bool = True) -> None:
@@ -321,6 +322,7 @@ class ProviderLines:
         if document is not None and document.data.get("state") == PARKED:
             self._account(document.data["account"]).release()
         await self._store(self._documents.delete, self._kind, line_key(index))
+        await self._store(self._documents.scrub)
         log.warning("batch %s line %d: not answered through the batch API (%s)", Known(self._batch.id), index, why)
         if again:
             self._returned(index)

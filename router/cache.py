@@ -10,7 +10,8 @@ the key. A redacted request's answer is cached as the client saw it, restored, u
 
 Kept where the ledger is: `memory://` (least recently used out, bounded by entries and bytes),
 `sqlite:///path.db` (a table beside the ledger's), `redis://` (shared by replicas, expired by
-Redis).
+Redis). In SQLite and Redis an entry's key is a keyed hash of its key and its value is sealed
+(`router.sealing`): an answer, or the ask the semantic cache compares, is not kept readable.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import orjson
 
 from router.answer import Answer, Usage
 from router.request import ChatRequest
+from router.sealing import Seal, SealError, store_seal
 
 UNKEYED = ("model", "stream", "stream_options")
 
@@ -117,13 +119,34 @@ class MemoryCache:
             return len(mine)
 
 
-class SqliteCache:
+class _Sealed:
+    """An entry's key as a keyed hash, its value sealed to it."""
+
+    def __init__(self, seal: Seal) -> None:
+        self._seal = seal
+
+    def stored_key(self, key: str) -> str:
+        return self._seal.digest(key)
+
+    def sealed(self, app: str, key: str, value: bytes) -> bytes:
+        return self._seal.seal(value, f"{app}/{key}".encode())
+
+    def opened(self, app: str, key: str, value: bytes) -> bytes | None:
+        try:
+            return self._seal.open(value, f"{app}/{key}".encode())
+        except SealError:
+            return None  # sealed under another key: a miss
+
+
+class SqliteCache(_Sealed):
     """A table in the ledger's file; expired entries are skipped, and swept when written."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, seal: Seal | None = None) -> None:
+        super().__init__(seal or store_seal(f"sqlite:///{path}", None))
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False)
+        self._db.execute("PRAGMA secure_delete = ON")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS response_cache (app TEXT, key TEXT, expires REAL, value BLOB, "
             "PRIMARY KEY (app, key))"
@@ -133,17 +156,17 @@ class SqliteCache:
     def get(self, app: str, key: str) -> bytes | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT value FROM response_cache WHERE app = ? AND key = ? AND expires >= ?", (app, key, time.time())
+                "SELECT value FROM response_cache WHERE app = ? AND key = ? AND expires >= ?",
+                (app, self.stored_key(key), time.time()),
             ).fetchone()
-        return bytes(row[0]) if row else None
+        return self.opened(app, key, bytes(row[0])) if row else None
 
     def put(self, app: str, key: str, value: bytes, ttl_s: float) -> None:
         now = time.time()
+        row = (app, self.stored_key(key), now + ttl_s, self.sealed(app, key, value))
         with self._lock, self._db:
             self._db.execute("DELETE FROM response_cache WHERE expires < ?", (now,))
-            self._db.execute(
-                "INSERT OR REPLACE INTO response_cache VALUES (?, ?, ?, ?)", (app, key, now + ttl_s, value)
-            )
+            self._db.execute("INSERT OR REPLACE INTO response_cache VALUES (?, ?, ?, ?)", row)
 
     def clear(self, app: str) -> int:
         with self._lock, self._db:
@@ -151,25 +174,27 @@ class SqliteCache:
             return self._db.execute("DELETE FROM response_cache WHERE app = ?", (app,)).rowcount
 
 
-class RedisCache:
+class RedisCache(_Sealed):
     """Shared by every replica on the same Redis; Redis expires the entries."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, seal: Seal | None = None) -> None:
         import redis
 
+        super().__init__(seal or store_seal(url, None))
         self._errors: tuple[type[Exception], ...] = (redis.RedisError,)
         self._redis = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
 
     def get(self, app: str, key: str) -> bytes | None:
         try:
-            value: Any = self._redis.get(f"edgeway:cache:{app}:{key}")
+            value: Any = self._redis.get(f"edgeway:cache:{app}:{self.stored_key(key)}")
         except self._errors:
             return None  # a cache that is away is a miss, never an error
-        return bytes(value) if value is not None else None
+        return self.opened(app, key, bytes(value)) if value is not None else None
 
     def put(self, app: str, key: str, value: bytes, ttl_s: float) -> None:
         try:
-            self._redis.set(f"edgeway:cache:{app}:{key}", value, ex=max(1, int(ttl_s)))
+            stored = f"edgeway:cache:{app}:{self.stored_key(key)}"
+            self._redis.set(stored, self.sealed(app, key, value), ex=max(1, int(ttl_s)))
         except self._errors:
             pass
 
@@ -180,10 +205,11 @@ class RedisCache:
         return removed
 
 
-def open_cache(store_url: str) -> CacheStore:
-    """The cache beside the ledger: the same kind of store at the same place."""
+def open_cache(store_url: str, seal: Seal | None = None) -> CacheStore:
+    """The cache beside the ledger: the same kind of store at the same place, sealed with `seal`
+    (by default the store's own)."""
     if store_url.startswith("sqlite:///"):
-        return SqliteCache(store_url.removeprefix("sqlite:///"))
+        return SqliteCache(store_url.removeprefix("sqlite:///"), seal)
     if store_url.startswith(("redis://", "rediss://", "unix://")):
-        return RedisCache(store_url)
+        return RedisCache(store_url, seal)
     return MemoryCache()

@@ -6,6 +6,9 @@ One seam, three places, as the ledger's store URL says: `memory://` (this proces
 path.db` (a `documents` table in the ledger's file) and `redis://` (shared by every replica: a hash
 of the documents and a sorted set of their keys by time, per kind). The learning kinds never hold a
 prompt or an answer; batch files hold what the app uploaded and what it asked for, for that app.
+In SQLite and Redis each document's data is sealed (`router.sealing`), bound to its kind and key;
+what SQLite deletes is overwritten (`secure_delete`), and `scrub()` leaves no earlier version of
+a row in its write-ahead log.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import redis
+
+from router.sealing import Seal, SealError, store_seal
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,25 @@ class Documents(Protocol):
         """Take or renew `lease` for `owner` for `ttl_s` seconds: true unless another owner holds
         it unexpired. Atomic across every process sharing the store."""
 
+    def scrub(self) -> None:
+        """Leave nothing deleted or replaced readable where the store keeps its files (a parked
+        line's values, once it settles)."""
+
     def close(self) -> None: ...
+
+
+def _sealed(seal: Seal, kind: str, key: str, data: dict[str, Any]) -> str:
+    return seal.seal_text(json.dumps(data, sort_keys=True), f"{kind}/{key}")
+
+
+def _opened(seal: Seal, kind: str, key: str, stored: str) -> dict[str, Any]:
+    """A document's data as kept: sealed, or a JSON object written before documents were."""
+    if stored.startswith("{"):
+        return dict(json.loads(stored))
+    try:
+        return dict(json.loads(seal.open_text(stored, f"{kind}/{key}")))
+    except SealError as exc:
+        raise SealError(f"the {kind} document {key!r} does not open with this store's key") from exc
 
 
 def _within(d: Document, app: str | None, since: float | None, until: float | None) -> bool:
@@ -92,13 +115,17 @@ class MemoryDocuments:
             self._leases[lease] = (owner, now + ttl_s)
             return True
 
+    def scrub(self) -> None:
+        return None
+
     def close(self) -> None:
         return None
 
 
 class SqliteDocuments:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, seal: Seal | None = None) -> None:
         self.path = path
+        self._seal = seal or store_seal(f"sqlite:///{path}", None)
         self._lock = threading.Lock()
         with self._connect() as db:
             db.execute(
@@ -109,10 +136,13 @@ class SqliteDocuments:
             db.execute("CREATE TABLE IF NOT EXISTS leases (lease TEXT PRIMARY KEY, owner TEXT, until REAL)")
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=10)
+        db = sqlite3.connect(self.path, timeout=10)
+        db.execute("PRAGMA secure_delete = ON")  # a deleted or replaced row's bytes are zeroed
+        return db
 
     def put(self, kind: str, document: Document) -> None:
-        row = (kind, document.key, document.app, document.ts, json.dumps(document.data, sort_keys=True))
+        sealed = _sealed(self._seal, kind, document.key, document.data)
+        row = (kind, document.key, document.app, document.ts, sealed)
         with self._lock, self._connect() as db:
             db.execute("INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)", row)
 
@@ -121,7 +151,11 @@ class SqliteDocuments:
             found = db.execute(
                 "SELECT key, app, ts, data FROM documents WHERE kind = ? AND key = ?", (kind, key)
             ).fetchone()
-        return None if found is None else Document(found[0], found[1], found[2], json.loads(found[3]))
+        return (
+            None
+            if found is None
+            else Document(found[0], found[1], found[2], _opened(self._seal, kind, found[0], found[3]))
+        )
 
     def find(
         self, kind: str, app: str | None = None, since: float | None = None, until: float | None = None
@@ -133,7 +167,7 @@ class SqliteDocuments:
                 args.append(value)
         with self._lock, self._connect() as db:
             rows = db.execute(query + " ORDER BY ts", args).fetchall()
-        return [Document(k, a, t, json.loads(d)) for k, a, t, d in rows]
+        return [Document(k, a, t, _opened(self._seal, kind, k, d)) for k, a, t, d in rows]
 
     def delete(self, kind: str, key: str) -> None:
         with self._lock, self._connect() as db:
@@ -149,6 +183,12 @@ class SqliteDocuments:
             )
             return taken.rowcount == 1
 
+    def scrub(self) -> None:
+        """Checkpoint the write-ahead log into the database and truncate it: the versions of a
+        row written before it was deleted or replaced go with it."""
+        with self._lock, self._connect() as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         return None
 
@@ -158,15 +198,17 @@ class RedisDocuments:
 
     PREFIX = "edgeway:documents"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, seal: Seal | None = None) -> None:
         self._redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self._seal = seal or store_seal(url, None)
 
     def _keys(self, kind: str) -> tuple[str, str]:
         return f"{self.PREFIX}:{kind}", f"{self.PREFIX}:{kind}:by-time"
 
     def put(self, kind: str, document: Document) -> None:
         docs, times = self._keys(kind)
-        value = json.dumps({"app": document.app, "ts": document.ts, "data": document.data}, sort_keys=True)
+        sealed = _sealed(self._seal, kind, document.key, document.data)
+        value = json.dumps({"app": document.app, "ts": document.ts, "data": sealed}, sort_keys=True)
         pipe = self._redis.pipeline()
         pipe.hset(docs, document.key, value)
         pipe.zadd(times, {document.key: document.ts})
@@ -174,7 +216,7 @@ class RedisDocuments:
 
     def get(self, kind: str, key: str) -> Document | None:
         raw = self._redis.hget(self._keys(kind)[0], key)
-        return None if raw is None else _decoded(key, raw)
+        return None if raw is None else self._decoded(kind, key, raw)
 
     def find(
         self, kind: str, app: str | None = None, since: float | None = None, until: float | None = None
@@ -185,7 +227,7 @@ class RedisDocuments:
         if not keys:
             return []
         values: list[bytes | None] = self._redis.hmget(docs, keys)  # type: ignore[assignment]
-        found = [_decoded(k.decode(), v) for k, v in zip(keys, values, strict=True) if v is not None]
+        found = [self._decoded(kind, k.decode(), v) for k, v in zip(keys, values, strict=True) if v is not None]
         return [d for d in found if _within(d, app, since, until)]
 
     def delete(self, kind: str, key: str) -> None:
@@ -207,19 +249,24 @@ class RedisDocuments:
         key = f"{self.PREFIX}:lease:{lease}"
         return bool(self._redis.eval(self._CLAIM, 1, key, owner, int(ttl_s * 1000)))
 
+    def scrub(self) -> None:
+        return None  # a deleted key is in no later snapshot
+
     def close(self) -> None:
         self._redis.close()
 
+    def _decoded(self, kind: str, key: str, raw: bytes | str) -> Document:
+        value: Mapping[str, Any] = json.loads(raw)
+        data = value["data"]
+        opened = dict(data) if isinstance(data, dict) else _opened(self._seal, kind, key, data)
+        return Document(key, value["app"], float(value["ts"]), opened)
 
-def _decoded(key: str, raw: bytes | str) -> Document:
-    value: Mapping[str, Any] = json.loads(raw)
-    return Document(key, value["app"], float(value["ts"]), dict(value["data"]))
 
-
-def open_documents(store_url: str) -> Documents:
-    """Documents beside the ledger: the same kind of store at the same place."""
+def open_documents(store_url: str, seal: Seal | None = None) -> Documents:
+    """Documents beside the ledger: the same kind of store at the same place, sealed with `seal`
+    (by default the store's own, `router.sealing.store_seal`)."""
     if store_url.startswith("sqlite:///"):
-        return SqliteDocuments(store_url.removeprefix("sqlite:///"))
+        return SqliteDocuments(store_url.removeprefix("sqlite:///"), seal)
     if store_url.startswith(("redis://", "rediss://", "unix://")):
-        return RedisDocuments(store_url)
+        return RedisDocuments(store_url, seal)
     return MemoryDocuments()

@@ -19,6 +19,9 @@ import yaml
 from tests.fake_upstream import FakeUpstream, UpstreamServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
+# The store's key (router/sealing.py): a Redis store needs one, and every gateway a test starts,
+# in this process or as a child, seals with the same one.
+STORE_KEY = os.environ.setdefault("EDGEWAY_STORE_KEY", "edgeway-tests-store-key")
 APP_KEYS = {"alpha": "alpha-key-0123456789", "beta": "beta-key-0123456789"}
 
 

@@ -107,8 +107,21 @@ def test_the_gpu_overlay_puts_the_edge_nodes_on_gpus():
 def test_every_shipped_config_is_valid_for_edgeway_serve(config, monkeypatch):
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.delenv("EDGEWAY_STORE_KEY", raising=False)
     loaded = load_config(DEPLOY / config)
     assert loaded.server.host == "0.0.0.0" and loaded.apps  # off loopback, only with app keys
+    if loaded.store.startswith("redis://"):  # replicas share what they seal: the key is the Secret's
+        with pytest.raises(ValueError, match="EDGEWAY_STORE_KEY"):
+            loaded.seal()
+        monkeypatch.setenv("EDGEWAY_STORE_KEY", "store-key-0123456789")
+        loaded.seal()
+
+
+def test_the_store_key_is_a_secret_of_every_gateway():
+    secret = next(d for d in rendered("k8s") if d["kind"] == "Secret")
+    assert "EDGEWAY_STORE_KEY" in secret["stringData"]
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    assert "EDGEWAY_STORE_KEY" in compose["services"]["gateway-1"]["environment"]
 
 
 def test_compose_runs_two_gateways_behind_a_balancer_with_redis_and_an_edge_node():

@@ -6,20 +6,27 @@ debug level."""
 
 from __future__ import annotations
 
+import json
 import logging
+import sqlite3
+import time
 import traceback
 from collections.abc import Iterator
+from pathlib import Path
 
 import anthropic
 import httpx
+import openai
 import pytest
 
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.known import Known
 from edge_runtime.gguf import ModelFileError
 from gateway.masked_logs import MaskPrivate
-from tests.conftest import APP_KEYS, BETA_POLICY, GatewayProcess, client_for, gateway_config
+from tests.conftest import APP_KEYS, BETA_POLICY, PRIVATE_POLICY, GatewayProcess, client_for, gateway_config
 from tests.fake_upstream import Fault
+from tests.otlp_receiver import HttpReceiver, SpanSink
+from tests.test_batches import MASKING_POLICY
 
 ADMIN = "admin-key-at-rest-0123"
 SSN, EMAIL, CARD = "123-45-6789", "jane.roe@example.com", "4111 1111 1111 1111"
@@ -208,3 +215,89 @@ def test_every_request_gets_one_access_line_with_its_id_and_never_its_prompt(kee
     assert "app=beta route=cloud model=gpt-fake" in line
     assert health.status_code == 200 and any("GET /healthz 200" in line for line in lines)
     assert not any("not-logged" in line or SSN in line for line in lines)
+
+
+# --- the store's files, the log and the spans, under every policy ------------------------------
+STORED_APPS = {"kept": "kept-app-key-0123", "local": "local-app-key-0123", "masked": "masked-app-key-0123"}
+CACHED = "cache: {ttl_s: 3600, sampled: true, semantic: true, min_similarity: 0.5}\nrules:"
+RESTING = (SSN, EMAIL, CARD, "4111111111111111", "jane.roe", NAME, "Kowalczyk")
+ASKED = f"{SAID} Sign it {NAME}."
+
+
+@pytest.fixture(scope="module")
+def resting(upstream, tmp_path_factory) -> Iterator[tuple[GatewayProcess, SpanSink, Path]]:
+    """A gateway on SQLite with three apps (to the cloud and logging prompts, kept local, masked
+    to the cloud), each caching answers, its spans exported to a receiver."""
+    tmp = tmp_path_factory.mktemp("resting")
+    store = tmp / "store"
+    store.mkdir()
+    policies = {
+        "kept": BETA_POLICY.replace("app: beta", "app: kept"),
+        "local": PRIVATE_POLICY.replace("app: private", "app: local"),
+        "masked": MASKING_POLICY,
+    }
+    apps = []
+    for name, policy in policies.items():
+        (tmp / f"{name}.yaml").write_text(policy.replace("rules:", CACHED, 1))
+        apps.append({"name": name, "key": STORED_APPS[name], "policy": str(tmp / f"{name}.yaml"),
+                     "log_prompts": name == "kept"})  # fmt: skip
+    config = gateway_config(upstream.url, tmp, store=f"sqlite:///{store / 'ledger.db'}")
+    config["apps"] = apps
+    config["batches"] = {"concurrency": 2, "provider_poll_s": 0.1}
+    with HttpReceiver() as receiver:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+               "OTEL_BSP_SCHEDULE_DELAY": "50"}  # fmt: skip
+        process = GatewayProcess(config, tmp, env=env, args=["--log-level", "debug"])
+        try:
+            yield process.wait_ready(), receiver.sink, store
+        finally:
+            process.stop()
+
+
+def ask_every_way(gateway: GatewayProcess, app: str) -> None:
+    """Chat (twice, so the second is a cache hit, exact or by meaning), streamed, Responses,
+    Messages, and a batch whose lines, metadata and output hold the values."""
+    sdk = openai.OpenAI(base_url=gateway.url + "/v1", api_key=STORED_APPS[app], max_retries=0)
+    messages = [{"role": "user", "content": ASKED}]
+    for content in (ASKED, ASKED, ASKED.replace("Sign it", "Please sign it")):
+        sdk.chat.completions.create(model="auto", messages=[{"role": "user", "content": content}], max_tokens=4,
+                                    temperature=0)  # fmt: skip
+    list(sdk.chat.completions.create(model="auto", messages=messages, max_tokens=4, stream=True))
+    sdk.responses.create(model="auto", input=ASKED, max_output_tokens=16)
+    claude = anthropic.Anthropic(base_url=gateway.url, api_key=STORED_APPS[app], max_retries=0)
+    claude.messages.create(model="auto", max_tokens=4, messages=messages)
+    lines = [{"custom_id": f"line-{i}", "method": "POST", "url": "/v1/chat/completions",
+              "body": {"model": "auto", "max_tokens": 4, "messages": messages}} for i in range(2)]  # fmt: skip
+    uploaded = sdk.files.create(file=("lines.jsonl", "".join(json.dumps(line) + "\n" for line in lines).encode()),
+                                purpose="batch")  # fmt: skip
+    batch = sdk.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h",
+                               metadata={"owner": EMAIL, "card": CARD})  # fmt: skip
+    deadline = time.monotonic() + 180
+    while sdk.batches.retrieve(batch.id).status not in ("completed", "failed", "expired", "cancelled"):
+        assert time.monotonic() < deadline, "the batch did not end"
+        time.sleep(0.2)
+    done = sdk.batches.retrieve(batch.id)
+    assert done.status == "completed" and done.metadata == {"owner": EMAIL, "card": CARD}
+    assert ASKED in sdk.files.content(uploaded.id).text  # the app reads back what it sent
+
+
+def test_nothing_private_is_in_the_stores_files_the_log_or_the_spans_under_every_policy(resting, upstream):
+    gateway, spans, store = resting
+    upstream.reset()
+    for app in STORED_APPS:
+        ask_every_way(gateway, app)
+    files = {path.name: path.read_bytes() for path in store.iterdir() if path.is_file()}
+    assert {"ledger.db", "ledger.db-wal"} <= set(files)
+    with sqlite3.connect(store / "ledger.db") as db:
+        kinds = {kind for (kind,) in db.execute("SELECT DISTINCT kind FROM documents")}
+        cached = db.execute("SELECT COUNT(*) FROM response_cache").fetchone()[0]
+    assert {"file", "file_content", "batch"} <= kinds and cached >= 3  # the store held them all
+    time.sleep(0.5)  # the last spans' export
+    said = [span.text() for span in spans.spans]
+    assert said, "no span was exported"
+    for value in RESTING:
+        for name, content in files.items():
+            for encoded in (value.encode(), value.encode("utf-16-le")):
+                assert encoded not in content, (value, name)
+        assert value not in gateway.log(), value
+        assert not [text for text in said if value in text], value
