@@ -131,6 +131,13 @@ def test_an_at_word_other_than_at_may_go_with_any_dot_word_between_spaces(scanne
         ("mail jane\t@\texample.com today", "EMAIL", "jane\t@\texample.com"),
         ("mail jane\n@\nexample.com today", "EMAIL", "jane\n@\nexample.com"),
         ("call 415 – 555 – 0123 today", "PHONE", "415 – 555 – 0123"),
+        ("card 4111,1111/1111\\1111 today", "CREDIT_CARD", "4111,1111/1111\\1111"),
+        ("SSN 123_45|6789 today", "US_SSN", "123_45|6789"),
+        ("SSN ๑๒๓/๔๕-๖๗๘๙ today", "US_SSN", "๑๒๓/๔๕-๖๗๘๙"),
+        # JSON's escapes, as an SDK writes a tool call's arguments: a surrogate pair for a digit
+        # above U+FFFF
+        ('{"note": "card \\ud83a\\udd54\\ud83a\\udd51\\ud83a\\udd51\\ud83a\\udd51 1111 1111 1111"}',
+         "CREDIT_CARD", "\\ud83a\\udd54\\ud83a\\udd51\\ud83a\\udd51\\ud83a\\udd51 1111 1111 1111"),
     ],
 )  # fmt: skip
 def test_the_spellings_that_once_reached_a_provider(scanner, text, kind, value):
@@ -146,6 +153,7 @@ def test_the_spellings_that_once_reached_a_provider(scanner, text, kind, value):
         "The odd numbers 11,13,15,17,19 follow.",
         "Revenue grew from 200,000,000 to 2,000,000,000 dollars.",
         "Budgets of 10,000–15,000 and 19,000–20,000 were set.",
+        "Sizes 100-200/300-400 mm, at 40.7128/-74.0060, order 1234_5678|9012.",  # mixed, but no card or SSN
         "We meet at noon. Point taken.",
         "On en a vu un deux fois, puis trois.",
         "Version 1.2.3.4 shipped.",

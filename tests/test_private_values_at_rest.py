@@ -6,6 +6,7 @@ debug level."""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import sqlite3
@@ -18,11 +19,14 @@ import anthropic
 import httpx
 import openai
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.known import Known
 from edge_runtime.gguf import ModelFileError
 from gateway.masked_logs import MaskPrivate
+from tests import spellings
 from tests.conftest import APP_KEYS, BETA_POLICY, PRIVATE_POLICY, GatewayProcess, client_for, gateway_config
 from tests.fake_upstream import Fault
 from tests.otlp_receiver import HttpReceiver, SpanSink
@@ -301,3 +305,142 @@ def test_nothing_private_is_in_the_stores_files_the_log_or_the_spans_under_every
                 assert encoded not in content, (value, name)
         assert value not in gateway.log(), value
         assert not [text for text in said if value in text], value
+
+
+# --- every spelling the canonical reading knows, in every container, through every API ----------
+def carrying(endpoint: str, container: str, said: str) -> tuple[str, dict]:
+    """The path and body of a request to `endpoint` that carries `said` in `container`, asking an
+    innocent question beside it."""
+    question = "What is 2+2?"
+    arguments = json.dumps({"note": said})  # as an SDK writes them: non-ASCII as \u escapes
+    tool = {"name": "file_note", "description": f"Files a note such as: {said}",
+            "parameters": {"type": "object", "properties": {"note": {"type": "string"}}}}  # fmt: skip
+    if endpoint == "completions":
+        return "/v1/completions", {"prompt": f"{said}\n{question}"}
+    if endpoint == "messages":
+        user = {"role": "user", "content": question}
+        bodies = {
+            "question": {"messages": [{"role": "user", "content": f"{said} {question}"}]},
+            "system prompt": {"system": f"The user's details: {said}", "messages": [user]},
+            "earlier answer": {"messages": [{"role": "user", "content": "Read it back."},
+                                            {"role": "assistant", "content": said}, user]},
+            "tool result": {"messages": [
+                {"role": "user", "content": "Look it up."},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "file_note", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": said},
+                                             {"type": "text", "text": question}]}]},
+            "tool call arguments": {"messages": [
+                {"role": "user", "content": "File it."},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "file_note",
+                                                   "input": {"note": said}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "filed"},
+                                             {"type": "text", "text": question}]}]},
+            "tool description": {"messages": [user], "tools": [
+                {"name": tool["name"], "description": tool["description"], "input_schema": tool["parameters"]}]},
+        }  # fmt: skip
+        return "/v1/messages", bodies[container]
+    if endpoint == "responses":
+        user = {"role": "user", "content": question}
+        bodies = {
+            "question": {"input": f"{said} {question}"},
+            "system prompt": {"instructions": f"The user's details: {said}", "input": question},
+            "earlier answer": {"input": [{"role": "user", "content": "Read it back."},
+                                         {"role": "assistant", "content": said}, user]},
+            "tool result": {"input": [
+                {"type": "function_call", "call_id": "c1", "name": "file_note", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": said},
+                {"role": "user", "content": question}]},
+            "tool call arguments": {"input": [
+                {"type": "function_call", "call_id": "c1", "name": "file_note", "arguments": arguments},
+                {"type": "function_call_output", "call_id": "c1", "output": "filed"},
+                {"role": "user", "content": question}]},
+            "tool description": {"input": question, "tools": [{"type": "function", **tool}]},
+        }  # fmt: skip
+        return "/v1/responses", bodies[container]
+    user = {"role": "user", "content": question}
+    encoded = base64.b64encode(f"notes\n{said}\n".encode("utf-16")).decode()
+    bodies = {
+        "question": {"messages": [{"role": "user", "content": f"{said} {question}"}]},
+        "system prompt": {"messages": [{"role": "system", "content": f"The user's details: {said}"}, user]},
+        "earlier answer": {"messages": [{"role": "user", "content": "Read it back."},
+                                        {"role": "assistant", "content": said}, user]},
+        "tool result": {"messages": [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "file_note", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": said}, user]},
+        "tool call arguments": {"messages": [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "file_note", "arguments": arguments}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "filed"}, user]},
+        "tool description": {"messages": [user], "tools": [{"type": "function", "function": tool}]},
+        "text file in UTF-16": {"messages": [{"role": "user", "content": [
+            {"type": "text", "text": question},
+            {"type": "file", "file": {"filename": "notes.txt",
+                                      "file_data": f"data:text/plain;charset=utf-16;base64,{encoded}"}}]}]},
+    }  # fmt: skip
+    return "/v1/chat/completions", bodies[container]
+
+
+CONTAINERS = ("question", "system prompt", "earlier answer", "tool result", "tool call arguments", "tool description")
+CARRIERS = (
+    *((endpoint, container) for endpoint in ("chat", "responses", "messages") for container in CONTAINERS),
+    ("chat", "text file in UTF-16"),
+    ("completions", "question"),
+)
+
+
+def ask(gateway: GatewayProcess, app: str, endpoint: str, container: str, said: str, stream: bool) -> httpx.Response:
+    path, body = carrying(endpoint, container, said)
+    body = {**body, "model": "auto", "max_tokens": 4, "temperature": 0, "stream": stream}
+    if endpoint == "responses":
+        body["max_output_tokens"] = body.pop("max_tokens") + 12
+    key = STORED_APPS[app]
+    headers = {"x-api-key": key, "anthropic-version": "2023-06-01"} if endpoint == "messages" else {}
+    return httpx.post(gateway.url + path, json=body, headers={"authorization": f"Bearer {key}", **headers},
+                      timeout=120)  # fmt: skip
+
+
+@pytest.mark.parametrize("index", range(max(spellings.count(), len(CARRIERS))))
+def test_no_spelling_in_any_container_or_api_reaches_the_provider_or_anything_kept(resting, upstream, index):
+    """Spelling `index` of `tests.spellings` (a card in four scripts and three separators, an SSN,
+    a card in digit words, a spelled-out address), drawn into containers and APIs, under the
+    local-only app and the masking one: the fake provider, the log, the spans and the store's
+    files hold none of it."""
+    gateway, spans, store = resting
+    written = spellings.spellings(index)
+    said = "Keep these on file: " + "; ".join(s.text for s in written) + "."
+    tells = [tell for s in written for tell in s.tells]
+
+    @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+              database=None)  # fmt: skip
+    @given(carrier=st.sampled_from(CARRIERS), stream=st.booleans())
+    @example(carrier=CARRIERS[index % len(CARRIERS)], stream=index % 2 == 1)  # every carrier, once at least
+    def check(carrier, stream):
+        endpoint, container = carrier
+        stream = stream and endpoint != "completions"
+        upstream.reset()
+        answer = ask(gateway, "local", endpoint, container, said, stream)
+        # the edge answers, or refuses what it cannot read (a file) in the API's shape: never a 5xx
+        assert answer.status_code == 200 or (answer.status_code == 400 and "error" in answer.json()), carrier
+        assert upstream.requests == [], (carrier, "a local-only request reached the provider")
+        answer = ask(gateway, "masked", endpoint, container, said, stream)
+        assert answer.status_code == 200, (carrier, answer.text)
+        if answer.headers.get("x-edgeway-cache") != "hit":
+            assert upstream.requests, (carrier, "the masked request never reached the provider")
+        bodies = [r.body for r in upstream.requests]
+        sent = json.dumps(bodies, ensure_ascii=False) + json.dumps(bodies)
+        assert [t for t in tells if t in sent] == [], carrier
+
+    check()
+    time.sleep(0.3)  # the last spans' export
+    said_in_spans = " ".join(span.text() for span in spans.spans)
+    log = gateway.log()
+    files = {path.name: path.read_bytes() for path in store.iterdir() if path.is_file()}
+    for tell in tells:
+        assert tell not in log and tell not in said_in_spans, tell
+        for name, content in files.items():
+            assert tell.encode() not in content and tell.encode("utf-16-le") not in content, (tell, name)
+
+
+def test_the_spellings_use_every_entry_of_the_canonical_tables():
+    assert spellings.every_entry() - spellings.used() == set()

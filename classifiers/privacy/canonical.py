@@ -33,6 +33,7 @@ from classifiers import _scan
 from classifiers.privacy.anchors import Anchors, Hits
 from classifiers.privacy.findings import Finding
 from classifiers.privacy.links import DEEP_TLDS, TLDS
+from classifiers.privacy.luhn import luhn_ok
 
 
 class Reading(NamedTuple):
@@ -169,7 +170,8 @@ _GAPS = re.compile(rf"{_SEPARATOR_CLASS}{{1,{MOST_SEPARATORS}}}")
 # NFKC leaves as they are (Latin-1's, Cyrillic, Arabic, Thai, kana, CJK ideographs, Hangul), which
 # it copies in runs. Character by character, a Chinese text cost 2 us a character to fold.
 _TO_FOLD = re.compile(
-    r"\\u([0-9A-Fa-f]{4})|[^\x00-\x7fÀ-ÖØ-öø-ÿЀ-ӿ\u0620-\u064a\u0e01-\u0e32\u0e34-\u0e4f\u0e5a\u0e5b"
+    r"\\u([dD][89abAB][0-9A-Fa-f]{2})\\u([dD][c-fC-F][0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})"
+    r"|[^\x00-\x7fÀ-ÖØ-öø-ÿЀ-ӿ\u0620-\u064a\u0e01-\u0e32\u0e34-\u0e4f\u0e5a\u0e5b"
     r"\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff\uac00-\ud7a3]"
 )
 _AS_DOT = "\u2024\u3002\uff61"
@@ -186,7 +188,11 @@ def fold(text: str) -> Reading:
         if m.start() > at:  # a run that folds to itself: copied whole
             as_written(text, at, m.start(), out, starts, ends)
         at = m.end()
-        ch = chr(int(m.group(1), 16)) if m.group(1) else m.group()
+        if m.group(1):  # a character above U+FFFF, escaped as JSON writes it: a surrogate pair
+            high, low = int(m.group(1), 16), int(m.group(2), 16)
+            ch = chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+        else:
+            ch = chr(int(m.group(3), 16)) if m.group(3) else m.group()
         if ch.isascii():
             folded = ch
         elif invisible(ch):
@@ -367,14 +373,22 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:([,.' ])\d{3})+")
 
 
 def _one_kind(run: str, gaps: list[str]) -> bool:
-    """Whether the gaps of a run of digit groups join one identifier: all one separator (spaces
-    around it aside), none a list's comma (", "), groups between commas of three digits or more,
-    and the groups no number's thousands ("200,000,000"; "10,000-15,000" joins two numbers, "89,
-    71, 92" and "11,13,15" are lists)."""
+    """Whether the gaps of a run of digit groups join one identifier: none a list's comma (", "),
+    all one separator (spaces around it aside) unless the run is a card's or an SSN's shape, groups
+    between commas of three digits or more, and the groups no number's thousands ("200,000,000";
+    "10,000-15,000" joins two numbers, "89, 71, 92" and "11,13,15" are lists)."""
     kinds = {gap.strip() or " " for gap in gaps}
-    if len(kinds) != 1 or any(", " in gap or ",\n" in gap for gap in gaps):
+    if any(", " in gap or ",\n" in gap for gap in gaps):
         return False
-    if kinds == {","} and min(map(len, re.findall(r"\d+", run))) < 3:
+    groups = re.findall(r"\d+", run)
+    if len(kinds) > 1:
+        # Mixed separators ("4111,1111/1111|1111", "123_45|6789") hide a value as well as one
+        # kind does, but they also join what is many numbers (ranges, coordinates, a date and a
+        # time): such a run is read only when it is the shape of a card or an SSN.
+        digits = "".join(groups)
+        card = 13 <= len(digits) <= 19 and luhn_ok(digits)
+        return card or [len(g) for g in groups] == [3, 2, 4]
+    if kinds == {","} and min(map(len, groups)) < 3:
         return False  # "11,13,15,17": a list written tight
     return _THOUSANDS.fullmatch(run) is None
 

@@ -155,7 +155,11 @@ def _html_decoded(text: str) -> Reading | None:
 # "Jos\u00e9" as "Jos". A "\n", "\t" or "\r" before a small letter is LaTeX's (\neq, \theta,
 # \right), not one.
 _JSON_ESCAPED = re.compile(r'\\(?:[ntr](?![a-z])|["/]|u[0-9A-Fa-f]{4})')
-_JSON_ESCAPE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|(["\\/bfnrt]))')
+# A character above U+FFFF is escaped as a surrogate pair ("\\ud83a\\udd54"): read as one character.
+_JSON_ESCAPE = re.compile(
+    r"\\u([dD][89abAB][0-9A-Fa-f]{2})\\u([dD][c-fC-F][0-9A-Fa-f]{2})"  # a surrogate pair
+    r'|\\(?:u([0-9A-Fa-f]{4})|(["\\/bfnrt]))'
+)
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
 
 
@@ -171,7 +175,10 @@ def unescaped(text: str) -> Reading | None:
         out.append(text[at : m.start()])
         starts += range(at, m.start())
         ends += range(at + 1, m.start() + 1)
-        out.append(chr(int(m.group(1), 16)) if m.group(1) else _UNESCAPED[m.group(2)])
+        if m.group(1):
+            out.append(chr(0x10000 + ((int(m.group(1), 16) - 0xD800) << 10) + int(m.group(2), 16) - 0xDC00))
+        else:
+            out.append(chr(int(m.group(3), 16)) if m.group(3) else _UNESCAPED[m.group(4)])
         starts.append(m.start())
         ends.append(m.end())
         at = m.end()
