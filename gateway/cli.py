@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     bench.add_argument(
         "--against",
-        metavar="SCAN_SO",
-        help="classify only: another build of classifiers/_scan*.so, timed beside this one in one process",
+        metavar="BUILD",
+        help="classify only: another checkout, or its classifiers/_scan*.so, timed beside this one in one process",
     )
 
     args = parser.parse_args(argv)
@@ -248,11 +248,11 @@ def _bench(args: argparse.Namespace) -> int:
         from gateway.bench import builds
 
         try:
-            other = builds.load_build(Path(args.against))
+            loaded = builds.load(Path(args.against))
         except builds.BuildError as exc:
             print(f"edgeway: {exc}", file=sys.stderr)
             return 2
-        run = functools.partial(builds.run_loaded, other, args.against)
+        run = functools.partial(builds.run_loaded, loaded)
     print(machine.describe(), flush=True)
     run(**options)
     return 0

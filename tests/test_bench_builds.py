@@ -1,9 +1,10 @@
-"""`edgeway bench classify --against SCAN_SO`: two builds of the compiled scan timed side by side,
-alternating conversation by conversation in one process, so that a change to the scan is judged
-against the build before it in the same minutes."""
+"""`edgeway bench classify --against BUILD`: two builds of the classifiers timed side by side,
+alternating conversation by conversation in one process, so that a change is judged against the
+build before it in the same minutes. The other build is a compiled scan, or a whole checkout."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import types
 from pathlib import Path
@@ -32,16 +33,43 @@ def _counting_copy() -> tuple[types.ModuleType, list[str]]:
 
 def test_each_conversation_is_scored_by_both_builds_in_turn():
     other, calls = _counting_copy()
-    comparison = builds.compare(other, tokens=100, count=4, passes=2)
+    comparison = builds.compare(builds.scan_builds(other, "a copy"), tokens=100, count=4, passes=2)
     assert len(comparison.ours_ms) == len(comparison.theirs_ms) == 8
     assert all(t > 0 for t in comparison.ours_ms + comparison.theirs_ms)
-    assert comparison.mean_ratio > 0 and comparison.p50_ratio > 0
+    assert comparison.mean_ratio > 0 and comparison.p50_ratio > 0 and comparison.p99_ratio > 0
     # the other build read the texts on its turns, and the classifiers read this tree's build again after
     assert calls
     assert token_module._scan is _scan
     assert all(
         m._scan is _scan for name, m in sys.modules.items() if name.startswith("classifiers") and hasattr(m, "_scan")
     )
+
+
+def test_another_checkout_is_loaded_whole_beside_this_one(tmp_path):
+    """A checkout's own classifiers run on its turns (here a copy whose scorer counts its calls),
+    and this tree's package is the one imported again after."""
+    package = Path(_scan.__file__).parent
+    shutil.copytree(package, tmp_path / "classifiers", ignore=shutil.ignore_patterns("__pycache__"))
+    with (tmp_path / "classifiers" / "__init__.py").open("a") as init:
+        init.write("\nCALLS = []\n_signals = Scorer.signals\n"
+                   "Scorer.signals = lambda self, *a, **k: CALLS.append(1) or _signals(self, *a, **k)\n")  # fmt: skip
+    ours_before = {name: m for name, m in sys.modules.items() if name.startswith("classifiers")}
+    ours, theirs = builds.load(tmp_path)
+    comparison = builds.compare((ours, theirs), tokens=100, count=3, passes=2)
+    assert len(comparison.theirs_ms) == 6
+    assert type(theirs.scorer) is not type(ours.scorer)
+    assert len(type(theirs.scorer).signals.__globals__["CALLS"]) == 6  # the copy's code ran, each turn
+    # this tree's package is the one imported, once the run is over
+    assert {name: m for name, m in sys.modules.items() if name.startswith("classifiers")} == ours_before
+
+
+def test_a_checkout_without_classifiers_or_its_built_scan_is_refused(tmp_path):
+    with pytest.raises(builds.BuildError, match="not a checkout"):
+        builds.load(tmp_path)
+    (tmp_path / "classifiers").mkdir()
+    (tmp_path / "classifiers" / "__init__.py").write_text("")
+    with pytest.raises(builds.BuildError, match="not built"):
+        builds.load(tmp_path)
 
 
 def test_a_path_that_is_no_build_of_the_scan_is_refused(tmp_path):
