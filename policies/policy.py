@@ -50,6 +50,8 @@ class Verdict:
     trace: tuple[RuleTrace, ...] = ()
     reasons: tuple[str, ...] = field(default_factory=tuple)
     auto: bool = False  # the rule's route is `auto`: the app's router orders targets[0] (edge) and [1] (cloud)
+    ladder: tuple[str, ...] = ()  # an `auto` rule's ladder, its models cheapest first: the router climbs it
+    thresholds: tuple[float, ...] | None = None  # the score each of the ladder's steps must reach to climb
 
 
 class AppPolicy:
@@ -80,9 +82,12 @@ class AppPolicy:
 
     def _route(self, rule: Rule, requested: str, trace: tuple[RuleTrace, ...]) -> Verdict:
         auto = rule.route == AUTO
-        primary = self.resolve("edge" if auto else rule.route, requested)
-        targets: list[str] = [primary] if primary else []
-        if auto:  # the edge and the cloud, in the order the app's router will give them
+        ladder: list[str] = []
+        if rule.ladder is not None:  # its models, cheapest first: the app's router climbs them
+            ladder = list(dict.fromkeys(n for step in rule.ladder if (n := self.resolve(step, requested))))
+        primary = ladder[0] if ladder else self.resolve("edge" if auto else rule.route, requested)
+        targets: list[str] = ladder[:] if ladder else [primary] if primary else []
+        if auto and not ladder:  # the edge and the cloud, in the order the app's router will give them
             cloud = self.resolve("cloud", requested)
             targets += [cloud] if cloud else []
         for step in rule.fallbacks:
@@ -93,7 +98,11 @@ class AppPolicy:
         cloud_allowed = self.spec.allow_cloud and not (rule.fails_closed and primary_tier == "edge")
         if not cloud_allowed:
             targets = [t for t in targets if self.models.tier_of(t) == "edge"]
-        auto = auto and len(targets) >= 2 and self.models.tier_of(targets[1]) == "cloud"
+        if ladder:
+            ladder = [t for t in ladder if t in targets]
+            auto = len(ladder) >= 2
+        else:
+            auto = auto and len(targets) >= 2 and self.models.tier_of(targets[1]) == "cloud"
         reasons = (
             f"rule {rule.name!r}: route {rule.route}" + (f", fallback {rule.fallback}" if rule.fallback else ""),
         )
@@ -106,6 +115,8 @@ class AppPolicy:
             trace=trace,
             reasons=reasons,
             auto=auto,
+            ladder=tuple(ladder) if auto else (),
+            thresholds=tuple(rule.thresholds) if auto and rule.thresholds is not None else None,
         )
 
     def resolve(self, route: str | None, requested: str) -> str | None:
@@ -168,7 +179,12 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: yaml.
         ]
         if rule.cascade:
             steps.append((("cascade", "escalate_to"), rule.cascade.escalate_to))
-        if rule.route == AUTO:
+        if rule.ladder is not None:  # the ladder's steps, each a model (edge and cloud: a default)
+            steps = [(("ladder", j), name) for j, name in enumerate(rule.ladder)] + steps[1:]
+            for j, name in enumerate(rule.ladder):
+                if name in TIERS and not (models.edge if name == "edge" else models.cloud):
+                    yield problem_at(filename, root, ("rules", i, "ladder", j), f"this gateway has no {name} model")
+        elif rule.route == AUTO:
             steps = steps[1:]  # `auto` is edge or cloud: both must exist
             for tier, names in (("edge", models.edge), ("cloud", models.cloud)):
                 if not names:
@@ -178,10 +194,10 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: yaml.
                         ("rules", i, "route"),
                         f"route: auto needs a {tier} model; this gateway has none",
                     )
-            if not spec.allow_cloud:
-                yield problem_at(
-                    filename, root, ("rules", i, "route"), "this app has allow_cloud: false, so it cannot route auto"
-                )
+        if rule.route == AUTO and not spec.allow_cloud:
+            yield problem_at(
+                filename, root, ("rules", i, "route"), "this app has allow_cloud: false, so it cannot route auto"
+            )
         for key, name in steps:
             if name is None or name in TIERS or name in known:
                 continue

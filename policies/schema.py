@@ -127,6 +127,29 @@ class Rule(Strict):
     message: str | None = None
     redact: bool = False
     cascade: Cascade | None = None
+    # With `route: auto`: the models to climb, cheapest first (names, or edge and cloud for the
+    # app's defaults), and the score each step must reach to climb past its lower model: one per
+    # step, each the policy router's threshold where left out.
+    ladder: list[str] | None = Field(None, min_length=2)
+    thresholds: list[float] | None = None
+
+    @model_validator(mode="after")
+    def _a_ladder_to_climb(self) -> Rule:
+        if self.ladder is not None:
+            if self.route != AUTO:
+                raise ValueError("a ladder is climbed by the app's router: it needs 'route: auto'")
+            if len(set(self.ladder)) != len(self.ladder):
+                raise ValueError(f"a model is on the ladder twice: {self.ladder}")
+        if self.thresholds is not None:
+            if self.ladder is None:
+                raise ValueError("'thresholds' are the ladder's steps: add 'ladder'")
+            if len(self.thresholds) != len(self.ladder) - 1:
+                raise ValueError(
+                    f"expected one threshold per step: {len(self.ladder) - 1} for a ladder of {len(self.ladder)}"
+                )
+            if not all(0 <= t <= 1 for t in self.thresholds):
+                raise ValueError(f"thresholds are probabilities, from 0 to 1: {self.thresholds}")
+        return self
 
     @model_validator(mode="after")
     def _one_outcome(self) -> Rule:

@@ -25,7 +25,7 @@ from edge_runtime.reading import Probe
 from policies.schema import EdgeReading
 from router import tracing
 from router.app_router import AppRouter, Combination, request_features
-from router.decision import AutoRoute, Decision
+from router.decision import AutoRoute, Decision, Step, StepScorer
 from router.errors import EdgewayError
 from router.installed import InstalledRouters
 from router.modes import Mode, R
@@ -60,17 +60,20 @@ class AutoRoutes:
         auto, targets = decision.auto, decision.targets
         assert auto is not None
         models = self.models
+        if auto.ladder:
+            return self._climb(decision, auto, signals, request, app)
         if len(targets) < 2 or models[targets[0]].tier != "edge" or models[targets[1]].tier != "cloud":
             return dataclasses.replace(decision, auto=None)
+        return self._pair(decision, auto, signals, request, app)
+
+    def _pair(self, decision: Decision, auto: AutoRoute, signals: Signals, request: ChatRequest, app: str) -> Decision:
+        """The edge-cloud pair at the front of `decision.targets`, ordered by the app's router."""
+        targets = decision.targets
         router = self.app_router(app, targets[0])
         asks = request_features(request) if router.needs_asks else None
         text = router.score(signals.complexity, None, asks)
         threshold = auto.threshold if router.threshold is None else router.threshold
-        low, high = auto.band
-        reads = router.read is not None and request.n == 1 and request.inputs is None
-        reads = reads and (
-            auto.edge_reading is EdgeReading.ALWAYS or (auto.edge_reading is EdgeReading.BAND and low <= text <= high)
-        )
+        reads = self._reads(auto, text, request, targets[0], app)
         scored = dataclasses.replace(
             auto, text_score=text, threshold=threshold, read_first=reads, router_version=router.version
         )
@@ -79,6 +82,77 @@ class AutoRoutes:
             reason = f"{said}; the edge reads first (threshold {threshold:g})"
             return dataclasses.replace(decision, auto=scored, reasons=decision.reasons + (reason,))
         return _ordered(decision, scored, text, f"{said} {'>=' if text >= threshold else '<'} {threshold:g}")
+
+    def _climb(self, decision: Decision, auto: AutoRoute, signals: Signals, request: ChatRequest, app: str) -> Decision:
+        """A ladder climbed bottom up: each step scored (`_step`) against its threshold, the climb
+        stopping at the first model it trusts. The models narrowing took away are skipped. Where the
+        ladder begins with an edge model and a cloud one and the edge reads first, the climb above
+        that cloud model is made now and the first step is left to the reading (`read_first`)."""
+        ladder = tuple(t for t in auto.ladder if t in decision.targets)
+        if len(ladder) < 2:
+            return dataclasses.replace(decision, auto=None)
+        thresholds = _step_thresholds(auto, ladder)
+        first = self._step(ladder[0], ladder[1], thresholds[ladder[0]], signals, request, app)
+        steps = [first]
+        reads = first.scorer is StepScorer.APP_ROUTER and self._reads(auto, first.score, request, ladder[0], app)
+        if reads or first.climbed:
+            for lower, upper in zip(ladder[1:], ladder[2:], strict=False):
+                steps.append(self._step(lower, upper, thresholds[lower], signals, request, app))
+                if not steps[-1].climbed:
+                    break
+        top = ladder[len(steps) if steps[-1].climbed else len(steps) - 1]
+        said = ", ".join(
+            f"{s.lower}->{s.upper} {s.score:.3f} {'>=' if s.climbed else '<'} {s.threshold:g}" for s in steps
+        )
+        if reads:  # the edge reads; the reading decides between it and where the rest of the climb stopped
+            top = top if top != ladder[0] else ladder[1]
+            order = (ladder[0], top) + _fallbacks(ladder, top, signals, exclude=ladder[0])
+            router = self.app_router(app, ladder[0])
+            scored = dataclasses.replace(
+                auto,
+                ladder=ladder,
+                climb=tuple(steps[1:]),
+                text_score=first.score,
+                threshold=first.threshold,
+                read_first=True,
+                router_version=router.version,
+            )
+            reason = f"ladder: {said}; {ladder[0]} reads first"
+        else:
+            order = (top,) + _fallbacks(ladder, top, signals)
+            scored = dataclasses.replace(
+                auto, ladder=ladder, climb=tuple(steps), text_score=first.score, threshold=first.threshold
+            )
+            reason = f"ladder: {said}: {top}"
+        rest = tuple(t for t in decision.targets if t not in order)
+        return dataclasses.replace(
+            decision,
+            targets=order + rest,
+            auto=scored,
+            score=None if reads else steps[-1].score,
+            reasons=decision.reasons + (reason,),
+        )
+
+    def _reads(self, auto: AutoRoute, text: float, request: ChatRequest, edge: str, app: str) -> bool:
+        """Whether the edge model `edge` reads the prompt before the step above it is decided."""
+        router = self.app_router(app, edge)
+        low, high = auto.band
+        reads = router.read is not None and request.n == 1 and request.inputs is None
+        return reads and (
+            auto.edge_reading is EdgeReading.ALWAYS or (auto.edge_reading is EdgeReading.BAND and low <= text <= high)
+        )
+
+    def _step(self, lower: str, upper: str, threshold: float, signals: Signals, request: ChatRequest, app: str) -> Step:
+        """A step's score, `P(upper's answer is better than lower's)`: from an edge model to a
+        cloud one, the app's router's (its own threshold where it was fitted); between any other
+        pair, the prompt's length (`length_score`), which ranked the exam pairs' labels (a
+        mid-size model against a frontier one) above every bundled prior held out of its training."""
+        if self.models[lower].tier == "edge" and self.models[upper].tier == "cloud":
+            router = self.app_router(app, lower)
+            asks = request_features(request) if router.needs_asks else None
+            chosen = threshold if router.threshold is None else router.threshold  # a fitted router's own
+            return Step(lower, upper, StepScorer.APP_ROUTER, router.score(signals.complexity, None, asks), chosen)
+        return Step(lower, upper, StepScorer.PROMPT_LENGTH, length_score(signals.prompt_tokens), threshold)
 
     async def read_first(
         self,
@@ -180,6 +254,34 @@ class AutoRoutes:
             return _ordered(decision, auto, auto.text_score, "the edge could not read the prompt: the text decides")
         score = router.score(signals.complexity, read.score, asks)
         return _ordered(decision, auto, score, f"edge reading {read.score:.3f}: score {score:.3f}", read.score)
+
+
+# The prompt length at which `length_score` is one half: a few paragraphs (tokens of the prompt).
+LENGTH_MIDPOINT = 400
+
+
+def length_score(prompt_tokens: int) -> float:
+    """A prompt's length as a step's score: 0.5 at `LENGTH_MIDPOINT` tokens, rising with length."""
+    return prompt_tokens / (prompt_tokens + LENGTH_MIDPOINT)
+
+
+def _step_thresholds(auto: AutoRoute, ladder: tuple[str, ...]) -> dict[str, float]:
+    """Each model's step threshold (the step up from it), by name: the policy gives them for its
+    whole ladder, and narrowing may have skipped some models since."""
+    if auto.thresholds is None:
+        return {name: auto.threshold for name in ladder}
+    given = dict(zip(auto.ladder, auto.thresholds, strict=False))
+    return {name: given.get(name, auto.threshold) for name in ladder}
+
+
+def _fallbacks(ladder: tuple[str, ...], top: str, signals: Signals, exclude: str | None = None) -> tuple[str, ...]:
+    """The ladder's other models in the order they are tried if `top` fails: up first (an answer
+    at least as good), then down; down first for a request with private data in it, which then
+    reaches fewer providers."""
+    at = ladder.index(top)
+    up, down = ladder[at + 1 :], ladder[:at][::-1]
+    order = down + up if signals.privacy else up + down
+    return tuple(t for t in order if t != exclude)
 
 
 def _ordered(decision: Decision, auto: AutoRoute, score: float, why: str, reading: float | None = None) -> Decision:

@@ -7,6 +7,7 @@ A `Policy` turns signals, the request and live state into a `Decision`; the plai
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 from classifiers.signals import Signals
@@ -23,6 +24,28 @@ class Escalation:
     below: float
 
 
+class StepScorer(StrEnum):
+    """What scores a step of a ladder: `P(the upper model's answer is better than the lower's)`."""
+
+    APP_ROUTER = "app_router"  # from an edge model to a cloud one: the app's router (text prior, edge reading)
+    PROMPT_LENGTH = "prompt_length"  # any other pair: the prompt's length, until a prior for the pair is fitted
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a ladder's climb: from `lower` to `upper`, taken when `score >= threshold`."""
+
+    lower: str
+    upper: str
+    scorer: StepScorer
+    score: float
+    threshold: float
+
+    @property
+    def climbed(self) -> bool:
+        return self.score >= self.threshold
+
+
 @dataclass(frozen=True)
 class AutoRoute:
     """A rule with `route: auto`: the app's router puts the edge or the cloud first, by its score
@@ -35,6 +58,9 @@ class AutoRoute:
     read_first: bool = False  # the edge reads the prompt before the order is known
     router_version: int = 0  # of the app's router that scored it (0: cold start)
     reading: float | None = None  # the probe's score of the edge's reading, once it read
+    ladder: tuple[str, ...] = ()  # the rule's ladder, cheapest first, as narrowed: empty for the edge-cloud pair
+    thresholds: tuple[float, ...] | None = None  # each step's, where the policy sets them
+    climb: tuple[Step, ...] = ()  # the steps scored, bottom up: the last one not climbed is where it stopped
 
 
 @dataclass(frozen=True)

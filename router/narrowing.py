@@ -81,8 +81,12 @@ def within_latency_budget(models: Tiers, decision: Decision, request: ChatReques
     clouds = tuple(t for t in targets if models[t].tier == "cloud")
     if not clouds:
         return decision
+    auto = decision.auto
+    if auto is not None and auto.ladder:  # the ladder is climbed from its first cloud model
+        auto = dataclasses.replace(auto, ladder=tuple(t for t in auto.ladder if models[t].tier == "cloud"))
     return dataclasses.replace(
         decision,
+        auto=auto,
         targets=clouds + tuple(t for t in targets if t not in clouds),
         reasons=decision.reasons
         + (f"edge wait {live.edge_queue_wait_ms:.0f} ms > latency budget {budget_ms:.0f} ms: cloud first",),

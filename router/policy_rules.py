@@ -76,7 +76,9 @@ class PolicyRules:
         escalation, auto = None, None
         if verdict.auto:
             spec = policy.spec.router
-            auto = AutoRoute(spec.edge_reading, spec.band, spec.threshold)
+            auto = AutoRoute(
+                spec.edge_reading, spec.band, spec.threshold, ladder=verdict.ladder, thresholds=verdict.thresholds
+            )
         if verdict.cascade is not None:
             target = policy.cascade_target(verdict.cascade, request.model)
             if target is not None:
