@@ -59,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         "--write", action="store_true", help="install the fitted router if it is ahead (or set a complexity threshold)"
     )
     fit.add_argument("--rollback", action="store_true", help="make the app's previous router current again")
+    fit.add_argument(
+        "--step",
+        metavar="LOWER:UPPER",
+        help="with --rollback: the router of this step of the app's ladder (two cloud models), not the app's",
+    )
     fit.add_argument("--comparisons", help="a `shadow replay` output file instead of the configured store")
 
     shadow = verbs.add_parser("shadow", help="shadow comparisons")
@@ -137,8 +142,17 @@ def _router_fit(args: argparse.Namespace) -> int:
     if args.app not in {a.name for a in config.apps}:
         print(f"edgeway: no app named {args.app!r}; apps: {sorted(a.name for a in config.apps)}", file=sys.stderr)
         return 2
+    if args.step is not None and not args.rollback:
+        print("edgeway: --step goes with --rollback (a fit fits every step of the app's ladders)", file=sys.stderr)
+        return 2
     if args.rollback:
-        return fit.rollback(config, args.app)
+        if args.step is None:
+            return fit.rollback(config, args.app)
+        lower, colon, upper = args.step.partition(":")
+        if not colon or not lower or not upper:
+            print("edgeway: --step is LOWER:UPPER, two model names", file=sys.stderr)
+            return 2
+        return fit.rollback(config, args.app, step=(lower, upper))
     source = Path(args.comparisons) if args.comparisons else None
     return fit.run(config, args.app, args.target_quality, args.write, source)
 

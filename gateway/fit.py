@@ -25,16 +25,17 @@ from edge_runtime.reading import find_probe, gguf_digest
 from gateway.config import GatewayConfig
 from gateway.probes import DIGESTS
 from policies.edit import NoThreshold, find_threshold, write_threshold
-from policies.policy import Models, load_policy
+from policies.policy import AppPolicy, Models, load_policy
 from policies.schema import AUTO
 from policies.yaml_source import FileError
 from router import fitting, quality
 from router.app_router import AppRouter, Combination
-from router.comparisons import Comparison, Comparisons
+from router.comparisons import Comparison, Comparisons, StepComparison
 from router.documents import Documents, open_documents
 from router.installed import InstalledRouters
+from router.ladder import step_key
 from router.ledger import APPS_OWN, open_store
-from router.routings import examples
+from router.routings import Example, examples, step_examples
 
 
 def comparisons_of(config: GatewayConfig, app: str, from_file: Path | None) -> list[Comparison]:
@@ -49,15 +50,25 @@ def comparisons_of(config: GatewayConfig, app: str, from_file: Path | None) -> l
 
 
 def routes_auto(config: GatewayConfig, app: str) -> bool:
-    spec = next((a for a in config.apps if a.name == app), None)
-    if spec is None or spec.policy is None:
+    policy = _app_policy(config, app)
+    return policy is not None and any(rule.route == AUTO for rule in policy.spec.rules)
+
+
+def routes_edge_to_cloud(config: GatewayConfig, app: str) -> bool:
+    """Whether an `auto` rule of the app steps from an edge model to a cloud one (the app's router)."""
+    policy = _app_policy(config, app)
+    if policy is None:
         return False
-    models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
-    try:
-        policy = load_policy(config.resolve(spec.policy), models)
-    except (FileError, OSError):
-        return False
-    return any(rule.route == AUTO for rule in policy.spec.rules)
+    for rule in policy.spec.rules:
+        if rule.route != AUTO:
+            continue
+        if rule.ladder is None:
+            return True
+        names = [n for step in rule.ladder if (n := policy.resolve(step, AUTO)) is not None]
+        tiers = [policy.models.tier_of(n) for n in names]
+        if any(pair == ("edge", "cloud") for pair in zip(tiers, tiers[1:], strict=False)):
+            return True
+    return False
 
 
 def probe_combination(config: GatewayConfig) -> tuple[Combination | None, str | None]:
@@ -73,18 +84,20 @@ def probe_combination(config: GatewayConfig) -> tuple[Combination | None, str | 
     return (None, digest) if probe is None else (Combination(*probe.combine), digest)
 
 
-def rollback(config: GatewayConfig, app: str, out: TextIO | None = None) -> int:
+def rollback(config: GatewayConfig, app: str, out: TextIO | None = None, step: tuple[str, str] | None = None) -> int:
+    """Make the previous router of `app` (or of its ladder's `step`, lower and upper) current."""
     out = out or sys.stdout
+    key, name = (app, app) if step is None else (step_key(app, *step), f"{app}: step {step[0]} -> {step[1]}")
     installed = InstalledRouters(open_documents(config.store, config.seal()))
     try:
-        previous = installed.rollback(app)
+        previous = installed.rollback(key)
     except LookupError as exc:
-        print(f"{app}: {exc}", file=out)
+        print(f"{name}: {exc}", file=out)
         return 1
     finally:
         installed.documents.close()
     said = f"version {previous.version}" if previous is not None else "the cold-start router"
-    print(f"{app}: rolled back; {said} is current (a running gateway takes it within seconds)", file=out)
+    print(f"{name}: rolled back; {said} is current (a running gateway takes it within seconds)", file=out)
     return 0
 
 
@@ -97,61 +110,145 @@ def fit_router(
     out: TextIO | None = None,
 ) -> int:
     """Fit, validate against the router in use, and (with `write`) install it if ahead; else the
-    router in use, with the threshold that keeps the target."""
+    router in use, with the threshold that keeps the target. Then each step of the app's ladders
+    between two cloud models, the same way on its own comparisons (`fit_steps`)."""
     out = out or sys.stdout
     documents: Documents = open_documents(config.store, config.seal())
     try:
-        found = examples(comparisons_of(config, app, from_file), documents, app)
-        ranked = fitting.ranked(found)
-        print(f"{app}: {len(found)} labelled requests ({len(ranked)} comparisons of both tiers)", file=out)
-        if len(found) < fitting.MIN_EXAMPLES or len(ranked) < fitting.MIN_EXAMPLES // 2:
-            more = max(fitting.MIN_EXAMPLES - len(found), fitting.MIN_EXAMPLES // 2 - len(ranked))
-            print(f"not enough yet: {more} more are needed to fit and validate a router", file=out)
-            return 1
         installed = InstalledRouters(documents)
-        read, gguf = probe_combination(config)
-        current = installed.current(app, read, gguf)
-        early, later = fitting.split(found)
-        candidate = fitting.fit(early, current, asks=fitting.weighs_asks(len(found), current))
-        check = fitting.compare(candidate, current, later)
-        in_use = f"version {current.version}" if current.version else "the cold-start router"
-        print(
-            f"fitted on the earlier {len(early)}, judged on the later {len(later)} ({check.examples} ranked): "
-            f"APGR {check.fitted:.3f} against {check.current:.3f} for {in_use}, "
-            f"difference {check.difference:+.3f} [90%: {check.low:+.3f}, {check.high:+.3f}]",
-            file=out,
-        )
-        if not check.ahead:
-            short = (
-                f"it falls short of {in_use} by {abs(check.difference):.3f}"
-                if check.difference <= 0
-                else f"its gain over {in_use} is inside the noise"
+        if routes_edge_to_cloud(config, app):
+            found = examples(comparisons_of(config, app, from_file), documents, app)
+            print(
+                f"{app}: {len(found)} labelled requests ({len(fitting.ranked(found))} comparisons of both tiers)",
+                file=out,
             )
-            print(f"the fit is not taken: {short}; {in_use} stays, with a threshold fitted to the target", file=out)
-            candidate = current
-        chosen = fitting.threshold_for(candidate, found, target)
-        print(
-            f"threshold {chosen.value:g} keeps {chosen.quality:.1%} of cloud-quality answers (target {target:.0%}) "
-            f"with {chosen.edge_share:.1%} of these requests on the edge",
-            file=out,
-        )
-        if not write:
-            print("not installed (--write installs it)", file=out)
-            return 0
-        fitted = {
-            "examples": len(found),
-            "target_quality": target,
-            "apgr": check.fitted,
-            "against": check.current,
-            "interval": [check.low, check.high],
-            "gguf": gguf,
-        }
-        made = AppRouter(candidate.text, candidate.read, 0, chosen.value, {**fitted, "refitted": check.ahead})
-        version = installed.install(app, made).version
-        print(f"installed as version {version} (a running gateway takes it within seconds)", file=out)
-        return 0
+            read, gguf = probe_combination(config)
+            current = installed.current(app, read, gguf)
+            done = _fit_one(app, found, current, target, write, installed, {"gguf": gguf}, out)
+        else:
+            done = None
+        steps = [
+            _fit_one(
+                f"{app}: step {lower} -> {upper}",
+                found,
+                installed.current(step_key(app, lower, upper), None),
+                target,
+                write,
+                installed,
+                {},
+                out,
+                step_key(app, lower, upper),
+                (lower, upper),
+            )
+            for lower, upper, found in fit_steps(config, app, from_file)
+        ]
+        if done is None and not steps:
+            print(f"{app}: its ladders have no step to fit", file=out)
+        return 0 if done == 0 or 0 in steps else 1
     finally:
         documents.close()
+
+
+def _fit_one(
+    name: str,
+    found: list[Example],
+    current: AppRouter,
+    target: float,
+    write: bool,
+    installed: InstalledRouters,
+    fitted: dict[str, object],
+    out: TextIO,
+    key: str | None = None,
+    pair: tuple[str, str] = ("the edge", "cloud"),
+) -> int:
+    """One router fitted on `found` (oldest first), validated against `current` on the later
+    ones, and installed under `key` (the app's own name where None) if ahead. `pair` names the
+    lower and the upper side of the step."""
+    lower, upper = pair
+    ranked = fitting.ranked(found)
+    if len(found) < fitting.MIN_EXAMPLES or len(ranked) < fitting.MIN_EXAMPLES // 2:
+        more = max(fitting.MIN_EXAMPLES - len(found), fitting.MIN_EXAMPLES // 2 - len(ranked))
+        print(f"{name}: not enough yet: {more} more are needed to fit and validate a router", file=out)
+        return 1
+    early, later = fitting.split(found)
+    candidate = fitting.fit(early, current, asks=fitting.weighs_asks(len(found), current))
+    check = fitting.compare(candidate, current, later)
+    in_use = f"version {current.version}" if current.version else "the cold-start router"
+    print(
+        f"{name}: fitted on the earlier {len(early)}, judged on the later {len(later)} ({check.examples} ranked): "
+        f"APGR {check.fitted:.3f} against {check.current:.3f} for {in_use}, "
+        f"difference {check.difference:+.3f} [90%: {check.low:+.3f}, {check.high:+.3f}]",
+        file=out,
+    )
+    if not check.ahead:
+        short = (
+            f"it falls short of {in_use} by {abs(check.difference):.3f}"
+            if check.difference <= 0
+            else f"its gain over {in_use} is inside the noise"
+        )
+        print(f"the fit is not taken: {short}; {in_use} stays, with a threshold fitted to the target", file=out)
+        candidate = current
+    chosen = fitting.threshold_for(candidate, found, target)
+    print(
+        f"threshold {chosen.value:g} keeps {chosen.quality:.1%} of {upper}-quality answers (target {target:.0%}) "
+        f"with {chosen.edge_share:.1%} of these requests on {lower}",
+        file=out,
+    )
+    if not write:
+        print("not installed (--write installs it)", file=out)
+        return 0
+    fitted = {
+        "examples": len(found),
+        "target_quality": target,
+        "apgr": check.fitted,
+        "against": check.current,
+        "interval": [check.low, check.high],
+        **fitted,
+    }
+    made = AppRouter(candidate.text, candidate.read, 0, chosen.value, {**fitted, "refitted": check.ahead})
+    version = installed.install(key or name, made).version
+    print(f"installed as version {version} (a running gateway takes it within seconds)", file=out)
+    return 0
+
+
+def _app_policy(config: GatewayConfig, app: str) -> AppPolicy | None:
+    spec = next((a for a in config.apps if a.name == app), None)
+    if spec is None or spec.policy is None:
+        return None
+    models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
+    try:
+        return load_policy(config.resolve(spec.policy), models)
+    except (FileError, OSError):
+        return None
+
+
+def ladder_steps(policy: AppPolicy) -> list[tuple[str, str]]:
+    """The steps of the policy's ladders between two models of one tier, each once, in order."""
+    found: list[tuple[str, str]] = []
+    for rule in policy.spec.rules:
+        names = [n for step in rule.ladder or () if (n := policy.resolve(step, AUTO)) is not None]
+        for lower, upper in zip(names, names[1:], strict=False):
+            if policy.models.tier_of(lower) == policy.models.tier_of(upper) and (lower, upper) not in found:
+                found.append((lower, upper))
+    return found
+
+
+def fit_steps(config: GatewayConfig, app: str, from_file: Path | None) -> list[tuple[str, str, list[Example]]]:
+    """Each step of the app's ladders between two cloud models, with its judged comparisons."""
+    policy = _app_policy(config, app)
+    steps = ladder_steps(policy) if policy is not None else []
+    if not steps:
+        return []
+    if from_file is not None:
+        rows = [json.loads(line) for line in from_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        compared = [StepComparison(**r["step"]) for r in rows if r.get("step") and r["app"] == app]
+    else:
+        store = Comparisons(open_documents(config.store, config.seal()))
+        try:
+            compared = store.steps(app)
+        finally:
+            store.close()
+    return [(lower, upper, step_examples(compared, app, lower, upper)) for lower, upper in steps]
 
 
 def _daily_cloud_usd(config: GatewayConfig, app: str) -> tuple[float, float]:

@@ -6,7 +6,8 @@ edge-served requests whose answer was as good as the cloud's (with its 95% inter
 retained against all-cloud for the period's edge share, that share by complexity bucket (the app's
 own calibration curve), the money the period saved and the comparisons cost, and how well the
 app's router in use ranks these comparisons: its APGR (0.5 = a coin) and the edge share its best
-threshold for `target` would give, on these same requests.
+threshold for `target` would give, on these same requests; and the same for each step of the app's
+ladders between two cloud models that was compared (`steps`).
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from starlette.responses import Response
 from gateway.http import JSON
 from gateway.usage import period, summarize
 from router import fitting, quality
-from router.comparisons import Comparison
+from router.comparisons import Comparison, StepComparison
 from router.errors import InvalidRequest
+from router.ladder import step_key
 from router.ledger import APPS_OWN, UsageRow
-from router.routings import from_comparison
+from router.routings import from_comparison, step_examples
 
 PARAMS = {"app", "from", "to", "key", "target"}
 DEFAULT_TARGET = 0.95
@@ -65,6 +67,9 @@ async def api_quality(request: Request) -> Response:
             "counterfactual_usd": money["counterfactual_usd"],
             "shadow_usd": round(sum(c.shadow_usd + c.judge_usd for c in comparisons), 6),
             "router": _router_quality(gateway, app, comparisons, target),
+            "steps": _steps(
+                gateway, app, await asyncio.to_thread(gateway.shadows.comparisons.steps, app, since, until), target
+            ),
             # compared, failed, and why samples were skipped, since this replica started; and those under way
             "this_replica": {**gateway.shadows.stats, "in_flight": gateway.shadows.in_flight},
         }
@@ -81,6 +86,48 @@ def _target(value: str | None) -> float:
     if not 0 < target <= 1:
         raise InvalidRequest("target must be a quality to keep, in (0, 1].", param="target")
     return target
+
+
+def _steps(gateway: Any, app: str | None, compared: list[StepComparison], target: float) -> list[dict[str, Any]]:
+    """Each ladder step between two cloud models that was compared in the period: its verdicts,
+    how often the lower model's answer was as good as the upper's, what the comparisons cost, and
+    how the step's router in use ranks them (`/api/quality`'s `router`, for the step)."""
+    out = []
+    for (step_app, lower, upper), rows in sorted(_by_step(compared).items()):
+        found = step_examples(rows, step_app, lower, upper)
+        ranked = fitting.ranked(found)
+        router = gateway.router.routers.current(step_key(step_app, lower, upper), None)
+        score = None
+        if ranked:
+            low, up = (np.array([getattr(e, side) for e in ranked], dtype=float) for side in ("edge", "cloud"))
+            value = fitting.apgr(fitting.scores(router, ranked), low, up)
+            score = None if math.isnan(value) else round(value, 4)
+        judged = [e for e in found if e.edge is not None]
+        out.append(
+            {
+                "app": step_app,
+                "lower": lower,
+                "upper": upper,
+                "comparisons": len(rows),
+                "verdicts": dict(Counter(c.verdict for c in rows)),
+                "lower_as_good": round(sum(e.edge or 0.0 for e in judged) / len(judged), 4) if judged else None,
+                "shadow_usd": round(sum(c.shadow_usd + c.judge_usd for c in rows), 6),
+                "router": {
+                    "version": router.version,
+                    "apgr": score,
+                    "lower_share_at_target": fitting.threshold_for(router, found, target).edge_share if found else None,
+                    "ranked": len(ranked),
+                },
+            }
+        )
+    return out
+
+
+def _by_step(compared: list[StepComparison]) -> dict[tuple[str, str, str], list[StepComparison]]:
+    grouped: dict[tuple[str, str, str], list[StepComparison]] = {}
+    for c in compared:
+        grouped.setdefault((c.app, c.lower, c.upper), []).append(c)
+    return grouped
 
 
 def _router_quality(gateway: Any, app: str | None, comparisons: list[Comparison], target: float) -> dict[str, Any]:

@@ -108,6 +108,9 @@ class RequestAccount:
         self._routed = (routed, chat)
         self.row.route, self.row.model, self.row.rule = routed.route, routed.model.name, routed.decision.rule
         self.row.cache = routed.cache
+        auto = routed.decision.auto
+        if auto is not None and auto.ladder:  # a ladder's counterfactual: every request on its top model
+            self._reference = auto.ladder[-1]
         self._prompt_tokens = routed.signals.prompt_tokens
         self._bounds(chat, routed.signals)
         if self._prompt is not None:

@@ -28,6 +28,7 @@ from router.app_router import AppRouter, Combination, request_features
 from router.decision import AutoRoute, Decision, Step, StepScorer
 from router.errors import EdgewayError
 from router.installed import InstalledRouters
+from router.ladder import fallbacks, length_score, step_key
 from router.modes import Mode, R
 from router.request import ChatRequest
 from router.routed import Routed
@@ -106,7 +107,7 @@ class AutoRoutes:
         )
         if reads:  # the edge reads; the reading decides between it and where the rest of the climb stopped
             top = top if top != ladder[0] else ladder[1]
-            order = (ladder[0], top) + _fallbacks(ladder, top, signals, exclude=ladder[0])
+            order = (ladder[0], top) + fallbacks(ladder, top, signals, exclude=ladder[0])
             router = self.app_router(app, ladder[0])
             scored = dataclasses.replace(
                 auto,
@@ -119,7 +120,7 @@ class AutoRoutes:
             )
             reason = f"ladder: {said}; {ladder[0]} reads first"
         else:
-            order = (top,) + _fallbacks(ladder, top, signals)
+            order = (top,) + fallbacks(ladder, top, signals)
             scored = dataclasses.replace(
                 auto, ladder=ladder, climb=tuple(steps), text_score=first.score, threshold=first.threshold
             )
@@ -144,15 +145,17 @@ class AutoRoutes:
 
     def _step(self, lower: str, upper: str, threshold: float, signals: Signals, request: ChatRequest, app: str) -> Step:
         """A step's score, `P(upper's answer is better than lower's)`: from an edge model to a
-        cloud one, the app's router's (its own threshold where it was fitted); between any other
-        pair, the prompt's length (`length_score`), which ranked the exam pairs' labels (a
-        mid-size model against a frontier one) above every bundled prior held out of its training."""
+        cloud one, the app's router's; between any other pair, the prompt's length
+        (`router.ladder.length_score`) as the prior, through the step's own fitted router where
+        `edgeway router fit` installed one. A fitted router's threshold replaces the policy's."""
         if self.models[lower].tier == "edge" and self.models[upper].tier == "cloud":
-            router = self.app_router(app, lower)
-            asks = request_features(request) if router.needs_asks else None
-            chosen = threshold if router.threshold is None else router.threshold  # a fitted router's own
-            return Step(lower, upper, StepScorer.APP_ROUTER, router.score(signals.complexity, None, asks), chosen)
-        return Step(lower, upper, StepScorer.PROMPT_LENGTH, length_score(signals.prompt_tokens), threshold)
+            router, scorer, prior = self.app_router(app, lower), StepScorer.APP_ROUTER, signals.complexity
+        else:
+            router = self.routers.current(step_key(app, lower, upper), None)
+            scorer, prior = StepScorer.PROMPT_LENGTH, length_score(signals.prompt_tokens)
+        asks = request_features(request) if router.needs_asks else None
+        chosen = threshold if router.threshold is None else router.threshold
+        return Step(lower, upper, scorer, router.score(prior, None, asks), chosen, router.version)
 
     async def read_first(
         self,
@@ -256,15 +259,6 @@ class AutoRoutes:
         return _ordered(decision, auto, score, f"edge reading {read.score:.3f}: score {score:.3f}", read.score)
 
 
-# The prompt length at which `length_score` is one half: a few paragraphs (tokens of the prompt).
-LENGTH_MIDPOINT = 400
-
-
-def length_score(prompt_tokens: int) -> float:
-    """A prompt's length as a step's score: 0.5 at `LENGTH_MIDPOINT` tokens, rising with length."""
-    return prompt_tokens / (prompt_tokens + LENGTH_MIDPOINT)
-
-
 def _step_thresholds(auto: AutoRoute, ladder: tuple[str, ...]) -> dict[str, float]:
     """Each model's step threshold (the step up from it), by name: the policy gives them for its
     whole ladder, and narrowing may have skipped some models since."""
@@ -272,16 +266,6 @@ def _step_thresholds(auto: AutoRoute, ladder: tuple[str, ...]) -> dict[str, floa
         return {name: auto.threshold for name in ladder}
     given = dict(zip(auto.ladder, auto.thresholds, strict=False))
     return {name: given.get(name, auto.threshold) for name in ladder}
-
-
-def _fallbacks(ladder: tuple[str, ...], top: str, signals: Signals, exclude: str | None = None) -> tuple[str, ...]:
-    """The ladder's other models in the order they are tried if `top` fails: up first (an answer
-    at least as good), then down; down first for a request with private data in it, which then
-    reaches fewer providers."""
-    at = ladder.index(top)
-    up, down = ladder[at + 1 :], ladder[:at][::-1]
-    order = down + up if signals.privacy else up + down
-    return tuple(t for t in order if t != exclude)
 
 
 def _ordered(decision: Decision, auto: AutoRoute, score: float, why: str, reading: float | None = None) -> Decision:

@@ -1,4 +1,5 @@
-"""Shadow comparisons as kept: one per request that both tiers answered and a judge compared.
+"""Shadow comparisons as kept: one per request that both tiers answered and a judge compared (and
+one per request that two cloud models of a ladder's step answered: `StepComparison`).
 
 Kept as documents beside the ledger (`router.documents`: memory, SQLite or Redis), read by
 `GET /api/quality` and `edgeway router fit`. A comparison says which tier served the client, the
@@ -43,6 +44,35 @@ class Comparison:
 
 
 COLUMNS = [f.name for f in fields(Comparison)]
+STEP_KIND = "step-comparison"
+
+
+@dataclass
+class StepComparison:
+    """A comparison of a ladder's step between two models of one tier (two cloud models): the one
+    that served and the other of the step, judged in both orders like the edge and the cloud."""
+
+    request_id: str
+    app: str
+    rule: str
+    lower: str  # the step's models, the ladder's order
+    upper: str
+    served: str  # the model that answered the client: lower's or upper's name
+    verdict: str  # lower | tie | upper | unjudged
+    prompt_tokens: int  # the step's prior reads it (router.ladder.length_score)
+    judge_model: str
+    judge_tokens: int = 0
+    judge_usd: float = 0.0
+    shadow_tokens: int = 0
+    shadow_usd: float = 0.0
+    ts: float = field(default_factory=time.time)
+    asks: list[float] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+STEP_COLUMNS = [f.name for f in fields(StepComparison)]
 
 
 class Comparisons:
@@ -61,6 +91,20 @@ class Comparisons:
         return [
             Comparison(**{k: v for k, v in d.data.items() if k in known})
             for d in self.documents.find(KIND, app, since, until)
+        ]
+
+    def add_step(self, comparison: StepComparison) -> None:
+        self.documents.put(
+            STEP_KIND, Document(comparison.request_id, comparison.app, comparison.ts, comparison.as_dict())
+        )
+
+    def steps(
+        self, app: str | None = None, since: float | None = None, until: float | None = None
+    ) -> list[StepComparison]:
+        known = set(STEP_COLUMNS)
+        return [
+            StepComparison(**{k: v for k, v in d.data.items() if k in known})
+            for d in self.documents.find(STEP_KIND, app, since, until)
         ]
 
     def close(self) -> None:

@@ -40,6 +40,7 @@ class Step:
     scorer: StepScorer
     score: float
     threshold: float
+    router_version: int = 0  # of the router that scored it (0: cold start, the prior alone)
 
     @property
     def climbed(self) -> bool:

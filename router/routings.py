@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from router.comparisons import Comparison
+from router.comparisons import Comparison, StepComparison
 from router.documents import Document, Documents
+from router.ladder import length_score
 
 RECORDS, FEEDBACK = "routing", "feedback"
 
@@ -74,6 +75,24 @@ def from_comparison(c: Comparison) -> Example | None:
     edge = float(c.verdict in ("edge", "tie"))
     cloud = float(c.verdict in ("cloud", "tie"))
     return Example(c.complexity, c.reading, c.asks, float(c.verdict == "cloud"), edge, cloud, c.ts)
+
+
+def from_step(c: StepComparison) -> Example | None:
+    """A ladder step's comparison as an example of its step: the prior is the prompt's length
+    (`router.ladder.length_score`), `edge` and `cloud` the quality of the step's lower and upper
+    model's answers."""
+    if c.verdict == "unjudged":
+        return None
+    lower, upper = float(c.verdict in ("lower", "tie")), float(c.verdict in ("upper", "tie"))
+    return Example(length_score(c.prompt_tokens), None, c.asks, float(c.verdict == "upper"), lower, upper, c.ts)
+
+
+def step_examples(comparisons: Sequence[StepComparison], app: str, lower: str, upper: str) -> list[Example]:
+    """Every judged comparison of `app`'s step from `lower` to `upper`, oldest first."""
+    found = [
+        e for c in comparisons if (c.app, c.lower, c.upper) == (app, lower, upper) and (e := from_step(c)) is not None
+    ]
+    return sorted(found, key=lambda e: e.ts)
 
 
 def from_feedback(f: Feedback, record: RoutingRecord) -> Example | None:

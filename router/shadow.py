@@ -4,6 +4,9 @@ For a sampled request that its rule let reach the cloud, after the client has it
 the request path, the tier that did not serve answers the same request (the app's default cloud
 model if the edge served, its edge model if the cloud did); a cloud judge compares the two
 answers in both orders (router/judge.py), and the verdict becomes a `Comparison` in the store.
+A request a ladder routed is compared with the model of the step next to the one that served it
+(the next one up, or from the top the one below): between an edge and a cloud model that is a
+`Comparison` as above; between two cloud models, a `StepComparison`, which fits that step.
 The shadow answer and the judge are charged as their own kind of ledger row ("shadow",
 "judge") against the policy's `shadow.daily_usd`, never against the app's budget or requests.
 
@@ -35,10 +38,11 @@ from router.answer import Answer, ChunkStream, Usage
 from router.app_router import request_features
 from router.budget import Caps
 from router.cloud.validate import delivered_text
-from router.comparisons import Comparison, Comparisons
+from router.comparisons import Comparison, Comparisons, StepComparison
 from router.decision import Decision
 from router.errors import EdgewayError
 from router.judge import JUDGE_MAX_TOKENS, judge_body, question_of, said, verdict
+from router.ladder import adjacent
 from router.ledger import Store, StoreUnavailable, UsageRow
 from router.ledger.rows import account_of
 from router.modes import WHOLE
@@ -157,7 +161,7 @@ class Shadower:
 
     def start(self, served: ServedRequest, policy: ShadowPolicy, parent: Context | None = None) -> None:
         """Compare a sampled request in the background, if it may be compared at all."""
-        other = self._other(served.tier, policy)
+        other = self._other(served, policy)
         reason = why_not(served, other)
         if reason is None and self.router.models.get(policy.judge) is None:
             reason = "no judge"
@@ -173,9 +177,14 @@ class Shadower:
         """Comparisons running or waiting for a slot."""
         return len(self._tasks)
 
-    def _other(self, tier: TierKind, policy: ShadowPolicy) -> Tier | None:
-        model = self.router.models.get(policy.cloud if tier == "edge" else policy.edge)
-        return model if model is not None and model.tier != tier else None
+    def _other(self, served: ServedRequest, policy: ShadowPolicy) -> Tier | None:
+        """What answers beside the served model: on a ladder, the model of the step next to it (up,
+        or down from the top); else the policy's model of the other tier."""
+        auto = served.decision.auto
+        if auto is not None and auto.ladder and (beside := adjacent(auto.ladder, served.model)) is not None:
+            return self.router.models.get(beside)
+        model = self.router.models.get(policy.cloud if served.tier == "edge" else policy.edge)
+        return model if model is not None and model.tier != served.tier else None
 
     async def drain(self) -> None:
         """Wait for the comparisons under way (tests, shutdown)."""
@@ -199,9 +208,12 @@ class Shadower:
                 self.stats["failed"] += 1
                 log.exception("shadow comparison of %s broke", Known(served.request_id))
 
-    async def compare(self, served: ServedRequest, policy: ShadowPolicy, other: Tier) -> Comparison | None:
-        """Answer on the other tier, judge both orders, keep the comparison; None when the
-        shadow budget has no room for it today."""
+    async def compare(
+        self, served: ServedRequest, policy: ShadowPolicy, other: Tier
+    ) -> Comparison | StepComparison | None:
+        """Answer on the other model, judge both orders, keep the comparison (of the edge and the
+        cloud, or of a ladder's step between two cloud models); None when the shadow budget has
+        no room for it today."""
         router, judge = self.router, self.router.models[policy.judge]
         account, caps = account_of(served.app, "shadow"), Caps(policy.daily_usd, None)
         question = question_of(served.request)
@@ -220,24 +232,45 @@ class Shadower:
             self.store.charge(account, -estimate)  # nothing was spent of what was held
             raise
         self._charge(served, other, shadow.usage, "shadow", reserved=estimate)  # settles the reservation
-        shadow_text = delivered_text(shadow.body)
-        edge_text, cloud_text = (served.answer, shadow_text) if served.tier == "edge" else (shadow_text, served.answer)
+        texts = {served.model: served.answer, other.name: delivered_text(shadow.body)}
+        lower, upper = _lower_and_upper(served, other)  # the edge and the cloud, or a step's two
         orders = await asyncio.gather(
-            self._judge(judge, question, edge_text, cloud_text),
-            self._judge(judge, question, cloud_text, edge_text),
+            self._judge(judge, question, texts[lower], texts[upper]),
+            self._judge(judge, question, texts[upper], texts[lower]),
         )
         judged = Usage(sum(a.usage.prompt_tokens for a in orders), sum(a.usage.completion_tokens for a in orders))
         self._charge(served, judge, judged, "judge")
-        said_edge_first, said_cloud_first = (said(delivered_text(a.body)) for a in orders)
+        said_lower_first, said_upper_first = (said(delivered_text(a.body)) for a in orders)
+        found = verdict(said_lower_first, said_upper_first)  # "edge": the first of the pair, lower
+        if other.tier == served.tier:
+            step = StepComparison(
+                request_id=served.request_id,
+                app=served.app,
+                rule=served.decision.rule,
+                lower=lower,
+                upper=upper,
+                served=served.model,
+                verdict={"edge": "lower", "cloud": "upper"}.get(found, found),
+                prompt_tokens=served.signals.prompt_tokens,
+                judge_model=judge.name,
+                judge_tokens=judged.prompt_tokens + judged.completion_tokens,
+                judge_usd=cost_of(router.prices, judge.name, judged),
+                shadow_tokens=shadow.usage.prompt_tokens + shadow.usage.completion_tokens,
+                shadow_usd=cost_of(router.prices, other.name, shadow.usage),
+                asks=request_features(served.request),
+            )
+            await asyncio.to_thread(self.comparisons.add_step, step)
+            self.stats["compared"] += 1
+            return step
         comparison = Comparison(
             request_id=served.request_id,
             app=served.app,
             rule=served.decision.rule,
             complexity=served.signals.complexity,
             served=served.tier,
-            edge_model=other.name if other.tier == "edge" else served.model,
-            cloud_model=other.name if other.tier == "cloud" else served.model,
-            verdict=verdict(said_edge_first, said_cloud_first),
+            edge_model=lower,
+            cloud_model=upper,
+            verdict=found,
             judge_model=judge.name,
             judge_tokens=judged.prompt_tokens + judged.completion_tokens,
             judge_usd=cost_of(router.prices, judge.name, judged),
@@ -283,6 +316,23 @@ class Shadower:
             ts=time.time(),
         )
         self.store.append(row, reserved=reserved)
+
+
+def _lower_and_upper(served: ServedRequest, other: Tier) -> tuple[str, str]:
+    """The pair's models, lower first: the edge before the cloud, else in the ladder's order."""
+    if other.tier != served.tier:
+        return (served.model, other.name) if served.tier == "edge" else (other.name, served.model)
+    auto = served.decision.auto
+    assert auto is not None  # a pair of one tier is only ever a ladder's step (`Shadower._other`)
+    ladder = auto.ladder
+    return (
+        (served.model, other.name)
+        if ladder.index(served.model) < ladder.index(other.name)
+        else (
+            other.name,
+            served.model,
+        )
+    )
 
 
 def _whole(request: ChatRequest) -> ChatRequest:

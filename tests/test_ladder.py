@@ -12,9 +12,9 @@ import pytest
 
 from policies.policy import Models, parse_policy
 from policies.yaml_source import FileError
-from router.auto import LENGTH_MIDPOINT, length_score
 from router.decision import StepScorer
 from router.errors import UpstreamError
+from router.ladder import LENGTH_MIDPOINT, length_score
 from router.ledger import MemoryStore
 from router.policy_rules import PolicyRules
 from router.request import ChatRequest, parse_chat_request
