@@ -86,7 +86,7 @@ class Gateway:
     metrics: Any = None  # gateway.metrics.RequestMetrics, set by create_app
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
-    background: set[asyncio.Task] = field(default_factory=set)
+    background: set[asyncio.Task[None]] = field(default_factory=set)
     batches: BatchRunner | None = None  # set by create_app
 
     def edge_groups(self) -> list[EdgeGroup]:

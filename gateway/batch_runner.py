@@ -34,9 +34,10 @@ from starlette.types import ASGIApp
 
 from classifiers.privacy.known import Known
 from gateway import files
-from gateway.batches import BATCHES, ENDED, Batch, BatchStatus, Line, cancel_asked, parse_lines
+from gateway.batches import BATCHES, ENDED, Batch, Line, cancel_asked, parse_lines
 from gateway.pipeline import LINE_HEADER, PARKED_HEADER  # "<secret> <batch id> <line> <provider> <app>"
 from gateway.provider_lines import PARKED, LineDeferral, LineOrigin, ProviderLines, line_key, output_line
+from router.cloud.batch_api import BatchStatus
 from router.documents import Document, Documents
 from router.request import Priority
 

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported when a command needs them: `edgeway --help` stays fast
+    from gateway.app import Gateway
+    from gateway.auth import App
+    from gateway.config import GatewayConfig
+
 import argparse
 import asyncio
 import functools
@@ -272,7 +279,7 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _gateway(config):
+def _gateway(config: GatewayConfig) -> Gateway:
     from gateway.app import build_gateway
     from policies.yaml_source import FileError
 
@@ -283,7 +290,7 @@ def _gateway(config):
         raise SystemExit(2) from None
 
 
-def _load(path: str | None, secrets: bool = True):
+def _load(path: str | None, secrets: bool = True) -> GatewayConfig:
     from gateway.config import load_config
     from policies.yaml_source import FileError
 
@@ -331,17 +338,18 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     from gateway.protocol import GatewayProtocol
 
-    app = create_app(_gateway(config), started=STARTED)
+    asgi = create_app(_gateway(config), started=STARTED)
     server = uvicorn.Server(
         uvicorn.Config(
-            app,
+            asgi,
             host=config.server.host,
             port=config.server.port,
             loop="uvloop",
             http=GatewayProtocol.configured(config.server.header_timeout_s, config.server.max_connections),
             log_level=args.log_level,
             access_log=False,
-            timeout_graceful_shutdown=config.server.shutdown_grace_s,
+            # uvicorn waits any number of seconds; its annotation says int
+            timeout_graceful_shutdown=config.server.shutdown_grace_s,  # type: ignore[arg-type]
             timeout_keep_alive=5,
         )
     )
@@ -370,7 +378,7 @@ def _explain(args: argparse.Namespace) -> int:
         asyncio.run(gateway.http.close())
 
 
-def _pick_app(gateway, name: str | None):
+def _pick_app(gateway: Gateway, name: str | None) -> App:
     apps = {a.name: a for a in gateway.keys.apps()}
     if name is None:
         return next(iter(apps.values()))

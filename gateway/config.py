@@ -181,7 +181,7 @@ def default_config(env: dict[str, str] | None = None) -> GatewayConfig:
     return GatewayConfig(cloud=CloudConfig(models=cloud))
 
 
-class _AnyEnvironment(dict):
+class _AnyEnvironment(dict[str, str]):
     """Every variable 'set': for reading a config's structure (model names) without its secrets."""
 
     def __contains__(self, name: object) -> bool:

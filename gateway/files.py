@@ -90,7 +90,8 @@ def _stored(document: Document) -> StoredFile:
 
 
 def _documents(request: Request) -> Documents:
-    return request.app.state.gateway.documents
+    documents: Documents = request.app.state.gateway.documents
+    return documents
 
 
 async def upload(request: Request) -> Response:

@@ -6,17 +6,23 @@ policy and edge state is read at scrape time from what the gateway already keeps
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
 from starlette.requests import Request
 from starlette.responses import Response
 
+from router.ledger import UsageRow
+
 
 class GatewayCollector:
-    def __init__(self, gateway) -> None:
+    def __init__(self, gateway: Any) -> None:  # gateway.app.Gateway, which imports this module
         self.gateway = gateway
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         policies = self.gateway.policies
         valid = GaugeMetricFamily(
             "edgeway_policy_valid",
@@ -92,9 +98,9 @@ class RequestMetrics:
             ("app", "model"),
             registry=registry,
         )
-        self._series: dict[tuple[str, str, str, int], tuple] = {}
+        self._series: dict[tuple[str, str, str, int], tuple[Any, ...]] = {}
 
-    def _for(self, app: str, route: str, model: str, status: int) -> tuple:
+    def _for(self, app: str, route: str, model: str, status: int) -> tuple[Any, ...]:
         """The labeled series of one (app, route, model, status), looked up once (labels() locks)."""
         key = (app, route, model, status)
         series = self._series.get(key)
@@ -111,7 +117,7 @@ class RequestMetrics:
             )
         return series
 
-    def observe(self, row, anomalous: bool = False) -> None:
+    def observe(self, row: UsageRow, anomalous: bool = False) -> None:
         if anomalous:
             self.anomalies.labels(row.app, row.model).inc()
         requests, prompt, completion, cost, savings, ttft, latency = self._for(
@@ -127,7 +133,7 @@ class RequestMetrics:
         latency.observe(row.latency_ms / 1e3)
 
 
-def registry_for(gateway) -> tuple[CollectorRegistry, RequestMetrics]:
+def registry_for(gateway: Any) -> tuple[CollectorRegistry, RequestMetrics]:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(GatewayCollector(gateway))
     return registry, RequestMetrics(registry)

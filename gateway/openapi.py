@@ -205,21 +205,21 @@ _FILE_ID = [{"name": "file_id", "in": "path", "required": True, "schema": {"type
 _BATCH_ID = [{"name": "batch_id", "in": "path", "required": True, "schema": {"type": "string"}}]
 
 
-def _anthropic_errors(*statuses: int) -> dict:
+def _anthropic_errors(*statuses: int) -> dict[str, Any]:
     return {
         str(s): {"description": "an error", "content": {"application/json": {"schema": _ANTHROPIC_ERROR}}}
         for s in statuses
     }
 
 
-def _errors(*statuses: int) -> dict:
+def _errors(*statuses: int) -> dict[str, Any]:
     return {
         str(s): {"description": "an OpenAI-shaped error", "content": {"application/json": {"schema": _ERROR}}}
         for s in statuses
     }
 
 
-def _json(description: str) -> dict:
+def _json(description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": {"type": "object"}}}}
 
 

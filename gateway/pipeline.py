@@ -86,7 +86,7 @@ def identify(request: Request) -> App:
             authorization = f"Bearer {request.headers['x-api-key']}"
         app = gateway.keys.identify(authorization).now()  # one version of the app's policy per request
     request.state.app_name = app.name
-    return app
+    return app  # type: ignore[no-any-return]  # (request.state is untyped)
 
 
 def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
@@ -159,7 +159,8 @@ class Visit:
         self.account.first_token()
 
     def settled(self, usage: Usage, delivered: str | None = None) -> Usage:
-        return self.account.settled(usage, delivered)
+        settled: Usage = self.account.settled(usage, delivered)
+        return settled
 
     def end(self, usage: Usage | None = None, status: int = 200, error: str | None = None) -> None:
         if usage is None:

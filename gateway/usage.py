@@ -14,6 +14,7 @@ import math
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -40,7 +41,7 @@ def caller_app(request: Request) -> str | None:
     app = gateway.keys.find(key) if key else None
     if app is None:
         raise Unauthorized("Send the admin key, or an app key, as 'Authorization: Bearer <key>'.")
-    return app.name
+    return str(app.name)
 
 
 def time_param(value: str | None, name: str) -> float | None:
@@ -67,7 +68,7 @@ def _percentile(values: list[float], q: float) -> float | None:
     return round(percentile(values, q), 2) if values else None
 
 
-def summarize(rows: list[UsageRow]) -> dict:
+def summarize(rows: list[UsageRow]) -> dict[str, Any]:
     cost = sum(r.cost_usd for r in rows)
     counterfactual = sum(r.counterfactual_usd for r in rows)
     latencies = [r.latency_ms for r in rows if r.status == 200]
@@ -90,7 +91,7 @@ def summarize(rows: list[UsageRow]) -> dict:
     }
 
 
-def _budgets(request: Request, only: str | None) -> list[dict]:
+def _budgets(request: Request, only: str | None) -> list[dict[str, Any]]:
     gateway = request.app.state.gateway
     out = []
     for app in gateway.keys.apps():

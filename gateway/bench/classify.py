@@ -10,7 +10,9 @@ import os
 import random
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gateway.bench import hostile
 from gateway.percentiles import percentile
@@ -29,7 +31,7 @@ def rss_mb() -> float:
     return float("nan")
 
 
-def conversations(tokens: int, count: int, estimate) -> list[list[dict]]:
+def conversations(tokens: int, count: int, estimate: Callable[[str], int]) -> list[list[dict[str, Any]]]:
     """Realistic multi-turn conversations (system prompt, earlier turns, private details) of about
     `tokens` tokens, made from the repository's prompt data."""
     rng = random.Random(tokens)

@@ -17,6 +17,7 @@ import asyncio
 import json
 import statistics
 import time
+from typing import Any
 
 import httpx
 import numpy as np
@@ -69,7 +70,10 @@ class RawLlama:
         """N sequences read the prompt, then make up to `steps` tokens each, ending at end-of-sequence
         like a request: (aggregate tokens/s including the prompt, decode tokens/s after it)."""
         lib, prompt, vocab = self.lib, self.prompt, self.llama.n_vocab()
-        eog = lambda token: lib.llama_vocab_is_eog(self.llama._model.vocab, token)  # noqa: E731
+
+        def eog(token: int) -> bool:
+            return bool(lib.llama_vocab_is_eog(self.llama._model.vocab, token))
+
         lib.llama_memory_clear(self.memory, True)
         k = 0
         for seq in range(n):
@@ -130,8 +134,8 @@ async def _stream(client: httpx.AsyncClient, url: str, content: str, max_tokens:
     return (times.first or times.last or times.started) - times.started, last - first, tokens
 
 
-async def _gateway(url: str) -> dict:
-    results: dict = {}
+async def _gateway(url: str) -> dict[Any, Any]:
+    results: dict[Any, Any] = {}
     async with httpx.AsyncClient(timeout=600) as client:
         for n in LEVELS:
             started = time.perf_counter()

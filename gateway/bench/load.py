@@ -45,7 +45,9 @@ KINDS: dict[str, tuple[dict[str, Any], int]] = {  # name: (body, expected status
 MIX = ["cloud"] * 5 + ["cloud-stream"] * 3 + ["edge"] + ["edge-stream"] + ["invalid"]
 
 
-async def _one(port: int, kind: str, results: dict, connections: asyncio.Queue) -> None:
+async def _one(
+    port: int, kind: str, results: dict[str, list[Any]], connections: asyncio.Queue[tuple[Any, Any]]
+) -> None:
     body, expected = KINDS[kind]
     payload = json.dumps(body).encode()
     request = (
@@ -67,9 +69,9 @@ async def _one(port: int, kind: str, results: dict, connections: asyncio.Queue) 
         await connections.put(await asyncio.open_connection("127.0.0.1", port))
 
 
-async def _drive(port: int, rate: float, seconds: float, pid: int, samples: list) -> dict:
-    results: dict = {kind: [] for kind in KINDS} | {"unexpected": []}
-    connections: asyncio.Queue = asyncio.Queue()
+async def _drive(port: int, rate: float, seconds: float, pid: int, samples: list[Any]) -> dict[str, Any]:
+    results: dict[str, Any] = {kind: [] for kind in KINDS} | {"unexpected": []}
+    connections: asyncio.Queue[tuple[Any, Any]] = asyncio.Queue()
     for _ in range(64):
         await connections.put(await asyncio.open_connection("127.0.0.1", port))
     tasks, kinds = [], itertools.cycle(MIX)

@@ -22,6 +22,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gateway.bench.ports import free_port
 from gateway.bench.profile import record, top_frames
@@ -70,8 +71,8 @@ class Server:
     port: int
     path: str
     headers: dict[str, str]
-    body: dict
-    process: subprocess.Popen | None = None
+    body: dict[str, Any]
+    process: subprocess.Popen[bytes] | None = None
     ready_s: float = 0.0
     rss_mb: float = 0.0
 

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 
-def record(pid: int, seconds: int, out: Path) -> subprocess.Popen | None:
+def record(pid: int, seconds: int, out: Path) -> subprocess.Popen[bytes] | None:
     """Sample `pid` for `seconds` into `out`, in the background."""
     if shutil.which("py-spy") is None:
         return None

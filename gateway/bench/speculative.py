@@ -46,7 +46,7 @@ PLAIN, SPECULATIVE, DRAFT = "smollm2", "smollm2-speculative", "smollm2-draft"
 SKIPPED_LAYERS = 10
 
 
-def _body(model: str, content: str, stream: bool) -> dict:
+def _body(model: str, content: str, stream: bool) -> dict[str, Any]:
     return {
         "model": model,
         "stream": stream,
@@ -62,7 +62,7 @@ async def _decode_rate(port: int, model: str) -> float:
     times = await stream_times(port, "/v1/chat/completions", json.dumps(_body(model, GROUNDED, True)).encode())
     if times.first is None or times.last is None or times.last <= times.first or not times.usage:
         return float("nan")
-    return (times.usage["completion_tokens"] - 1) / (times.last - times.first)
+    return float((times.usage["completion_tokens"] - 1) / (times.last - times.first))
 
 
 async def _aggregate(url: str, model: str, content: str, n: int) -> float:
@@ -71,7 +71,7 @@ async def _aggregate(url: str, model: str, content: str, n: int) -> float:
         started = time.perf_counter()
         answers = await asyncio.gather(*(client.post(url, json=_body(model, content, False)) for _ in range(n)))
         seconds = time.perf_counter() - started
-    return sum(a.json()["usage"]["completion_tokens"] for a in answers) / seconds
+    return float(sum(a.json()["usage"]["completion_tokens"] for a in answers) / seconds)
 
 
 async def _same_answers(url: str) -> tuple[int, int, int, int]:

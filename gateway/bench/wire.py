@@ -199,7 +199,7 @@ class StreamTimes:
     first: float | None = None  # when the first content delta arrived
     last: float | None = None
     deltas: int = 0
-    usage: dict | None = None
+    usage: dict[str, Any] | None = None
 
 
 async def stream_times(port: int, path: str, body: bytes) -> StreamTimes:
@@ -238,7 +238,7 @@ async def stream_times(port: int, path: str, body: bytes) -> StreamTimes:
     return times
 
 
-async def timed_stream(client: Any, url: str, body: dict) -> StreamTimes:
+async def timed_stream(client: Any, url: str, body: dict[str, Any]) -> StreamTimes:
     """One streamed chat completion through an `httpx.AsyncClient`: when its first and last content
     deltas came, and its usage chunk."""
     times = StreamTimes(time.perf_counter())
