@@ -23,7 +23,7 @@ from edge_runtime.config import EdgeModelConfig
 from edge_runtime.drafting import DraftModel
 from edge_runtime.embedder import Embedder
 from edge_runtime.errors import EdgeError, PromptTooLong
-from edge_runtime.generation import DONE, READ, Generation, Outbox, Sampling
+from edge_runtime.generation import DONE, READ, FinishReason, Generation, Outbox, Sampling
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.grammar import GrammarError
 from edge_runtime.plan import N_BATCH
@@ -326,7 +326,7 @@ class EdgeEngine:
             self._waiting = len(waiting)
             for job in [j for j in waiting if j.cancelled]:
                 waiting.remove(job)
-                self._finish(job, "cancelled")
+                self._finish(job, FinishReason.CANCELLED)
             # Any request that fits starts now (one too big for the free cells does not hold the
             # rest); the apps served least lately go first, so one busy app cannot crowd out others.
             # Background work comes last, and starts only when no interactive request waits.
@@ -340,7 +340,7 @@ class EdgeEngine:
                 self._served = Counter({app: n // 2 for app, n in self._served.items()})
             for seq in [q for q in scheduler.active if q.job.cancelled]:
                 scheduler.release(seq)
-                self._finish(seq.job, "cancelled")
+                self._finish(seq.job, FinishReason.CANCELLED)
             self._running = len(scheduler.active)
             started = time.monotonic()
             try:
@@ -349,11 +349,11 @@ class EdgeEngine:
                 for seq in list(scheduler.active):
                     seq.job._emit(EdgeError(f"edge model {self.name!r} failed: {exc}"))
                     scheduler.release(seq, keep=False)
-                    self._finish(seq.job, "error", emit_done=False)
+                    self._finish(seq.job, FinishReason.ERROR, emit_done=False)
                 continue
             decoding = sum(1 for seq, _ in sampled if seq.job.completion_tokens)
             for seq in scheduler.routed_away:  # read, scored, and sent elsewhere: the prompt stays cached
-                self._end(seq, "routed")
+                self._end(seq, FinishReason.ROUTED)
             for seq, token in sampled:
                 if seq.job.finish_reason is not None:  # ended by an earlier token of this step's draft
                     continue
@@ -366,7 +366,7 @@ class EdgeEngine:
                 self._tokens_per_s = rate if not self._tokens_per_s else 0.9 * self._tokens_per_s + 0.1 * rate
         for seq in list(scheduler.active):
             scheduler.release(seq)
-            self._finish(seq.job, "cancelled")
+            self._finish(seq.job, FinishReason.CANCELLED)
         self._outbox.send()
 
     def _advance(self, seq: Sequence[Generation], token: int) -> None:
@@ -375,7 +375,7 @@ class EdgeEngine:
         if eog:
             if job.sampling.logprobs is not None and job.logprobs:
                 job.logprobs.pop()  # the end of the answer is no token of it
-            return self._end(seq, "stop")
+            return self._end(seq, FinishReason.STOP)
         if job.first_token_at is None:
             job.first_token_at = time.monotonic()
         job.completion_tokens += 1
@@ -384,11 +384,11 @@ class EdgeEngine:
             job._emit(piece)
         if seq.text.stopped:
             job.stop_sequence = seq.text.stopped_by
-            self._end(seq, "stop")
+            self._end(seq, FinishReason.STOP)
         elif job.completion_tokens >= job.max_tokens:
-            self._end(seq, "length")
+            self._end(seq, FinishReason.LENGTH)
 
-    def _end(self, seq: Sequence[Generation], reason: str) -> None:
+    def _end(self, seq: Sequence[Generation], reason: FinishReason) -> None:
         tail = seq.text.flush()
         if tail:
             seq.job._emit(tail)
@@ -396,7 +396,7 @@ class EdgeEngine:
         self._scheduler.release(seq)
         self._finish(seq.job, reason)
 
-    def _finish(self, job: Generation, reason: str, emit_done: bool = True) -> None:
+    def _finish(self, job: Generation, reason: FinishReason, emit_done: bool = True) -> None:
         job.finish_reason, job.ended_at = reason, time.monotonic()
         if job.gate is not None:
             job._emit(READ)  # whoever waits for the reading hears it ended (a second READ is a no-op)
@@ -405,7 +405,7 @@ class EdgeEngine:
             self._outstanding -= job.prompt_tokens + job.max_tokens
             if job.sampling.background:
                 self._background -= job.prompt_tokens + job.max_tokens
-        if reason == "cancelled":
+        if reason is FinishReason.CANCELLED:
             self._cancelled += 1
         else:
             self._completed += 1

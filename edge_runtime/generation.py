@@ -10,12 +10,24 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from enum import StrEnum
 
 from edge_runtime.batch import TokenLogprob
 from edge_runtime.reading import Gate
 
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_TOP_P = 0.95
+
+
+class FinishReason(StrEnum):
+    """Why a generation ended. The first two are Chat Completions' own words, which an answer
+    carries as they are; the others end a generation that answers no one."""
+
+    STOP = "stop"  # an end-of-generation token, or one of the request's stop sequences
+    LENGTH = "length"  # max_tokens reached
+    CANCELLED = "cancelled"  # its client left, or it was cancelled before it ended
+    ROUTED = "routed"  # its gate did not keep it: read, scored, and sent elsewhere
+    ERROR = "error"  # the runtime failed it (the error is what its reader gets)
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,7 @@ class Generation:
         self.max_tokens = max_tokens
         self.prompt_tokens = len(prompt)
         self.completion_tokens = 0
-        self.finish_reason: str | None = None
+        self.finish_reason: FinishReason | None = None
         self.stop_sequence: str | None = None  # which of the request's `stop` ended it, if one did
         # time.monotonic() when it was queued, when a sequence took it, its first token, its end
         self.queued_at = time.monotonic()
@@ -95,7 +107,7 @@ class Generation:
     @property
     def routed_away(self) -> bool:
         """Its gate did not keep it: it ended unanswered after reading its prompt."""
-        return self.finish_reason == "routed"
+        return self.finish_reason is FinishReason.ROUTED
 
     def cancel(self) -> None:
         self._cancel.set()

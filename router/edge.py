@@ -14,6 +14,7 @@ from opentelemetry.context import Context
 
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
 from edge_runtime.batch import TokenLogprob
+from edge_runtime.generation import FinishReason
 from edge_runtime.grammar import GrammarError, json_grammar, schema_grammar
 from edge_runtime.reading import Gate, Probe
 from policies.needs import Need
@@ -198,7 +199,7 @@ class EdgeModel:
         for i, (generation, text) in enumerate(zip(generations, texts, strict=True)):
             _traced(generation, parent)
             message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
-            finish_reason = generation.finish_reason
+            finish_reason = _wire(generation.finish_reason)
             if Need.TOOLS in request.needs:
                 message, finish_reason = edge_tools.answer(text, finish_reason)
             logprobs = self._logprobs(generation.logprobs) if request.logprobs is not None else None
@@ -226,7 +227,7 @@ class EdgeModel:
         most, from the prompt's cells in the cache); else `InvalidOutput`. An answer cut short by
         max_tokens is reported as cut, not checked."""
         assert queued.check is not None
-        problem = None if generation.finish_reason == "length" else queued.check(text)
+        problem = None if generation.finish_reason is FinishReason.LENGTH else queued.check(text)
         for attempt in range(RESAMPLES):
             if problem is None:
                 return generation, text
@@ -234,7 +235,7 @@ class EdgeModel:
             sampling = replace(queued.sampling, temperature=RESAMPLE_TEMPERATURE, seed=seed)
             generation = self.engine.submit_tokens(queued.prompt, sampling, request.app)
             text = await _text_of(generation)
-            problem = None if generation.finish_reason == "length" else queued.check(text)
+            problem = None if generation.finish_reason is FinishReason.LENGTH else queued.check(text)
         if problem is None:
             return generation, text
         raise InvalidOutput(
@@ -305,7 +306,8 @@ class EdgeRead:
     def kept(self) -> bool:
         """The edge goes on to answer (False: it stopped after reading, or ended before)."""
         generation = self._generations[0]
-        return self.score is not None and not generation.routed_away and generation.finish_reason != "cancelled"
+        cancelled = generation.finish_reason is FinishReason.CANCELLED
+        return self.score is not None and not generation.routed_away and not cancelled
 
     async def complete(self) -> Answer:
         return await self._model._answer(self._request, self._queued)
@@ -357,7 +359,7 @@ class EdgeStream:
             raise NoCapacity(str(exc), retry_after=1) from None
         self.usage.completion_tokens = generation.completion_tokens
         self._phases()
-        last = self._chunk({}, generation.finish_reason)
+        last = self._chunk({}, _wire(generation.finish_reason))
         if generation.stop_sequence is not None:
             last["choices"][0]["stop_reason"] = generation.stop_sequence
         yield last
@@ -461,3 +463,8 @@ def _grammar_of(request: ChatRequest) -> tuple[str | None, Check | None]:
 
 def _completion_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex[:24]}"
+
+
+def _wire(reason: FinishReason | None) -> str | None:
+    """A generation's finish reason as an answer carries it: Chat Completions' word."""
+    return None if reason is None else reason.value
