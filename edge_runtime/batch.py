@@ -295,15 +295,26 @@ class BatchScheduler(Generic[J]):
     # --- one step -------------------------------------------------------------------------
     def step(self) -> list[tuple[Sequence[J], int]]:
         """Decode one batch; return the (sequence, token) pairs sampled in it. A sequence read first
-        whose gate does not keep it is not sampled: it is in `routed_away` after the step."""
-        batch, n = self.batch, 0
+        whose gate does not keep it is not sampled: it is in `routed_away` after the step.
+
+        Four phases: the generating sequences' next tokens go in the batch (`_fill_generating`),
+        then what the pacer gives of the prompts being read (`_fill_reading`); llama.cpp decodes
+        the batch (`_decode`); each sequence whose logits came out is gated or sampled (`_sample`)."""
         self.routed_away = []
         for seq in self.active:
             seq.logit_index = None
         # Background work steps only when no interactive request is running.
         running = [q for q in self.active if not q.job.sampling.background] or self.active
-        # Every generating sequence advances one token; then prompts are read, the shortest first,
-        # each as much as the pacer gives it (short ones whole, long ones a small chunk).
+        n = self._fill_generating(running)
+        n, read, long_read = self._fill_reading(running, n)
+        if not self._decode(n, read, long_read):
+            return []
+        return self._sampled()
+
+    def _fill_generating(self, running: list[Sequence[J]]) -> int:
+        """Every generating sequence's last token in the batch (and its draft's guesses after it,
+        to verify in the same decode); returns how many tokens the batch holds."""
+        n = 0
         generating = [q for q in running if q.read == len(q.prompt)][: self.n_batch]
         for seq, guesses in zip(generating, self._drafts(generating), strict=True):
             pos = len(seq.prompt) + seq.job.completion_tokens - 1
@@ -314,9 +325,16 @@ class BatchScheduler(Generic[J]):
             for k, token in enumerate(guesses):
                 put(self.batch, n, token, pos + 1 + k, seq.seq_id, True)
                 n += 1
+        return n
+
+    def _fill_reading(self, running: list[Sequence[J]], n: int) -> tuple[int, list[tuple[Sequence[J], int]], bool]:
+        """The prompts being read, the shortest first, each as much as the pacer gives it (short
+        ones whole, long ones a chunk), after the `n` tokens the batch holds. Returns the tokens
+        it then holds, each prompt read and where its read started, and whether a long prompt
+        is among them (a step the pacer may cut)."""
         reading = sorted((q for q in running if q.read < len(q.prompt)), key=lambda q: len(q.prompt) - q.read)
         long_read = False
-        read: list[tuple[Sequence[J], int]] = []  # each prompt read this step, and where it started
+        read: list[tuple[Sequence[J], int]] = []
         for seq, take in zip(reading, self.pacer.reads(n, [len(q.prompt) - q.read for q in reading]), strict=True):
             if take <= 0:
                 continue
@@ -327,49 +345,59 @@ class BatchScheduler(Generic[J]):
                 n += 1
             seq.read += take
             if seq.read == len(seq.prompt):
-                batch.logits[n - 1] = 1
+                self.batch.logits[n - 1] = 1
                 seq.logit_index = n - 1
+        return n, read, long_read
+
+    def _decode(self, n: int, read: list[tuple[Sequence[J], int]], long_read: bool) -> bool:
+        """Decode the batch's `n` tokens, timed for the pacer; False when there was nothing to
+        decode, or the step was cut (`_undo`: as if it had not run)."""
         if n == 0:
             self.before_decode()
-            return []
-        batch.n_tokens = n
+            return False
+        self.batch.n_tokens = n
         self.before_decode()
         started = time.perf_counter()
         self.interrupt.arm(long_read and self.pacer.may_cut(time.monotonic()))
-        code = self.lib.llama_decode(self.ctx, batch)
+        code = self.lib.llama_decode(self.ctx, self.batch)
         self.interrupt.arm(False)
         if code == CUT:  # llama.cpp dropped the step's cells: it is as if it had not run
             self._undo(read)
             self.pacer.was_cut(time.monotonic())
-            return []
+            return False
         if code != 0:
             raise RuntimeError(f"llama_decode returned {code}")
-        took = time.perf_counter() - started
-        self.pacer.measured(n, took, long_read)
+        self.pacer.measured(n, time.perf_counter() - started, long_read)
         for seq, _ in read:
             if seq.read == len(seq.prompt):
                 seq.job.prompt_read = True
+        return True
+
+    def _sampled(self) -> list[tuple[Sequence[J], int]]:
+        """Each sequence whose logits the decode gave: a prompt read first is gated (and left out,
+        in `routed_away`, where its gate does not keep it); a draft's guesses are verified; any
+        other samples its next token."""
         sampled = []
         for seq in self.active:
-            if seq.logit_index is not None and seq.job.gate is not None and seq.job.gate.score is None:
-                if not self._gate(seq):
-                    self.routed_away.append(seq)
-                    continue
-            if seq.logit_index is not None and seq.guesses:
+            if seq.logit_index is None:
+                continue
+            if seq.job.gate is not None and seq.job.gate.score is None and not self._gate(seq):
+                self.routed_away.append(seq)
+                continue
+            if seq.guesses:
                 tokens = self._verified(seq)
                 seq.last = tokens[-1]
                 sampled += [(seq, token) for token in tokens]
                 continue
-            if seq.logit_index is not None:
-                token = self._sample(seq)
-                if seq.lookup is not None:
-                    seq.lookup.extend([token])
-                if seq.job.sampling.confidence:
-                    seq.job.logprob_sum += self._logprob(seq.logit_index, token)
-                if seq.job.sampling.logprobs is not None:
-                    seq.job.logprobs.append(self._token_logprob(seq.logit_index, token, seq.job.sampling.logprobs))
-                seq.last = token
-                sampled.append((seq, token))
+            token = self._sample(seq)
+            if seq.lookup is not None:
+                seq.lookup.extend([token])
+            if seq.job.sampling.confidence:
+                seq.job.logprob_sum += self._logprob(seq.logit_index, token)
+            if seq.job.sampling.logprobs is not None:
+                seq.job.logprobs.append(self._token_logprob(seq.logit_index, token, seq.job.sampling.logprobs))
+            seq.last = token
+            sampled.append((seq, token))
         return sampled
 
     def _undo(self, read: list[tuple[Sequence[J], int]]) -> None:
