@@ -5,6 +5,7 @@ evaluation, their data) may import every package and is imported by none: it is 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,3 +59,54 @@ def test_the_installed_packages_are_what_setuptools_finds():
 
     found = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]
     assert sorted(p.rstrip("*") for p in found["find"]["include"]) == sorted(INSTALLED)
+
+
+# --- docs/architecture.md as a map that holds ------------------------------------------------
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _names(body: list[ast.stmt]) -> set[str]:
+    """What a module's or a class's body defines: functions, classes and assigned names."""
+    found: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return found
+
+
+def _definitions(path: Path) -> dict[str, set[str]]:
+    """The module's names ("") and each of its classes' names (by the class's name)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = {"": _names(tree.body)}
+    found.update({node.name: _names(node.body) for node in tree.body if isinstance(node, ast.ClassDef)})
+    return found
+
+
+def _defines(path: Path, name: str) -> bool:
+    owner, _, member = name.rpartition(".") if "." in name else ("", "", name)
+    return member in _definitions(path).get(owner, set())
+
+
+def test_every_file_and_function_the_architecture_names_exists():
+    """`path.py: Name` (or `Class.method`) is defined in that file; every `path.py` exists; a
+    `Class.method` named alone is defined in one of the installed packages' classes of that name."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    named = re.findall(r"`((?:[\w]+/)+[\w]+\.py)(?:: ([A-Za-z_][\w.]*))?`", text)
+    assert len(named) > 40  # the map names its files
+    for path, name in named:
+        assert (ROOT / path).is_file(), path
+        if name:
+            assert _defines(ROOT / path, name), f"{path} does not define {name}"
+    classes: dict[str, list[Path]] = {}
+    for package in INSTALLED:
+        for path in (ROOT / package).rglob("*.py"):
+            for owner in _definitions(path):
+                if owner:
+                    classes.setdefault(owner, []).append(path)
+    alone = set(re.findall(r"`([A-Z]\w+)\.(_?[a-z]\w*)`", text))
+    assert len(alone) > 10
+    for owner, member in sorted(alone):
+        assert any(_defines(path, f"{owner}.{member}") for path in classes.get(owner, [])), f"{owner}.{member}"
