@@ -18,7 +18,6 @@ stay free for interactive requests.
 from __future__ import annotations
 
 import math
-import os
 import queue
 import time
 from collections.abc import Callable
@@ -31,37 +30,18 @@ from edge_runtime.decoding import common_start, logits_at, put
 from edge_runtime.interrupt import CUT, StepInterrupt
 from edge_runtime.pacing import SHORT_PROMPT, Pacer
 from edge_runtime.reading import Gate
+from edge_runtime.sampling import Sampling, TokenLogprob
 from edge_runtime.speculation import PromptLookup, Speculation
 from edge_runtime.step_cost import StepCost
 from edge_runtime.textstream import TextStream
+from edge_runtime.threads import thread_count
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
     from edge_runtime.drafting import DraftModel
-    from edge_runtime.generation import Sampling
 
 TOP_K = 40  # llama.cpp's default: the tail past it carries no mass worth a full sort
-
-
-def thread_count(configured: int | None) -> int:
-    """The configured count, else the cores this process may run on.
-
-    llama.cpp's own default of 4 threads oversubscribes small machines (26 tokens/s instead of 91
-    on 2 cores). macOS has no sched_getaffinity; there every core counts."""
-    if configured:
-        return configured
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
-
-
-@dataclass(frozen=True)
-class TokenLogprob:
-    token: int
-    logprob: float
-    top: list[tuple[int, float]]  # (token, logprob) of the likeliest tokens, likeliest first
 
 
 class Job(Protocol):

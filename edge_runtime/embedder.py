@@ -8,10 +8,10 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from edge_runtime.batch import thread_count
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.errors import PromptTooLong
 from edge_runtime.gguf import resolve_gguf
+from edge_runtime.threads import thread_count
 
 if TYPE_CHECKING:
     from llama_cpp import Llama

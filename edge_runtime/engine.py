@@ -18,17 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from edge_runtime.batch import BatchScheduler, Sequence, drain, thread_count
+from edge_runtime.batch import BatchScheduler, Sequence, drain
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.drafting import DraftModel
 from edge_runtime.embedder import Embedder
 from edge_runtime.errors import EdgeError, PromptTooLong
-from edge_runtime.generation import DONE, READ, FinishReason, Generation, Outbox, Sampling
+from edge_runtime.generation import DONE, READ, Generation, Outbox
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.grammar import GrammarError
 from edge_runtime.plan import N_BATCH
 from edge_runtime.reading import Gate
+from edge_runtime.sampling import FinishReason, Sampling
 from edge_runtime.speculation import GuessCost, Speculation, SpeculativeMode
+from edge_runtime.threads import thread_count
 
 if TYPE_CHECKING:
     from llama_cpp import Llama

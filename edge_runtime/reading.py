@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from edge_runtime.threads import thread_count
+
 BUNDLED_PROBES = Path(__file__).resolve().parent / "probes"
 DIGEST_CHARS = 16  # of the GGUF's sha256: a probe file's name
 
@@ -131,8 +133,6 @@ def read_last_logits(
     import ctypes
 
     import llama_cpp
-
-    from edge_runtime.batch import thread_count
 
     longest = max(len(p) for p in prompts)
     model = llama_cpp.llama_model_load_from_file(str(gguf).encode(), llama_cpp.llama_model_default_params())

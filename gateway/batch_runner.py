@@ -26,7 +26,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 import orjson
@@ -35,15 +35,13 @@ from starlette.types import ASGIApp
 from classifiers.privacy.known import Known
 from gateway import files
 from gateway.batches import BATCHES, ENDED, Batch, Line, cancel_asked, parse_lines
+from gateway.held import Held
 from gateway.pipeline import LINE_HEADER, PARKED_HEADER  # "<secret> <batch id> <line> <provider> <app>"
 from gateway.provider_lines import PARKED, LineDeferral, LineOrigin, ProviderLines, line_key, output_line
+from router.account import RequestAccount
 from router.cloud.batch_api import BatchStatus
 from router.documents import Document, Documents
 from router.request import Priority
-
-if TYPE_CHECKING:
-    from gateway.app import Gateway
-    from router.account import RequestAccount
 
 log = logging.getLogger("edgeway.batches")
 T = TypeVar("T")
@@ -61,7 +59,7 @@ def lines_kind(batch_id: str) -> str:
 
 
 class BatchRunner:
-    def __init__(self, app: ASGIApp, gateway: Gateway) -> None:
+    def __init__(self, app: ASGIApp, gateway: Held) -> None:
         self._gateway = gateway
         self._documents: Documents = gateway.documents
         self.owner = uuid.uuid4().hex  # this process, as the holder of batch leases

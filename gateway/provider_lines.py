@@ -24,10 +24,14 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals
+from gateway.auth import App
+from gateway.batches import Batch, Line
+from gateway.held import Held
+from router.account import RequestAccount
 from router.answer import Answer
 from router.cloud.base import CloudModel, status_error
 from router.cloud.batch_api import ProviderBatchAPI, ProviderResult
@@ -41,12 +45,6 @@ from router.modes import WHOLE
 from router.redaction import Redaction, Restoration
 from router.request import ChatRequest
 from router.tier import Tier
-
-if TYPE_CHECKING:
-    from gateway.app import Gateway
-    from gateway.auth import App
-    from gateway.batches import Batch, Line
-    from router.account import RequestAccount
 
 log = logging.getLogger("edgeway.batches")
 
@@ -129,7 +127,7 @@ class ProviderLines:
 
     def __init__(
         self,
-        gateway: Gateway,
+        gateway: Held,
         batch: Batch,
         lines: list[Line],
         kind: str,

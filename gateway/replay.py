@@ -23,6 +23,7 @@ from gateway.auth import App
 from router.cloud.validate import delivered_text
 from router.errors import EdgewayError
 from router.request import ChatRequest, parse_chat_request
+from router.routing import Router
 from router.shadow import ServedRequest, Shadower, ShadowPolicy, why_not
 
 
@@ -72,7 +73,7 @@ async def replay(
         for number, line in enumerate(lines):
             if number in skip or not line.strip():
                 continue
-            outcome = await _one(shadower, app, policy, number, line)
+            outcome = await _one(gateway.router, shadower, app, policy, number, line)
             counts[outcome["outcome"]] = counts.get(outcome["outcome"], 0) + 1
             written.write(json.dumps(outcome) + "\n")
             written.flush()
@@ -81,13 +82,15 @@ async def replay(
     return counts
 
 
-async def _one(shadower: Shadower, app: App, policy: ShadowPolicy, number: int, line: str) -> dict[str, Any]:
+async def _one(
+    router: Router, shadower: Shadower, app: App, policy: ShadowPolicy, number: int, line: str
+) -> dict[str, Any]:
     row: dict[str, Any] = {"line": number, "app": app.name}
     try:
         request = request_of(line)
         request.app = app.name
-        signals, decision = shadower.router.decide(request, app.caller())
-        edge, cloud = shadower.router.models[policy.edge], shadower.router.models[policy.cloud]
+        signals, decision = router.decide(request, app.caller())
+        edge, cloud = router.models[policy.edge], router.models[policy.cloud]
         served = ServedRequest(f"replay-{number}", app.name, request, signals, decision, "edge", edge.name, "?")
         reason = why_not(served, cloud)  # before the edge answers: a private prompt costs nothing
         if reason is None:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from edge_runtime.batch import thread_count
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.reading import gguf_digest
+from edge_runtime.threads import thread_count
 from research.folds import RoutingRow, hashed_fold
 
 CACHE = Path(__file__).resolve().parent / "cache"

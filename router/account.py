@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from opentelemetry.context import Context
 
@@ -28,10 +28,7 @@ from router.pricing import Price, cost_of
 from router.request import ChatRequest
 from router.routed import Routed
 from router.routings import RoutingRecord
-from router.shadow import ServedRequest, ShadowPolicy
-
-if TYPE_CHECKING:
-    from router.shadow import Shadower
+from router.shadow import ServedRequest, Shadower, ShadowPolicy
 
 Prompt = Callable[[ChatRequest, Signals], str | None]  # what of the prompt the row keeps (masked), if any
 log = logging.getLogger("edgeway.router")

@@ -13,10 +13,9 @@ from typing import Any
 from opentelemetry.context import Context
 
 from edge_runtime import EdgeEngine, EdgeError, Generation, PromptTooLong, Sampling
-from edge_runtime.batch import TokenLogprob
-from edge_runtime.generation import FinishReason
 from edge_runtime.grammar import GrammarError, json_grammar, schema_grammar
 from edge_runtime.reading import Gate, Probe
+from edge_runtime.sampling import FinishReason, TokenLogprob
 from policies.needs import Need
 from router import edge_tools
 from router.answer import Answer, ChunkStream, Usage, embeddings_body

@@ -14,6 +14,8 @@ from router.answer import Usage
 from router.cloud.config import CloudModelConfig
 from router.cloud.price_map import map_entry
 
+ESTIMATED_ANSWER_TOKENS = 1024  # what a request that names no max_tokens is priced at, at most
+
 BATCH_DISCOUNT = 0.5  # a provider batch API's price where neither the config nor LiteLLM's map says
 
 

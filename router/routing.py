@@ -18,11 +18,12 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from classifiers.privacy.known import Known
 from classifiers.signals import Scorer, Signals
 from router import semantic, tracing
+from router.account import RequestAccount
 from router.answer import Answer, ChunkStream
 from router.auto import AutoRoutes
 from router.budget import AppBudget
@@ -36,18 +37,14 @@ from router.limits import Limits
 from router.modes import EMBEDDED, STREAMED, WHOLE, Mode, R
 from router.narrowing import able, check_max_tokens, local_only, over_budget, within_latency_budget
 from router.offload import off_loop
-from router.pricing import FREE, Price
+from router.pricing import ESTIMATED_ANSWER_TOKENS, FREE, Price
 from router.redaction import Redaction
 from router.request import ChatRequest
 from router.resilience import Breaker, RetryPolicy, guarded
 from router.routed import Routed
 from router.tier import Tier
 
-if TYPE_CHECKING:
-    from router.account import RequestAccount
-
 log = logging.getLogger("edgeway.router")
-ESTIMATED_ANSWER_TOKENS = 1024  # reserved for a request that names no max_tokens
 INLINE_BYTES = 64 * 1024  # bodies up to this are scored on the event loop (well under a millisecond)
 
 
@@ -213,8 +210,6 @@ class Router:
 
     def account(self, request_id: str, app: str, **options: Any) -> RequestAccount:
         """A request's account, on this router's ledger and prices (router.account)."""
-        from router.account import RequestAccount  # (the account's shadow offer imports this module)
-
         return RequestAccount(
             self._store, self.prices, self.scorer.tokens.estimate, self.auto, request_id, app, **options
         )

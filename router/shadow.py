@@ -26,11 +26,13 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from opentelemetry.context import Context
 
+from classifiers import Scorer
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals
 from router import tracing
@@ -46,10 +48,9 @@ from router.ladder import adjacent
 from router.ledger import Store, StoreUnavailable, UsageRow
 from router.ledger.rows import account_of
 from router.modes import WHOLE
-from router.pricing import FREE, cost_of
+from router.pricing import ESTIMATED_ANSWER_TOKENS, FREE, Price, cost_of
 from router.request import ChatRequest, parse_chat_request
 from router.routed import Routed
-from router.routing import ESTIMATED_ANSWER_TOKENS, Router
 from router.tier import Tier, TierKind
 
 log = logging.getLogger("edgeway.shadow")
@@ -115,10 +116,24 @@ def why_not(served: ServedRequest, other: Tier | None) -> str | None:
     return None
 
 
+class Compared(Protocol):
+    """What a comparison reads of the router (`router.routing.Router`): its models, their prices,
+    and its token estimate."""
+
+    @property
+    def models(self) -> Mapping[str, Tier]: ...
+
+    @property
+    def prices(self) -> Mapping[str, Price]: ...
+
+    @property
+    def scorer(self) -> Scorer: ...
+
+
 class Shadower:
     def __init__(
         self,
-        router: Router,
+        router: Compared,
         comparisons: Comparisons,
         store: Store,
         *,

@@ -110,3 +110,87 @@ def test_every_file_and_function_the_architecture_names_exists():
     assert len(alone) > 10
     for owner, member in sorted(alone):
         assert any(_defines(path, f"{owner}.{member}") for path in classes.get(owner, [])), f"{owner}.{member}"
+
+
+# --- no import cycle, hidden or not ------------------------------------------------------------
+def _module_graph() -> dict[str, set[str]]:
+    """Each installed module and the installed modules it imports: at the top, under
+    `TYPE_CHECKING` and inside functions alike (a cycle hidden behind either is still a cycle). A
+    compiled extension (`classifiers/_scan*.so`) is a module of its own, importing nothing."""
+    paths: dict[str, Path | None] = {}
+    for package in INSTALLED:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+        for path in (ROOT / package).rglob("*.so"):
+            parts = path.relative_to(ROOT).parts
+            paths[".".join((*parts[:-1], path.name.split(".")[0]))] = None
+
+    def resolved(name: str) -> str | None:
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+    for name, path in paths.items():
+        if path is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in paths else node.module
+                           for a in node.names]  # fmt: skip
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            graph[name] |= {found for t in targets if (found := resolved(t)) not in (None, name)}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_itself_through_others_even_lazily():
+    graph = _module_graph()
+    assert len(graph) > 150 and "classifiers._scan" in graph
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_check_sees_a_cycle_behind_type_checking_and_in_a_function():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from router.routing import Router\n"
+                     "def f():\n    from gateway.app import Gateway\n")  # fmt: skip
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert {"router.routing", "gateway.app"} <= imported  # ast.walk reaches both, as _module_graph reads them

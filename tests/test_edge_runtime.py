@@ -8,7 +8,7 @@ import os
 import pytest
 
 from edge_runtime import EdgeEngine, EdgeModelConfig, Sampling
-from edge_runtime.batch import thread_count
+from edge_runtime.threads import thread_count
 
 STORY = [{"role": "user", "content": "Tell me a short story about a lighthouse keeper."}]
 

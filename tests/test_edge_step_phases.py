@@ -11,8 +11,9 @@ import llama_cpp
 import pytest
 
 from edge_runtime.batch import BatchScheduler
-from edge_runtime.generation import Generation, Outbox, Sampling
+from edge_runtime.generation import Generation, Outbox
 from edge_runtime.gguf import resolve_gguf
+from edge_runtime.sampling import Sampling
 
 
 @pytest.fixture(scope="module")

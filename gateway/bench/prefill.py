@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 
 from edge_runtime import EdgeEngine, EdgeModelConfig, Sampling
-from edge_runtime.batch import thread_count
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.plan import N_BATCH
+from edge_runtime.threads import thread_count
 
 LENGTHS = (100, 500, 2000)
 TEXT = (

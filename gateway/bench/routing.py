@@ -21,8 +21,8 @@ import numpy as np
 
 from classifiers import Scorer
 from edge_runtime import EdgeEngine, EdgeModelConfig
-from edge_runtime.generation import Sampling
 from edge_runtime.reading import BUNDLED_PROBES, Gate, find_probe, gguf_digest
+from edge_runtime.sampling import Sampling
 from gateway.bench.classify import conversations
 from gateway.percentiles import percentile
 

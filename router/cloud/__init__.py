@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from router.cloud.batch_api import batch_api_of
 from router.cloud.config import CloudModelConfig
-from router.cloud.litellm_adapter import LiteLLMModel, warm_up
+from router.cloud.litellm_adapter import LiteLLMModel
+from router.cloud.litellm_module import warm_up
 from router.cloud.openai_compat import HttpPool, OpenAICompatible, is_direct
 
 

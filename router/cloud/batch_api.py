@@ -26,6 +26,7 @@ import orjson
 
 from router.cloud.config import CloudModelConfig
 from router.cloud.http1 import Client, HTTPError, Timeouts
+from router.cloud.litellm_module import load_litellm
 from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
 from router.request import ChatRequest
 
@@ -355,6 +356,4 @@ class AnthropicBatchAPI:
 
 
 async def _litellm() -> Any:
-    from router.cloud.litellm_adapter import load_litellm  # (12 s the first time: off the event loop)
-
-    return await asyncio.to_thread(load_litellm)
+    return await asyncio.to_thread(load_litellm)  # (12 s the first time: off the event loop)

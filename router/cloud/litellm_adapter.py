@@ -1,52 +1,24 @@
 """Cloud models of providers with their own wire format (Anthropic, Gemini, Bedrock, ...),
-translated by LiteLLM.
-
-`import litellm` costs about 12 s and 200 MB, so it happens once, off the event loop, when the
-first such model is used or when `warm_up()` is called after the gateway is ready; and never
-fetches LiteLLM's price map from the network.
+translated by LiteLLM (imported once, off the event loop: `router.cloud.litellm_module`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
 from router.answer import Answer
 from router.cloud import validate
 from router.cloud.base import CloudModel, refused
+from router.cloud.litellm_module import load_litellm
 from router.errors import InvalidRequest, UpstreamError, UpstreamTimeout
 from router.request import ChatRequest
 from router.tracing import outgoing_headers
 
-_lock = threading.Lock()
-_module: Any = None
-
 # Keys of an OpenAI body that LiteLLM takes as named arguments instead of passing on.
 # ("prompt": a legacy text completion goes to LiteLLM as a chat with the prompt as the user's turn.)
 _OWN_KEYS = ("model", "messages", "stream", "stream_options", "prompt")
-
-
-def load_litellm() -> Any:
-    """Import LiteLLM once (blocking); every caller after the first gets the same module."""
-    global _module
-    with _lock:
-        if _module is None:
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            os.environ.setdefault("LITELLM_LOG", "ERROR")
-            import litellm
-
-            litellm.telemetry = False
-            litellm.drop_params = True  # a provider that lacks an OpenAI parameter ignores it
-            litellm.suppress_debug_info = True
-            _module = litellm
-        return _module
-
-
-async def warm_up() -> None:
-    await asyncio.to_thread(load_litellm)
 
 
 class LiteLLMModel(CloudModel):

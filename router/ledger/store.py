@@ -225,15 +225,3 @@ class SqliteStore(LocalCounters):
 def _row(values: dict[str, Any]) -> UsageRow:
     """A row as SQLite gives it back; a column added after the row was written reads as its default."""
     return UsageRow(**{**values, "stream": bool(values["stream"]), "kind": values["kind"] or "request"})
-
-
-def open_store(url: str) -> Store:
-    if url in ("memory://", "memory"):
-        return MemoryStore()
-    if url.startswith("sqlite:///"):
-        return SqliteStore(url.removeprefix("sqlite:///"))
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        from router.ledger.redis_store import RedisStore
-
-        return RedisStore(url)
-    raise ValueError(f"unsupported store {url!r}: expected memory://, sqlite:///path.db or redis://host:port/db")
