@@ -26,7 +26,7 @@ from gateway import telemetry
 from gateway.auth import App
 from gateway.http import JSON, ClientGone, EventStream, read_json, unless_client_leaves
 from router.answer import Answer, ChunkStream, Usage
-from router.cloud.validate import delivered_text, delta_text
+from router.cloud.validate import delta_text
 from router.deferral import Deferral, Parked
 from router.errors import EdgewayError, InvalidRequest, Unauthorized
 from router.ledger import RowKind
@@ -274,9 +274,7 @@ async def _run(
             visit.routed(routed, chat)
             visit.first_token()
             answer = routed.result
-            settled = visit.settled(answer.usage, None if answer.usage.measured else delivered_text(answer.body))
-            if settled is not answer.usage:  # estimated, or bounded: what is charged is what is said
-                answer.usage, answer.body["usage"] = settled, settled.as_openai()
+            visit.account.settle_answer(answer)
             visit.end(answer.usage)
             return chat, routed
         # the stream's answer has begun when this returns (`router.modes.primed`): a client that

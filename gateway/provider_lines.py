@@ -35,7 +35,7 @@ from router.account import RequestAccount
 from router.answer import Answer
 from router.cloud.base import CloudModel, status_error
 from router.cloud.batch_api import ProviderBatchAPI, ProviderResult
-from router.cloud.validate import chat_completion, delivered_text
+from router.cloud.validate import chat_completion
 from router.decision import Decision
 from router.deferral import Parked
 from router.documents import Document, Documents
@@ -300,9 +300,7 @@ class ProviderLines:
             return
         account = self._account(data["account"])
         answer = WHOLE.restore(Answer(body, usage), Restoration(data["originals"]))
-        settled = account.settled(answer.usage, None if answer.usage.measured else delivered_text(answer.body))
-        if settled is not answer.usage:  # estimated, or bounded: what is charged is what is said
-            answer.usage, answer.body["usage"] = settled, settled.as_openai()
+        account.settle_answer(answer)
         row = account.finish(answer.usage)
         self._observe(row, anomalous=account.anomaly is not None)
         await self._keep(index, output_line(line, 200, row.request_id, answer.body))

@@ -22,6 +22,7 @@ from opentelemetry.context import Context
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals
 from router.answer import Answer, ChunkStream, Usage
+from router.cloud.validate import delivered_text
 from router.decision import Decision
 from router.ledger import RowKind, Store, UsageRow
 from router.pricing import Price, cost_of
@@ -139,6 +140,13 @@ class RequestAccount:
             tokens = self._estimate_tokens(text)
             self._estimate = Usage(self._prompt_tokens, tokens, measured=False)
         return self._estimate
+
+    def settle_answer(self, answer: Answer) -> None:
+        """A whole answer's usage as charged (`settled`: the model's count, or one made from the
+        answer's text, bounded), written into the answer too: what is charged is what is said."""
+        settled = self.settled(answer.usage, None if answer.usage.measured else delivered_text(answer.body))
+        if settled is not answer.usage:
+            answer.usage, answer.body["usage"] = settled, settled.as_openai()
 
     def bound(self) -> tuple[int, int | None] | None:
         """The most a provider may count for this request, (prompt, completion): its prompt at
