@@ -13,7 +13,7 @@ from router.decision import Policy
 from router.errors import Unauthorized
 from router.limits import Limits
 from router.routing import Caller
-from router.shadow import ShadowPolicy
+from router.served import ShadowPolicy
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from router.cloud.validate import delivered_text
 from router.errors import EdgewayError
 from router.request import ChatRequest, parse_chat_request
 from router.routing import Router
-from router.shadow import ServedRequest, Shadower, ShadowPolicy, why_not
+from router.served import ServedRequest, ShadowPolicy
+from router.shadow import Shadower, why_not
 
 
 def request_of(line: str) -> ChatRequest:

@@ -22,6 +22,7 @@ from opentelemetry.context import Context
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals
 from router.answer import Answer, ChunkStream, Usage
+from router.budget import Caps
 from router.cloud.validate import delivered_text
 from router.decision import Decision
 from router.ledger import RowKind, Store, UsageRow
@@ -29,7 +30,8 @@ from router.pricing import Price, cost_of
 from router.request import ChatRequest
 from router.routed import Routed
 from router.routings import RoutingRecord
-from router.shadow import ServedRequest, Shadower, ShadowPolicy
+from router.served import Offers, ServedRequest, ShadowPolicy
+from router.tier import Tier
 
 Prompt = Callable[[ChatRequest, Signals], str | None]  # what of the prompt the row keeps (masked), if any
 log = logging.getLogger("edgeway.router")
@@ -55,14 +57,14 @@ class RequestAccount:
         store: Store,
         prices: Mapping[str, Price],
         estimate_tokens: Callable[[str], int],
-        recorder: Recorder,
+        recorder: Recorder | None,  # None: a row with no routing to record (a shadow's, a judge's)
         request_id: str,
         app: str,
         *,
         kind: RowKind = RowKind.REQUEST,
         reference: str | None = None,
         prompt: Prompt | None = None,
-        shadows: Shadower | None = None,
+        shadows: Offers | None = None,
         shadow: ShadowPolicy | None = None,
     ) -> None:
         self._store, self._prices, self._estimate_tokens, self._recorder = store, prices, estimate_tokens, recorder
@@ -92,11 +94,25 @@ class RequestAccount:
         """The worst-case cost the router held of the app's budget for this request."""
         self._reserved = usd
 
+    def admit(self, caps: Caps, usd: float) -> bool:
+        """Reserve `usd` of the budget this row's kind spends from (a shadow comparison's own, for
+        one), if every cap has room; False if one has not. Raises StoreUnavailable where the spend
+        is shared and cannot be read."""
+        if not self._store.admit(self.row.account, caps, usd):
+            return False
+        self._reserved = usd
+        return True
+
     def release(self) -> None:
         """Give back the reservation of a request that will write no priced row."""
         if self._reserved:
-            self._store.charge(self.row.app, -self._reserved, self.row.ts)  # the day it was reserved
+            self._store.charge(self.row.account, -self._reserved, self.row.ts)  # the day it was reserved
             self._reserved = 0.0
+
+    def answered_by(self, model: Tier, rule: str) -> None:
+        """What answered, for a row that is no routed request of the app's (a shadow answer, a
+        judgement): priced at `model`'s price."""
+        self.row.route, self.row.model, self.row.rule = model.tier, model.name, rule
 
     # --- what the gateway tells it -----------------------------------------------------------
     def parsed(self, chat: ChatRequest) -> None:
@@ -183,7 +199,11 @@ class RequestAccount:
         self._prompt_tokens = signals.prompt_tokens
         if self._prompt is not None:
             self.row.prompt = self._prompt(chat, signals)
-        routing = self._recorder.routing_record(self.row.request_id, self.row.app, "cloud", signals, decision, chat)
+        routing = (
+            None
+            if self._recorder is None
+            else self._recorder.routing_record(self.row.request_id, self.row.app, "cloud", signals, decision, chat)
+        )
         state = {
             "row": self.row.as_dict(),
             "reserved": self._reserved,
@@ -223,10 +243,10 @@ class RequestAccount:
         row.cost_usd = 0.0 if row.cache == "hit" else self._cost(row.model, usage, busy)
         row.counterfactual_usd = self._cost(self._reference, usage) if self._reference else 0.0
         self._write()
-        if status == 200 and row.cache != "hit" and self._routed is not None:
+        if status == 200 and row.cache != "hit" and self._routed is not None and self._recorder is not None:
             self._recorder.record(row.request_id, row.app, *self._routed)
             self._offer(trace)
-        elif status == 200 and self._parked_routing is not None:
+        elif status == 200 and self._parked_routing is not None and self._recorder is not None:
             self._recorder.keep(self._parked_routing)
         return row
 

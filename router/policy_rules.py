@@ -13,7 +13,7 @@ from router.cache import CachePolicy
 from router.decision import AutoRoute, Decision, Escalation, LiveState
 from router.limits import Limits
 from router.request import ChatRequest
-from router.shadow import ShadowPolicy
+from router.served import ShadowPolicy
 
 
 def facts_of(signals: Signals, request: ChatRequest, live: LiveState) -> Facts:

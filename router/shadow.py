@@ -27,73 +27,32 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 from opentelemetry.context import Context
 
 from classifiers import Scorer
 from classifiers.privacy.known import Known
-from classifiers.signals import Signals
 from router import tracing
-from router.answer import Answer, ChunkStream, Usage
+from router.account import RequestAccount
+from router.answer import Answer, Usage
 from router.app_router import request_features
 from router.budget import Caps
 from router.cloud.validate import delivered_text
 from router.comparisons import Comparison, Comparisons, StepComparison
-from router.decision import Decision
 from router.errors import EdgewayError
 from router.judge import JUDGE_MAX_TOKENS, judge_body, question_of, said, verdict
 from router.ladder import adjacent
-from router.ledger import Store, StoreUnavailable, UsageRow
-from router.ledger.rows import account_of
+from router.ledger import RowKind, Store, StoreUnavailable
 from router.modes import WHOLE
 from router.pricing import ESTIMATED_ANSWER_TOKENS, FREE, Price, cost_of
 from router.request import ChatRequest, parse_chat_request
-from router.routed import Routed
-from router.tier import Tier, TierKind
+from router.served import ServedRequest, ShadowPolicy
+from router.tier import Tier
 
 log = logging.getLogger("edgeway.shadow")
 QUIET_S = 0.25  # no request started for this long: a lull for the edge to work in
 MAX_WAIT_S = 10.0  # under steady traffic, a comparison waits at most this long for one
-
-
-@dataclass(frozen=True)
-class ShadowPolicy:
-    sample: float  # the share of eligible requests compared
-    judge: str  # a cloud model
-    daily_usd: float
-    edge: str  # what answers in the shadow of a cloud answer
-    cloud: str  # what answers in the shadow of an edge answer
-
-
-@dataclass(frozen=True)
-class ServedRequest:
-    """A request as the client got it answered: what a comparison starts from."""
-
-    request_id: str
-    app: str
-    request: ChatRequest
-    signals: Signals
-    decision: Decision
-    tier: TierKind
-    model: str  # the model that answered
-    answer: str  # the text the client was given
-
-    @classmethod
-    def of(
-        cls,
-        request_id: str,
-        app: str,
-        request: ChatRequest,
-        routed: Routed[Answer] | Routed[ChunkStream],
-        streamed: str,
-    ) -> ServedRequest:
-        """`routed` as its client got it: a whole answer's text, or what the stream delivered."""
-        result = routed.result
-        answer = delivered_text(result.body) if isinstance(result, Answer) else streamed
-        model = routed.model
-        return cls(request_id, app, request, routed.signals, routed.decision, model.tier, model.name, answer)
 
 
 def why_not(served: ServedRequest, other: Tier | None) -> str | None:
@@ -230,11 +189,12 @@ class Shadower:
         cloud, or of a ladder's step between two cloud models); None when the shadow budget has
         no room for it today."""
         router, judge = self.router, self.router.models[policy.judge]
-        account, caps = account_of(served.app, "shadow"), Caps(policy.daily_usd, None)
         question = question_of(served.request)
-        estimate = self._estimate(served, other, judge, question)
+        # the shadow answer's row holds the comparison's worst case (its judgements' too), of the
+        # shadow budget, and settles it; the judgements' row is charged what they cost
+        answering = self._account(served, RowKind.SHADOW, other)
         try:
-            admitted = self.store.admit(account, caps, estimate)
+            admitted = answering.admit(Caps(policy.daily_usd, None), self._estimate(served, other, judge, question))
         except StoreUnavailable:  # the shadow budget cannot be counted: no comparison until it can
             self.stats["skipped: budget store unreachable"] += 1
             return None
@@ -244,9 +204,9 @@ class Shadower:
         try:
             shadow = await self._answer(other, _whole(served.request))
         except BaseException:
-            self.store.charge(account, -estimate)  # nothing was spent of what was held
+            answering.release()  # nothing was spent of what was held
             raise
-        self._charge(served, other, shadow.usage, "shadow", reserved=estimate)  # settles the reservation
+        answering.finish(shadow.usage)
         texts = {served.model: served.answer, other.name: delivered_text(shadow.body)}
         lower, upper = _lower_and_upper(served, other)  # the edge and the cloud, or a step's two
         orders = await asyncio.gather(
@@ -254,7 +214,7 @@ class Shadower:
             self._judge(judge, question, texts[upper], texts[lower]),
         )
         judged = Usage(sum(a.usage.prompt_tokens for a in orders), sum(a.usage.completion_tokens for a in orders))
-        self._charge(served, judge, judged, "judge")
+        self._account(served, RowKind.JUDGE, judge).finish(judged)
         said_lower_first, said_upper_first = (said(delivered_text(a.body)) for a in orders)
         found = verdict(said_lower_first, said_upper_first)  # "edge": the first of the pair, lower
         if other.tier == served.tier:
@@ -315,22 +275,20 @@ class Shadower:
     async def _judge(self, judge: Tier, question: str, answer_a: str, answer_b: str) -> Answer:
         return await self._answer(judge, parse_chat_request(judge_body(judge.name, question, answer_a, answer_b)))
 
-    def _charge(self, served: ServedRequest, model: Tier, usage: Usage, kind: str, reserved: float = 0.0) -> None:
-        """A ledger row of the comparison's own kind, settling `reserved` of its budget."""
-        cost = cost_of(self.router.prices, model.name, usage)
-        row = UsageRow(
-            request_id=f"{served.request_id}:{kind}",
-            app=served.app,
-            route=model.tier,
-            model=model.name,
-            rule=served.decision.rule,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            cost_usd=cost,
+    def _account(self, served: ServedRequest, kind: RowKind, model: Tier) -> RequestAccount:
+        """The account of one of the comparison's own rows (`kind`): answered by `model`, spent
+        from the app's shadow budget, never the app's."""
+        account = RequestAccount(
+            self.store,
+            self.router.prices,
+            self.router.scorer.tokens.estimate,
+            None,
+            f"{served.request_id}:{kind}",
+            served.app,
             kind=kind,
-            ts=time.time(),
         )
-        self.store.append(row, reserved=reserved)
+        account.answered_by(model, served.decision.rule)
+        return account
 
 
 def _lower_and_upper(served: ServedRequest, other: Tier) -> tuple[str, str]:

@@ -31,7 +31,8 @@ from router.policy_rules import PolicyRules
 from router.pricing import Price
 from router.request import parse_chat_request
 from router.routing import Caller, Router
-from router.shadow import ServedRequest, Shadower, ShadowPolicy
+from router.served import ServedRequest, ShadowPolicy
+from router.shadow import Shadower
 from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config
 from tests.fakes import FakeTier, FixedComplexity
 from tests.test_shadow import CLOUD_SAYS, EDGE_SAYS, Judge

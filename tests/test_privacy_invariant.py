@@ -35,7 +35,8 @@ from router.policy_rules import PolicyRules
 from router.pricing import Price
 from router.request import parse_chat_request
 from router.routing import Caller, Router
-from router.shadow import ServedRequest, Shadower
+from router.served import ServedRequest
+from router.shadow import Shadower
 from tests.fake_upstream import Fault, is_judging
 
 EDGES = ("edge-ok", "edge-down", "edge-small")

@@ -20,7 +20,8 @@ from router.ledger import MemoryStore
 from router.pricing import Price
 from router.request import ChatRequest, parse_chat_request, parse_embeddings_request
 from router.routing import Router
-from router.shadow import ServedRequest, Shadower, ShadowPolicy, why_not
+from router.served import ServedRequest, ShadowPolicy
+from router.shadow import Shadower, why_not
 from tests.fake_upstream import judgement
 from tests.fakes import SCORER_FOR_TESTS, FakeTier
 
