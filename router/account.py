@@ -91,7 +91,7 @@ class RequestAccount:
 
     # --- what the router tells it ------------------------------------------------------------
     def reserve(self, usd: float) -> None:
-        """The worst-case cost the router held of the app's budget for this request."""
+        """Hold `usd`, already taken from the budget, as this request's reservation."""
         self._reserved = usd
 
     def admit(self, caps: Caps, usd: float) -> bool:
@@ -99,6 +99,14 @@ class RequestAccount:
         one), if every cap has room; False if one has not. Raises StoreUnavailable where the spend
         is shared and cannot be read."""
         if not self._store.admit(self.row.account, caps, usd):
+            return False
+        self._reserved = usd
+        return True
+
+    def admit_alone(self, caps: Caps, usd: float) -> bool:
+        """While the shared spend cannot be read (`store_outage: local`): reserve `usd` from this
+        replica's share of what was left (`Store.admit_alone`)."""
+        if not self._store.admit_alone(self.row.account, caps, usd):
             return False
         self._reserved = usd
         return True

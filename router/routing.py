@@ -161,8 +161,11 @@ class Router:
         return self.prices.get(cloud, FREE).cost(signals.prompt_tokens, signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
 
     # --- admitting: counts and reserves -------------------------------------------------------
-    def admit(self, caller: Caller, signals: Signals, decision: Decision) -> Decision:
-        """Count the request against its app's rate limits and reserve its worst-case cost.
+    def admit(
+        self, caller: Caller, signals: Signals, decision: Decision, account: RequestAccount | None = None
+    ) -> Decision:
+        """Count the request against its app's rate limits and reserve its worst-case cost on its
+        account (`account`; else one that only holds the reservation).
 
         Raises RateLimited over a rate limit. When a racing request spent the budget meanwhile,
         the decision becomes local-only (or the request is refused, under `deny`)."""
@@ -179,15 +182,16 @@ class Router:
         if caller.budget is None:
             return decision
         estimate = self.estimate(decision, signals)
+        books = account if account is not None else self.account("unrowed", caller.app)
         try:
-            admitted = self._store.admit(caller.app, caller.budget.caps, estimate)
+            admitted = books.admit(caller.budget.caps, estimate)
         except StoreUnavailable:
-            return _some_target(self._admit_alone(caller.app, caller.budget, decision, estimate))
+            return _some_target(self._admit_alone(books, caller.budget, decision, estimate))
         if not admitted:
             return _some_target(local_only(self.models, over_budget(decision, caller.budget)))
         return dataclasses.replace(decision, reserved_usd=estimate)
 
-    def _admit_alone(self, app: str, budget: AppBudget, decision: Decision, estimate: float) -> Decision:
+    def _admit_alone(self, books: RequestAccount, budget: AppBudget, decision: Decision, estimate: float) -> Decision:
         """The shared store that counts the app's spend cannot be reached: its `store_outage` says
         whether what would spend is refused, sent to the edge, or spent from this replica's share."""
         if estimate <= 0:  # nothing of this request spends
@@ -200,7 +204,7 @@ class Router:
                 code="budget_store_unavailable",
             )
         if budget.outage == "local":
-            if self._store.admit_alone(app, budget.caps, estimate):
+            if books.admit_alone(budget.caps, estimate):
                 return dataclasses.replace(decision, reserved_usd=estimate)
             return local_only(self.models, over_budget(decision, budget))  # this replica's share is spent
         why = "budget store unreachable: edge only"
@@ -216,7 +220,8 @@ class Router:
 
     # --- running ------------------------------------------------------------------------------
     # `account` (router.account.RequestAccount) holds the request's reservation, which it settles in
-    # the request's row; without one (a caller that writes no row) a failed request's is given back.
+    # the request's row; without one (a caller that writes no row) a failed request's is given back
+    # all the same, by an account that writes nothing.
     async def complete(
         self,
         request: ChatRequest,
@@ -265,9 +270,10 @@ class Router:
                 served = self.models[decision.targets[0]]
                 replayed = mode.replay(unpack(found))
                 return Routed(signals, decision, served, replayed, cache="hit", similarity=similarity)
-        decision = self.admit(caller, signals, decision)
-        if account is not None:
-            account.reserve(decision.reserved_usd)
+        # the reservation is held on the request's account; a caller that writes no row (a test, a
+        # replay) gets one that only holds it, so that a failure gives it back the same way
+        books = account if account is not None else self.account("unrowed", caller.app)
+        decision = self.admit(caller, signals, decision, books)
         try:
             if decision.auto is not None and decision.auto.read_first:
 
@@ -287,10 +293,7 @@ class Router:
         except Parked:  # the deferral holds the reservation until the answer is priced
             raise
         except BaseException:  # no priced row will settle the reservation
-            if account is not None:
-                account.release()
-            elif decision.reserved_usd:
-                self._store.charge(caller.app, -decision.reserved_usd)
+            books.release()
             raise
         if key is not None and caller.cache is not None and routed.model.name == decision.targets[0]:
             # (an answer of a fallback or an escalation is not the keyed model's: not kept)
