@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from router.budget import AppBudget
 from router.cache import CachePolicy
+from router.caller import Caller
 from router.decision import Policy
 from router.errors import Unauthorized
 from router.limits import Limits
-from router.routing import Caller
 from router.served import ShadowPolicy
 
 

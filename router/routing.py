@@ -1,62 +1,50 @@
-"""Running a request: decide, admit, then each target in order until one answers.
+"""A request through the router's steps, in order: classify, decide, the response cache,
+admit, execute.
 
 Deciding is pure: `decide` reads the signals, the policy and the live state and returns what
 would happen; it reserves nothing and counts nothing, so a dry run (`POST /v1/route`, `edgeway
-explain`) can call it as often as it likes. Admitting (`admit`) is the separate step that takes
-the request's share of the rate limits and reserves its worst-case cost; the row's real cost
-settles the reservation, and `release` gives it back when no row will.
+explain`) can call it as often as it likes. The other steps are each a module's one job: the
+response cache (`router.response_cache`), admission, which takes the request's share of the rate
+limits and reserves its worst-case cost on its account (`router.admission`), and execution, the
+targets in order with fallbacks, cascades and breakers (`router.execution`).
 
-The privacy invariant lives here: a decision with `cloud_allowed=False` never has a cloud target
+The privacy invariant: a decision with `cloud_allowed=False` never has a cloud target
 (`router.narrowing.local_only` narrows every decision, and what runs after it only removes
-targets), and `_call` refuses to contact a cloud model for such a decision even if one slipped in.
+targets), and `Execution.call` refuses to contact a cloud model for such a decision even if one
+slipped in.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
-from classifiers.privacy.known import Known
 from classifiers.signals import Scorer, Signals
-from router import semantic, tracing
+from router import tracing
 from router.account import RequestAccount
+from router.admission import Admission
 from router.answer import Answer, ChunkStream
 from router.auto import AutoRoutes
-from router.budget import AppBudget
-from router.cache import CachePolicy, CacheStore, MemoryCache, cacheable, key_of, pack, unpack
-from router.decision import Catalog, Decision, LiveState, ModelInfo, Policy
+from router.cache import CacheStore, MemoryCache
+from router.caller import Caller
+from router.decision import Catalog, Decision, LiveState, ModelInfo
 from router.deferral import Deferral, Parked
-from router.errors import EdgewayError, Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited
+from router.errors import Forbidden, ModelNotFound, NoCapacity
+from router.execution import Execution
 from router.installed import InstalledRouters
-from router.ledger import MemoryStore, Store, StoreUnavailable
-from router.limits import Limits
+from router.ledger import MemoryStore, Store
 from router.modes import EMBEDDED, STREAMED, WHOLE, Mode, R
 from router.narrowing import able, check_max_tokens, local_only, over_budget, within_latency_budget
 from router.offload import off_loop
-from router.pricing import ESTIMATED_ANSWER_TOKENS, FREE, Price
-from router.redaction import Redaction
+from router.pricing import Price
 from router.request import ChatRequest
-from router.resilience import Breaker, RetryPolicy, guarded
+from router.response_cache import ResponseCache
 from router.routed import Routed
 from router.tier import Tier
 
 log = logging.getLogger("edgeway.router")
 INLINE_BYTES = 64 * 1024  # bodies up to this are scored on the event loop (well under a millisecond)
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who asks, and what they route by: read per request, so a reloaded policy applies at once."""
-
-    app: str
-    policy: Policy
-    budget: AppBudget | None = None
-    limits: Limits | None = None
-    cache: CachePolicy | None = None
 
 
 class Router:
@@ -76,14 +64,13 @@ class Router:
         self.scorer = scorer
         self.prices = prices or {}
         self._store: Store = store or MemoryStore()  # the ledger: budgets, limits, rows
-        guarded_models = {name: m.resilience for name, m in models.items() if m.resilience is not None}
-        self.retries = {name: RetryPolicy(attempts=r.retries) for name, r in guarded_models.items()}
-        self.breakers = {
-            name: Breaker(name, r.circuit_failures, r.circuit_cooldown_s) for name, r in guarded_models.items()
-        }
+        self.execution = Execution(models)
+        self.breakers = self.execution.breakers  # (read by /metrics)
+        self.admission = Admission(models, self.prices, self._store)
         self.catalog = Catalog({name: ModelInfo(name, m.tier, m.context_window) for name, m in models.items()})
         # what embeds asks for the semantic cache: local, so an ask compared never leaves the machine
-        self.embedder = next((m for m in models.values() if m.tier == "edge" and "embeddings" in m.capabilities), None)
+        embedder = next((m for m in models.values() if m.tier == "edge" and "embeddings" in m.capabilities), None)
+        self.responses = ResponseCache(self.cache, embedder)
 
     # --- deciding: pure ---------------------------------------------------------------------
     def signals(self, request: ChatRequest) -> Signals:
@@ -152,65 +139,16 @@ class Router:
         return signals, decision
 
     def estimate(self, decision: Decision, signals: Signals) -> float:
-        """The most this request may cost: its first cloud target at the requested max_tokens."""
-        cloud = next((t for t in decision.targets if self.models[t].tier == "cloud"), None)
-        if decision.cascade is not None:
-            cloud = cloud or decision.cascade.target
-        if cloud is None:
-            return 0.0
-        return self.prices.get(cloud, FREE).cost(signals.prompt_tokens, signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
+        """The most this request may cost (`router.admission.Admission.estimate`)."""
+        return self.admission.estimate(decision, signals)
 
-    # --- admitting: counts and reserves -------------------------------------------------------
     def admit(
         self, caller: Caller, signals: Signals, decision: Decision, account: RequestAccount | None = None
     ) -> Decision:
         """Count the request against its app's rate limits and reserve its worst-case cost on its
-        account (`account`; else one that only holds the reservation).
-
-        Raises RateLimited over a rate limit. When a racing request spent the budget meanwhile,
-        the decision becomes local-only (or the request is refused, under `deny`)."""
-        if caller.limits is not None:
-            tokens = signals.prompt_tokens + (signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
-            wait = self._store.take(caller.app, tokens, caller.limits)
-            if wait is not None:
-                limits = caller.limits
-                raise RateLimited(
-                    f"This app's rate limit ({limits.requests_per_minute or '-'} requests, "
-                    f"{limits.tokens_per_minute or '-'} tokens per minute) is reached.",
-                    retry_after=wait,
-                )
-        if caller.budget is None:
-            return decision
-        estimate = self.estimate(decision, signals)
+        account (`account`; else one that only holds the reservation): `Admission.admit`."""
         books = account if account is not None else self.account("unrowed", caller.app)
-        try:
-            admitted = books.admit(caller.budget.caps, estimate)
-        except StoreUnavailable:
-            return _some_target(self._admit_alone(books, caller.budget, decision, estimate))
-        if not admitted:
-            return _some_target(local_only(self.models, over_budget(decision, caller.budget)))
-        return dataclasses.replace(decision, reserved_usd=estimate)
-
-    def _admit_alone(self, books: RequestAccount, budget: AppBudget, decision: Decision, estimate: float) -> Decision:
-        """The shared store that counts the app's spend cannot be reached: its `store_outage` says
-        whether what would spend is refused, sent to the edge, or spent from this replica's share."""
-        if estimate <= 0:  # nothing of this request spends
-            return decision
-        if budget.outage == "deny":
-            raise NoCapacity(
-                "The store that counts this app's budget cannot be reached; its policy refuses cloud "
-                "requests until it is back.",
-                retry_after=5,
-                code="budget_store_unavailable",
-            )
-        if budget.outage == "local":
-            if books.admit_alone(budget.caps, estimate):
-                return dataclasses.replace(decision, reserved_usd=estimate)
-            return local_only(self.models, over_budget(decision, budget))  # this replica's share is spent
-        why = "budget store unreachable: edge only"
-        return local_only(
-            self.models, dataclasses.replace(decision, cloud_allowed=False, reasons=decision.reasons + (why,))
-        )
+        return self.admission.admit(caller, signals, decision, books)
 
     def account(self, request_id: str, app: str, **options: Any) -> RequestAccount:
         """A request's account, on this router's ledger and prices (router.account)."""
@@ -258,18 +196,11 @@ class Router:
         with tracing.step("edgeway.decide") as span:
             signals, decision = self.decide(request, caller, signals)
             span.set_attributes(tracing.decision_attributes(decision, signals))
-        key = None
-        if caller.cache is not None and cacheable(request, caller.cache):
-            key = key_of(caller.app, decision.targets[0], request)
-            found, similarity = self.cache.get(caller.app, key), None
-            if found is None and caller.cache.semantic:
-                found, similarity = await semantic.similar(
-                    self.cache, self.embedder, caller.app, caller.cache, decision.targets[0], request, signals.privacy
-                )
-            if found is not None:  # the cheapest route of all: nothing admitted, nothing called
-                served = self.models[decision.targets[0]]
-                replayed = mode.replay(unpack(found))
-                return Routed(signals, decision, served, replayed, cache="hit", similarity=similarity)
+        looked = await self.responses.look_up(caller, request, signals, decision)
+        if looked is not None and looked.answer is not None:  # the cheapest route: nothing admitted or called
+            served = self.models[decision.targets[0]]
+            replayed = mode.replay(looked.answer)
+            return Routed(signals, decision, served, replayed, cache="hit", similarity=looked.similarity)
         # the reservation is held on the request's account; a caller that writes no row (a test, a
         # replay) gets one that only holds it, so that a failure gives it back the same way
         books = account if account is not None else self.account("unrowed", caller.app)
@@ -278,16 +209,16 @@ class Router:
             if decision.auto is not None and decision.auto.read_first:
 
                 async def elsewhere(ordered: Decision) -> tuple[Tier, R, list[str]]:
-                    return await self._first_to_accept(
-                        ordered, lambda m: self._call(mode, m, request, signals, ordered, deferral)
+                    return await self.execution.first_to_accept(
+                        ordered, lambda m: self.execution.call(mode, m, request, signals, ordered, deferral)
                     )
 
                 routed = await self.auto.read_first(mode, request, signals, decision, caller.app, elsewhere)
-            elif mode.cascades and self._cascades(decision):
-                routed = await self._cascade(mode, request, signals, decision, deferral)
+            elif mode.cascades and self.execution.cascades(decision):
+                routed = await self.execution.cascade(mode, request, signals, decision, deferral)
             else:
-                model, result, failures = await self._first_to_accept(
-                    decision, lambda m: self._call(mode, m, request, signals, decision, deferral)
+                model, result, failures = await self.execution.first_to_accept(
+                    decision, lambda m: self.execution.call(mode, m, request, signals, decision, deferral)
                 )
                 routed = Routed(signals, decision, model, result, failures)
         except Parked:  # the deferral holds the reservation until the answer is priced
@@ -295,129 +226,12 @@ class Router:
         except BaseException:  # no priced row will settle the reservation
             books.release()
             raise
-        if key is not None and caller.cache is not None and routed.model.name == decision.targets[0]:
+        if looked is not None and routed.model.name == decision.targets[0]:
             # (an answer of a fallback or an escalation is not the keyed model's: not kept)
-            policy, app, exact = caller.cache, caller.app, key
-            record = (
-                semantic.record(app, decision.targets[0], request, exact, signals.privacy) if policy.semantic else None
-            )
-
-            def keep(answer: Answer) -> None:
-                self.cache.put(app, exact, pack(answer), policy.ttl_s)
-                if record is not None:  # what a request in other words may match
-                    self.cache.put(app, *record, policy.ttl_s)
-
-            routed.result = mode.remember(routed.result, keep)
+            routed.result = mode.remember(routed.result, self.responses.keeper(looked, request, signals))
             routed.cache = "miss"
         return routed
 
     async def read_score(self, request: ChatRequest, caller: Caller, signals: Signals, decision: Decision) -> Decision:
         """A dry run's reading, where the app's router reads first (`AutoRoutes.dry_read`)."""
         return await self.auto.dry_read(request, caller.app, signals, decision)
-
-    def _cascades(self, decision: Decision) -> bool:
-        return decision.cascade is not None and self.models[decision.targets[0]].tier == "edge"
-
-    async def _call(
-        self,
-        mode: Mode[R],
-        model: Tier,
-        request: ChatRequest,
-        signals: Signals,
-        decision: Decision,
-        deferral: Deferral | None = None,
-    ) -> R:
-        if model.tier == "cloud" and not decision.cloud_allowed:  # unreachable by construction; the last guard
-            raise NoCapacity(f"Policy rule {decision.rule!r} keeps this request on the edge.", retry_after=5)
-        redacted = model.tier == "cloud" and decision.redact and bool(signals.privacy)
-        redaction = Redaction(request, signals.privacy) if redacted else None
-        sent = redaction.request if redaction is not None else request
-        if deferral is not None and model.tier == "cloud" and deferral.takes(model, sent):
-            raise await deferral.park(model, sent, request, signals, decision, redaction)
-        attempts = itertools.count(1)
-
-        async def attempt() -> R:
-            number = next(attempts)
-            with tracing.attempt(model.name, model.tier, request, number, **{"edgeway.redacted": redacted}) as span:
-                return mode.traced(await mode.call(model, sent), span)
-
-        result = await self._guarded(model, attempt)
-        return mode.restore(result, redaction) if redaction is not None else result
-
-    async def _guarded(self, model: Tier, call: Callable[[], Awaitable[R]]) -> R:
-        if model.name not in self.breakers:
-            return await call()
-        return await guarded(self.breakers[model.name], self.retries[model.name], call)
-
-    async def _cascade(
-        self, mode: Mode[R], request: ChatRequest, signals: Signals, decision: Decision, deferral: Deferral | None
-    ) -> Routed[R]:
-        """The edge answers first, in full (a stream is held back); below the confidence threshold
-        the cloud model answers instead. If the escalation fails, the edge answer stands."""
-        edge, escalation = self.models[decision.targets[0]], decision.cascade
-        assert escalation is not None  # _cascades() checked
-        answer: Answer | None
-        try:
-            with tracing.attempt(edge.name, edge.tier, request, 1, **{"edgeway.cascade": "edge first"}) as span:
-                answer = WHOLE.traced(await edge.complete(request, confidence=True), span)
-        except EdgewayError as exc:
-            log.warning("cascade %s: the edge failed (%s); escalating", Known(decision.rule), exc.message)
-            answer = None
-        if answer is not None and (answer.confidence is None or answer.confidence >= escalation.below):
-            return Routed(signals, decision, edge, mode.replay(answer))
-        why = (
-            f"edge confidence {answer.confidence:.3f} < {escalation.below}"
-            if answer is not None and answer.confidence is not None
-            else "the edge could not answer"
-        )
-        cloud = self.models[escalation.target]
-        try:
-            result = await self._call(mode, cloud, request, signals, decision, deferral)
-        except EdgewayError as exc:
-            if answer is None:
-                raise
-            log.warning(
-                "cascade %s: escalating to %s failed (%s); the edge answer stands",
-                decision.rule,
-                cloud.name,
-                exc.message,
-            )
-            return Routed(signals, decision, edge, mode.replay(answer), [f"{cloud.name}: {exc.message}"])
-        return Routed(signals, decision, cloud, result, escalated=why)
-
-    async def _first_to_accept(
-        self, decision: Decision, start: Callable[[Tier], Awaitable[R]]
-    ) -> tuple[Tier, R, list[str]]:
-        failures: list[str] = []
-        for position, name in enumerate(decision.targets):
-            model = self.models[name]
-            try:
-                return model, await start(model), failures
-            except EdgewayError as exc:
-                failures.append(f"{name}: {exc.message}")
-                left = len(decision.targets) - position - 1
-                log.warning(
-                    "rule %s: %s failed (%s); %d fallback(s) left", Known(decision.rule), Known(name), exc.message, left
-                )
-                if left == 0 or not _worth_another_tier(exc):
-                    if len(failures) > 1:
-                        exc.message = "Every model this request may use failed: " + " | ".join(failures)
-                    raise
-        raise AssertionError("a decision always has targets")  # decide() refuses an empty one
-
-
-def _worth_another_tier(exc: EdgewayError) -> bool:
-    """Another tier may succeed where this one failed, unless the client must fix the request."""
-    if isinstance(exc, InvalidRequest):
-        return exc.code in ("context_length_exceeded", "unsupported_content")
-    return True
-
-
-def _some_target(decision: Decision) -> Decision:
-    """A decision that admission narrowed to no target at all (a cloud-only rule, over budget and
-    kept local) is a refusal the client hears, not an empty plan."""
-    if not decision.targets:
-        raise NoCapacity(
-            f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).", retry_after=5
-        )
-    return decision

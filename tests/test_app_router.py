@@ -12,12 +12,13 @@ import pytest
 from policies.policy import Models, parse_policy
 from policies.yaml_source import FileError
 from router.app_router import AppRouter, Combination, logit
+from router.caller import Caller
 from router.decision import Policy
 from router.installed import InstalledRouters
 from router.ledger import MemoryStore
 from router.policy_rules import PolicyRules
 from router.request import ChatRequest, parse_chat_request
-from router.routing import Caller, Router
+from router.routing import Router
 from router.tier import Tier
 from tests.fakes import FakeReader, FakeTier, FixedComplexity
 

@@ -13,10 +13,11 @@ import pytest
 
 from policies.schema import DEFAULT_MIN_SIMILARITY
 from router.cache import CachePolicy, MemoryCache, RedisCache, SqliteCache
+from router.caller import Caller
 from router.ledger import MemoryStore
 from router.pricing import Price
 from router.request import parse_chat_request
-from router.routing import Caller, Router
+from router.routing import Router
 from router.semantic import content_words
 from tests.conftest import APP_KEYS, GatewayProcess, RedisServer, gateway_config
 from tests.fakes import SCORER_FOR_TESTS, FakeTier

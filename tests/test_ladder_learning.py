@@ -21,6 +21,7 @@ from gateway import fit as fit_command
 from gateway.cli import main
 from gateway.config import load_config
 from policies.policy import Models, parse_policy
+from router.caller import Caller
 from router.comparisons import Comparisons, StepComparison
 from router.decision import StepScorer
 from router.documents import SqliteDocuments
@@ -30,7 +31,7 @@ from router.ledger import MemoryStore
 from router.policy_rules import PolicyRules
 from router.pricing import Price
 from router.request import parse_chat_request
-from router.routing import Caller, Router
+from router.routing import Router
 from router.served import ServedRequest, ShadowPolicy
 from router.shadow import Shadower
 from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config

@@ -24,6 +24,7 @@ from edge_runtime import EdgeEngine, EdgeModelConfig
 from policies.policy import AppPolicy, Models, parse_policy
 from policies.schema import PolicyFile
 from router.budget import AppBudget, Caps
+from router.caller import Caller
 from router.cloud.config import CloudModelConfig
 from router.cloud.openai_compat import HttpPool, OpenAICompatible
 from router.cloud.validate import delta_text
@@ -34,7 +35,7 @@ from router.ledger import MemoryStore
 from router.policy_rules import PolicyRules
 from router.pricing import Price
 from router.request import parse_chat_request
-from router.routing import Caller, Router
+from router.routing import Router
 from router.served import ServedRequest
 from router.shadow import Shadower
 from tests.fake_upstream import Fault, is_judging

@@ -16,6 +16,7 @@ from policies.policy import Models, parse_policy
 from policies.yaml_source import FileError
 from router.answer import Usage
 from router.budget import AppBudget, Caps
+from router.caller import Caller
 from router.decision import Policy
 from router.errors import Forbidden, InvalidRequest, ModelNotFound, NoCapacity, RateLimited, UpstreamError
 from router.ledger import MemoryStore
@@ -24,7 +25,7 @@ from router.policy_rules import PolicyRules
 from router.pricing import Price
 from router.request import ChatRequest, parse_chat_request, parse_embeddings_request
 from router.resilience import CircuitOpen
-from router.routing import Caller, Router
+from router.routing import Router
 from router.rules import PlainRules
 from router.tier import Resilience, Tier
 from tests.fakes import FakeTier, FixedComplexity
