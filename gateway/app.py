@@ -41,7 +41,7 @@ from gateway import (
     usage,
 )
 from gateway.access_log import AccessLog
-from gateway.auth import App, AppKeys
+from gateway.auth import App, AppKeys, policy_app
 from gateway.batch_runner import BatchRunner
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
@@ -51,6 +51,7 @@ from policies.policy import Models
 from policies.reload import PolicyFiles
 from router import cloud
 from router.cache import open_cache
+from router.caller import Caller
 from router.comparisons import Comparisons
 from router.documents import Documents, open_documents
 from router.edge import EdgeModel
@@ -123,22 +124,9 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     def app_for(name: str, log_prompts: bool = False) -> App:
         source = name if name in files else DEFAULT_POLICY if DEFAULT_POLICY in files else None
         if source is None:
-            return App(name, PlainRules(router.catalog), reference=lambda: first_cloud, log_prompts=log_prompts)
-
-        def bound(rules: PolicyRules, live: bool) -> App:
-            return App(
-                name,
-                rules,
-                rules.budget,
-                lambda: rules.current().spec.defaults.cloud or first_cloud,
-                rules.limits,
-                log_prompts,
-                cache=rules.cache,
-                shadow=rules.shadow,
-                snapshot=(lambda: bound(rules.snapshot(), live=False)) if live else None,
-            )
-
-        return bound(PolicyRules(lambda: policies.current(source)), live=True)
+            plain = Caller(name, PlainRules(router.catalog), reference=first_cloud, log_prompts=log_prompts)
+            return App(name, lambda: plain)
+        return policy_app(name, PolicyRules(lambda: policies.current(source)), first_cloud, log_prompts)
 
     apps = [(a.key.get_secret_value(), app_for(a.name, a.log_prompts)) for a in config.apps]
     open_app = None if config.apps else app_for("default")

@@ -7,36 +7,40 @@ import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from router.budget import AppBudget
-from router.cache import CachePolicy
 from router.caller import Caller
-from router.decision import Policy
 from router.errors import Unauthorized
-from router.limits import Limits
-from router.served import ShadowPolicy
+from router.policy_rules import PolicyRules
 
 
 @dataclass(frozen=True)
 class App:
+    """An app as configured: its name, and `now`, which makes the app as it is for one request
+    (`router.caller.Caller`: one version of its policy, budget, limits, caching and shadow for
+    the whole request, even if the file is reloaded meanwhile)."""
+
     name: str
-    policy: Policy
-    budget: Callable[[], AppBudget | None] = lambda: None  # read per request: a reload applies at once
-    reference: Callable[[], str | None] = lambda: None  # the cloud model of the all-cloud counterfactual
-    limits: Callable[[], Limits | None] = lambda: None  # read per request
-    log_prompts: bool = False  # the ledger keeps its prompts (masked) for the dashboard
-    cache: Callable[[], CachePolicy | None] = lambda: None  # read per request
-    shadow: Callable[[], ShadowPolicy | None] = lambda: None  # read per request
-    # this app with every read above bound to the policy file as it is now (None: nothing reloads)
-    snapshot: Callable[[], App] | None = None
+    now: Callable[[], Caller]
 
-    def now(self) -> App:
-        """This app for one request: one version of its policy for the whole request, even if the
-        file is reloaded meanwhile."""
-        return self if self.snapshot is None else self.snapshot()
 
-    def caller(self) -> Caller:
-        """This app as the router sees it now."""
-        return Caller(self.name, self.policy, self.budget(), self.limits(), self.cache())
+def policy_app(name: str, rules: PolicyRules, default_cloud: str | None, log_prompts: bool = False) -> App:
+    """An app whose policy is a file (`rules`, which a reload changes): each request reads one
+    version of it, from its first check to its row; the cloud model its savings are counted
+    against is the policy's default cloud model, else `default_cloud`."""
+
+    def now() -> Caller:
+        version = rules.snapshot()
+        return Caller(
+            name,
+            version,
+            version.budget(),
+            version.limits(),
+            version.cache(),
+            version.shadow(),
+            version.current().spec.defaults.cloud or default_cloud,
+            log_prompts,
+        )
+
+    return App(name, now)
 
 
 def key_hash(key: str) -> bytes:

@@ -76,7 +76,7 @@ async def route(request: Request) -> Response:
     app = identify(request)
     body, size = await read_body(request)
     chat = chat_request(request, app, body, size)
-    router, caller = request.app.state.gateway.router, app.caller()
+    router, caller = request.app.state.gateway.router, app
     signals, decision = await router.decide_async(chat, caller)
     decision = await router.read_score(chat, caller, signals, decision)
     return JSON(

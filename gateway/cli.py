@@ -367,7 +367,7 @@ def _explain(args: argparse.Namespace) -> int:
     gateway.edge.load()  # the edge tokenizer gives exact token counts
     try:
         chat = parse_chat_request({"model": args.model, "messages": [{"role": "user", "content": args.prompt}]})
-        signals, decision = gateway.router.decide(chat, app.caller())
+        signals, decision = gateway.router.decide(chat, app.now())
         print(json.dumps({"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()}, indent=2))
         return 0
     except EdgewayError as exc:

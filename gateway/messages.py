@@ -71,7 +71,7 @@ async def count_tokens(request: Request) -> Response:
         raise InvalidRequest("max_tokens: Extra inputs are not permitted.", param="max_tokens")
     chat = chat_request(request, app, anthropic.chat_body({**body, "max_tokens": 1}), size)
     router = request.app.state.gateway.router
-    signals = await router.signals_async(chat, app.caller())  # an unknown model is a 404 here
+    signals = await router.signals_async(chat, app)  # an unknown model is a 404 here
     model = router.models.get(chat.model)
     tokens = await model.prompt_tokens(chat) if isinstance(model, EdgeModel) else signals.prompt_tokens
     return JSON({"input_tokens": tokens}, headers={"x-edgeway-request-id": request.state.request_id})

@@ -23,9 +23,9 @@ from classifiers.privacy.findings import masked
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals, message_texts
 from gateway import telemetry
-from gateway.auth import App
 from gateway.http import JSON, ClientGone, EventStream, read_json, unless_client_leaves
 from router.answer import Answer, ChunkStream, Usage
+from router.caller import Caller
 from router.cloud.validate import delta_text
 from router.deferral import Deferral, Parked
 from router.errors import EdgewayError, InvalidRequest, Unauthorized
@@ -49,7 +49,7 @@ async def read_body(request: Request) -> tuple[Any, int]:
     return await read_json(request, server.max_body_bytes, server.body_timeout_s, server.max_json_depth)
 
 
-def chat_request(request: Request, app: App, body: Any, size: int, parse: Parse = parse_chat_request) -> ChatRequest:
+def chat_request(request: Request, app: Caller, body: Any, size: int, parse: Parse = parse_chat_request) -> ChatRequest:
     """A Chat Completions body (as sent, or translated from another API) as the router takes it."""
     server = request.app.state.gateway.config.server
     metadata = {k[len(METADATA_PREFIX) :]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
@@ -66,7 +66,7 @@ def chat_request(request: Request, app: App, body: Any, size: int, parse: Parse 
     return chat
 
 
-def identify(request: Request) -> App:
+def identify(request: Request) -> Caller:
     """The calling app, from `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`), or
     for a batch line the batch's app (`request.state.line` then says which line of which batch)."""
     if not hasattr(request.state, "request_id"):  # (given by the access log, where it runs)
@@ -85,8 +85,9 @@ def identify(request: Request) -> App:
         if authorization is None and "x-api-key" in request.headers:
             authorization = f"Bearer {request.headers['x-api-key']}"
         app = gateway.keys.identify(authorization).now()  # one version of the app's policy per request
-    request.state.app_name = app.name
-    return app  # type: ignore[no-any-return]  # (request.state is untyped)
+    caller: Caller = app
+    request.state.app_name = caller.name
+    return caller
 
 
 def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
@@ -115,7 +116,7 @@ class Visit:
     """One request as the gateway sees it: its span and metrics, around the router's account of it
     (`router.account.RequestAccount`), which reserves, prices, settles and writes its row."""
 
-    def __init__(self, request: Request, app: App) -> None:
+    def __init__(self, request: Request, app: Caller) -> None:
         self.gateway = request.app.state.gateway
         self.gateway.shadows.traffic()
         self.app = app
@@ -125,10 +126,10 @@ class Visit:
             request.state.request_id,
             app.name,
             kind=kind,
-            reference=app.reference(),
+            reference=app.reference,
             prompt=_prompt_for_ledger if app.log_prompts else None,
             shadows=self.gateway.shadows,
-            shadow=app.shadow(),
+            shadow=app.shadow,
         )
         self.row = self.account.row
         self.delivered = self.account.delivered
@@ -248,7 +249,7 @@ def streamed(request: Request, served: Served, events: AsyncIterator[bytes]) -> 
 
 
 async def run(
-    request: Request, app: App, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
+    request: Request, app: Caller, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
 ) -> tuple[ChatRequest, Routed[Answer] | Routed[ChunkStream]] | Response:
     """Read the request and route it, whole or streamed; every way it can end leaves its row (a
     whole answer's at once, a stream's when it ends). A client gone before the answer is a 499."""
@@ -257,14 +258,14 @@ async def run(
 
 
 async def _run(
-    request: Request, app: App, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
+    request: Request, app: Caller, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
 ) -> tuple[ChatRequest, Routed[Answer] | Routed[ChunkStream]] | Response:
     try:
         chat = await read()
         visit.parsed(chat)
         router = request.app.state.gateway.router
         if not chat.stream:
-            caller, account = app.caller(), visit.account
+            caller, account = app, visit.account
             answering = (
                 router.complete(chat, caller, account, visit.deferral)
                 if chat.inputs is None
@@ -279,7 +280,7 @@ async def _run(
             return chat, routed
         # the stream's answer has begun when this returns (`router.modes.primed`): a client that
         # leaves while the edge reads its prompt, or the provider thinks, stops it as a whole one would
-        streamed = await unless_client_leaves(request.receive, router.stream(chat, app.caller(), visit.account))
+        streamed = await unless_client_leaves(request.receive, router.stream(chat, app, visit.account))
     except Parked as parked:  # only the batch runner sends requests that may park; it reads the header
         visit.parked(parked)
         return Response(status_code=202, headers={PARKED_HEADER: parked.model})

@@ -64,7 +64,7 @@ def _progress(done: int, total: int, counts: dict[str, int], stream: TextIO) -> 
 async def replay(
     gateway: Gateway, app: App, lines: list[str], out: Path, progress: TextIO = sys.stderr
 ) -> dict[str, int]:
-    policy = app.shadow()
+    policy = app.now().shadow
     if policy is None:
         raise SystemExit(f"edgeway: {app.name}'s policy has no `shadow:` (its judge and daily_usd); add one first")
     shadower = Shadower(gateway.router, gateway.shadows.comparisons, gateway.ledger)
@@ -90,7 +90,7 @@ async def _one(
     try:
         request = request_of(line)
         request.app = app.name
-        signals, decision = router.decide(request, app.caller())
+        signals, decision = router.decide(request, app.now())
         edge, cloud = router.models[policy.edge], router.models[policy.cloud]
         served = ServedRequest(f"replay-{number}", app.name, request, signals, decision, "edge", edge.name, "?")
         reason = why_not(served, cloud)  # before the edge answers: a private prompt costs nothing

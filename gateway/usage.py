@@ -95,7 +95,7 @@ def _budgets(request: Request, only: str | None) -> list[dict[str, Any]]:
     gateway = request.app.state.gateway
     out = []
     for app in gateway.keys.apps():
-        budget = app.budget()
+        budget = app.now().budget
         if budget is None or (only is not None and app.name != only):
             continue
         out.append(

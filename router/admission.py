@@ -40,7 +40,7 @@ class Admission:
         the decision becomes local-only (or the request is refused, under `deny`)."""
         if caller.limits is not None:
             tokens = signals.prompt_tokens + (signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
-            wait = self._store.take(caller.app, tokens, caller.limits)
+            wait = self._store.take(caller.name, tokens, caller.limits)
             if wait is not None:
                 limits = caller.limits
                 raise RateLimited(

@@ -1,4 +1,5 @@
-"""Who asks, and what they route by: the app as it is for one request."""
+"""Who asks, and what they route by: the app as it is for one request, built once per request
+from one version of its policy (a reload meanwhile applies to the next request)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,20 @@ from router.budget import AppBudget
 from router.cache import CachePolicy
 from router.decision import Policy
 from router.limits import Limits
+from router.served import ShadowPolicy
 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who asks, and what they route by: read per request, so a reloaded policy applies at once."""
+    """Who asks, and what they route by: the app's name, its policy, budget, limits and caching,
+    the shadow comparisons it asks for, the cloud model its savings are counted against, and
+    whether its ledger rows keep prompts."""
 
-    app: str
+    name: str  # the app's
     policy: Policy
     budget: AppBudget | None = None
     limits: Limits | None = None
     cache: CachePolicy | None = None
+    shadow: ShadowPolicy | None = None
+    reference: str | None = None  # the cloud model of the all-cloud counterfactual
+    log_prompts: bool = False  # the ledger keeps its prompts (masked) for the dashboard

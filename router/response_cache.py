@@ -42,14 +42,14 @@ class ResponseCache:
         if policy is None or not cacheable(request, policy):
             return None
         model = decision.targets[0]
-        key = key_of(caller.app, model, request)
-        found, similarity = self.store.get(caller.app, key), None
+        key = key_of(caller.name, model, request)
+        found, similarity = self.store.get(caller.name, key), None
         if found is None and policy.semantic:
             found, similarity = await semantic.similar(
-                self.store, self.embedder, caller.app, policy, model, request, signals.privacy
+                self.store, self.embedder, caller.name, policy, model, request, signals.privacy
             )
         answer = unpack(found) if found is not None else None
-        return Looked(caller.app, policy, model, key, answer, similarity)
+        return Looked(caller.name, policy, model, key, answer, similarity)
 
     def keeper(self, looked: Looked, request: ChatRequest, signals: Signals) -> Callable[[Answer], None]:
         """What keeps a miss's answer once it is whole: under its key, and where the policy caches

@@ -80,7 +80,7 @@ class Router:
 
     def live_state(self, caller: Caller) -> LiveState:
         waits = [m.capacity().wait_ms for m in self.models.values() if m.tier == "edge"]
-        left = self._store.left(caller.app, caller.budget.caps) if caller.budget else None
+        left = self._store.left(caller.name, caller.budget.caps) if caller.budget else None
         return LiveState(edge_queue_wait_ms=min(waits) if waits else 0.0, budget_left_usd=left)
 
     def admissible(self, request: ChatRequest, caller: Caller) -> ChatRequest:
@@ -135,7 +135,7 @@ class Router:
         decision = able(self.models, request, decision)
         check_max_tokens(self.models, signals, decision)
         if decision.auto is not None:
-            decision = self.auto.order(decision, signals, request, caller.app)
+            decision = self.auto.order(decision, signals, request, caller.name)
         return signals, decision
 
     def estimate(self, decision: Decision, signals: Signals) -> float:
@@ -147,7 +147,7 @@ class Router:
     ) -> Decision:
         """Count the request against its app's rate limits and reserve its worst-case cost on its
         account (`account`; else one that only holds the reservation): `Admission.admit`."""
-        books = account if account is not None else self.account("unrowed", caller.app)
+        books = account if account is not None else self.account("unrowed", caller.name)
         return self.admission.admit(caller, signals, decision, books)
 
     def account(self, request_id: str, app: str, **options: Any) -> RequestAccount:
@@ -203,7 +203,7 @@ class Router:
             return Routed(signals, decision, served, replayed, cache="hit", similarity=looked.similarity)
         # the reservation is held on the request's account; a caller that writes no row (a test, a
         # replay) gets one that only holds it, so that a failure gives it back the same way
-        books = account if account is not None else self.account("unrowed", caller.app)
+        books = account if account is not None else self.account("unrowed", caller.name)
         decision = self.admit(caller, signals, decision, books)
         try:
             if decision.auto is not None and decision.auto.read_first:
@@ -213,7 +213,7 @@ class Router:
                         ordered, lambda m: self.execution.call(mode, m, request, signals, ordered, deferral)
                     )
 
-                routed = await self.auto.read_first(mode, request, signals, decision, caller.app, elsewhere)
+                routed = await self.auto.read_first(mode, request, signals, decision, caller.name, elsewhere)
             elif mode.cascades and self.execution.cascades(decision):
                 routed = await self.execution.cascade(mode, request, signals, decision, deferral)
             else:
@@ -234,4 +234,4 @@ class Router:
 
     async def read_score(self, request: ChatRequest, caller: Caller, signals: Signals, decision: Decision) -> Decision:
         """A dry run's reading, where the app's router reads first (`AutoRoutes.dry_read`)."""
-        return await self.auto.dry_read(request, caller.app, signals, decision)
+        return await self.auto.dry_read(request, caller.name, signals, decision)

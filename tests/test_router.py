@@ -11,7 +11,7 @@ import json
 import pytest
 
 from classifiers import Scorer
-from gateway.auth import App
+from gateway.auth import policy_app
 from policies.policy import Models, parse_policy
 from policies.yaml_source import FileError
 from router.answer import Usage
@@ -448,12 +448,12 @@ def test_limits_refuse_too_many_messages_and_fill_in_the_default_max_tokens():
 def test_one_request_reads_one_version_of_its_policy_even_if_the_file_reloads_meanwhile():
     versions = [parse_policy(ALWAYS_CLOUD, Models(("edge",), ("cloud", "cloud-b")))]
     rules = PolicyRules(lambda: versions[-1])
-    app = App("t", rules, snapshot=lambda: App("t", rules.snapshot()))
+    app = policy_app("t", rules, None)
     during = app.now()  # what a request reads, from its first check to its row
     versions.append(parse_policy(FAIL_CLOSED, Models(("edge",), ("cloud", "cloud-b"))))  # the file reloads
     r = router(FakeTier("edge", "edge"), FakeTier("cloud", "cloud"))
-    assert r.decide(ask(), during.caller())[1].rule == r.decide(ask(), Caller("t", policy(ALWAYS_CLOUD)))[1].rule
-    assert r.decide(ask(), app.now().caller())[1].rule != r.decide(ask(), during.caller())[1].rule  # the next one
+    assert r.decide(ask(), during)[1].rule == r.decide(ask(), Caller("t", policy(ALWAYS_CLOUD)))[1].rule
+    assert r.decide(ask(), app.now())[1].rule != r.decide(ask(), during)[1].rule  # the next one
 
 
 # --- refusals -------------------------------------------------------------------------------
