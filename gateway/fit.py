@@ -37,6 +37,8 @@ from router.ladder import step_key
 from router.ledger import APPS_OWN, open_store
 from router.routings import Example, examples, step_examples
 
+CURVE = (0.8, 0.9, 0.95, 0.99, 1.0)  # the qualities `edgeway router fit` prints the threshold and share of
+
 
 def comparisons_of(config: GatewayConfig, app: str, from_file: Path | None) -> list[Comparison]:
     if from_file is not None:
@@ -192,6 +194,12 @@ def _fit_one(
     print(
         f"threshold {chosen.value:g} keeps {chosen.quality:.1%} of {upper}-quality answers (target {target:.0%}) "
         f"with {chosen.edge_share:.1%} of these requests on {lower}",
+        file=out,
+    )
+    curve = [fitting.threshold_for(candidate, found, q) for q in CURVE]
+    print(
+        f"the curve (quality kept: threshold, share on {lower}): "
+        + ", ".join(f"{q:.0%}: {t.value:g}, {t.edge_share:.1%}" for q, t in zip(CURVE, curve, strict=True)),
         file=out,
     )
     if not write:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import random
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -149,6 +150,11 @@ def test_a_step_is_fitted_installed_and_then_scores_the_climb(deployment: Path):
     said = out.getvalue()
     assert "alpha: step gpt-fake -> claude-fake: fitted on the earlier 280" in said
     assert "installed as version 1" in said
+    # the cost-quality curve: more of the upper model's quality kept, fewer requests on the lower one
+    curve = [line for line in said.splitlines() if line.startswith("the curve")][-1]
+    points = [(int(q), float(share)) for q, _, share in re.findall(r"(\d+)%: ([\d.]+), ([\d.]+)%", curve)]
+    assert [q for q, _ in points] == [80, 90, 95, 99, 100]
+    assert all(a[1] >= b[1] for a, b in zip(points, points[1:], strict=False)) and points[0][1] > points[-1][1]
     installed = InstalledRouters(documents)
     step = installed.active(step_key("alpha", "gpt-fake", "claude-fake"))
     assert step is not None and step.version == 1 and step.threshold is not None
