@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--against",
         metavar="BUILD",
-        help="classify only: another checkout, or its classifiers/_scan*.so, timed beside this one in one process",
+        help="classify: another checkout, or its classifiers/_scan*.so, timed beside this one in one process; "
+        "overhead: another checkout's gateway, beside this one's in alternating rounds",
     )
 
     args = parser.parse_args(argv)
@@ -261,19 +262,21 @@ def _bench(args: argparse.Namespace) -> int:
 
         run = functools.partial(contention.run, args.contention)
     if args.against is not None:
-        if args.suite != "classify":
-            print("edgeway: --against compares builds of the scan: it goes with classify", file=sys.stderr)
+        if args.suite not in ("classify", "overhead"):
+            print("edgeway: --against compares builds: it goes with classify or overhead", file=sys.stderr)
             return 2
         from pathlib import Path
 
-        from gateway.bench import builds
+        from gateway.bench import builds, gateways
 
         try:
-            loaded = builds.load(Path(args.against))
-        except builds.BuildError as exc:
+            if args.suite == "overhead":
+                run = functools.partial(gateways.run, gateways.checkout(Path(args.against)))
+            else:
+                run = functools.partial(builds.run_loaded, builds.load(Path(args.against)))
+        except (builds.BuildError, gateways.CheckoutError) as exc:
             print(f"edgeway: {exc}", file=sys.stderr)
             return 2
-        run = functools.partial(builds.run_loaded, loaded)
     print(machine.describe(), flush=True)
     run(**options)
     return 0

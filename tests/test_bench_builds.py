@@ -86,7 +86,9 @@ def test_the_command_refuses_a_missing_build_and_other_suites(tmp_path, capsys):
     assert main(["bench", "classify", "--against", str(tmp_path / "missing.so")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert main(["bench", "tail", "--against", str(tmp_path / "missing.so")]) == 2
-    assert "goes with classify" in capsys.readouterr().err
+    assert "goes with classify or overhead" in capsys.readouterr().err
+    assert main(["bench", "overhead", "--against", str(tmp_path)]) == 2
+    assert "not a checkout" in capsys.readouterr().err
 
 
 def test_contention_goes_with_the_edge_suite_and_at_least_one_busy_process(capsys):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from gateway.bench.overhead import APP_KEY, Server, _write_configs, edgeway_command, upstream_command
+from gateway.bench.overhead import APP_KEY, Server, edgeway_command, upstream_command, write_configs
 from gateway.bench.ports import free_port
 
 TARGET = 1.10
@@ -101,7 +101,7 @@ def run(repeat: int = 3) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         upstream_port = free_port()
-        config, _ = _write_configs(tmp, upstream_port)
+        config, _ = write_configs(tmp, upstream_port)
         settings = json.loads(config.read_text())
         config.write_text(json.dumps({**settings, "batches": {"concurrency": CONCURRENCY}}))
         upstream = Server("upstream", upstream_port, "/v1/chat/completions", {}, {"model": "bench", "messages": []})

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 
-from gateway.bench.overhead import APP_KEY, Server, _write_configs, edgeway_command, upstream_command
+from gateway.bench.overhead import APP_KEY, Server, edgeway_command, upstream_command, write_configs
 from gateway.bench.ports import free_port
 
 MAX_BODY = 4 * 1024 * 1024
@@ -79,7 +79,7 @@ def run(repeat: int = 3) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         upstream_port = free_port()
-        config, _ = _write_configs(tmp, upstream_port)
+        config, _ = write_configs(tmp, upstream_port)
         upstream = Server("upstream", upstream_port, "/v1/chat/completions", {}, {"model": "bench", "messages": []})
         body = {"model": "bench", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}
         edgeway = Server("edgeway", free_port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, body)

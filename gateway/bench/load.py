@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.overhead import APP_KEY, Server, _rss_mb, _write_configs, edgeway_command, upstream_command
+from gateway.bench.overhead import APP_KEY, Server, _rss_mb, edgeway_command, upstream_command, write_configs
 from gateway.bench.ports import free_port
 from gateway.bench.wire import _read_response
 
@@ -99,7 +99,7 @@ def run(repeat: int = 2, rate: float = 40.0) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         upstream_port = free_port()
-        edgeway_config, _ = _write_configs(tmp, upstream_port)
+        edgeway_config, _ = write_configs(tmp, upstream_port)
         upstream = Server("direct", upstream_port, "/v1/chat/completions", {}, {"model": "bench", "messages": []})
         edgeway = Server(
             "edgeway", free_port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, KINDS["cloud"][0]

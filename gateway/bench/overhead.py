@@ -76,13 +76,14 @@ class Server:
     ready_s: float = 0.0
     rss_mb: float = 0.0
 
-    def start(self, command: list[str], env: dict[str, str] | None = None) -> Server:
+    def start(self, command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Server:
         started = time.perf_counter()
         self.process = subprocess.Popen(
             command,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, **(env or {})},
+            cwd=cwd,
             start_new_session=True,
         )
         deadline = started + 120
@@ -130,7 +131,7 @@ def _pct(values: list[float], q: float) -> float:
     return percentile(values, q) * 1e3
 
 
-def _write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
+def write_configs(tmp: Path, upstream: int) -> tuple[Path, Path]:
     rules = (
         "rules:\n"
         "  - name: private-stays-local\n    when: {pii: [PHONE, US_SSN, CREDIT_CARD, PERSON]}\n"
@@ -191,7 +192,7 @@ def run(repeat: int = 1) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         upstream_port = free_port()
-        edgeway_config, litellm_config = _write_configs(tmp, upstream_port)
+        edgeway_config, litellm_config = write_configs(tmp, upstream_port)
         upstream = Server("direct", upstream_port, "/v1/chat/completions", {}, {**BODY, "model": "bench"})
         edgeway = Server("edgeway", free_port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, BODY)
         litellm = Server(

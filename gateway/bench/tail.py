@@ -12,7 +12,7 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from gateway.bench.overhead import APP_KEY, BODY, Server, _write_configs, edgeway_command, upstream_command
+from gateway.bench.overhead import APP_KEY, BODY, Server, edgeway_command, upstream_command, write_configs
 from gateway.bench.ports import free_port
 from gateway.bench.wire import ANSWER, STREAM, LoadResult, _Upstream, serve_upstream
 from gateway.percentiles import percentile
@@ -69,7 +69,7 @@ def run(repeat: int = 1) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         upstream_port = free_port()
-        edgeway_config, _ = _write_configs(tmp, upstream_port)
+        edgeway_config, _ = write_configs(tmp, upstream_port)
         upstream = Server("upstream", upstream_port, "/v1/chat/completions", {}, {**BODY, "model": "bench"})
         edgeway = Server("edgeway", free_port(), "/v1/chat/completions", {"authorization": f"Bearer {APP_KEY}"}, BODY)
         try:

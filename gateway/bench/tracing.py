@@ -18,9 +18,9 @@ from gateway.bench.overhead import (
     LEVELS,
     Server,
     _pct,
-    _write_configs,
     edgeway_command,
     upstream_command,
+    write_configs,
 )
 from gateway.bench.ports import free_port
 from gateway.bench.wire import LoadResult
@@ -32,7 +32,7 @@ def run(repeat: int = 1) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         upstream_port = free_port()
-        config, _ = _write_configs(tmp, upstream_port)
+        config, _ = write_configs(tmp, upstream_port)
         upstream = Server("upstream", upstream_port, "/v1/chat/completions", {}, {**BODY, "model": "bench"})
         sink = Server("trace sink", free_port(), "/v1/traces", {}, {})
         headers = {"authorization": f"Bearer {APP_KEY}"}
