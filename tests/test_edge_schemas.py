@@ -12,6 +12,7 @@ import pytest
 
 from edge_runtime import Sampling
 from edge_runtime.grammar import ANY, GrammarError, for_grammar, schema_grammar
+from edge_runtime.sampling import FinishReason
 from router.edge import RESAMPLES, EdgeModel
 from router.errors import InvalidOutput, InvalidRequest
 from router.request import parse_chat_request
@@ -91,7 +92,7 @@ class Written:
 
     written: str
     sampling: Sampling
-    finish_reason: str = "stop"
+    finish_reason: FinishReason = FinishReason.STOP
     prompt_tokens: int = 5
     completion_tokens: int = 3
     logprobs: list = field(default_factory=list)
@@ -119,7 +120,7 @@ class Scripted:
     class config:  # noqa: N801 - EdgeModelConfig's one field read here
         capabilities = None
 
-    def __init__(self, *texts: str, finish: str = "stop") -> None:
+    def __init__(self, *texts: str, finish: FinishReason = FinishReason.STOP) -> None:
         self.texts, self.finish, self.submitted = list(texts), finish, []
 
     def tokenize_chat(self, messages):
@@ -175,7 +176,7 @@ async def test_a_streamed_answer_that_needs_a_check_goes_out_once_it_passes():
 
 
 async def test_an_answer_cut_by_max_tokens_is_reported_cut_not_sampled_again():
-    engine = Scripted('{"name": "count", "arguments": {"n": 2', finish="length")
+    engine = Scripted('{"name": "count", "arguments": {"n": 2', finish=FinishReason.LENGTH)
     answer = await EdgeModel(engine).complete(ask(BOUNDED))
     assert answer.body["choices"][0]["finish_reason"] == "length" and len(engine.submitted) == 1
 
