@@ -55,6 +55,9 @@ def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors
             assert page.locator("#c-latency rect.bar").count() >= 2
             assert page.locator("#c-rules rect.bar").count() >= 2
             assert page.locator("#t-recent tbody tr").count() >= 6
+            # per model (a ladder's tiers): the edge model and the cloud one each have a row
+            models = page.locator("#t-models tbody tr td:first-child").all_inner_texts()
+            assert {"smollm2", "gpt-fake"} <= set(models), models
             assert page.locator("#k-savings").inner_text().endswith(")")  # "NN% ($X)"
             assert page.locator("#k-cache").inner_text().endswith(")")  # "N (N%, $X)"
             assert page.locator("#k-batch").inner_text().endswith(" h)")  # "N (X.XX h)": batch lines, edge hours

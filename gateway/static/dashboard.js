@@ -102,7 +102,8 @@ function table(id, rows) {
 
 async function refresh() {
   try {
-    const [byDay, byRoute, byRule, q] = await Promise.all([usage("day"), usage("route"), usage("rule"), qualityReport()]);
+    const [byDay, byRoute, byRule, byModel, q] = await Promise.all(
+      [usage("day"), usage("route"), usage("rule"), usage("model"), qualityReport()]);
     drawQuality(q);
     const t = byDay.totals;
     document.getElementById("k-cost").textContent = money(t.cost_usd);
@@ -124,6 +125,10 @@ async function refresh() {
     const rules = [...byRule.groups].sort((a, b) => b.requests - a.requests).slice(0, 8);
     bars(document.getElementById("c-rules"), rules.map(g => g.key || "(none)"), [
       { name: "requests", color: COLORS.cloud, values: rules.map(g => g.requests) }]);
+    const routeOf = Object.fromEntries(byDay.recent.map(r => [r.model, r.route]));
+    table("t-models", [...byModel.groups].sort((a, b) => b.requests - a.requests).map(g => [
+      [g.key || "(none)"], [routeOf[g.key] ?? "", `route-${routeOf[g.key] ?? ""}`], [g.requests], [money(g.cost_usd)],
+      [money(g.counterfactual_usd)], [money(g.savings_usd)], [g.latency_p50_ms ?? "–"]]));
     table("t-budgets", byDay.budgets.map(b => [[b.app], [b.daily_usd ?? "–"], [b.monthly_usd ?? "–"], [money(b.left_usd)], [b.on_exhausted]]));
     table("t-recent", byDay.recent.slice(0, 20).map(r => [
       [new Date(r.ts * 1000).toLocaleTimeString()], [r.app], [r.kind], [r.route, `route-${r.route}`], [r.model], [r.rule],
