@@ -66,8 +66,7 @@ def routes_edge_to_cloud(config: GatewayConfig, app: str) -> bool:
             continue
         if rule.ladder is None:
             return True
-        names = [n for step in rule.ladder if (n := policy.resolve(step, AUTO)) is not None]
-        tiers = [policy.models.tier_of(n) for n in names]
+        tiers = [policy.models.tier_of(n) for n in policy.ladder_of(rule, AUTO)]
         if any(pair == ("edge", "cloud") for pair in zip(tiers, tiers[1:], strict=False)):
             return True
     return False
@@ -234,7 +233,7 @@ def ladder_steps(policy: AppPolicy) -> list[tuple[str, str]]:
     """The steps of the policy's ladders between two models of one tier, each once, in order."""
     found: list[tuple[str, str]] = []
     for rule in policy.spec.rules:
-        names = [n for step in rule.ladder or () if (n := policy.resolve(step, AUTO)) is not None]
+        names = policy.ladder_of(rule, AUTO)
         for lower, upper in zip(names, names[1:], strict=False):
             if policy.models.tier_of(lower) == policy.models.tier_of(upper) and (lower, upper) not in found:
                 found.append((lower, upper))

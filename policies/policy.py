@@ -51,7 +51,8 @@ class Verdict:
     reasons: tuple[str, ...] = field(default_factory=tuple)
     auto: bool = False  # the rule's route is `auto`: the app's router orders targets[0] (edge) and [1] (cloud)
     ladder: tuple[str, ...] = ()  # an `auto` rule's ladder, its models cheapest first: the router climbs it
-    thresholds: tuple[float, ...] | None = None  # the score each of the ladder's steps must reach to climb
+    # the score the step up from each of the ladder's models must reach to climb, by the model's name
+    thresholds: tuple[tuple[str, float], ...] = ()
 
 
 class AppPolicy:
@@ -82,9 +83,7 @@ class AppPolicy:
 
     def _route(self, rule: Rule, requested: str, trace: tuple[RuleTrace, ...]) -> Verdict:
         auto = rule.route == AUTO
-        ladder: list[str] = []
-        if rule.ladder is not None:  # its models, cheapest first: the app's router climbs them
-            ladder = list(dict.fromkeys(n for step in rule.ladder if (n := self.resolve(step, requested))))
+        ladder = list(self.ladder_of(rule, requested))  # cheapest first: the app's router climbs it
         primary = ladder[0] if ladder else self.resolve("edge" if auto else rule.route, requested)
         targets: list[str] = ladder[:] if ladder else [primary] if primary else []
         if auto and not ladder:  # the edge and the cloud, in the order the app's router will give them
@@ -116,8 +115,23 @@ class AppPolicy:
             reasons=reasons,
             auto=auto,
             ladder=tuple(ladder) if auto else (),
-            thresholds=tuple(rule.thresholds) if auto and rule.thresholds is not None else None,
+            thresholds=self.step_thresholds(rule, requested) if auto else (),
         )
+
+    def ladder_of(self, rule: Rule, requested: str) -> tuple[str, ...]:
+        """A rule's ladder as the models it names, cheapest first (`edge` and `cloud` resolved as a
+        route is), a model named twice kept where it first stands."""
+        return tuple(dict.fromkeys(n for step in rule.ladder or () if (n := self.resolve(step, requested))))
+
+    def step_thresholds(self, rule: Rule, requested: str) -> tuple[tuple[str, float], ...]:
+        """The thresholds a rule gives its ladder's steps, each by the name of the model the step
+        climbs from: narrowing may take models off the ladder, and a step keeps its threshold."""
+        found: dict[str, float] = {}
+        for step, threshold in zip(rule.ladder or (), rule.thresholds or (), strict=False):
+            name = self.resolve(step, requested)
+            if name is not None:
+                found.setdefault(name, threshold)
+        return tuple(found.items())
 
     def resolve(self, route: str | None, requested: str) -> str | None:
         """`edge`/`cloud` -> the requested model if it is of that tier, else the app's default."""

@@ -260,11 +260,9 @@ class AutoRoutes:
 
 
 def _step_thresholds(auto: AutoRoute, ladder: tuple[str, ...]) -> dict[str, float]:
-    """Each model's step threshold (the step up from it), by name: the policy gives them for its
-    whole ladder, and narrowing may have skipped some models since."""
-    if auto.thresholds is None:
-        return {name: auto.threshold for name in ladder}
-    given = dict(zip(auto.ladder, auto.thresholds, strict=False))
+    """Each model's step threshold (the step up from it), by name; the router's where the policy
+    gives none."""
+    given = dict(auto.thresholds)
     return {name: given.get(name, auto.threshold) for name in ladder}
 
 

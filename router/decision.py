@@ -60,7 +60,7 @@ class AutoRoute:
     router_version: int = 0  # of the app's router that scored it (0: cold start)
     reading: float | None = None  # the probe's score of the edge's reading, once it read
     ladder: tuple[str, ...] = ()  # the rule's ladder, cheapest first, as narrowed: empty for the edge-cloud pair
-    thresholds: tuple[float, ...] | None = None  # each step's, where the policy sets them
+    thresholds: tuple[tuple[str, float], ...] = ()  # each step's, by the model it climbs from, where set
     climb: tuple[Step, ...] = ()  # the steps scored, bottom up: the last one not climbed is where it stopped
 
 

@@ -168,6 +168,16 @@ def test_models_that_cannot_serve_the_request_are_skipped():
     assert [(s.lower, s.upper) for s in decision.auto.climb] == [("small", "large")]
 
 
+def test_a_step_keeps_its_threshold_when_narrowing_takes_the_model_below_it_off():
+    models = tiers(edge=FakeTier("edge", "edge", wait_ms=5_000))
+    request = parse_chat_request(
+        {"model": "auto", "messages": [{"role": "user", "content": LONG}]}, {"latency-budget-ms": "200"}
+    )
+    _, decision = router(0.1, models).decide(request, caller(ladder_policy("[0.9, 0.99]")))
+    (step,) = decision.auto.climb
+    assert (step.lower, step.upper, step.threshold) == ("small", "large", 0.99)
+
+
 def test_a_latency_budget_the_edge_would_miss_skips_it():
     models = tiers(edge=FakeTier("edge", "edge", wait_ms=5_000))
     request = parse_chat_request(
