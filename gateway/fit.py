@@ -30,7 +30,7 @@ from policies.schema import AUTO
 from policies.yaml_source import FileError
 from router import fitting, quality
 from router.app_router import AppRouter, Combination
-from router.comparisons import Comparison, Comparisons, StepComparison
+from router.comparisons import Comparison, Comparisons
 from router.documents import Documents, open_documents
 from router.installed import InstalledRouters
 from router.ladder import step_key
@@ -141,7 +141,7 @@ def fit_router(
                 step_key(app, lower, upper),
                 (lower, upper),
             )
-            for lower, upper, found in fit_steps(config, app, from_file)
+            for lower, upper, found in fit_steps(config, app, documents, from_file)
         ]
         if done is None and not steps:
             print(f"{app}: its ladders have no step to fit", file=out)
@@ -240,21 +240,16 @@ def ladder_steps(policy: AppPolicy) -> list[tuple[str, str]]:
     return found
 
 
-def fit_steps(config: GatewayConfig, app: str, from_file: Path | None) -> list[tuple[str, str, list[Example]]]:
-    """Each step of the app's ladders between two cloud models, with its judged comparisons."""
+def fit_steps(
+    config: GatewayConfig, app: str, documents: Documents, from_file: Path | None
+) -> list[tuple[str, str, list[Example]]]:
+    """Each step of the app's ladders between two cloud models, with its judged comparisons from
+    `documents` (a `shadow replay` file holds comparisons of the edge and the cloud only)."""
     policy = _app_policy(config, app)
     steps = ladder_steps(policy) if policy is not None else []
     if not steps:
         return []
-    if from_file is not None:
-        rows = [json.loads(line) for line in from_file.read_text(encoding="utf-8").splitlines() if line.strip()]
-        compared = [StepComparison(**r["step"]) for r in rows if r.get("step") and r["app"] == app]
-    else:
-        store = Comparisons(open_documents(config.store, config.seal()))
-        try:
-            compared = store.steps(app)
-        finally:
-            store.close()
+    compared = [] if from_file is not None else Comparisons(documents).steps(app)
     return [(lower, upper, step_examples(compared, app, lower, upper)) for lower, upper in steps]
 
 

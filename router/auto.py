@@ -74,7 +74,7 @@ class AutoRoutes:
         asks = request_features(request) if router.needs_asks else None
         text = router.score(signals.complexity, None, asks)
         threshold = auto.threshold if router.threshold is None else router.threshold
-        reads = self._reads(auto, text, request, targets[0], app)
+        reads = self._reads(auto, text, request, router)
         scored = dataclasses.replace(
             auto, text_score=text, threshold=threshold, read_first=reads, router_version=router.version
         )
@@ -95,7 +95,9 @@ class AutoRoutes:
         thresholds = _step_thresholds(auto, ladder)
         first = self._step(ladder[0], ladder[1], thresholds[ladder[0]], signals, request, app)
         steps = [first]
-        reads = first.scorer is StepScorer.APP_ROUTER and self._reads(auto, first.score, request, ladder[0], app)
+        reads = first.scorer is StepScorer.APP_ROUTER and self._reads(
+            auto, first.score, request, self.app_router(app, ladder[0])
+        )
         if reads or first.climbed:
             for lower, upper in zip(ladder[1:], ladder[2:], strict=False):
                 steps.append(self._step(lower, upper, thresholds[lower], signals, request, app))
@@ -108,7 +110,6 @@ class AutoRoutes:
         if reads:  # the edge reads; the reading decides between it and where the rest of the climb stopped
             top = top if top != ladder[0] else ladder[1]
             order = (ladder[0], top) + fallbacks(ladder, top, signals, exclude=ladder[0])
-            router = self.app_router(app, ladder[0])
             scored = dataclasses.replace(
                 auto,
                 ladder=ladder,
@@ -116,7 +117,7 @@ class AutoRoutes:
                 text_score=first.score,
                 threshold=first.threshold,
                 read_first=True,
-                router_version=router.version,
+                router_version=first.router_version,
             )
             reason = f"ladder: {said}; {ladder[0]} reads first"
         else:
@@ -134,9 +135,9 @@ class AutoRoutes:
             reasons=decision.reasons + (reason,),
         )
 
-    def _reads(self, auto: AutoRoute, text: float, request: ChatRequest, edge: str, app: str) -> bool:
-        """Whether the edge model `edge` reads the prompt before the step above it is decided."""
-        router = self.app_router(app, edge)
+    def _reads(self, auto: AutoRoute, text: float, request: ChatRequest, router: AppRouter) -> bool:
+        """Whether the edge reads the prompt (with `router`'s probe) before the step above it is
+        decided."""
         low, high = auto.band
         reads = router.read is not None and request.n == 1 and request.inputs is None
         return reads and (

@@ -23,14 +23,14 @@ from typing import Any
 from classifiers.signals import Scorer, Signals
 from router import tracing
 from router.account import RequestAccount
-from router.admission import Admission
+from router.admission import Admission, some_target
 from router.answer import Answer, ChunkStream
 from router.auto import AutoRoutes
 from router.cache import CacheStore, MemoryCache
 from router.caller import Caller
 from router.decision import Catalog, Decision, LiveState, ModelInfo
 from router.deferral import Deferral, Parked
-from router.errors import Forbidden, ModelNotFound, NoCapacity
+from router.errors import Forbidden, ModelNotFound
 from router.execution import Execution
 from router.installed import InstalledRouters
 from router.ledger import MemoryStore, Store
@@ -126,12 +126,7 @@ class Router:
             raise Forbidden(decision.deny)
         if caller.budget is not None and live.budget_left_usd is not None and live.budget_left_usd <= 0:
             decision = over_budget(decision, caller.budget)
-        decision = local_only(self.models, within_latency_budget(self.models, decision, request, live))
-        if not decision.targets:
-            raise NoCapacity(
-                f"No model may serve this request now ({decision.rule}: {'; '.join(decision.reasons)}).",
-                retry_after=5,
-            )
+        decision = some_target(local_only(self.models, within_latency_budget(self.models, decision, request, live)))
         decision = able(self.models, request, decision)
         check_max_tokens(self.models, signals, decision)
         if decision.auto is not None:

@@ -297,15 +297,8 @@ def _lower_and_upper(served: ServedRequest, other: Tier) -> tuple[str, str]:
         return (served.model, other.name) if served.tier == "edge" else (other.name, served.model)
     auto = served.decision.auto
     assert auto is not None  # a pair of one tier is only ever a ladder's step (`Shadower._other`)
-    ladder = auto.ladder
-    return (
-        (served.model, other.name)
-        if ladder.index(served.model) < ladder.index(other.name)
-        else (
-            other.name,
-            served.model,
-        )
-    )
+    ladder, pair = auto.ladder, (served.model, other.name)
+    return pair if ladder.index(served.model) < ladder.index(other.name) else (other.name, served.model)
 
 
 def _whole(request: ChatRequest) -> ChatRequest:

@@ -169,8 +169,18 @@ _GAPS = re.compile(rf"{_SEPARATOR_CLASS}{{1,{MOST_SEPARATORS}}}")
 # What `fold` reads one character at a time: escapes, and every character but ASCII and the letters
 # NFKC leaves as they are (Latin-1's, Cyrillic, Arabic, Thai, kana, CJK ideographs, Hangul), which
 # it copies in runs. Character by character, a Chinese text cost 2 us a character to fold.
+# JSON's escape of a character above U+FFFF: a surrogate pair ("\\ud83a\\udd54"), its two halves
+# the groups; `astral` reads it as the one character it stands for.
+ESCAPED_PAIR = r"\\u([dD][89abAB][0-9A-Fa-f]{2})\\u([dD][c-fC-F][0-9A-Fa-f]{2})"
+
+
+def astral(high: str, low: str) -> str:
+    """The character a surrogate pair's two halves (hexadecimal) stand for."""
+    return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
+
+
 _TO_FOLD = re.compile(
-    r"\\u([dD][89abAB][0-9A-Fa-f]{2})\\u([dD][c-fC-F][0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})"
+    ESCAPED_PAIR + r"|\\u([0-9A-Fa-f]{4})"
     r"|[^\x00-\x7fÀ-ÖØ-öø-ÿЀ-ӿ\u0620-\u064a\u0e01-\u0e32\u0e34-\u0e4f\u0e5a\u0e5b"
     r"\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff\uac00-\ud7a3]"
 )
@@ -189,8 +199,7 @@ def fold(text: str) -> Reading:
             as_written(text, at, m.start(), out, starts, ends)
         at = m.end()
         if m.group(1):  # a character above U+FFFF, escaped as JSON writes it: a surrogate pair
-            high, low = int(m.group(1), 16), int(m.group(2), 16)
-            ch = chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+            ch = astral(m.group(1), m.group(2))
         else:
             ch = chr(int(m.group(3), 16)) if m.group(3) else m.group()
         if ch.isascii():

@@ -28,10 +28,12 @@ from urllib.parse import unquote
 from classifiers import _scan
 from classifiers.privacy.anchors import Hits
 from classifiers.privacy.canonical import (
+    ESCAPED_PAIR,
     INVISIBLE,
     Cues,
     Reading,
     as_written,
+    astral,
     canonical,
     foldable,
     invisible,
@@ -156,10 +158,7 @@ def _html_decoded(text: str) -> Reading | None:
 # \right), not one.
 _JSON_ESCAPED = re.compile(r'\\(?:[ntr](?![a-z])|["/]|u[0-9A-Fa-f]{4})')
 # A character above U+FFFF is escaped as a surrogate pair ("\\ud83a\\udd54"): read as one character.
-_JSON_ESCAPE = re.compile(
-    r"\\u([dD][89abAB][0-9A-Fa-f]{2})\\u([dD][c-fC-F][0-9A-Fa-f]{2})"  # a surrogate pair
-    r'|\\(?:u([0-9A-Fa-f]{4})|(["\\/bfnrt]))'
-)
+_JSON_ESCAPE = re.compile(ESCAPED_PAIR + r'|\\(?:u([0-9A-Fa-f]{4})|(["\\/bfnrt]))')
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
 
 
@@ -176,7 +175,7 @@ def unescaped(text: str) -> Reading | None:
         starts += range(at, m.start())
         ends += range(at + 1, m.start() + 1)
         if m.group(1):
-            out.append(chr(0x10000 + ((int(m.group(1), 16) - 0xD800) << 10) + int(m.group(2), 16) - 0xDC00))
+            out.append(astral(m.group(1), m.group(2)))
         else:
             out.append(chr(int(m.group(3), 16)) if m.group(3) else _UNESCAPED[m.group(4)])
         starts.append(m.start())
