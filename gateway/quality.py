@@ -25,11 +25,12 @@ from starlette.responses import Response
 from gateway.http import JSON
 from gateway.usage import period, summarize
 from router import fitting, quality
+from router.app_router import AppRouter
 from router.comparisons import Comparison, StepComparison
 from router.errors import InvalidRequest
 from router.ladder import step_key
 from router.ledger import APPS_OWN, UsageRow
-from router.routings import from_comparison, step_examples
+from router.routings import Example, from_comparison, step_examples
 
 PARAMS = {"app", "from", "to", "key", "target"}
 DEFAULT_TARGET = 0.95
@@ -97,11 +98,6 @@ def _steps(gateway: Any, app: str | None, compared: list[StepComparison], target
         found = step_examples(rows, step_app, lower, upper)
         ranked = fitting.ranked(found)
         router = gateway.router.routers.current(step_key(step_app, lower, upper), None)
-        score = None
-        if ranked:
-            low, up = (np.array([getattr(e, side) for e in ranked], dtype=float) for side in ("edge", "cloud"))
-            value = fitting.apgr(fitting.scores(router, ranked), low, up)
-            score = None if math.isnan(value) else round(value, 4)
         judged = [e for e in found if e.edge is not None]
         out.append(
             {
@@ -114,7 +110,7 @@ def _steps(gateway: Any, app: str | None, compared: list[StepComparison], target
                 "shadow_usd": round(sum(c.shadow_usd + c.judge_usd for c in rows), 6),
                 "router": {
                     "version": router.version,
-                    "apgr": score,
+                    "apgr": _apgr(router, ranked),
                     "lower_share_at_target": fitting.threshold_for(router, found, target).edge_share if found else None,
                     "ranked": len(ranked),
                 },
@@ -139,16 +135,21 @@ def _router_quality(gateway: Any, app: str | None, comparisons: list[Comparison]
     router = gateway.router.auto.app_router(app, edges[0])
     found = [e for c in comparisons if (e := from_comparison(c)) is not None]
     ranked = fitting.ranked(found)
-    score = None
-    if ranked:
-        edge, cloud = (np.array([getattr(e, tier) for e in ranked], dtype=float) for tier in ("edge", "cloud"))
-        value = fitting.apgr(fitting.scores(router, ranked), edge, cloud)
-        score = None if math.isnan(value) else round(value, 4)
     share = fitting.threshold_for(router, found, target).edge_share if found else None
     return {
         "version": router.version,
-        "apgr": score,
+        "apgr": _apgr(router, ranked),
         "edge_share_at_target": share,
         "target": target,
         "ranked": len(ranked),
     }
+
+
+def _apgr(router: AppRouter, ranked: list[Example]) -> float | None:
+    """How well `router` ranks the examples whose both answers' quality is known (None: it cannot
+    be told, with none, or where the upper answer recovers nothing)."""
+    if not ranked:
+        return None
+    lower, upper = (np.array([getattr(e, side) for e in ranked], dtype=float) for side in ("edge", "cloud"))
+    value = fitting.apgr(fitting.scores(router, ranked), lower, upper)
+    return None if math.isnan(value) else round(value, 4)
