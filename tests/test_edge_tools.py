@@ -127,7 +127,7 @@ def test_a_tool_result_goes_back_to_the_edge_and_it_answers(gateway):
         {"role": "tool", "tool_call_id": call.id, "content": '{"temperature": 18, "sky": "clear"}'},
     ]
     second = client.chat.completions.create(
-        model="smollm2", messages=conversation, tools=[WEATHER], tool_choice="none", max_tokens=20
+        model="smollm2", messages=conversation, tools=[WEATHER], tool_choice="none", max_tokens=20, temperature=0
     )
     assert second.choices[0].message.content and second.choices[0].message.tool_calls is None
 
