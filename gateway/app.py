@@ -1,4 +1,5 @@
-"""The edgeway ASGI application: what one running gateway holds, and its routes."""
+"""The edgeway ASGI application: its routes, its life (start-up, the batch runner, shutdown) and
+how an error is answered in the shape of the API it came in on."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +20,7 @@ from starlette.requests import Request
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from classifiers import Scorer
 from classifiers.privacy.known import Known
-from edge_runtime import EdgePool
 from gateway import (
     batches,
     chat,
@@ -33,7 +31,6 @@ from gateway import (
     health,
     masked_logs,
     messages,
-    metrics,
     openapi,
     quality,
     responses,
@@ -41,98 +38,20 @@ from gateway import (
     usage,
 )
 from gateway.access_log import AccessLog
-from gateway.auth import App, AppKeys, policy_app
 from gateway.batch_runner import BatchRunner
 from gateway.config import GatewayConfig
 from gateway.http import JSON, error_response
-from gateway.pipeline import Dialect
+from gateway.pipeline import WholeDialect, internal_error
 from gateway.probes import attach_probes
-from policies.policy import Models
+from gateway.running import Gateway, build_gateway
 from policies.reload import PolicyFiles
 from router import cloud
-from router.cache import open_cache
-from router.caller import Caller
-from router.comparisons import Comparisons
-from router.documents import Documents, open_documents
-from router.edge import EdgeModel
-from router.edge_group import EdgeGroup
 from router.errors import EdgewayError, NotFound
-from router.installed import InstalledRouters
-from router.ledger import Store, open_store
-from router.policy_rules import PolicyRules
-from router.pricing import edge_price_of, price_of
-from router.routing import Router
-from router.rules import PlainRules
-from router.shadow import Shadower
-from router.tier import Tier
 
 log = logging.getLogger("edgeway")
-DEFAULT_POLICY = "(default policy)"
 STATIC = Path(__file__).resolve().parent / "static"
 
 SHADOW_DRAIN_S = 10.0
-
-
-@dataclass
-class Gateway:
-    config: GatewayConfig
-    edge: EdgePool
-    router: Router
-    keys: AppKeys
-    http: cloud.HttpPool
-    policies: PolicyFiles
-    shadows: Shadower
-    documents: Documents
-    ledger: Store  # the router's store, for the gateway's queries of it (usage, quality, health)
-    metrics: Any = None  # gateway.metrics.RequestMetrics, set by create_app
-    started: float = field(default_factory=time.perf_counter)
-    ready_seconds: float | None = None
-    background: set[asyncio.Task[None]] = field(default_factory=set)
-    batches: BatchRunner | None = None  # set by create_app
-
-    def edge_groups(self) -> list[EdgeGroup]:
-        return [m for m in self.router.models.values() if isinstance(m, EdgeGroup)]
-
-
-def build_gateway(config: GatewayConfig) -> Gateway:
-    """Everything a running gateway holds. Raises FileError if a policy file is invalid."""
-    edge = EdgePool(config.edge.models)
-    http = cloud.HttpPool()
-    locals_ = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
-    models: dict[str, Tier] = dict(locals_)
-    if config.edge.nodes and config.edge.models:
-        # Remote edge nodes serve the first edge model too; requests balance by outstanding tokens.
-        first = config.edge.models[0].name
-        models[first] = EdgeGroup(locals_[first], config.edge.nodes, http)
-    models.update({m.name: cloud.connect(m, http) for m in config.cloud.models})
-    prices = {m.name: price_of(m) for m in config.cloud.models}
-    prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.models})
-    store = open_store(config.store)
-    seal = config.seal()
-    documents = open_documents(config.store, seal)
-    router = Router(models, Scorer(), prices, store, open_cache(config.store, seal), InstalledRouters(documents))
-    shadows = Shadower(router, Comparisons(documents), store)
-    names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
-
-    files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
-    if config.default_policy:
-        files[DEFAULT_POLICY] = config.resolve(config.default_policy)
-    policies = PolicyFiles(files, names)
-
-    first_cloud = names.cloud[0] if names.cloud else None
-
-    def app_for(name: str, log_prompts: bool = False) -> App:
-        source = name if name in files else DEFAULT_POLICY if DEFAULT_POLICY in files else None
-        if source is None:
-            plain = Caller(name, PlainRules(router.catalog), reference=first_cloud, log_prompts=log_prompts)
-            return App(name, lambda: plain)
-        return policy_app(name, PolicyRules(lambda: policies.current(source)), first_cloud, log_prompts)
-
-    apps = [(a.key.get_secret_value(), app_for(a.name, a.log_prompts)) for a in config.apps]
-    open_app = None if config.apps else app_for("default")
-    return Gateway(
-        config, edge, router, AppKeys(apps, open_app), http, policies, shadows, documents=documents, ledger=store
-    )
 
 
 def _freeze_heap() -> None:
@@ -166,7 +85,7 @@ ROUTES = [
     Route("/v1/models/{model:path}", health.model, methods=["GET"]),
     Route("/healthz", health.healthz, methods=["GET"]),
     Route("/readyz", health.readyz, methods=["GET"]),
-    Route("/metrics", metrics.metrics, methods=["GET"]),
+    Route("/metrics", health.metrics, methods=["GET"]),
     Route("/api/usage", usage.api_usage, methods=["GET"]),
     Route("/api/quality", quality.api_quality, methods=["GET"]),
     Route("/v1/files", files.upload, methods=["POST"]),
@@ -213,13 +132,13 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         for group in gateway.edge_groups():
             task = asyncio.create_task(group.watch())
             gateway.background.add(task)
-        assert gateway.batches is not None
-        batch_lines = asyncio.create_task(gateway.batches.run())
+        runner = BatchRunner(gateway)
+        batch_lines = asyncio.create_task(runner.run())
         try:
             yield
         finally:
             # lines in flight end and keep their results; the rest run after a restart
-            await gateway.batches.stop(batch_lines, config.server.shutdown_grace_s)
+            await runner.stop(batch_lines, config.server.shutdown_grace_s)
             for task in gateway.background:
                 task.cancel()
             with contextlib.suppress(TimeoutError):  # comparisons under way finish, within reason
@@ -236,9 +155,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         exception_handlers={EdgewayError: _edgeway_error, HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,
     )
-    app.state.gateway = gateway
-    app.state.registry, gateway.metrics = metrics.registry_for(gateway)
-    gateway.batches = BatchRunner(app, gateway)
+    app.state.gateway = gateway  # read through gateway.running.gateway_of
     return app
 
 
@@ -264,9 +181,10 @@ def _log_ready(gateway: Gateway) -> None:
 
 
 # The API each endpoint speaks, for its errors; the rest speak OpenAI's (chat.CHAT's shape).
-DIALECTS: dict[Any, Dialect] = {
+DIALECTS: dict[Any, WholeDialect] = {
     chat.completions: chat.CHAT,
     completions.completions: completions.COMPLETIONS,
+    embeddings.embeddings: embeddings.EMBEDDINGS,
     responses.responses: responses.RESPONSES,
     messages.messages: messages.MESSAGES,
     messages.count_tokens: messages.MESSAGES,
@@ -309,8 +227,4 @@ async def _http_error(request: Request, exc: Exception) -> JSON:
 async def _unexpected(request: Request, exc: Exception) -> JSON:
     request_id = getattr(request.state, "request_id", "")
     log.exception("unexpected error in request %s", Known(request_id))
-    return _render(
-        request,
-        EdgewayError(f"Internal error in edgeway (request {request_id}); see the gateway log."),
-        {"x-edgeway-request-id": request_id},
-    )
+    return _render(request, internal_error(request_id), {"x-edgeway-request-id": request_id})

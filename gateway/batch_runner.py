@@ -1,13 +1,13 @@
 """Runs batches: every line through the gateway's own pipeline, on the edge's idle time.
 
-A line is sent to the gateway itself, in process, as a request to the batch's endpoint from the
-batch's app: so it is routed by the app's policy, privacy-checked, priced and ledgered exactly as a
-live request is (its row's kind is `batch`). It carries `x-edgeway-priority: background`, so on the
-edge it runs only in steps no interactive request needs (edge_runtime/batch.py). What the policy
-routes to a cloud model whose provider has a batch API waits there, at its batch price
-(gateway/provider_lines.py); what goes to another cloud model goes as an ordinary request, paced
-by the app's limits: a line refused for a limit (429) or for capacity (503) waits as told and is
-sent again, since no model ran it.
+A line is handed to the request flow in process (`gateway.pipeline.answer_whole`), as a request to
+the batch's endpoint from the batch's app: so it is routed by the app's policy, privacy-checked,
+priced and ledgered exactly as a live request is (its row's kind is `batch`). It carries
+`x-edgeway-priority: background`, so on the edge it runs only in steps no interactive request needs
+(edge_runtime/batch.py). What the policy routes to a cloud model whose provider has a batch API
+waits there, at its batch price (gateway/provider_lines.py); what goes to another cloud model goes
+as an ordinary request, paced by the app's limits: a line refused for a limit (429) or for capacity
+(503) waits as told and is sent again, since no model ran it.
 
 One replica runs a batch at a time, under a lease in the store (renewed while it runs; a replica
 that stops holding it, or a restarted gateway, takes the batch over). A line's result is kept as
@@ -19,28 +19,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
-import secrets
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import httpx
 import orjson
-from starlette.types import ASGIApp
+from starlette.datastructures import State
 
 from classifiers.privacy.known import Known
 from gateway import files
 from gateway.batches import BATCHES, ENDED, Batch, Line, cancel_asked, parse_lines
-from gateway.held import Held
-from gateway.pipeline import LINE_HEADER, PARKED_HEADER  # "<secret> <batch id> <line> <provider> <app>"
-from gateway.provider_lines import PARKED, LineDeferral, LineOrigin, ProviderLines, line_key, output_line
+from gateway.chat import CHAT
+from gateway.completions import COMPLETIONS
+from gateway.embeddings import EMBEDDINGS
+from gateway.pipeline import Exchange, Whole, WholeDialect, answer_whole
+from gateway.provider_lines import PARKED, LineDeferral, ProviderLines, line_key, output_line
+from gateway.responses import RESPONSES
+from gateway.running import Gateway
 from router.account import RequestAccount
 from router.cloud.batch_api import BatchStatus
+from router.deferral import Deferral
 from router.documents import Document, Documents
+from router.errors import Unauthorized
+from router.ledger import RowKind
 from router.request import Priority
 
 log = logging.getLogger("edgeway.batches")
@@ -49,71 +53,49 @@ T = TypeVar("T")
 POLL_S = 2.0  # how often the store is looked at for batches to run (a new one here wakes it at once)
 SAVE_EVERY_S = 1.0  # how often a running batch's counts are written
 CANCEL_CHECK_S = 1.0
-FALLBACK_TOKENS_PER_S = 50.0  # the edge's rate before it has measured one
 REFUSED_AGAIN = (429, 503)  # refused before any model ran: wait as told, then send again
 LONGEST_WAIT_S = 30.0
+CHAT_PATH = "/v1/chat/completions"  # the one endpoint whose lines may wait in a provider's batch
+DIALECTS: dict[str, WholeDialect] = {
+    CHAT_PATH: CHAT,
+    "/v1/completions": COMPLETIONS,
+    "/v1/embeddings": EMBEDDINGS,
+    "/v1/responses": RESPONSES,
+}
+LINE_HEADERS = {"x-edgeway-priority": Priority.BACKGROUND.value}
 
 
 def lines_kind(batch_id: str) -> str:
     return f"batch_line:{batch_id}"
 
 
+async def _off_loop(call: Callable[..., T], *args: Any) -> T:
+    """A call to the store, off the event loop."""
+    return await asyncio.to_thread(call, *args)
+
+
 class BatchRunner:
-    def __init__(self, app: ASGIApp, gateway: Held) -> None:
+    """The batches of the gateway's store, run one at a time by this process while it serves."""
+
+    def __init__(self, gateway: Gateway) -> None:
         self._gateway = gateway
         self._documents: Documents = gateway.documents
-        self.owner = uuid.uuid4().hex  # this process, as the holder of batch leases
-        self._secret = secrets.token_urlsafe(24)
-        self._client = httpx.AsyncClient(
-            # an unexpected error in a line is its 500, with the request id, not an exception here
-            transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
-            base_url="http://edgeway",
-            timeout=None,
-        )
+        self._owner = uuid.uuid4().hex  # this process, as the holder of batch leases
         self._wake = asyncio.Event()
+        gateway.batch_bell.listen(self._wake.set)
         self._stopped = asyncio.Event()
         self._stopping = False
-        self._current: _Run | None = None  # the batch this process is running
-
-    # --- for the endpoints ------------------------------------------------------------------
-    def wake(self) -> None:
-        self._wake.set()
-
-    def edge_tokens_per_s(self) -> float:
-        rates = [engine.state().decode_tokens_per_s for engine in self._gateway.edge.engines.values()]
-        return sum(rates) or FALLBACK_TOKENS_PER_S
-
-    def line_of(self, header: str) -> LineOrigin | None:
-        """The batch line a line header names, if this process wrote it."""
-        secret, _, rest = header.partition(" ")
-        if not hmac.compare_digest(secret.encode(), self._secret.encode()):
-            return None
-        batch_id, index, provider, app = rest.split(" ", 3)  # the app last: its name may hold spaces
-        found = self._gateway.keys.named(app)
-        return None if found is None else LineOrigin(found, batch_id, int(index), provider == "1")
-
-    def deferral(self, line: LineOrigin, account: RequestAccount) -> LineDeferral | None:
-        """What parks the line in its provider's batch, where it may wait in one."""
-        run, config = self._current, self._gateway.config.batches
-        if not (config.provider_batches and line.provider and run is not None and run.batch.id == line.batch_id):
-            return None
-        if run.batch.endpoint != "/v1/chat/completions":  # (a provider batch answers Chat Completions)
-            return None
-        return LineDeferral(
-            self._documents, run.kind, line, run.batch.expires_at, config.provider_min_window_s, account
-        )
 
     # --- the loop ---------------------------------------------------------------------------
     async def run(self) -> None:
         while not self._stopping:
             self._wake.clear()
             try:
-                for batch in await self._store(self._pending):
+                for batch in await _off_loop(self._pending):
                     if self._stopping:
                         break
-                    if await self._store(self._claim, batch.id):
+                    if await _off_loop(self._claim, batch.id):
                         await self._run(batch)
-                        self._current = None
             except Exception:  # a store that fails now may answer later; the batch stays where it was
                 log.exception("running batches failed; trying again in %.0f s", POLL_S)
             with contextlib.suppress(TimeoutError):
@@ -126,20 +108,23 @@ class BatchRunner:
         self._stopped.set()
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(task, grace_s)
-        await self._client.aclose()
+
+    def stopping(self) -> bool:
+        return self._stopping
 
     def _pending(self) -> list[Batch]:
         return [b for b in map(Batch.of, self._documents.find(BATCHES)) if b.status not in ENDED]
 
     def _claim(self, batch_id: str) -> bool:
-        return self._documents.claim(f"batch:{batch_id}", self.owner, self._gateway.config.batches.lease_s)
+        return self._documents.claim(f"batch:{batch_id}", self._owner, self._gateway.config.batches.lease_s)
 
-    async def _store(self, call: Callable[..., T], *args: Any) -> T:
-        return await asyncio.to_thread(call, *args)
+    async def claim(self, batch_id: str) -> bool:
+        """Hold (or renew) the batch's lease; False when another replica holds it now."""
+        return await _off_loop(self._claim, batch_id)
 
     # --- one batch --------------------------------------------------------------------------
     async def _run(self, batch: Batch) -> None:
-        run = self._current = _Run(self, batch)
+        run = _Run(self._gateway, batch, self)
         await run.start()
         keeper = asyncio.create_task(run.keep_lease())
         config = self._gateway.config.batches
@@ -170,35 +155,56 @@ class BatchRunner:
         if self._stopping and not run.done():
             await run.save()  # resumed after the restart, by whichever replica takes it: at once, not
             # when the lease runs out
-            await self._store(self._documents.claim, f"batch:{batch.id}", self.owner, 0.001)
+            await _off_loop(self._documents.claim, f"batch:{batch.id}", self._owner, 0.001)
             return
         await run.finish()
 
-    async def send(self, batch: Batch, line: Line, provider: bool) -> httpx.Response | None:
-        """The line's answer (a 202 if it waits in its provider's batch: `provider`, it may), or
-        None when the gateway stops before any model ran it."""
-        headers = {
-            LINE_HEADER: f"{self._secret} {batch.id} {line.index} {int(provider)} {batch.app}",
-            "x-edgeway-priority": Priority.BACKGROUND,
-            "content-type": "application/json",
-        }
-        body = orjson.dumps(line.body)
+    async def send(self, batch: Batch, line: Line, provider: bool, kind: str) -> Whole | None:
+        """The line's answer (a 202 naming the model if it waits in its provider's batch:
+        `provider`, it may), or None when the gateway stops before any model ran it."""
+        dialect = DIALECTS[batch.endpoint]
+        app = self._gateway.keys.named(batch.app)
+        if app is None:  # the app left the config since the batch was made
+            refused = Unauthorized(f"The batch's app {batch.app!r} is no longer configured on this gateway.")
+            return Whole(refused.status, dialect.error_body(refused), {})
+        body, size = line.body, len(orjson.dumps(line.body))
         while True:
-            response = await self._client.post(batch.endpoint, content=body, headers=headers)
-            if response.status_code not in REFUSED_AGAIN:
-                return response
+            exchange = Exchange(
+                self._gateway,
+                uuid.uuid4().hex,
+                "POST",
+                batch.endpoint,
+                LINE_HEADERS,
+                State(),
+                kind=RowKind.BATCH,
+                deferral=self._deferral(batch, line, provider, kind),
+            )
+            whole = await answer_whole(exchange, app.now(), body, size, dialect)
+            if whole.status not in REFUSED_AGAIN:
+                return whole
             if self._stopping or time.time() >= batch.expires_at:
                 return None
-            await asyncio.sleep(_wait_s(response))
+            await asyncio.sleep(_wait_s(whole))
+
+    def _deferral(
+        self, batch: Batch, line: Line, provider: bool, kind: str
+    ) -> Callable[[RequestAccount], Deferral | None]:
+        """What parks the line in its provider's batch, where it may wait in one."""
+        config = self._gateway.config.batches
+        if not (config.provider_batches and provider and batch.endpoint == CHAT_PATH):
+            return lambda account: None
+        return lambda account: LineDeferral(
+            self._documents, kind, batch.app, line.index, batch.expires_at, config.provider_min_window_s, account
+        )
 
 
 class _Run:
     """One batch being run by this process: its lines to go, their results, its counts."""
 
-    def __init__(self, runner: BatchRunner, batch: Batch) -> None:
-        self.runner = runner
+    def __init__(self, gateway: Gateway, batch: Batch, runner: BatchRunner) -> None:
+        self._gateway, self._runner = gateway, runner
         self.batch = batch
-        self.documents = runner._documents
+        self.documents = gateway.documents
         self.kind = lines_kind(batch.id)
         self.todo: deque[Line] = deque()
         self.lines: list[Line] = []
@@ -211,14 +217,12 @@ class _Run:
         self.provider: ProviderLines  # its parked lines, once start() has read the batch's file
 
     async def start(self) -> None:
-        store = self.runner._store
+        store = _off_loop
         batch, documents = self.batch, self.documents
         text = await store(lambda: files.content(documents, files.find(documents, batch.app, batch.input_file_id)))
         # checked when the batch was made: the same file parses the same way now
-        self.lines = parse_lines(text, self.batch.endpoint, self.runner._gateway.config.batches.max_lines)
-        self.provider = ProviderLines(
-            self.runner._gateway, batch, self.lines, self.kind, self._answered, self._returned
-        )
+        self.lines = parse_lines(text, self.batch.endpoint, self._gateway.config.batches.max_lines)
+        self.provider = ProviderLines(self._gateway, batch, self.lines, self.kind, self._answered, self._returned)
         kept = {int(d.key): d.data for d in await store(self.documents.find, self.kind)}
         await self.provider.load(kept)
         parked = {index for index, data in kept.items() if data.get("state") == PARKED}
@@ -255,22 +259,22 @@ class _Run:
         """Send the lines to go, `concurrency` at a time, until none is left or the batch stops."""
         if self.cancelled() or self.expired():
             return
-        workers = [asyncio.create_task(self.work()) for _ in range(self.runner._gateway.config.batches.concurrency)]
+        workers = [asyncio.create_task(self.work()) for _ in range(self._gateway.config.batches.concurrency)]
         await asyncio.gather(*workers)
 
     async def work(self) -> None:
-        store = self.runner._store
-        while self.todo and not (self.runner._stopping or self.lost_lease or self.cancelled() or self.expired()):
+        store = _off_loop
+        while self.todo and not (self._runner.stopping() or self.lost_lease or self.cancelled() or self.expired()):
             line = self.todo.popleft()
             await store(self.documents.put, self.kind, Document(_key(line), self.batch.app, time.time(), {}))
-            response = await self.runner.send(self.batch, line, line.index not in self.direct)
-            if response is None:  # not run: it goes again after the restart
+            whole = await self._runner.send(self.batch, line, line.index not in self.direct, self.kind)
+            if whole is None:  # not run: it goes again after the restart
                 await store(self.documents.delete, self.kind, _key(line))
                 continue
-            if response.status_code == 202 and PARKED_HEADER in response.headers:
-                self.provider.parked(line.index, response.headers[PARKED_HEADER])
+            if whole.parked is not None:
+                self.provider.parked(line.index, whole.parked)
                 continue
-            result = _result(line, response)
+            result = _result(line, whole)
             await store(self.documents.put, self.kind, self._done(line, result))
             self.results[line.index] = result
             self._count()
@@ -278,10 +282,10 @@ class _Run:
                 await self.save()
 
     async def keep_lease(self) -> None:
-        every = self.runner._gateway.config.batches.lease_s / 3
+        every = self._gateway.config.batches.lease_s / 3
         while True:
             await asyncio.sleep(every)
-            if not await self.runner._store(self.runner._claim, self.batch.id):
+            if not await self._runner.claim(self.batch.id):
                 log.warning(
                     "batch %s: another replica holds its lease now; this one stops running it", Known(self.batch.id)
                 )
@@ -290,7 +294,7 @@ class _Run:
 
     async def save(self) -> None:
         self._saved = time.monotonic()
-        await self.runner._store(self.documents.put, BATCHES, self.batch.document())
+        await _off_loop(self.documents.put, BATCHES, self.batch.document())
 
     async def finish(self) -> None:
         """Write the output and error files and end the batch: completed, cancelled or expired."""
@@ -318,7 +322,7 @@ class _Run:
         for results, attribute, suffix in ((answered, "output_file_id", "output"), (failed, "error_file_id", "error")):
             if results:
                 text = b"".join(orjson.dumps(r) + b"\n" for r in results)
-                stored = await self.runner._store(
+                stored = await _off_loop(
                     files.save, self.documents, self.batch.app, f"{self.batch.id}_{suffix}.jsonl",
                     files.Purpose.BATCH_OUTPUT, text,
                 )  # fmt: skip
@@ -360,12 +364,9 @@ def _key(line: Line) -> str:
     return line_key(line.index)
 
 
-def _result(line: Line, response: httpx.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except ValueError:
-        body = {"error": {"message": response.text[:1000], "type": "api_error", "param": None, "code": None}}
-    return output_line(line, response.status_code, response.headers.get("x-edgeway-request-id", ""), body)
+def _result(line: Line, whole: Whole) -> dict[str, Any]:
+    assert whole.body is not None  # (a parked line has no result yet)
+    return output_line(line, whole.status, whole.headers.get("x-edgeway-request-id", ""), whole.body)
 
 
 def _failed(line: Line, code: str, message: str) -> dict[str, Any]:
@@ -378,8 +379,8 @@ def _failed(line: Line, code: str, message: str) -> dict[str, Any]:
     }
 
 
-def _wait_s(response: httpx.Response) -> float:
+def _wait_s(whole: Whole) -> float:
     try:
-        return min(LONGEST_WAIT_S, max(0.1, float(response.headers.get("retry-after", "1"))))
+        return min(LONGEST_WAIT_S, max(0.1, float(whole.headers.get("retry-after", "1"))))
     except ValueError:
         return 1.0

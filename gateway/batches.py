@@ -20,9 +20,11 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from edge_runtime import EdgePool
 from gateway import files
 from gateway.http import JSON
 from gateway.pipeline import identify, read_body
+from gateway.running import gateway_of
 from router.cloud.batch_api import BatchStatus
 from router.documents import Document, Documents
 from router.errors import InvalidRequest, NotFound
@@ -32,6 +34,7 @@ CANCELS = "batch_cancel"  # a cancel asked for: the runner stops the batch when 
 ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses")
 WINDOW = re.compile(r"^([1-9][0-9]*)(h|m)$")
 LONGEST_WINDOW_S = 24 * 3600
+FALLBACK_TOKENS_PER_S = 50.0  # the edge's rate before it has measured one
 DEFAULT_ANSWER_TOKENS = 256  # a line that sets no max_tokens, for the window's estimate
 PROMPT_CHARS_PER_TOKEN = 4
 
@@ -179,17 +182,19 @@ def find(documents: Documents, app: str, batch_id: str) -> Batch:
     return Batch.of(found)
 
 
+def edge_tokens_per_s(edge: EdgePool) -> float:
+    """How fast the edge decodes now, all its models together: what a batch's window is checked by."""
+    rates = [engine.state().decode_tokens_per_s for engine in edge.engines.values()]
+    return sum(rates) or FALLBACK_TOKENS_PER_S
+
+
 def cancel_asked(documents: Documents, batch_id: str) -> bool:
     return documents.get(CANCELS, batch_id) is not None
 
 
-def _gateway(request: Request) -> Any:
-    return request.app.state.gateway
-
-
 async def create(request: Request) -> Response:
     app = identify(request)
-    gateway = _gateway(request)
+    gateway = gateway_of(request)
     body, _ = await read_body(request)
     if not isinstance(body, dict):
         raise InvalidRequest("The request body must be a JSON object.")
@@ -215,7 +220,7 @@ async def create(request: Request) -> Response:
         raise InvalidRequest(f"File {file_id!r} is a batch's output, not an input.", param="input_file_id")
     text = files.content(gateway.documents, stored)
     lines = parse_lines(text, endpoint, gateway.config.batches.max_lines)
-    rate = gateway.batches.edge_tokens_per_s()
+    rate = edge_tokens_per_s(gateway.edge)
     cloud = frozenset(name for name, model in gateway.router.models.items() if model.tier == "cloud")
     needed = estimated_seconds(lines, rate, cloud)
     if needed > window:
@@ -240,20 +245,20 @@ async def create(request: Request) -> Response:
         ts=now,
     )
     gateway.documents.put(BATCHES, batch.document())
-    gateway.batches.wake()
+    gateway.batch_bell.ring()
     return JSON(batch.body())
 
 
 async def retrieve(request: Request) -> Response:
     app = identify(request)
-    documents = _gateway(request).documents
+    documents = gateway_of(request).documents
     batch = find(documents, app.name, request.path_params["batch_id"])
     return JSON(batch.body(cancel_asked(documents, batch.id)))
 
 
 async def cancel(request: Request) -> Response:
     app = identify(request)
-    gateway = _gateway(request)
+    gateway = gateway_of(request)
     batch = find(gateway.documents, app.name, request.path_params["batch_id"])
     if batch.status in ENDED:
         raise InvalidRequest(
@@ -261,7 +266,7 @@ async def cancel(request: Request) -> Response:
             code="batch_ended",
         )
     gateway.documents.put(CANCELS, Document(batch.id, app.name, time.time(), {}))
-    gateway.batches.wake()
+    gateway.batch_bell.ring()
     return JSON(batch.body(cancelling=True))
 
 
@@ -274,7 +279,7 @@ async def list_batches(request: Request) -> Response:
         limit = 0
     if not 1 <= limit <= 100:
         raise InvalidRequest("'limit' must be a whole number from 1 to 100.", param="limit")
-    documents = _gateway(request).documents
+    documents = gateway_of(request).documents
     batches = [Batch.of(d) for d in reversed(documents.find(BATCHES, app=app.name))]  # newest first
     after = params.get("after")
     if after is not None:

@@ -10,7 +10,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.http import JSON, SSE_DONE, EventStream, sse
-from gateway.pipeline import Served, chat_request, identify, read_body, respond
+from gateway.pipeline import Exchange, Served, chat_request, identify, read_body, respond
+from gateway.running import gateway_of
 from router.answer import Answer, Usage
 from router.errors import EdgewayError
 from router.request import ChatRequest, parse_chat_request
@@ -75,10 +76,10 @@ async def route(request: Request) -> Response:
     score with that reading)."""
     app = identify(request)
     body, size = await read_body(request)
-    chat = chat_request(request, app, body, size)
-    router, caller = request.app.state.gateway.router, app
-    signals, decision = await router.decide_async(chat, caller)
-    decision = await router.read_score(chat, caller, signals, decision)
+    chat = chat_request(Exchange.of(request), app, body, size)
+    router = gateway_of(request).router
+    signals, decision = await router.decide_async(chat, app)
+    decision = await router.read_score(chat, app, signals, decision)
     return JSON(
         {"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()},
         headers={"x-edgeway-request-id": request.state.request_id},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported when a command needs them: `edgeway --help` stays fast
-    from gateway.app import Gateway
+    from gateway.running import Gateway
     from gateway.auth import App
     from gateway.config import GatewayConfig
 
@@ -283,7 +283,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _gateway(config: GatewayConfig) -> Gateway:
-    from gateway.app import build_gateway
+    from gateway.running import build_gateway
     from policies.yaml_source import FileError
 
     try:

@@ -11,27 +11,44 @@ from __future__ import annotations
 
 import base64
 import struct
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.http import JSON
-from gateway.pipeline import routing_headers, serve
+from gateway.pipeline import Served, respond_whole
 from router.answer import Answer
-from router.request import parse_embeddings_request
+from router.errors import EdgewayError
+from router.request import ChatRequest, parse_embeddings_request
+
+
+class EmbeddingsDialect:
+    """OpenAI's embeddings, answered whole (the API has no stream)."""
+
+    def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
+        return parse_embeddings_request(body, metadata)
+
+    def translate(self, body: Any) -> Any:
+        return body
+
+    def whole(self, served: Served) -> dict[str, Any]:
+        chat, answer = served.chat, served.routed.result
+        assert isinstance(answer, Answer)  # parse_embeddings_request never asks for a stream
+        body = dict(answer.body)
+        if chat.body.get("encoding_format") == "base64":
+            body["data"] = [{**item, "embedding": _base64(item["embedding"])} for item in body["data"]]
+        body["model"] = chat.model
+        return body
+
+    def error_body(self, exc: EdgewayError) -> dict[str, Any]:
+        return exc.body()
+
+
+EMBEDDINGS = EmbeddingsDialect()
 
 
 async def embeddings(request: Request) -> Response:
-    served = await serve(request, parse_embeddings_request)
-    if isinstance(served, Response):
-        return served
-    chat, routed = served.chat, served.routed
-    assert isinstance(routed.result, Answer)  # an embeddings request is answered whole, never streamed
-    body = dict(routed.result.body)
-    if chat.body.get("encoding_format") == "base64":
-        body["data"] = [{**item, "embedding": _base64(item["embedding"])} for item in body["data"]]
-    body["model"] = chat.model
-    return JSON(body, headers=routing_headers(request, routed))
+    return await respond_whole(request, EMBEDDINGS)
 
 
 def _base64(vector: list[float] | str) -> str:

@@ -19,6 +19,7 @@ from starlette.responses import Response
 
 from gateway.http import JSON
 from gateway.pipeline import identify, read_body
+from gateway.running import gateway_of
 from router.errors import InvalidRequest, NotFound
 from router.routings import FEEDBACK, RECORDS, Feedback
 
@@ -52,7 +53,7 @@ async def feedback(request: Request) -> Response:
     app = identify(request)
     body, _ = await read_body(request)
     given = parse_feedback(body, app.name)
-    documents = request.app.state.gateway.router.routers.documents
+    documents = gateway_of(request).router.routers.documents
     record = await asyncio.to_thread(documents.get, RECORDS, given.request_id)
     if record is None or record.app != app.name:  # another app's request is as unknown as a made-up one
         raise NotFound(

@@ -23,6 +23,7 @@ from starlette.responses import Response
 
 from gateway.http import JSON, read_bytes
 from gateway.pipeline import identify
+from gateway.running import gateway_of
 from router.documents import Document, Documents
 from router.errors import InvalidRequest, NotFound
 
@@ -90,13 +91,13 @@ def _stored(document: Document) -> StoredFile:
 
 
 def _documents(request: Request) -> Documents:
-    documents: Documents = request.app.state.gateway.documents
+    documents: Documents = gateway_of(request).documents
     return documents
 
 
 async def upload(request: Request) -> Response:
     app = identify(request)
-    config = request.app.state.gateway.config
+    config = gateway_of(request).config
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise InvalidRequest("Upload a file as multipart/form-data with the fields 'file' and 'purpose'.")
     body = await read_bytes(request, config.batches.max_file_bytes + 64 * 1024, config.server.body_timeout_s)

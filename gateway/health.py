@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from prometheus_client import generate_latest
 from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.http import JSON
+from gateway.running import gateway_of
 from router.errors import ModelNotFound
 
 _CREATED = int(time.time())
@@ -19,7 +21,7 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    gateway = request.app.state.gateway
+    gateway = gateway_of(request)
     ready = gateway.edge.ready
     store = gateway.ledger.status()
     body = {
@@ -36,7 +38,7 @@ async def readyz(request: Request) -> Response:
 
 
 def _model_objects(request: Request) -> list[dict[str, object]]:
-    gateway = request.app.state.gateway
+    gateway = gateway_of(request)
     gateway.keys.identify(request.headers.get("authorization"))
     data: list[dict[str, object]] = [
         {"id": "auto", "object": "model", "created": _CREATED, "owned_by": "edgeway-router"}
@@ -61,3 +63,9 @@ async def model(request: Request) -> Response:
     raise ModelNotFound(
         f"The model {wanted!r} does not exist on this gateway; GET /v1/models lists them.", param="model"
     )
+
+
+async def metrics(request: Request) -> Response:
+    """GET /metrics: Prometheus text exposition (gateway/metrics.py says what is counted)."""
+    registry = gateway_of(request).metrics.registry
+    return Response(generate_latest(registry), media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -14,7 +14,8 @@ from starlette.responses import Response
 
 from gateway import anthropic
 from gateway.http import JSON, EventStream
-from gateway.pipeline import NamedEvents, Served, chat_request, identify, read_body, respond
+from gateway.pipeline import Exchange, NamedEvents, Served, chat_request, identify, read_body, respond
+from gateway.running import gateway_of
 from router.answer import Answer
 from router.edge import EdgeModel
 from router.errors import EdgewayError, InvalidRequest
@@ -69,8 +70,8 @@ async def count_tokens(request: Request) -> Response:
         raise InvalidRequest("The request body must be a JSON object.")
     if "max_tokens" in body:
         raise InvalidRequest("max_tokens: Extra inputs are not permitted.", param="max_tokens")
-    chat = chat_request(request, app, anthropic.chat_body({**body, "max_tokens": 1}), size)
-    router = request.app.state.gateway.router
+    chat = chat_request(Exchange.of(request), app, anthropic.chat_body({**body, "max_tokens": 1}), size)
+    router = gateway_of(request).router
     signals = await router.signals_async(chat, app)  # an unknown model is a 404 here
     model = router.models.get(chat.model)
     tokens = await model.prompt_tokens(chat) if isinstance(model, EdgeModel) else signals.prompt_tokens

@@ -1,4 +1,4 @@
-"""GET /metrics: Prometheus text exposition.
+"""What GET /metrics exposes (gateway/health.py serves it as Prometheus text).
 
 Request metrics are counted from the ledger's usage rows (`RequestMetrics.observe`, once per row);
 policy and edge state is read at scrape time from what the gateway already keeps.
@@ -9,21 +9,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
-from starlette.requests import Request
-from starlette.responses import Response
 
+from edge_runtime import EdgePool
+from policies.reload import PolicyFiles
 from router.ledger import UsageRow
+from router.routing import Router
 
 
 class GatewayCollector:
-    def __init__(self, gateway: Any) -> None:  # gateway.app.Gateway, which imports this module
-        self.gateway = gateway
+    """The policies', edge engines' and circuit breakers' state, read when scraped."""
+
+    def __init__(self, policies: PolicyFiles, edge: EdgePool, router: Router) -> None:
+        self._policies, self._edge, self._router = policies, edge, router
 
     def collect(self) -> Iterator[Metric]:
-        policies = self.gateway.policies
+        policies = self._policies
         valid = GaugeMetricFamily(
             "edgeway_policy_valid",
             "1 if the app's policy file loaded on its last change, "
@@ -49,7 +52,7 @@ class GatewayCollector:
         kept = CounterMetricFamily(
             "edgeway_edge_draft_tokens_kept", "Guessed tokens the model agreed with", labels=["model"]
         )
-        for state in self.gateway.edge.states():
+        for state in self._edge.states():
             queue.add_metric([state.model], state.queued)
             outstanding.add_metric([state.model], state.outstanding_tokens)
             drafted.add_metric([state.model], state.drafted)
@@ -60,7 +63,7 @@ class GatewayCollector:
             "Circuit breaker per cloud model: 0 closed, 1 half-open, 2 open",
             labels=["model"],
         )
-        for name, breaker in self.gateway.router.breakers.items():
+        for name, breaker in self._router.breakers.items():
             circuit.add_metric([name], {"closed": 0, "half-open": 1, "open": 2}[breaker.state])
         yield circuit
 
@@ -70,9 +73,12 @@ _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
 class RequestMetrics:
-    """Counters and histograms of requests, tokens, cost and savings, fed by usage rows."""
+    """Counters and histograms of requests, tokens, cost and savings, fed by usage rows; with the
+    gateway's state, in `registry`."""
 
-    def __init__(self, registry: CollectorRegistry) -> None:
+    def __init__(self, policies: PolicyFiles, edge: EdgePool, router: Router) -> None:
+        self.registry = registry = CollectorRegistry(auto_describe=False)
+        registry.register(GatewayCollector(policies, edge, router))
         self.requests = Counter("edgeway_requests", "Chat completion requests", _LABELS, registry=registry)
         self.tokens = Counter("edgeway_tokens", "Tokens", _LABELS + ("kind",), registry=registry)
         self.cost = Counter("edgeway_cost_usd", "What the requests cost", _LABELS, registry=registry)
@@ -131,13 +137,3 @@ class RequestMetrics:
         if row.ttft_ms is not None:
             ttft.observe(row.ttft_ms / 1e3)
         latency.observe(row.latency_ms / 1e3)
-
-
-def registry_for(gateway: Any) -> tuple[CollectorRegistry, RequestMetrics]:
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(GatewayCollector(gateway))
-    return registry, RequestMetrics(registry)
-
-
-async def metrics(request: Request) -> Response:
-    return Response(generate_latest(request.app.state.registry), media_type="text/plain; version=0.0.4; charset=utf-8")

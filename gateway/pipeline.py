@@ -4,31 +4,36 @@ answer whole or streamed in the API's own shapes (its `Dialect`), leaving one le
 Every request an app makes leaves one usage row in the ledger, whether it was answered, refused
 or broken off: the row is written when the answer (or the stream) ends. An API is a dialect over
 this flow: how its body becomes a Chat Completions request, how a whole answer and a stream's
-chunks are written back, and what its errors look like.
+chunks are written back, and what its errors look like. An HTTP request comes in through
+`respond`; a batch line, in process, through `answer_whole`.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from opentelemetry import trace
+from starlette.datastructures import State
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive
 
 from classifiers.privacy.findings import masked
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals, message_texts
 from gateway import telemetry
 from gateway.http import JSON, ClientGone, EventStream, read_json, unless_client_leaves
+from gateway.running import Gateway, gateway_of
+from router.account import RequestAccount
 from router.answer import Answer, ChunkStream, Usage
 from router.caller import Caller
 from router.cloud.validate import delta_text
 from router.deferral import Deferral, Parked
-from router.errors import EdgewayError, InvalidRequest, Unauthorized
+from router.errors import EdgewayError, InvalidRequest
 from router.ledger import RowKind
 from router.request import ChatRequest, parse_chat_request
 from router.routed import Routed
@@ -38,21 +43,52 @@ log = logging.getLogger("edgeway")
 METADATA_PREFIX = "x-edgeway-"
 CLIENT_CLOSED = 499  # nginx's code for a client that went away before the answer ended
 PROMPT_CHARS = 500  # of an opted-in app's prompt, kept in its ledger row
-LINE_HEADER = "edgeway-batch-line"  # a batch line sent by the gateway to itself (gateway/batch_runner.py)
-PARKED_HEADER = "x-edgeway-parked"  # on a batch line's 202: the cloud model whose batch API answers it
 Parse = Callable[[Any, dict[str, str]], ChatRequest]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request as the flow reads it: an HTTP request to an API (`Exchange.of`), or a line of a
+    batch, which the batch runner (gateway/batch_runner.py) hands the flow in process."""
+
+    gateway: Gateway
+    request_id: str
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    state: State  # where the access log finds the request's app, route and model
+    receive: Receive | None = None  # where a client that leaves is seen; a batch line's never does
+    kind: RowKind = RowKind.REQUEST
+    # what may park the request in its provider's batch (a batch line may wait in one)
+    deferral: Callable[[RequestAccount], Deferral | None] = lambda account: None
+
+    @classmethod
+    def of(cls, request: Request) -> Exchange:
+        """An HTTP request, once `identify` has named its app."""
+        return cls(
+            gateway_of(request),
+            request.state.request_id,
+            request.method,
+            request.url.path,
+            request.headers,
+            request.state,
+            request.receive,
+        )
 
 
 async def read_body(request: Request) -> tuple[Any, int]:
     """The JSON body and its size, within the server's limits."""
-    server = request.app.state.gateway.config.server
+    server = gateway_of(request).config.server
     return await read_json(request, server.max_body_bytes, server.body_timeout_s, server.max_json_depth)
 
 
-def chat_request(request: Request, app: Caller, body: Any, size: int, parse: Parse = parse_chat_request) -> ChatRequest:
+def chat_request(
+    exchange: Exchange, app: Caller, body: Any, size: int, parse: Parse = parse_chat_request
+) -> ChatRequest:
     """A Chat Completions body (as sent, or translated from another API) as the router takes it."""
-    server = request.app.state.gateway.config.server
-    metadata = {k[len(METADATA_PREFIX) :]: v for k, v in request.headers.items() if k.startswith(METADATA_PREFIX)}
+    server = exchange.gateway.config.server
+    metadata = {k[len(METADATA_PREFIX) :]: v for k, v in exchange.headers.items() if k.startswith(METADATA_PREFIX)}
     chat = parse(body, metadata)
     chat.hints  # noqa: B018 (parsed here, where a bad hint is the client's 400)
     if len(chat.messages) > server.max_messages:
@@ -67,35 +103,23 @@ def chat_request(request: Request, app: Caller, body: Any, size: int, parse: Par
 
 
 def identify(request: Request) -> Caller:
-    """The calling app, from `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`), or
-    for a batch line the batch's app (`request.state.line` then says which line of which batch)."""
+    """The calling app, from `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`)."""
     if not hasattr(request.state, "request_id"):  # (given by the access log, where it runs)
         request.state.request_id = uuid.uuid4().hex
-    request.state.line = None
-    gateway = request.app.state.gateway
-    header = request.headers.get(LINE_HEADER)
-    if header is not None:
-        line = None if gateway.batches is None else gateway.batches.line_of(header)
-        if line is None:
-            raise Unauthorized(f"{LINE_HEADER} is for the gateway's own batch lines.")
-        request.state.line = line
-        app = line.app.now()
-    else:
-        authorization = request.headers.get("authorization")
-        if authorization is None and "x-api-key" in request.headers:
-            authorization = f"Bearer {request.headers['x-api-key']}"
-        app = gateway.keys.identify(authorization).now()  # one version of the app's policy per request
-    caller: Caller = app
+    authorization = request.headers.get("authorization")
+    if authorization is None and "x-api-key" in request.headers:
+        authorization = f"Bearer {request.headers['x-api-key']}"
+    caller: Caller = gateway_of(request).keys.identify(authorization).now()  # one policy version a request
     request.state.app_name = caller.name
     return caller
 
 
-def routing_headers(request: Request, routed: Routed[Any]) -> dict[str, str]:
+def routing_headers(request_id: str, routed: Routed[Any]) -> dict[str, str]:
     headers = {
         "x-edgeway-route": routed.route,
         "x-edgeway-model": routed.model.name,
         "x-edgeway-rule": routed.decision.rule,
-        "x-edgeway-request-id": request.state.request_id,
+        "x-edgeway-request-id": request_id,
     }
     if routed.escalated:
         headers["x-edgeway-cascade"] = f"escalated: {routed.escalated}"
@@ -116,33 +140,27 @@ class Visit:
     """One request as the gateway sees it: its span and metrics, around the router's account of it
     (`router.account.RequestAccount`), which reserves, prices, settles and writes its row."""
 
-    def __init__(self, request: Request, app: Caller) -> None:
-        self.gateway = request.app.state.gateway
-        self.gateway.shadows.traffic()
+    def __init__(self, exchange: Exchange, app: Caller) -> None:
+        self.gateway = gateway = exchange.gateway
+        gateway.shadows.traffic()
         self.app = app
-        line = request.state.line
-        kind = RowKind.BATCH if line is not None else RowKind.REQUEST
-        self.account = self.gateway.router.account(
-            request.state.request_id,
+        self.account = gateway.router.account(
+            exchange.request_id,
             app.name,
-            kind=kind,
+            kind=exchange.kind,
             reference=app.reference,
             prompt=_prompt_for_ledger if app.log_prompts else None,
-            shadows=self.gateway.shadows,
+            shadows=gateway.shadows,
             shadow=app.shadow,
         )
         self.row = self.account.row
         self.delivered = self.account.delivered
-        # a batch line may wait in its provider's batch (gateway/provider_lines.py)
-        batches = self.gateway.batches
-        self.deferral: Deferral | None = (
-            None if line is None or batches is None else batches.deferral(line, self.account)
-        )
-        self._state = request.state  # where the access log finds the route and model
+        self.deferral = exchange.deferral(self.account)
+        self._state = exchange.state
         self.span = telemetry.request_span(
-            request.method, request.url.path, request.headers, app.name, request.state.request_id
+            exchange.method, exchange.path, exchange.headers, app.name, exchange.request_id
         )
-        self._late = (f"{request.method} {request.url.path}", request.headers)  # if kept unsampled
+        self._late = (f"{exchange.method} {exchange.path}", exchange.headers)  # if kept unsampled
         self._traced: dict[str, Any] = {}  # the span's attributes from routing, set when it ends
         self._escalated = False
 
@@ -168,8 +186,7 @@ class Visit:
             row = self.account.abort(status, error)
         else:
             row = self.account.finish(usage, status, error, trace.set_span_in_context(self.span))
-        if self.gateway.metrics is not None:
-            self.gateway.metrics.observe(row, anomalous=self.account.anomaly is not None)
+        self.gateway.metrics.observe(row, anomalous=self.account.anomaly is not None)
         telemetry.ended(self.span, row, self._traced, self.app.log_prompts, self._escalated, self._late)
 
     def parked(self, parked: Parked) -> None:
@@ -215,23 +232,34 @@ class Served:
     original: dict[str, Any]  # the body as the client sent it, before its API's translation
 
 
-async def serve(
-    request: Request, parse: Parse = parse_chat_request, translate: Callable[[Any], Any] = lambda body: body
-) -> Served | Response:
-    """Identify the app, read the body (`translate`d from another API first), parse and route it."""
-    app = identify(request)
-    visit = Visit(request, app)
+@dataclass(frozen=True)
+class Unanswered:
+    """A request the flow ended with no answer to write: its client left (499; its row is what
+    counts), or, a batch line, it waits in its provider's batch (202; `parked` names the model)."""
 
+    status: int
+    parked: str | None = None
+
+
+async def serve(
+    exchange: Exchange,
+    app: Caller,
+    read: Callable[[], Awaitable[tuple[Any, int]]],
+    parse: Parse = parse_chat_request,
+    translate: Callable[[Any], Any] = lambda body: body,
+) -> Served | Unanswered:
+    """Read the body (`translate`d from another API first), parse and route it for `app`."""
+    visit = Visit(exchange, app)
     original: dict[str, Any] = {}
 
-    async def read() -> ChatRequest:
-        body, size = await read_body(request)
+    async def parsed() -> ChatRequest:
+        body, size = await read()
         if isinstance(body, dict):
             original.update(body)
-        return chat_request(request, app, translate(body), size, parse)
+        return chat_request(exchange, app, translate(body), size, parse)
 
-    ran = await run(request, app, visit, read)
-    if isinstance(ran, Response):
+    ran = await run(exchange, visit, parsed)
+    if isinstance(ran, Unanswered):
         return ran
     return Served(visit, *ran, original)
 
@@ -242,59 +270,62 @@ def streamed(request: Request, served: Served, events: AsyncIterator[bytes]) -> 
     assert not isinstance(routed.result, Answer)
     return EventStream(
         events,
-        routing_headers(request, routed),
+        routing_headers(request.state.request_id, routed),
         lambda: closed(routed, served.visit),
-        request.app.state.gateway.config.server.write_timeout_s,
+        gateway_of(request).config.server.write_timeout_s,
     )
 
 
 async def run(
-    request: Request, app: Caller, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
-) -> tuple[ChatRequest, Routed[Answer] | Routed[ChunkStream]] | Response:
+    exchange: Exchange, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
+) -> tuple[ChatRequest, Routed[Answer] | Routed[ChunkStream]] | Unanswered:
     """Read the request and route it, whole or streamed; every way it can end leaves its row (a
     whole answer's at once, a stream's when it ends). A client gone before the answer is a 499."""
     with trace.use_span(visit.span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
-        return await _run(request, app, visit, read)
+        return await _run(exchange, visit, read)
 
 
 async def _run(
-    request: Request, app: Caller, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
-) -> tuple[ChatRequest, Routed[Answer] | Routed[ChunkStream]] | Response:
+    exchange: Exchange, visit: Visit, read: Callable[[], Awaitable[ChatRequest]]
+) -> tuple[ChatRequest, Routed[Answer] | Routed[ChunkStream]] | Unanswered:
+    router, app, account = exchange.gateway.router, visit.app, visit.account
     try:
         chat = await read()
         visit.parsed(chat)
-        router = request.app.state.gateway.router
         if not chat.stream:
-            caller, account = app, visit.account
             answering = (
-                router.complete(chat, caller, account, visit.deferral)
+                router.complete(chat, app, account, visit.deferral)
                 if chat.inputs is None
-                else router.embed(chat, caller, account)
+                else router.embed(chat, app, account)
             )
-            routed = await unless_client_leaves(request.receive, answering)
+            routed = await _unless_client_leaves(exchange, answering)
             visit.routed(routed, chat)
             visit.first_token()
             answer = routed.result
-            visit.account.settle_answer(answer)
+            account.settle_answer(answer)
             visit.end(answer.usage)
             return chat, routed
         # the stream's answer has begun when this returns (`router.modes.primed`): a client that
         # leaves while the edge reads its prompt, or the provider thinks, stops it as a whole one would
-        streamed = await unless_client_leaves(request.receive, router.stream(chat, app, visit.account))
-    except Parked as parked:  # only the batch runner sends requests that may park; it reads the header
+        streamed = await _unless_client_leaves(exchange, router.stream(chat, app, account))
+    except Parked as parked:  # only a batch line's deferral parks a request
         visit.parked(parked)
-        return Response(status_code=202, headers={PARKED_HEADER: parked.model})
+        return Unanswered(202, parked.model)
     except EdgewayError as exc:
         visit.end(status=exc.status, error=exc.code)
         raise
     except ClientGone:
         visit.end(status=CLIENT_CLOSED, error="client_closed")
-        return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the row is what counts
+        return Unanswered(CLIENT_CLOSED)
     except Exception:
-        visit.end(status=500, error="internal_error")  # the row is kept; the app renders the 500
+        visit.end(status=500, error="internal_error")  # the row is kept; the 500 is its caller's
         raise
     visit.routed(streamed, chat)
     return chat, streamed
+
+
+def _unless_client_leaves(exchange: Exchange, work: Awaitable[T]) -> Awaitable[T]:
+    return work if exchange.receive is None else unless_client_leaves(exchange.receive, work)
 
 
 async def closed(routed: Routed[ChunkStream], visit: Visit) -> None:
@@ -322,9 +353,7 @@ async def delivered(routed: Routed[ChunkStream], visit: Visit) -> AsyncIterator[
     except Exception:
         log.exception("stream of request %s broke", Known(visit.row.request_id))
         visit.end(stream.usage, status=500, error="internal_error")
-        raise EdgewayError(
-            f"Internal error in edgeway (request {visit.row.request_id}); see the gateway log."
-        ) from None
+        raise internal_error(visit.row.request_id) from None
 
 
 class Events(Protocol):
@@ -374,8 +403,8 @@ class NamedEvents:
         return [self._write(name, data) for name, data in self._translate.end(usage)]
 
 
-class Dialect(Protocol):
-    """An API over the one flow."""
+class WholeDialect(Protocol):
+    """An API over the one flow, answered whole."""
 
     def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
         """Its body (translated) as the router takes it."""
@@ -386,22 +415,76 @@ class Dialect(Protocol):
     def whole(self, served: Served) -> dict[str, Any]:
         """The JSON body of a whole answer."""
 
-    def events(self, served: Served) -> Events:
-        """The events of a streamed one."""
-
     def error_body(self, exc: EdgewayError) -> dict[str, Any]:
         """An error, as this API's clients read one."""
 
 
+class Dialect(WholeDialect, Protocol):
+    """An API over the one flow, answered whole or streamed."""
+
+    def events(self, served: Served) -> Events:
+        """The events of a streamed answer."""
+
+
 async def respond(request: Request, dialect: Dialect) -> Response | EventStream:
     """An API endpoint: the flow, answered in `dialect`."""
-    served = await serve(request, dialect.parse, dialect.translate)
-    if isinstance(served, Response):
-        return served
+    served = await _served(request, dialect)
+    if isinstance(served, Unanswered):
+        return Response(status_code=served.status)
     routed = served.routed
     if isinstance(routed.result, Answer):
-        return JSON(dialect.whole(served), headers=routing_headers(request, routed))
+        return JSON(dialect.whole(served), headers=routing_headers(request.state.request_id, routed))
     return streamed(request, served, _events(served, dialect.events(served)))
+
+
+async def respond_whole(request: Request, dialect: WholeDialect) -> Response:
+    """An endpoint whose API never streams (embeddings): the flow, answered in `dialect`."""
+    served = await _served(request, dialect)
+    if isinstance(served, Unanswered):
+        return Response(status_code=served.status)
+    return JSON(dialect.whole(served), headers=routing_headers(request.state.request_id, served.routed))
+
+
+async def _served(request: Request, dialect: WholeDialect) -> Served | Unanswered:
+    app = identify(request)
+    return await serve(Exchange.of(request), app, lambda: read_body(request), dialect.parse, dialect.translate)
+
+
+@dataclass(frozen=True)
+class Whole:
+    """A request's whole answer in process, as its API writes it: a batch line's result."""
+
+    status: int
+    body: dict[str, Any] | None  # None where it waits in its provider's batch (202)
+    headers: Mapping[str, str]
+    parked: str | None = None  # the cloud model whose batch API answers it
+
+
+async def answer_whole(exchange: Exchange, app: Caller, body: Any, size: int, dialect: WholeDialect) -> Whole:
+    """`body`, sent by `app`, through the flow in process and answered whole in `dialect`: an
+    error is its API's error body and status, as an HTTP client would have read it."""
+
+    async def read() -> tuple[Any, int]:
+        return body, size
+
+    try:
+        served = await serve(exchange, app, read, dialect.parse, dialect.translate)
+    except EdgewayError as exc:
+        return Whole(
+            exc.status, dialect.error_body(exc), {**exc.headers(), "x-edgeway-request-id": exchange.request_id}
+        )
+    except Exception:
+        log.exception("unexpected error in request %s", Known(exchange.request_id))
+        error = internal_error(exchange.request_id)
+        return Whole(error.status, dialect.error_body(error), {"x-edgeway-request-id": exchange.request_id})
+    if isinstance(served, Unanswered):
+        return Whole(served.status, None, {"x-edgeway-request-id": exchange.request_id}, served.parked)
+    return Whole(200, dialect.whole(served), routing_headers(exchange.request_id, served.routed))
+
+
+def internal_error(request_id: str) -> EdgewayError:
+    """What a request that failed in a way edgeway did not foresee is told (the log has the rest)."""
+    return EdgewayError(f"Internal error in edgeway (request {request_id}); see the gateway log.")
 
 
 async def _events(served: Served, events: Events) -> AsyncIterator[bytes]:

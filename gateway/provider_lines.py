@@ -5,11 +5,11 @@ provider has a batch API (`cloud.models[].batch_api`: OpenAI, Groq and Anthropic
 routed, privacy-checked, masked and admitted as a live request is; only the call is deferred
 (`router.deferral`). `LineDeferral` keeps, in the store, the line as the provider will get it, the
 request's suspended account (its row so far and its reservation) and the values a redacting rule
-masked; the request answers the runner 202, and the runner goes on to the next line.
+masked; the line's answer is a 202 naming the model, and the runner goes on to the next line.
 
 `ProviderLines` sends a batch's parked lines as a provider batch per model (once enough wait, or
-every line has been dispatched); polls them; and settles each answer: restored, priced at the batch price, its
-ledger row written by the resumed account, its result kept like any other line's. A line the
+every line has been dispatched); polls them; and settles each answer: restored, priced at the
+batch price, its ledger row written by the resumed account, its result kept like any other line's. A line the
 provider could not answer (its batch failed or expired, a 5xx) goes back to the runner as an
 ordinary request, as a failed call falls back; one the provider refused (a 4xx) gets that error.
 Every step is kept in the store, so a restarted gateway goes on polling and never sends a line
@@ -28,9 +28,8 @@ from typing import Any
 
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals
-from gateway.auth import App
 from gateway.batches import Batch, Line
-from gateway.held import Held
+from gateway.running import Gateway
 from router.account import RequestAccount
 from router.answer import Answer
 from router.cloud.base import CloudModel, status_error
@@ -60,24 +59,14 @@ def line_key(index: int) -> str:
     return f"{index:06d}"
 
 
-@dataclass(frozen=True)
-class LineOrigin:
-    """Which line of which batch a request is (read from the runner's own header)."""
-
-    app: App
-    batch_id: str
-    index: int
-    provider: bool  # whether it may wait in its provider's batch (not when it came back from one)
-
-
 class LineDeferral:
     """`router.deferral.Deferral` for one batch line: parks a call to a model with a batch API."""
 
     def __init__(
-        self, documents: Documents, kind: str, line: LineOrigin, expires_at: float, min_window_s: float,
+        self, documents: Documents, kind: str, app: str, index: int, expires_at: float, min_window_s: float,
         account: RequestAccount,
     ) -> None:  # fmt: skip
-        self._documents, self._kind, self._line = documents, kind, line
+        self._documents, self._kind, self._app, self._index = documents, kind, app, index
         self._expires_at, self._min_window_s = expires_at, min_window_s
         self._account = account
 
@@ -99,7 +88,7 @@ class LineDeferral:
         redaction: Redaction | None,
     ) -> Parked:
         assert isinstance(model, CloudModel) and model.batch_api is not None  # takes() said so
-        key = line_key(self._line.index)
+        key = line_key(self._index)
         data = {
             "state": PARKED,
             "model": model.name,
@@ -107,7 +96,7 @@ class LineDeferral:
             "account": self._account.suspend(model.name, decision.rule, request, signals, decision),
             "originals": {} if redaction is None else redaction.originals,
         }
-        document = Document(key, self._line.app.name, time.time(), data)
+        document = Document(key, self._app, time.time(), data)
         await asyncio.to_thread(self._documents.put, self._kind, document)
         return Parked(model.name)
 
@@ -127,7 +116,7 @@ class ProviderLines:
 
     def __init__(
         self,
-        gateway: Held,
+        gateway: Gateway,
         batch: Batch,
         lines: list[Line],
         kind: str,
@@ -324,8 +313,7 @@ class ProviderLines:
             self._returned(index)
 
     def _observe(self, row: Any, anomalous: bool = False) -> None:
-        if self._gateway.metrics is not None:
-            self._gateway.metrics.observe(row, anomalous)
+        self._gateway.metrics.observe(row, anomalous)
 
 
 def _reason(found: ProviderResult) -> str:

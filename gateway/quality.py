@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.http import JSON
+from gateway.running import gateway_of
 from gateway.usage import period, summarize
 from router import fitting, quality
 from router.app_router import AppRouter
@@ -42,7 +43,7 @@ async def api_quality(request: Request) -> Response:
         raise InvalidRequest(f"Unknown parameter {unknown[0]!r}; expected app, from, to or target.", param=unknown[0])
     target = _target(request.query_params.get("target"))
     app, since, until = period(request, "quality")
-    gateway = request.app.state.gateway
+    gateway = gateway_of(request)
     comparisons = await asyncio.to_thread(gateway.shadows.comparisons.comparisons, app, since, until)
     rows: list[UsageRow] = await asyncio.to_thread(gateway.ledger.rows, app, since, until)
     requests = [r for r in rows if r.kind in APPS_OWN]

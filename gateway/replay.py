@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from gateway.app import Gateway
+from gateway.running import Gateway
 from gateway.auth import App
 from router.cloud.validate import delivered_text
 from router.errors import EdgewayError

@@ -21,6 +21,7 @@ from starlette.responses import HTMLResponse, Response
 
 from gateway.http import JSON
 from gateway.percentiles import percentile
+from gateway.running import gateway_of
 from router.errors import InvalidRequest, Unauthorized
 from router.ledger import APPS_OWN, RowKind, UsageRow
 
@@ -30,7 +31,7 @@ DASHBOARD = Path(__file__).resolve().parent / "static" / "dashboard.html"
 
 def caller_app(request: Request) -> str | None:
     """None for the admin (every app); else the one app this key belongs to."""
-    gateway = request.app.state.gateway
+    gateway = gateway_of(request)
     header = request.headers.get("authorization", "")
     key = header[7:].strip() if header.lower().startswith("bearer ") else request.query_params.get("key", "")
     admin = gateway.config.admin_key
@@ -92,7 +93,7 @@ def summarize(rows: list[UsageRow]) -> dict[str, Any]:
 
 
 def _budgets(request: Request, only: str | None) -> list[dict[str, Any]]:
-    gateway = request.app.state.gateway
+    gateway = gateway_of(request)
     out = []
     for app in gateway.keys.apps():
         budget = app.now().budget
@@ -171,7 +172,7 @@ async def api_usage(request: Request) -> Response:
 
 
 async def _rows(request: Request, app: str | None, since: float | None, until: float | None) -> list[UsageRow]:
-    store = request.app.state.gateway.ledger
+    store = gateway_of(request).ledger
     return await asyncio.to_thread(store.rows, app, since, until)
 
 
@@ -202,7 +203,7 @@ async def clear_cache(request: Request) -> Response:
     app = request.query_params.get("app")
     if not app:
         raise InvalidRequest("Name the app whose cache to clear: /api/cache?app=NAME.", param="app")
-    gateway = request.app.state.gateway
+    gateway = gateway_of(request)
     deleted = await asyncio.to_thread(gateway.router.cache.clear, app)
     return JSON({"app": app, "deleted": deleted})
 

@@ -182,6 +182,46 @@ def test_a_line_the_gateway_refuses_goes_to_the_error_file_with_its_status(batch
     assert set(results(sdk, batch.output_file_id)) == {"fine"}
 
 
+# Each endpoint a batch may name, a line of it, and what its API answers: the line's result is the
+# body an HTTP client of that API would have read, its errors in that API's shape.
+ENDPOINT_LINES = {
+    "/v1/completions": (
+        {"model": "smollm2", "prompt": "Once upon a time", "max_tokens": 4},
+        lambda body: body["object"] == "text_completion" and isinstance(body["choices"][0]["text"], str),
+    ),
+    "/v1/embeddings": (
+        {"model": "smollm2", "input": ["a cat", "a dog"], "encoding_format": "base64"},
+        lambda body: [d["index"] for d in body["data"]] == [0, 1] and isinstance(body["data"][0]["embedding"], str),
+    ),
+    "/v1/responses": (
+        {"model": "smollm2", "input": "Hi", "max_output_tokens": 8},
+        lambda body: body["object"] == "response" and body["output"][0]["type"] == "message",
+    ),
+}
+
+
+@pytest.mark.parametrize("endpoint", sorted(ENDPOINT_LINES))
+def test_every_endpoint_a_batch_names_answers_its_lines_in_its_apis_shape(batch_gateway, endpoint):
+    sdk = client(batch_gateway)
+    body, answered = ENDPOINT_LINES[endpoint]
+    line = {"custom_id": "fine", "method": "POST", "url": endpoint, "body": body}
+    unknown = {**line, "custom_id": "unknown", "body": {**body, "model": "no-such-model"}}
+    lines = [line, unknown]
+    if endpoint == "/v1/responses":  # refused in the Responses API's own words: a hosted tool, not a field
+        lines.append({**line, "custom_id": "search", "body": {**body, "tools": [{"type": "web_search"}]}})
+    made = sdk.batches.create(input_file_id=upload(sdk, lines), endpoint=endpoint, completion_window="24h")
+    batch = settled(sdk, made.id)
+    output, errors = results(sdk, batch.output_file_id), results(sdk, batch.error_file_id)
+    assert output["fine"]["response"]["status_code"] == 200, output
+    assert answered(output["fine"]["response"]["body"])
+    assert errors["unknown"]["response"]["status_code"] == 404
+    assert errors["unknown"]["response"]["body"]["error"]["code"] == "model_not_found"
+    assert all(r["response"]["request_id"] for r in [*output.values(), *errors.values()])
+    if endpoint == "/v1/responses":
+        refused = errors["search"]["response"]["body"]["error"]
+        assert refused["param"] == "tools" and "Hosted tool 'web_search'" in refused["message"]
+
+
 @pytest.mark.parametrize(
     ("lines", "says"),
     [

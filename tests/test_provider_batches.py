@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from classifiers import Scorer
 from gateway.config import GatewayConfig
-from gateway.provider_lines import LineDeferral, LineOrigin
+from gateway.provider_lines import LineDeferral
 from policies.schema import EdgeReading
 from router.answer import Usage
 from router.budget import Caps
@@ -175,8 +175,7 @@ def test_a_line_waits_in_a_providers_batch_only_where_it_can(body, model, window
         "openai": connect(cloud(), pool),
         "vllm": connect(cloud(provider_model="hosted_vllm/m", api_base="http://127.0.0.1:1/v1"), pool),
     }
-    line = LineOrigin(app=None, batch_id="b", index=0, provider=True)  # type: ignore[arg-type]
-    deferral = LineDeferral(None, "k", line, time.time() + window_s, 3600, Account())  # type: ignore[arg-type]
+    deferral = LineDeferral(None, "k", "app", 0, time.time() + window_s, 3600, Account())  # type: ignore[arg-type]
     chat = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": "Hi"}], **body})
     assert deferral.takes(models[model], chat) is takes
 
