@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported when a command needs them: `edgeway --help` stays fast
-    from gateway.running import Gateway
     from gateway.auth import App
     from gateway.config import GatewayConfig
+    from gateway.running import Gateway
 
 import argparse
 import asyncio

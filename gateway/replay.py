@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from gateway.running import Gateway
 from gateway.auth import App
+from gateway.running import Gateway
 from router.cloud.validate import delivered_text
 from router.errors import EdgewayError
 from router.request import ChatRequest, parse_chat_request

@@ -235,6 +235,9 @@ class EdgeReading(StrEnum):
 
 DEFAULT_THRESHOLD = 0.5  # the router's score is P(the cloud's answer is better): above it, the cloud
 DEFAULT_BAND = (0.35, 0.65)
+# The edge reads at most a prompt's last this many tokens before an `auto` rule decides: what a
+# request the cloud answers pays on the edge first (docs/routing.md has the measurement).
+DEFAULT_READING_TOKENS = 128
 
 
 class RouterSpec(Strict):
@@ -244,6 +247,9 @@ class RouterSpec(Strict):
     edge_reading: EdgeReading = EdgeReading.ALWAYS
     band: tuple[float, float] = DEFAULT_BAND
     threshold: float = Field(DEFAULT_THRESHOLD, ge=0, le=1)
+    # the last tokens of the prompt the edge reads (a longer prompt's answer on the edge reads it
+    # whole again); null: the whole prompt, answered from the same prefill
+    reading_tokens: int | None = Field(DEFAULT_READING_TOKENS, ge=16)
 
     @field_validator("band")
     @classmethod

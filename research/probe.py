@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+from collections.abc import Callable
 from functools import cache
 
 import numpy as np
@@ -44,15 +45,18 @@ def prompt_tokens(prompts: list[str], gguf: str = GGUF) -> list[list[int]]:
 
 
 @cache
-def logits_of(prompts: tuple[str, ...], gguf: str = GGUF) -> dict[str, np.ndarray]:
+def logits_of(prompts: tuple[str, ...], gguf: str = GGUF, bound: int | None = None) -> dict[str, np.ndarray]:
+    """Each prompt's reading; with `bound`, read from its last `bound` tokens only."""
     path = resolve_gguf(gguf)
     key = hashlib.sha256("\x00".join(prompts).encode()).hexdigest()[:16]
-    cached = CACHE / f"logits-{gguf_digest(path)[:16]}-{key}.npy"
+    last = "" if bound is None else f"-last{bound}"
+    cached = CACHE / f"logits-{gguf_digest(path)[:16]}{last}-{key}.npy"
     if cached.exists():
         found = np.load(cached)
     else:
         CACHE.mkdir(exist_ok=True)
-        found = read_last_logits(path, prompt_tokens(list(prompts), gguf))
+        tokens = prompt_tokens(list(prompts), gguf)
+        found = read_last_logits(path, [t if bound is None else t[-bound:] for t in tokens])
         np.save(cached, found)
     return {p: found[i] for i, p in enumerate(prompts)}
 
@@ -72,8 +76,11 @@ def fit_probe_alone(train: list[RoutingRow]) -> Scorer:
     return lambda rows: readings(rows) @ weights + bias
 
 
-def router_parts(train: list[RoutingRow]) -> tuple[Scorer, Scorer, tuple[float, float, float]]:
-    """The prior's logit, the probe's score and their combination, fitted on `train`."""
+def router_parts(
+    train: list[RoutingRow], read: Callable[[list[RoutingRow]], np.ndarray] = readings
+) -> tuple[Scorer, Scorer, tuple[float, float, float]]:
+    """The prior's logit, the probe's score and their combination, fitted on `train` (on full
+    readings); the probe scores what `read` gives of the rows scored."""
     coef, prior_bias = fitted_prior(SHIPPED, train, ANCHORS["small"])
     columns = SHIPPED.columns()
 
@@ -84,13 +91,13 @@ def router_parts(train: list[RoutingRow]) -> tuple[Scorer, Scorer, tuple[float, 
     weights, bias = fit_probe(readings(mine), labelled(mine))
 
     def probe(rows: list[RoutingRow]) -> np.ndarray:
-        return readings(rows) @ weights + bias
+        return read(rows) @ weights + bias
 
     return prior, probe, read_combination(labelled(mine))
 
 
-def fit_read_always(train: list[RoutingRow]) -> Scorer:
-    prior, probe, (w_prior, w_read, bias) = router_parts(train)
+def fit_read_always(train: list[RoutingRow], read: Callable[[list[RoutingRow]], np.ndarray] = readings) -> Scorer:
+    prior, probe, (w_prior, w_read, bias) = router_parts(train, read)
     return lambda rows: w_prior * prior(rows) + w_read * probe(rows) + bias
 
 
@@ -129,10 +136,7 @@ def main() -> None:
         for name, fit in fits.items():
             print(f"{name}: development APGR {apgr(*splits.in_source(KIND, fit)):.3f}", flush=True)
         return
-    routers: dict[str, np.ndarray] = {}
-    rows: list[RoutingRow] = []
-    for name, fit in fits.items():
-        rows, routers[name] = splits.test(KIND, fit)
+    rows, routers = splits.tests(KIND, fits)
     alone, paired = bootstrap(rows, routers, "prompt length")
     _, against_prior = bootstrap(rows, routers, "text prior (shipped)")
     print(f"AlpacaEval test fold ({len(rows)} instructions), 1B model vs GPT-4-turbo; APGR [90%]")

@@ -91,6 +91,11 @@ class Splits:
         mine = self.locked(kind)
         return mine, fit(train)(mine)
 
+    def tests(self, kind: str, fits: dict[str, Fit]) -> tuple[list[RoutingRow], dict[str, np.ndarray]]:
+        """The test fold of `kind`, and each router's scores of it (`test`, in-source)."""
+        scored = {name: self.test(kind, fit) for name, fit in fits.items()}
+        return self.locked(kind), {name: scores for name, (_, scores) in scored.items()}
+
 
 def apgr(rows: Sequence[RoutingRow], scores: np.ndarray) -> float:
     weak, strong = np.array([r.weak for r in rows]), np.array([r.strong for r in rows])

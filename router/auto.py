@@ -7,6 +7,8 @@ cloud. Where the policy's `router.edge_reading` says so (always, or for text sco
 band) and the edge model has a probe for its GGUF, the edge reads the prompt before the order is
 known: its worker scores the reading the moment the prompt is read, and either goes on to answer
 from that same prefill or stops (the cloud answers; the edge stays last, its prompt still cached).
+A prompt longer than `router.reading_tokens` is read from its end alone, and read whole again if
+the edge is to answer it: what a cloud-bound request pays here is bounded.
 Every request an `auto` rule decided leaves a routing record (`router.routings`), what its router
 knew of it, for `edgeway router fit`.
 """
@@ -182,7 +184,7 @@ class AutoRoutes:
         read: ReadFirst | None = None
         try:
             with tracing.attempt(edge.name, edge.tier, request, 1, **{"edgeway.read_first": True}) as span:
-                read = await edge.read_first(request, keep)
+                read = await edge.read_first(request, keep, auto.reading_tokens)
                 if read.kept:
                     score = router.score(prior, read.score, asks)
                     said = f"edge reading {read.score:.3f}: score {score:.3f} < {threshold:g}"
@@ -253,7 +255,7 @@ class AutoRoutes:
         assert isinstance(edge, Reader)
         router = self.app_router(app, edge.name)
         asks = request_features(request) if router.needs_asks else None
-        read = await edge.read_first(request, lambda _: False)
+        read = await edge.read_first(request, lambda _: False, auto.reading_tokens)
         if read.score is None:
             return _ordered(decision, auto, auto.text_score, "the edge could not read the prompt: the text decides")
         score = router.score(signals.complexity, read.score, asks)

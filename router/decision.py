@@ -62,6 +62,7 @@ class AutoRoute:
     ladder: tuple[str, ...] = ()  # the rule's ladder, cheapest first, as narrowed: empty for the edge-cloud pair
     thresholds: tuple[tuple[str, float], ...] = ()  # each step's, by the model it climbs from, where set
     climb: tuple[Step, ...] = ()  # the steps scored, bottom up: the last one not climbed is where it stopped
+    reading_tokens: int | None = None  # the edge reads at most the prompt's last this many tokens (None: all)
 
 
 @dataclass(frozen=True)

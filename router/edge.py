@@ -96,10 +96,14 @@ class EdgeModel:
         except PromptTooLong as exc:  # the tokenizer counted it all, and found no room
             return exc.needed
 
-    async def _start(self, request: ChatRequest, confidence: bool = False, gate: Gate | None = None) -> Queued:
+    async def _start(
+        self, request: ChatRequest, confidence: bool = False, gate: Gate | None = None, bound: int | None = None
+    ) -> Queued:
         """The request's `n` generations, queued: the first reads the prompt, the others share
         its cells once it has (each with its own seed: the given one plus its index). With `gate`
-        (a request of one answer), it is read first (`read_first`)."""
+        (a request of one answer), it is read first (`read_first`): a prompt longer than `bound`
+        from its last `bound` tokens alone, and then, if the gate keeps it, read whole to answer
+        (none is queued when it does not)."""
         if not request.text_only:
             raise InvalidRequest(
                 f"The edge model {self.name!r} reads text only; this request has image, audio or file parts.",
@@ -130,6 +134,11 @@ class EdgeModel:
         generations: list[Generation] = []
         try:
             prompt = await self._prompt(request, messages or request.plain_messages())
+            if gate is not None and bound is not None and len(prompt) > bound:
+                gate.score = await self._read_end(prompt[-bound:], request)
+                if gate.score is None or not gate.keep(gate.score):
+                    return Queued([], prompt, sampling, check)
+                gate = None  # kept: the answer reads the whole prompt, as a plain generation
             for i in range(request.n):
                 seed = None if request.seed is None else request.seed + i
                 sharing = generations[0] if generations else None
@@ -164,19 +173,35 @@ class EdgeModel:
                 )
         return request.logit_bias
 
-    async def read_first(self, request: ChatRequest, keep: Callable[[float], bool]) -> EdgeRead:
+    async def read_first(
+        self, request: ChatRequest, keep: Callable[[float], bool], bound: int | None = None
+    ) -> EdgeRead:
         """Read the prompt and score the reading with this model's probe; `keep(score)` says
-        whether this model goes on to answer, from the same prefill, or stops there."""
+        whether this model goes on to answer, from the same prefill, or stops there. With `bound`,
+        a longer prompt is read from its last `bound` tokens: a request the cloud answers pays at
+        most that much prefill here, and one the edge keeps is read whole to be answered."""
         if self.probe is None:
             raise NoCapacity(f"The edge model {self.name!r} has no probe to read prompts with.", retry_after=1)
         gate = Gate(self.probe, keep)
-        queued = await self._start(request, gate=gate)
-        try:
-            await queued.generations[0].reading()
-        except BaseException:
-            queued.generations[0].cancel()
-            raise
+        queued = await self._start(request, gate=gate, bound=bound)
+        first = queued.generations[0] if queued.generations else None
+        if first is not None and first.gate is gate:  # read first on the prefill it answers from
+            try:
+                await first.reading()
+            except BaseException:
+                first.cancel()
+                raise
         return EdgeRead(self, request, queued, gate.score)
+
+    async def _read_end(self, tokens: list[int], request: ChatRequest) -> float | None:
+        """The probe's score of a reading of `tokens` (a prompt's end), which answers nothing."""
+        assert self.probe is not None
+        sampling = Sampling(max_tokens=1, temperature=0, background=request.background)
+        reading = self.engine.submit_tokens(tokens, sampling, request.app, None, Gate(self.probe, lambda _: False))
+        try:
+            return await reading.reading()
+        finally:
+            reading.cancel()
 
     async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
         return await self._answer(request, await self._start(request, confidence))
@@ -304,6 +329,8 @@ class EdgeRead:
     @property
     def kept(self) -> bool:
         """The edge goes on to answer (False: it stopped after reading, or ended before)."""
+        if not self._generations:  # a prompt's end was read, and not kept
+            return False
         generation = self._generations[0]
         cancelled = generation.finish_reason is FinishReason.CANCELLED
         return self.score is not None and not generation.routed_away and not cancelled

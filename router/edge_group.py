@@ -127,10 +127,12 @@ class EdgeGroup:
     def probe(self) -> Probe | None:
         return self.local.probe
 
-    async def read_first(self, request: ChatRequest, keep: Callable[[float], bool]) -> EdgeRead:
+    async def read_first(
+        self, request: ChatRequest, keep: Callable[[float], bool], bound: int | None = None
+    ) -> EdgeRead:
         """Read on this machine: a node's reading would come back over the wire as its answer."""
         self.local_served += 1
-        return await self.local.read_first(request, keep)
+        return await self.local.read_first(request, keep, bound)
 
     async def stream(self, request: ChatRequest) -> ChunkStream:
         node = self._pick(request)

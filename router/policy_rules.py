@@ -77,7 +77,12 @@ class PolicyRules:
         if verdict.auto:
             spec = policy.spec.router
             auto = AutoRoute(
-                spec.edge_reading, spec.band, spec.threshold, ladder=verdict.ladder, thresholds=verdict.thresholds
+                spec.edge_reading,
+                spec.band,
+                spec.threshold,
+                ladder=verdict.ladder,
+                thresholds=verdict.thresholds,
+                reading_tokens=spec.reading_tokens,
             )
         if verdict.cascade is not None:
             target = policy.cascade_target(verdict.cascade, request.model)

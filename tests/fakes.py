@@ -128,7 +128,7 @@ class FixedComplexity(Scorer):
 
 class FakeReader(FakeTier):
     """An edge tier that reads prompts first: its probe scores every prompt `reading`, and it
-    records whether the gate kept each one (`kept`)."""
+    records whether the gate kept each one (`kept`) and the bound each was read within (`bounds`)."""
 
     def __init__(self, name: str = "edge", *, reading: float = 0.0, combine=(1.0, 1.0, 0.0), **kw: Any) -> None:
         import numpy as np
@@ -139,11 +139,13 @@ class FakeReader(FakeTier):
         self.reading = reading
         self.probe = Probe(ReadingKind.LAST, np.zeros(2, dtype=np.float32), reading, "fake", "small", combine)
         self.kept: list[bool] = []
+        self.bounds: list[int | None] = []
 
-    async def read_first(self, request: ChatRequest, keep: Any) -> FakeRead:
+    async def read_first(self, request: ChatRequest, keep: Any, bound: int | None = None) -> FakeRead:
         score = self.probe.score(self.probe.weights)
         kept = keep(score)
         self.kept.append(kept)
+        self.bounds.append(bound)
         return FakeRead(self, request, score, kept)
 
 

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from policies.policy import Models, parse_policy
+from policies.schema import DEFAULT_READING_TOKENS
 from policies.yaml_source import FileError
 from router.app_router import AppRouter, Combination, logit
 from router.caller import Caller
@@ -95,6 +96,20 @@ def test_a_reading_that_says_hard_sends_the_request_to_the_cloud_with_the_edge_l
     routed = asyncio.run(r.complete(ask(), caller(auto_policy("always"))))
     assert routed.route == "cloud" and edge.kept == [False] and len(cloud.requests) == 1
     assert routed.decision.targets == ("cloud", "edge") and routed.decision.score > 0.5
+
+
+def test_the_policy_bounds_how_much_of_the_prompt_the_edge_reads():
+    for spec, bound in (("", DEFAULT_READING_TOKENS), (", reading_tokens: 64", 64), (", reading_tokens: null", None)):
+        edge = FakeReader(reading=3.0)
+        r, _ = router(edge, 0.5)
+        policy = auto_policy("always").replace("threshold: 0.5}", f"threshold: 0.5{spec}}}")
+        routed = asyncio.run(r.complete(ask(), caller(policy)))
+        assert edge.bounds == [bound] and routed.decision.auto.reading_tokens == bound
+        signals, decision = r.decide(ask(), caller(policy))
+        asyncio.run(r.read_score(ask(), caller(policy), signals, decision))  # the dry run reads as the request would
+        assert edge.bounds == [bound, bound]
+    with pytest.raises(FileError, match="reading_tokens"):
+        parse_policy(auto_policy("always").replace("threshold: 0.5}", "threshold: 0.5, reading_tokens: 8}"), MODELS)
 
 
 def test_a_private_request_is_never_read_for_the_cloud():

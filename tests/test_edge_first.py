@@ -17,6 +17,7 @@ from edge_runtime.gguf import resolve_gguf
 from edge_runtime.reading import BUNDLED_PROBES, Probe, ReadingKind, find_probe, gguf_digest
 from gateway import fit as fit_command
 from gateway.config import load_config
+from policies.schema import DEFAULT_READING_TOKENS
 from router.comparisons import Comparison, Comparisons
 from router.documents import SqliteDocuments
 from router.installed import InstalledRouters
@@ -73,6 +74,7 @@ def test_the_dry_run_reads_the_prompt_on_the_edge_and_calls_no_cloud(deciding, u
     gateway, _ = deciding
     decision = dry_run(gateway, HARD)
     assert decision["auto"]["read_first"] and decision["auto"]["reading"] is not None
+    assert decision["auto"]["reading_tokens"] == DEFAULT_READING_TOKENS  # at most the prompt's last 128
     assert 0 < decision["score"] < 1 and any("edge reading" in r for r in decision["reasons"])
     assert upstream.requests == []
 

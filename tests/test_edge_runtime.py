@@ -207,6 +207,48 @@ async def test_a_generation_read_first_is_scored_once_its_prompt_is_read_and_ans
     assert await asyncio.wait_for(cancelled.reading(), 10) in (None, pytest.approx(score, rel=0.05))  # never hangs
 
 
+async def test_a_bounded_reading_reads_only_the_prompts_end_and_a_kept_answer_reads_it_whole(engine, monkeypatch):
+    """`router.reading_tokens`: a prompt longer than the bound is read from its last tokens only,
+    so a request the cloud answers costs that much prefill; one the edge keeps is then read whole
+    and answered as the plain route answers it. A prompt within the bound is read once and
+    answered from that prefill."""
+    import numpy as np
+
+    from edge_runtime.reading import Gate, Probe, ReadingKind
+    from router.edge import EdgeModel
+    from router.request import parse_chat_request
+
+    long = [{"role": "user", "content": "The harbour master logged every ship that came in that winter. " * 4
+             + "Which ship came in first?"}]  # fmt: skip
+    body = {"model": "smollm2", "messages": long, "max_tokens": 8, "temperature": 0}
+    tokens, bound = engine.tokenize_chat(long), 24
+    assert len(tokens) > 2 * bound
+    model = EdgeModel(engine)
+    model.probe = Probe(ReadingKind.LAST, np.full(engine.n_vocab, 1e-3, dtype=np.float32), 0.5, "test")
+    end = engine.submit_tokens(
+        tokens[-bound:], Sampling(max_tokens=1, temperature=0), gate=Gate(model.probe, lambda s: False)
+    )
+    end_score = await end.reading()
+    plain = (await model.complete(parse_chat_request(body))).body["choices"][0]["message"]["content"]
+
+    submitted: list[int] = []
+    submit = engine.submit_tokens
+    monkeypatch.setattr(
+        engine, "submit_tokens", lambda prompt, *a, **k: submitted.append(len(prompt)) or submit(prompt, *a, **k)
+    )
+    away = await model.read_first(parse_chat_request(body), lambda s: False, bound)
+    assert not away.kept and away.score == pytest.approx(end_score, rel=0.05) and submitted == [bound]
+    submitted.clear()
+    kept = await model.read_first(parse_chat_request(body), lambda s: True, bound)
+    assert kept.kept and submitted == [bound, len(tokens)]
+    answer = await kept.complete()
+    assert answer.body["choices"][0]["message"]["content"] == plain and answer.usage.prompt_tokens == len(tokens)
+    submitted.clear()
+    within = await model.read_first(parse_chat_request(body), lambda s: True, len(tokens))
+    assert within.kept and submitted == [len(tokens)]  # one prefill: read, then answered from it
+    assert (await within.complete()).body["choices"][0]["message"]["content"] == plain
+
+
 PARAGRAPH = (
     "The lighthouse at Point Reyes was built in 1870 and stands on a rocky headland about 300 feet above "
     "the Pacific Ocean. Its first-order Fresnel lens, made in France, has 24 panels and more than 1,000 "

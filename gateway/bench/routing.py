@@ -2,12 +2,15 @@
 
 1. The text prior alone (the 1 ms stage), per request, for conversations of about 100, 1,000 and
    10,000 tokens.
-2. An edge-served request's time to first token, on the plain edge route and read first (the probe
-   scores the reading and keeps it on the edge): the same prompts, alternated, medians.
+2. An edge-served request's time to first token, on the plain edge route, read first (the probe
+   scores the reading and keeps it on the edge, which answers from the same prefill), and read
+   first within the policy's default bound (`router.reading_tokens`: a longer prompt's last tokens
+   are read, then the whole prompt to answer): the same prompts, alternated, medians.
 3. A cloud-bound request's added latency: from queueing it on the edge to the reading's verdict
-   (one prefill; the cloud's own latency comes after it), by prompt length.
+   (the cloud's own latency comes after it), with the whole prompt read and within the bound, by
+   prompt length.
 
-Every prompt is new to the edge (its start is made unique), so no kept prompt is reused.
+Every prompt is new to the edge (each sentence is numbered), so no kept prompt is reused.
 """
 
 from __future__ import annotations
@@ -21,19 +24,23 @@ import numpy as np
 
 from classifiers import Scorer
 from edge_runtime import EdgeEngine, EdgeModelConfig
-from edge_runtime.reading import BUNDLED_PROBES, Gate, find_probe, gguf_digest
+from edge_runtime.reading import BUNDLED_PROBES, Gate, Probe, find_probe, gguf_digest
 from edge_runtime.sampling import Sampling
 from gateway.bench.classify import conversations
 from gateway.percentiles import percentile
+from policies.schema import DEFAULT_READING_TOKENS
 
 LENGTHS = (100, 500, 1000)  # prompt tokens, about
 _unique = itertools.count()
 
 
 def _prompt(engine: EdgeEngine, tokens: int) -> list[int]:
-    words = "The committee reviewed the quarterly figures and asked for a short summary of the risks. "
-    text = f"[{next(_unique)}] " + words * max(1, tokens // 17) + "\nWhat are the main risks?"
-    return engine.tokenize_chat([{"role": "user", "content": text}])
+    """A new prompt of about `tokens`: every sentence is numbered with it, so that no stretch of it
+    (its start, or the end a bounded reading reads) is in the edge's prompt cache already."""
+    number = next(_unique)
+    words = "The committee reviewed the quarterly figures and asked for a short summary of the risks"
+    sentences = " ".join(f"{words} ({number}.{i})." for i in range(max(1, tokens // 21)))
+    return engine.tokenize_chat([{"role": "user", "content": f"{sentences}\nWhat are the main risks?"}])
 
 
 async def _time_to_first_token(engine: EdgeEngine, prompt: list[int], gate: Gate | None) -> float:
@@ -56,20 +63,45 @@ async def _reading_time(engine: EdgeEngine, prompt: list[int], gate: Gate) -> fl
     return elapsed
 
 
-async def _edge_first(engine: EdgeEngine, repeat: int) -> None:
+async def _bounded_time_to_first_token(engine: EdgeEngine, prompt: list[int], probe: Probe, bound: int) -> float:
+    """As `router.edge.EdgeModel.read_first` with a bound: a longer prompt's end read (and kept),
+    then the whole prompt read to answer; a prompt within the bound read first as a whole."""
+    if len(prompt) <= bound:
+        return await _time_to_first_token(engine, prompt, Gate(probe, lambda _: True))
+    started = time.perf_counter()
+    end = engine.submit_tokens(prompt[-bound:], Sampling(max_tokens=1, temperature=0), gate=Gate(probe, _away))
+    await end.reading()
+    return time.perf_counter() - started + await _time_to_first_token(engine, prompt, None)
+
+
+def _away(score: float) -> bool:
+    return False
+
+
+def _kept(score: float) -> bool:
+    return True
+
+
+async def _edge_first(engine: EdgeEngine, repeat: int, bound: int) -> None:
     probe = find_probe(gguf_digest(engine.gguf_path), [BUNDLED_PROBES])
     assert probe is not None, "the bundled model ships its probe"
-    keep, away = Gate(probe, lambda _: True), Gate(probe, lambda _: False)
-    print(f"{'prompt tokens':>13} {'TTFT plain':>11} {'read first':>11} {'ratio':>6} {'cloud-bound: reading':>21}")
+    print(f"{'':>13} {'edge-served: time to first token':^44} {'cloud-bound: added':^27}")
+    print(
+        f"{'prompt tokens':>13} {'plain':>10} {'read first':>10} {'ratio':>6} {f'last {bound}':>11}"
+        f" {'whole read':>12} {f'last {bound}':>12}"
+    )
     for length in LENGTHS:
-        plain, read, routed = [], [], []
-        for _ in range(repeat * 3):  # alternated, so drift on a noisy machine lands on both
+        plain, read, bounded, routed, routed_bounded = [], [], [], [], []
+        for _ in range(repeat * 3):  # alternated, so drift on a noisy machine lands on each
             plain.append(await _time_to_first_token(engine, _prompt(engine, length), None))
-            read.append(await _time_to_first_token(engine, _prompt(engine, length), Gate(probe, keep.keep)))
-            routed.append(await _reading_time(engine, _prompt(engine, length), Gate(probe, away.keep)))
-        p, r = statistics.median(plain) * 1e3, statistics.median(read) * 1e3
+            read.append(await _time_to_first_token(engine, _prompt(engine, length), Gate(probe, _kept)))
+            bounded.append(await _bounded_time_to_first_token(engine, _prompt(engine, length), probe, bound))
+            routed.append(await _reading_time(engine, _prompt(engine, length), Gate(probe, _away)))
+            routed_bounded.append(await _reading_time(engine, _prompt(engine, length)[-bound:], Gate(probe, _away)))
+        p, r, b = (statistics.median(found) * 1e3 for found in (plain, read, bounded))
+        whole, within = (statistics.median(found) * 1e3 for found in (routed, routed_bounded))
         size = len(_prompt(engine, length))
-        print(f"{size:>13} {p:>9.1f} ms {r:>8.1f} ms {r / p:>5.2f}x {statistics.median(routed) * 1e3:>18.1f} ms")
+        print(f"{size:>13} {p:>7.1f} ms {r:>7.1f} ms {r / p:>5.2f}x {b:>8.1f} ms {whole:>9.1f} ms {within:>9.1f} ms")
 
 
 def _text_prior(repeat: int) -> None:
@@ -94,7 +126,7 @@ def run(repeat: int = 3) -> None:
     engine.load()
     try:
         print("\nthe edge reads first (bundled model, its shipped probe): edge-served and cloud-bound requests")
-        asyncio.run(_edge_first(engine, repeat))
+        asyncio.run(_edge_first(engine, repeat, DEFAULT_READING_TOKENS))
     finally:
         engine.close()
     print(f"(numpy {np.__version__}; medians of {repeat * 3} runs each)")
