@@ -63,6 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--app", required=True)
     fit.add_argument("--target-quality", type=float, default=0.95, help="the share of cloud-quality answers to keep")
     fit.add_argument(
+        "--cost-per-1k",
+        type=float,
+        metavar="USD",
+        help="instead: the most quality whose requests at each step cost at most this per 1,000 (route: auto)",
+    )
+    fit.add_argument(
         "--write", action="store_true", help="install the fitted router if it is ahead (or set a complexity threshold)"
     )
     fit.add_argument("--rollback", action="store_true", help="make the app's previous router current again")
@@ -146,6 +152,9 @@ def _router_fit(args: argparse.Namespace) -> int:
     if not 0 < args.target_quality <= 1:
         print("edgeway: --target-quality must be in (0, 1]", file=sys.stderr)
         return 2
+    if args.cost_per_1k is not None and not args.cost_per_1k >= 0:
+        print("edgeway: --cost-per-1k must be a cost in USD, 0 or more", file=sys.stderr)
+        return 2
     config = _load(args.config, secrets=False)
     if args.app not in {a.name for a in config.apps}:
         print(f"edgeway: no app named {args.app!r}; apps: {sorted(a.name for a in config.apps)}", file=sys.stderr)
@@ -162,7 +171,8 @@ def _router_fit(args: argparse.Namespace) -> int:
             return 2
         return fit.rollback(config, args.app, step=(lower, upper))
     source = Path(args.comparisons) if args.comparisons else None
-    return fit.run(config, args.app, args.target_quality, args.write, source)
+    target = fit.Target(args.target_quality, args.cost_per_1k)
+    return fit.run(config, args.app, target, args.write, source)
 
 
 def _shadow_replay(args: argparse.Namespace) -> int:

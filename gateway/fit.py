@@ -3,8 +3,10 @@
 For an app whose policy routes `auto`: reads its shadow comparisons and feedback, fits a router on
 the earlier ones (`router.fitting`), compares it with the router in use on the later ones (APGR,
 paired, with an interval), and with `--write` installs it (versioned, in the configured store; a
-running gateway takes it within seconds) only if it is ahead, with the threshold that keeps the
-target quality. `--rollback` makes the previous version current again.
+running gateway takes it within seconds) only if it is ahead, with the threshold the target puts
+it at: the target quality at the least cost, or with `--cost-per-1k` the most quality at that
+cost per 1,000 requests (each model priced at its mean cost of a request in the app's ledger).
+Each step's cost-quality curve is printed. `--rollback` makes the previous version current again.
 
 For an app whose policy sends hard requests to the cloud on a complexity threshold: finds the
 largest threshold whose predicted quality meets the target (router/quality.py), prints it with the
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -34,10 +37,38 @@ from router.comparisons import Comparison, Comparisons
 from router.documents import Documents, open_documents
 from router.installed import InstalledRouters
 from router.ladder import step_key
-from router.ledger import APPS_OWN, open_store
+from router.ledger import APPS_OWN, RowKind, open_store
 from router.routings import Example, examples, step_examples
 
 CURVE = (0.8, 0.9, 0.95, 0.99, 1.0)  # the qualities `edgeway router fit` prints the threshold and share of
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the fit puts each step's threshold: at `quality` (the share of the upper model's
+    quality kept) for the least cost, or with `usd_per_1k`, at the most quality whose requests at
+    the step cost at most that per 1,000."""
+
+    quality: float = 0.95
+    usd_per_1k: float | None = None
+
+    def __str__(self) -> str:
+        return f"${self.usd_per_1k:g} per 1,000" if self.usd_per_1k is not None else f"{self.quality:.0%}"
+
+
+def costs_per_request(config: GatewayConfig, app: str) -> dict[str, float]:
+    """Each model's mean cost of one answered request of the app, from its ledger: the app's own
+    requests and the shadow answers (a cache hit, which costs nothing, and the judge left out)."""
+    store = open_store(config.store)
+    try:
+        rows = store.rows(app)
+    finally:
+        store.close()
+    spent: dict[str, list[float]] = {}
+    for r in rows:
+        if r.status == 200 and r.cache != "hit" and r.kind != RowKind.JUDGE and r.model:
+            spent.setdefault(r.model, []).append(r.cost_usd)
+    return {model: sum(found) / len(found) for model, found in spent.items()}
 
 
 def comparisons_of(config: GatewayConfig, app: str, from_file: Path | None) -> list[Comparison]:
@@ -105,16 +136,17 @@ def rollback(config: GatewayConfig, app: str, out: TextIO | None = None, step: t
 def fit_router(
     config: GatewayConfig,
     app: str,
-    target: float,
+    target: Target,
     write: bool,
     from_file: Path | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Fit, validate against the router in use, and (with `write`) install it if ahead; else the
-    router in use, with the threshold that keeps the target. Then each step of the app's ladders
+    router in use, with the threshold the target puts it at. Then each step of the app's ladders
     between two cloud models, the same way on its own comparisons (`fit_steps`)."""
     out = out or sys.stdout
     documents: Documents = open_documents(config.store, config.seal())
+    costs = costs_per_request(config, app)
     try:
         installed = InstalledRouters(documents)
         if routes_edge_to_cloud(config, app):
@@ -125,7 +157,8 @@ def fit_router(
             )
             read, gguf = probe_combination(config)
             current = installed.current(app, read, gguf)
-            done = _fit_one(app, found, current, target, write, installed, {"gguf": gguf}, out)
+            pair = _edge_cloud_pair(config, app)
+            done = _fit_one(app, found, current, target, write, installed, {"gguf": gguf}, out, costs, None, pair)
         else:
             done = None
         steps = [
@@ -138,6 +171,7 @@ def fit_router(
                 installed,
                 {},
                 out,
+                costs,
                 step_key(app, lower, upper),
                 (lower, upper),
             )
@@ -154,17 +188,18 @@ def _fit_one(
     name: str,
     found: list[Example],
     current: AppRouter,
-    target: float,
+    target: Target,
     write: bool,
     installed: InstalledRouters,
     fitted: dict[str, object],
     out: TextIO,
+    costs: dict[str, float],
     key: str | None = None,
     pair: tuple[str, str] = ("the edge", "cloud"),
 ) -> int:
     """One router fitted on `found` (oldest first), validated against `current` on the later
     ones, and installed under `key` (the app's own name where None) if ahead. `pair` names the
-    lower and the upper side of the step."""
+    lower and the upper model of the step; `costs`, each model's cost of a request."""
     lower, upper = pair
     ranked = fitting.ranked(found)
     if len(found) < fitting.MIN_EXAMPLES or len(ranked) < fitting.MIN_EXAMPLES // 2:
@@ -189,24 +224,32 @@ def _fit_one(
         )
         print(f"the fit is not taken: {short}; {in_use} stays, with a threshold fitted to the target", file=out)
         candidate = current
-    chosen = fitting.threshold_for(candidate, found, target)
+    prices = (costs[lower], costs[upper]) if lower in costs and upper in costs else None
+    chosen = _threshold(candidate, found, target, prices, out)
     print(
-        f"threshold {chosen.value:g} keeps {chosen.quality:.1%} of {upper}-quality answers (target {target:.0%}) "
-        f"with {chosen.edge_share:.1%} of these requests on {lower}",
+        f"threshold {chosen.value:g} keeps {chosen.quality:.1%} of {upper}-quality answers (target {target}) "
+        f"with {chosen.edge_share:.1%} of these requests on {lower}{_priced(chosen, prices)}",
         file=out,
     )
     curve = [fitting.threshold_for(candidate, found, q) for q in CURVE]
     print(
-        f"the curve (quality kept: threshold, share on {lower}): "
-        + ", ".join(f"{q:.0%}: {t.value:g}, {t.edge_share:.1%}" for q, t in zip(CURVE, curve, strict=True)),
+        f"the curve (quality kept: threshold, share on {lower}{', cost per 1,000 requests' if prices else ''}): "
+        + ", ".join(
+            f"{q:.0%}: {t.value:g}, {t.edge_share:.1%}{_priced(t, prices, short=True)}"
+            for q, t in zip(CURVE, curve, strict=True)
+        ),
         file=out,
     )
+    if prices is None:
+        unpriced = " and ".join(m for m in (lower, upper) if m not in costs)
+        print(f"no cost per 1,000 requests: the ledger has no answered request of {unpriced} yet", file=out)
     if not write:
         print("not installed (--write installs it)", file=out)
         return 0
     fitted = {
         "examples": len(found),
-        "target_quality": target,
+        "target_quality": target.quality,
+        "target_usd_per_1k": target.usd_per_1k,
         "apgr": check.fitted,
         "against": check.current,
         "interval": [check.low, check.high],
@@ -216,6 +259,35 @@ def _fit_one(
     version = installed.install(key or name, made).version
     print(f"installed as version {version} (a running gateway takes it within seconds)", file=out)
     return 0
+
+
+def _threshold(
+    router: AppRouter, found: list[Example], target: Target, prices: tuple[float, float] | None, out: TextIO
+) -> fitting.Threshold:
+    if target.usd_per_1k is None:
+        return fitting.threshold_for(router, found, target.quality)
+    if prices is None:
+        print(f"the cost target needs both models priced: the threshold keeps {target.quality:.0%} instead", file=out)
+        return fitting.threshold_for(router, found, target.quality)
+    chosen = fitting.threshold_within(router, found, target.usd_per_1k, *prices)
+    if chosen.usd_per_1k(*prices) > target.usd_per_1k:
+        print(f"nothing on this step costs as little as {target}: every request stays on the lower model", file=out)
+    return chosen
+
+
+def _priced(threshold: fitting.Threshold, prices: tuple[float, float] | None, short: bool = False) -> str:
+    if prices is None:
+        return ""
+    usd = threshold.usd_per_1k(*prices)
+    return f", ${usd:.4g}" if short else f", ${usd:.4g} per 1,000 requests"
+
+
+def _edge_cloud_pair(config: GatewayConfig, app: str) -> tuple[str, str]:
+    """The models of the app's edge-to-cloud step: its policy's default edge and cloud models."""
+    policy = _app_policy(config, app)
+    edge = policy.resolve("edge", AUTO) if policy is not None else None
+    cloud = policy.resolve("cloud", AUTO) if policy is not None else None
+    return edge or "the edge", cloud or "cloud"
 
 
 def _app_policy(config: GatewayConfig, app: str) -> AppPolicy | None:
@@ -274,7 +346,7 @@ def _pct(x: float | None) -> str:
 def run(
     config: GatewayConfig,
     app: str,
-    target: float,
+    target: Target,
     write: bool,
     from_file: Path | None = None,
     out: TextIO | None = None,
@@ -282,9 +354,12 @@ def run(
     out = out or sys.stdout
     if routes_auto(config, app):
         return fit_router(config, app, target, write, from_file, out)
+    if target.usd_per_1k is not None:
+        print(f"edgeway: --cost-per-1k fits `route: auto` rules; {app}'s policy has none", file=sys.stderr)
+        return 2
     comparisons = comparisons_of(config, app, from_file)
-    found = quality.fit(comparisons, target)
-    print(f"{app}: {len(comparisons)} comparisons, {found.judged} judged; target quality {target:.0%}", file=out)
+    found = quality.fit(comparisons, target.quality)
+    print(f"{app}: {len(comparisons)} comparisons, {found.judged} judged; target quality {target}", file=out)
     if found.more_needed:
         print(
             f"not enough yet: {found.more_needed} more judged comparisons are needed ({found.needed} in all, for "

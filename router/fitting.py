@@ -170,25 +170,45 @@ def split(examples: Sequence[Example]) -> tuple[list[Example], list[Example]]:
 @dataclass(frozen=True)
 class Threshold:
     value: float
-    edge_share: float
+    edge_share: float  # the share of requests below it: on the step's lower model (the edge)
     quality: float  # the share of examples that keep an answer as good as the cloud's
+
+    def usd_per_1k(self, lower_usd: float, upper_usd: float) -> float:
+        """What 1,000 requests cost at this threshold, each model at its cost per request."""
+        return 1000 * (self.edge_share * lower_usd + (1 - self.edge_share) * upper_usd)
+
+
+def curve(router: AppRouter, examples: Sequence[Example]) -> list[Threshold]:
+    """Every threshold that splits the examples differently, from all cloud to all edge: each
+    example below it goes to the edge (and keeps its quality when the cloud was not better), each
+    above it to the cloud. Examples are a sample of the app's traffic, so the share below predicts
+    the edge share."""
+    found = sorted(zip(scores(router, examples), (e.cloud_better for e in examples), strict=True))
+    n = len(found)
+    points = [Threshold(0.0, 0.0, 1.0)]
+    lost = 0.0
+    for i in range(1, n + 1):
+        lost += found[i - 1][1]
+        if i < n and found[i][0] == found[i - 1][0]:
+            continue
+        value = 1.0 if i == n else (found[i - 1][0] + found[i][0]) / 2
+        points.append(Threshold(round(float(value), 4), i / n, 1 - lost / n))
+    return points
 
 
 def threshold_for(router: AppRouter, examples: Sequence[Example], target: float) -> Threshold:
-    """The threshold that keeps `target` quality at the largest edge share: each example below
-    it goes to the edge (and keeps its quality when the cloud was not better), each above it to the
-    cloud. Examples are a sample of the app's traffic, so the share below predicts the edge share."""
-    found = sorted(zip(scores(router, examples), (e.cloud_better for e in examples), strict=True))
-    n = len(found)
-    best = Threshold(0.0, 0.0, 1.0)
-    lost = 0.0
-    for i in range(n + 1):
-        if i > 0:
-            lost += found[i - 1][1]
-        if 0 < i < n and found[i][0] == found[i - 1][0]:
-            continue
-        quality = 1 - lost / n if n else 1.0
-        if quality >= target:
-            value = 1.0 if i == n else (found[i - 1][0] + found[i][0]) / 2 if i else 0.0
-            best = Threshold(round(float(value), 4), i / n if n else 0.0, quality)
-    return best
+    """The threshold that keeps `target` quality at the largest edge share."""
+    return [t for t in curve(router, examples) if t.quality >= target][-1]
+
+
+def threshold_within(
+    router: AppRouter, examples: Sequence[Example], usd_per_1k: float, lower_usd: float, upper_usd: float
+) -> Threshold:
+    """The threshold that keeps the most quality at no more than `usd_per_1k` for 1,000 requests
+    (the largest edge share among equals); all on the lower model where nothing costs so little."""
+    points = curve(router, examples)
+    within = [t for t in points if t.usd_per_1k(lower_usd, upper_usd) <= usd_per_1k]
+    if not within:
+        return points[-1]
+    best = max(t.quality for t in within)
+    return [t for t in within if t.quality == best][-1]

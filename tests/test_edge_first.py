@@ -148,7 +148,7 @@ def test_router_fit_installs_a_router_that_ranks_later_traffic_better_and_rolls_
         )
     config = load_config(str(tmp / next(p.name for p in tmp.glob("gateway-*.yaml"))), secrets=False)
     out = io.StringIO()
-    assert fit_command.run(config, "alpha", 0.95, write=True, out=out) == 0, out.getvalue()
+    assert fit_command.run(config, "alpha", fit_command.Target(0.95), write=True, out=out) == 0, out.getvalue()
     said = out.getvalue()
     assert "installed as version 1" in said and "APGR" in said
     installed = InstalledRouters(SqliteDocuments(str(tmp / "ledger.db")), refresh_s=0)

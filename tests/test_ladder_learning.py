@@ -28,7 +28,7 @@ from router.decision import StepScorer
 from router.documents import SqliteDocuments
 from router.installed import InstalledRouters
 from router.ladder import step_key
-from router.ledger import MemoryStore
+from router.ledger import MemoryStore, UsageRow, open_store
 from router.policy_rules import PolicyRules
 from router.pricing import Price
 from router.request import parse_chat_request
@@ -146,7 +146,7 @@ def test_a_step_is_fitted_installed_and_then_scores_the_climb(deployment: Path):
         store.add_step(row)
     out = io.StringIO()
     config = load_config(str(deployment), secrets=False)
-    assert fit_command.run(config, "alpha", 0.9, write=True, out=out) == 0, out.getvalue()
+    assert fit_command.run(config, "alpha", fit_command.Target(0.9), write=True, out=out) == 0, out.getvalue()
     said = out.getvalue()
     assert "alpha: step gpt-fake -> claude-fake: fitted on the earlier 280" in said
     assert "installed as version 1" in said
@@ -188,13 +188,59 @@ def test_a_step_is_fitted_installed_and_then_scores_the_climb(deployment: Path):
     assert main(args[:-2] + ["--step", "gpt-fake"]) == 2 and main(args[:-3] + ["--step", "a:b"]) == 2
 
 
+def test_the_curve_prices_each_point_and_a_cost_target_puts_the_threshold(deployment: Path):
+    """Each model is priced at its mean cost of an answered request in the app's ledger (its own
+    requests and shadow answers; a cache hit, free, left out): the curve says what 1,000 requests
+    cost at each point, and `--cost-per-1k` takes the most quality within that cost."""
+    store = Comparisons(SqliteDocuments(str(deployment.parent / "ledger.db")))
+    for row in short_prompts_need_the_large_model():
+        store.add_step(row)
+    config = load_config(str(deployment), secrets=False)
+    ledger = open_store(config.store)
+    for i in range(4):
+        ledger.append(UsageRow(f"lower{i}", "alpha", route="cloud", model="gpt-fake", cost_usd=0.001))
+        ledger.append(UsageRow(f"upper{i}", "alpha", route="cloud", model="claude-fake", cost_usd=0.01, kind="shadow"))
+    ledger.append(UsageRow("hit", "alpha", route="cloud", model="claude-fake", cost_usd=0.0, cache="hit"))
+    ledger.flush()
+    ledger.close()
+
+    def fitted(target: fit_command.Target) -> str:
+        out = io.StringIO()
+        assert fit_command.run(config, "alpha", target, write=False, out=out) == 0, out.getvalue()
+        return out.getvalue()
+
+    said = fitted(fit_command.Target(0.9))
+    curve = [line for line in said.splitlines() if line.startswith("the curve")][-1]
+    points = [
+        (int(q), float(share) / 100, float(usd))
+        for q, share, usd in re.findall(r"(\d+)%: [\d.]+, ([\d.]+)%, \$([\d.]+)", curve)
+    ]
+    assert [q for q, _, _ in points] == [80, 90, 95, 99, 100]
+    for _, share, usd in points:  # $1 per 1,000 all on gpt-fake, $10 all on claude-fake
+        assert usd == pytest.approx(1000 * (share * 0.001 + (1 - share) * 0.01), abs=0.01)
+
+    budget = (points[0][2] + points[-1][2]) / 2
+    said = fitted(fit_command.Target(usd_per_1k=budget))
+    kept = r"keeps ([\d.]+)% of claude-fake-quality answers \(target \$[\d.]+ per 1,000\)"
+    chosen = re.search(kept + r" with [\d.]+% of these requests on gpt-fake, \$([\d.]+) per 1,000", said)
+    assert chosen is not None, said
+    quality, usd = float(chosen.group(1)), float(chosen.group(2))
+    assert usd <= budget + 0.001  # (printed to 4 digits)
+    assert all(quality >= q for q, _, cost in points if cost <= budget)
+    said = fitted(fit_command.Target(usd_per_1k=0.5))  # less than all of it on the lower model costs
+    assert "nothing on this step costs as little as $0.5 per 1,000" in said
+    assert "100.0% of these requests on gpt-fake" in said
+    refused = ["router", "fit", "--config", str(deployment), "--app", "alpha", "--cost-per-1k", "-1"]
+    assert main(refused) == 2
+
+
 def test_a_step_with_too_few_comparisons_is_not_fitted(deployment: Path):
     store = Comparisons(SqliteDocuments(str(deployment.parent / "ledger.db")))
     for row in short_prompts_need_the_large_model(20):
         store.add_step(row)
     out = io.StringIO()
     config = load_config(str(deployment), secrets=False)
-    assert fit_command.run(config, "alpha", 0.9, write=True, out=out) == 1
+    assert fit_command.run(config, "alpha", fit_command.Target(0.9), write=True, out=out) == 1
     assert "step gpt-fake -> claude-fake: not enough yet" in out.getvalue()
 
 

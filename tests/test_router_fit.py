@@ -110,7 +110,7 @@ def test_fit_write_changes_only_the_threshold_in_a_commented_policy_file(deploym
         store.add(row)
     out = io.StringIO()
     config = load_config(str(deployment), secrets=False)
-    assert fit_command.run(config, "alpha", 1.0, write=True, out=out) == 0
+    assert fit_command.run(config, "alpha", fit_command.Target(1.0), write=True, out=out) == 0
     said = out.getvalue()
     assert "route to the edge below complexity 0.6" in said and "rule 'hard' has complexity gte 0.8" in said
     written = (deployment.parent / "alpha.yaml").read_text()
