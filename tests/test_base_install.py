@@ -167,3 +167,17 @@ def test_the_benchmarks_data_is_installed_with_them(installed):
         check=True,
     )
     assert found.stdout.startswith("True") and str(installed.venv) in found.stdout
+
+
+def test_a_benchmark_made_from_the_repositorys_data_says_where_to_run_it(installed):
+    """`bench classify` and `bench routing` make conversations from research/data, which is not
+    installed: from an install they say so, not a FileNotFoundError."""
+    ran = subprocess.run(
+        [str(installed.venv / "bin" / "edgeway"), "bench", "classify", "--repeat", "1"],
+        cwd=installed.venv,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr[-2000:]
+    assert "run it from a checkout of edgeway" in ran.stderr

@@ -34,6 +34,11 @@ def rss_mb() -> float:
 def conversations(tokens: int, count: int, estimate: Callable[[str], int]) -> list[list[dict[str, Any]]]:
     """Realistic multi-turn conversations (system prompt, earlier turns, private details) of about
     `tokens` tokens, made from the repository's prompt data."""
+    if not DATA.is_dir():
+        raise SystemExit(
+            "edgeway bench: this benchmark makes its conversations from the repository's prompt data "
+            "(research/data), which is not installed: run it from a checkout of edgeway"
+        )
     rng = random.Random(tokens)
     pool = [json.loads(line)["prompt"] for line in open(DATA / "routellm_train.jsonl", encoding="utf-8")]
     pool += [json.loads(line)["text"] for line in open(DATA / "privacy_prompts.jsonl", encoding="utf-8")]
