@@ -31,6 +31,7 @@ from router.comparisons import Comparison, StepComparison
 from router.errors import InvalidRequest
 from router.ladder import step_key
 from router.ledger import APPS_OWN, UsageRow
+from router.routing import Router
 from router.routings import Example, from_comparison, step_examples
 
 PARAMS = {"app", "from", "to", "key", "target"}
@@ -68,9 +69,12 @@ async def api_quality(request: Request) -> Response:
             "cost_usd": money["cost_usd"],
             "counterfactual_usd": money["counterfactual_usd"],
             "shadow_usd": round(sum(c.shadow_usd + c.judge_usd for c in comparisons), 6),
-            "router": _router_quality(gateway, app, comparisons, target),
+            "router": _router_quality(gateway.router, app, comparisons, target),
             "steps": _steps(
-                gateway, app, await asyncio.to_thread(gateway.shadows.comparisons.steps, app, since, until), target
+                gateway.router,
+                app,
+                await asyncio.to_thread(gateway.shadows.comparisons.steps, app, since, until),
+                target,
             ),
             # compared, failed, and why samples were skipped, since this replica started; and those under way
             "this_replica": {**gateway.shadows.stats, "in_flight": gateway.shadows.in_flight},
@@ -90,7 +94,7 @@ def _target(value: str | None) -> float:
     return target
 
 
-def _steps(gateway: Any, app: str | None, compared: list[StepComparison], target: float) -> list[dict[str, Any]]:
+def _steps(routing: Router, app: str | None, compared: list[StepComparison], target: float) -> list[dict[str, Any]]:
     """Each ladder step between two cloud models that was compared in the period: its verdicts,
     how often the lower model's answer was as good as the upper's, what the comparisons cost, and
     how the step's router in use ranks them (`/api/quality`'s `router`, for the step)."""
@@ -98,7 +102,7 @@ def _steps(gateway: Any, app: str | None, compared: list[StepComparison], target
     for (step_app, lower, upper), rows in sorted(_by_step(compared).items()):
         found = step_examples(rows, step_app, lower, upper)
         ranked = fitting.ranked(found)
-        router = gateway.router.routers.current(step_key(step_app, lower, upper), None)
+        router = routing.routers.current(step_key(step_app, lower, upper), None)
         judged = [e for e in found if e.edge is not None]
         out.append(
             {
@@ -127,13 +131,13 @@ def _by_step(compared: list[StepComparison]) -> dict[tuple[str, str, str], list[
     return grouped
 
 
-def _router_quality(gateway: Any, app: str | None, comparisons: list[Comparison], target: float) -> dict[str, Any]:
+def _router_quality(routing: Router, app: str | None, comparisons: list[Comparison], target: float) -> dict[str, Any]:
     """The app's router in use, measured on the period's comparisons (recomputed from what each one
     kept of the request: its text prior, its reading, its features)."""
-    edges = [name for name, model in gateway.router.models.items() if model.tier == "edge"]
+    edges = [name for name, model in routing.models.items() if model.tier == "edge"]
     if app is None or not edges:
         return {"version": None, "apgr": None, "edge_share_at_target": None, "ranked": 0}
-    router = gateway.router.auto.app_router(app, edges[0])
+    router = routing.auto.app_router(app, edges[0])
     found = [e for c in comparisons if (e := from_comparison(c)) is not None]
     ranked = fitting.ranked(found)
     share = fitting.threshold_for(router, found, target).edge_share if found else None
