@@ -171,7 +171,7 @@ class AutoRoutes:
     ) -> Routed[R]:
         """The edge reads the prompt; the app's router scores the text and the reading together; the
         edge goes on to answer from the same prefill below the threshold, and the cloud answers at
-        or above it (the edge last: its prompt stays in its cache, if the cloud fails)."""
+        or above it (the edge last: a prompt it read whole stays in its cache, if the cloud fails)."""
         auto, edge = decision.auto, self.models[decision.targets[0]]
         assert auto is not None and auto.text_score is not None and isinstance(edge, Reader)
         router = self.app_router(app, edge.name)
