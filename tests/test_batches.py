@@ -449,3 +449,23 @@ def wait_for(condition, message: str, timeout: float = 60) -> None:
     while not condition():
         assert time.monotonic() < deadline, message
         time.sleep(0.05)
+
+
+def test_a_line_whose_app_is_no_longer_configured_is_refused_not_run(tmp_path):
+    """A batch outlives a change of the config: once its app is gone, each line is that app's 401
+    in the endpoint's shape, and no model runs it for anyone."""
+    import asyncio
+
+    from gateway.batch_runner import BatchRunner, lines_kind
+    from gateway.batches import Batch, Line
+    from gateway.config import GatewayConfig
+    from gateway.running import build_gateway
+
+    gateway = build_gateway(GatewayConfig.model_validate(gateway_config("http://127.0.0.1:9", tmp_path)))
+    runner = BatchRunner(gateway)
+    batch = Batch("batch_gone", "gone", "/v1/responses", "file_gone", "24h", 0, int(time.time()) + 60, 1)
+    line = Line(0, "only", {"model": "smollm2", "input": "Hi"})
+    whole = asyncio.run(runner.send(batch, line, False, lines_kind(batch.id)))
+    assert whole is not None and whole.status == 401 and whole.parked is None
+    assert whole.body["error"]["code"] == "invalid_api_key" and "'gone'" in whole.body["error"]["message"]
+    assert gateway.ledger.rows() == []  # refused before any request was made of it
