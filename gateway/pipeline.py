@@ -153,8 +153,6 @@ class Visit:
             shadows=gateway.shadows,
             shadow=app.shadow,
         )
-        self.row = self.account.row
-        self.delivered = self.account.delivered
         self.deferral = exchange.deferral(self.account)
         self._state = exchange.state
         self.span = telemetry.request_span(
@@ -173,13 +171,6 @@ class Visit:
         self._state.route, self._state.model = routed.route, routed.model.name
         self._escalated = bool(routed.escalated)
         self._traced = {**signal_attributes(routed.signals), **complexity_attributes(routed.signals)}
-
-    def first_token(self) -> None:
-        self.account.first_token()
-
-    def settled(self, usage: Usage, delivered: str | None = None) -> Usage:
-        settled: Usage = self.account.settled(usage, delivered)
-        return settled
 
     def end(self, usage: Usage | None = None, status: int = 200, error: str | None = None) -> None:
         if usage is None:
@@ -300,7 +291,7 @@ async def _run(
             )
             routed = await _unless_client_leaves(exchange, answering)
             visit.routed(routed, chat)
-            visit.first_token()
+            account.first_token()
             answer = routed.result
             account.settle_answer(answer)
             visit.end(answer.usage)
@@ -344,16 +335,16 @@ async def delivered(routed: Routed[ChunkStream], visit: Visit) -> AsyncIterator[
         async for chunk in stream:
             text = delta_text(chunk)
             if text:
-                visit.first_token()
-                visit.delivered.append(text)
+                visit.account.first_token()
+                visit.account.delivered.append(text)
             yield chunk
     except EdgewayError as exc:
         visit.end(stream.usage, status=exc.status, error=exc.code)
         raise
     except Exception:
-        log.exception("stream of request %s broke", Known(visit.row.request_id))
+        log.exception("stream of request %s broke", Known(visit.account.row.request_id))
         visit.end(stream.usage, status=500, error="internal_error")
-        raise internal_error(visit.row.request_id) from None
+        raise internal_error(visit.account.row.request_id) from None
 
 
 class Events(Protocol):
@@ -500,7 +491,7 @@ async def _events(served: Served, events: Events) -> AsyncIterator[bytes]:
     except EdgewayError as exc:  # the SDKs raise an error event as an APIError
         yield events.error(exc)
         return
-    usage = visit.settled(routed.result.usage)
+    usage = visit.account.settled(routed.result.usage)
     closing = events.end(usage)
     visit.end(usage)
     for frame in closing:

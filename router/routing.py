@@ -133,10 +133,6 @@ class Router:
             decision = self.auto.order(decision, signals, request, caller.name)
         return signals, decision
 
-    def estimate(self, decision: Decision, signals: Signals) -> float:
-        """The most this request may cost (`router.admission.Admission.estimate`)."""
-        return self.admission.estimate(decision, signals)
-
     def admit(
         self, caller: Caller, signals: Signals, decision: Decision, account: RequestAccount | None = None
     ) -> Decision:
