@@ -31,13 +31,10 @@ from starlette.datastructures import State
 
 from classifiers.privacy.known import Known
 from gateway import files
-from gateway.batches import BATCHES, ENDED, Batch, Line, cancel_asked, parse_lines
+from gateway.batches import BATCHES, DIALECTS, ENDED, Batch, Line, cancel_asked, parse_lines
 from gateway.chat import CHAT
-from gateway.completions import COMPLETIONS
-from gateway.embeddings import EMBEDDINGS
-from gateway.pipeline import Exchange, Whole, WholeDialect, answer_whole
+from gateway.pipeline import Exchange, Whole, answer_whole
 from gateway.provider_lines import PARKED, LineDeferral, ProviderLines, line_key, output_line
-from gateway.responses import RESPONSES
 from gateway.running import Gateway
 from router.account import RequestAccount
 from router.cloud.batch_api import BatchStatus
@@ -55,13 +52,6 @@ SAVE_EVERY_S = 1.0  # how often a running batch's counts are written
 CANCEL_CHECK_S = 1.0
 REFUSED_AGAIN = (429, 503)  # refused before any model ran: wait as told, then send again
 LONGEST_WAIT_S = 30.0
-CHAT_PATH = "/v1/chat/completions"  # the one endpoint whose lines may wait in a provider's batch
-DIALECTS: dict[str, WholeDialect] = {
-    CHAT_PATH: CHAT,
-    "/v1/completions": COMPLETIONS,
-    "/v1/embeddings": EMBEDDINGS,
-    "/v1/responses": RESPONSES,
-}
 LINE_HEADERS = {"x-edgeway-priority": Priority.BACKGROUND.value}
 
 
@@ -159,7 +149,7 @@ class BatchRunner:
             return
         await run.finish()
 
-    async def send(self, batch: Batch, line: Line, provider: bool, kind: str) -> Whole | None:
+    async def send(self, batch: Batch, line: Line, provider: bool) -> Whole | None:
         """The line's answer (a 202 naming the model if it waits in its provider's batch:
         `provider`, it may), or None when the gateway stops before any model ran it."""
         dialect = DIALECTS[batch.endpoint]
@@ -177,7 +167,7 @@ class BatchRunner:
                 LINE_HEADERS,
                 State(),
                 kind=RowKind.BATCH,
-                deferral=self._deferral(batch, line, provider, kind),
+                deferral=self._deferral(batch, line, provider),
             )
             whole = await answer_whole(exchange, app.now(), body, size, dialect)
             if whole.status not in REFUSED_AGAIN:
@@ -186,15 +176,19 @@ class BatchRunner:
                 return None
             await asyncio.sleep(_wait_s(whole))
 
-    def _deferral(
-        self, batch: Batch, line: Line, provider: bool, kind: str
-    ) -> Callable[[RequestAccount], Deferral | None]:
+    def _deferral(self, batch: Batch, line: Line, provider: bool) -> Callable[[RequestAccount], Deferral | None]:
         """What parks the line in its provider's batch, where it may wait in one."""
         config = self._gateway.config.batches
-        if not (config.provider_batches and provider and batch.endpoint == CHAT_PATH):
+        if not (config.provider_batches and provider and DIALECTS[batch.endpoint] is CHAT):
             return lambda account: None
         return lambda account: LineDeferral(
-            self._documents, kind, batch.app, line.index, batch.expires_at, config.provider_min_window_s, account
+            self._documents,
+            lines_kind(batch.id),
+            batch.app,
+            line.index,
+            batch.expires_at,
+            config.provider_min_window_s,
+            account,
         )
 
 
@@ -267,7 +261,7 @@ class _Run:
         while self.todo and not (self._runner.stopping() or self.lost_lease or self.cancelled() or self.expired()):
             line = self.todo.popleft()
             await store(self.documents.put, self.kind, Document(_key(line), self.batch.app, time.time(), {}))
-            whole = await self._runner.send(self.batch, line, line.index not in self.direct, self.kind)
+            whole = await self._runner.send(self.batch, line, line.index not in self.direct)
             if whole is None:  # not run: it goes again after the restart
                 await store(self.documents.delete, self.kind, _key(line))
                 continue

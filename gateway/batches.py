@@ -22,8 +22,12 @@ from starlette.responses import Response
 
 from edge_runtime import EdgePool
 from gateway import files
+from gateway.chat import CHAT
+from gateway.completions import COMPLETIONS
+from gateway.embeddings import EMBEDDINGS
 from gateway.http import JSON
-from gateway.pipeline import identify, read_body
+from gateway.pipeline import WholeDialect, identify, read_body
+from gateway.responses import RESPONSES
 from gateway.running import gateway_of
 from router.cloud.batch_api import BatchStatus
 from router.documents import Document, Documents
@@ -31,7 +35,14 @@ from router.errors import InvalidRequest, NotFound
 
 BATCHES = "batch"
 CANCELS = "batch_cancel"  # a cancel asked for: the runner stops the batch when it sees one
-ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses")
+# the endpoints a batch may name, and the API each line is answered in
+DIALECTS: dict[str, WholeDialect] = {
+    "/v1/chat/completions": CHAT,
+    "/v1/completions": COMPLETIONS,
+    "/v1/embeddings": EMBEDDINGS,
+    "/v1/responses": RESPONSES,
+}
+ENDPOINTS = tuple(DIALECTS)
 WINDOW = re.compile(r"^([1-9][0-9]*)(h|m)$")
 LONGEST_WINDOW_S = 24 * 3600
 FALLBACK_TOKENS_PER_S = 50.0  # the edge's rate before it has measured one

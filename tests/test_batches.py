@@ -456,7 +456,7 @@ def test_a_line_whose_app_is_no_longer_configured_is_refused_not_run(tmp_path):
     in the endpoint's shape, and no model runs it for anyone."""
     import asyncio
 
-    from gateway.batch_runner import BatchRunner, lines_kind
+    from gateway.batch_runner import BatchRunner
     from gateway.batches import Batch, Line
     from gateway.config import GatewayConfig
     from gateway.running import build_gateway
@@ -465,7 +465,7 @@ def test_a_line_whose_app_is_no_longer_configured_is_refused_not_run(tmp_path):
     runner = BatchRunner(gateway)
     batch = Batch("batch_gone", "gone", "/v1/responses", "file_gone", "24h", 0, int(time.time()) + 60, 1)
     line = Line(0, "only", {"model": "smollm2", "input": "Hi"})
-    whole = asyncio.run(runner.send(batch, line, False, lines_kind(batch.id)))
+    whole = asyncio.run(runner.send(batch, line, False))
     assert whole is not None and whole.status == 401 and whole.parked is None
     assert whole.body["error"]["code"] == "invalid_api_key" and "'gone'" in whole.body["error"]["message"]
     assert gateway.ledger.rows() == []  # refused before any request was made of it
