@@ -82,16 +82,12 @@ def comparisons_of(config: GatewayConfig, app: str, from_file: Path | None) -> l
         store.close()
 
 
-def routes_auto(config: GatewayConfig, app: str) -> bool:
-    policy = _app_policy(config, app)
-    return policy is not None and any(rule.route == AUTO for rule in policy.spec.rules)
+def routes_auto(policy: AppPolicy) -> bool:
+    return any(rule.route == AUTO for rule in policy.spec.rules)
 
 
-def routes_edge_to_cloud(config: GatewayConfig, app: str) -> bool:
+def routes_edge_to_cloud(policy: AppPolicy) -> bool:
     """Whether an `auto` rule of the app steps from an edge model to a cloud one (the app's router)."""
-    policy = _app_policy(config, app)
-    if policy is None:
-        return False
     for rule in policy.spec.rules:
         if rule.route != AUTO:
             continue
@@ -136,6 +132,7 @@ def rollback(config: GatewayConfig, app: str, out: TextIO | None = None, step: t
 def fit_router(
     config: GatewayConfig,
     app: str,
+    policy: AppPolicy,
     target: Target,
     write: bool,
     from_file: Path | None = None,
@@ -149,7 +146,7 @@ def fit_router(
     costs = costs_per_request(config, app)
     try:
         installed = InstalledRouters(documents)
-        if routes_edge_to_cloud(config, app):
+        if routes_edge_to_cloud(policy):
             found = examples(comparisons_of(config, app, from_file), documents, app)
             print(
                 f"{app}: {len(found)} labelled requests ({len(fitting.ranked(found))} comparisons of both tiers)",
@@ -157,7 +154,7 @@ def fit_router(
             )
             read, gguf = probe_combination(config)
             current = installed.current(app, read, gguf)
-            pair = _edge_cloud_pair(config, app)
+            pair = policy.resolve("edge", AUTO) or "the edge", policy.resolve("cloud", AUTO) or "cloud"  # its defaults
             done = _fit_one(app, found, current, target, write, installed, {"gguf": gguf}, out, costs, None, pair)
         else:
             done = None
@@ -175,7 +172,7 @@ def fit_router(
                 step_key(app, lower, upper),
                 (lower, upper),
             )
-            for lower, upper, found in fit_steps(config, app, documents, from_file)
+            for lower, upper, found in fit_steps(policy, app, documents, from_file)
         ]
         if done is None and not steps:
             print(f"{app}: its ladders have no step to fit", file=out)
@@ -225,13 +222,14 @@ def _fit_one(
         print(f"the fit is not taken: {short}; {in_use} stays, with a threshold fitted to the target", file=out)
         candidate = current
     prices = (costs[lower], costs[upper]) if lower in costs and upper in costs else None
-    chosen = _threshold(candidate, found, target, prices, out)
+    points = fitting.curve(candidate, found)
+    chosen = _threshold(points, target, prices, out)
     print(
         f"threshold {chosen.value:g} keeps {chosen.quality:.1%} of {upper}-quality answers (target {target}) "
         f"with {chosen.edge_share:.1%} of these requests on {lower}{_priced(chosen, prices)}",
         file=out,
     )
-    curve = [fitting.threshold_for(candidate, found, q) for q in CURVE]
+    curve = [fitting.keeping(points, q) for q in CURVE]
     print(
         f"the curve (quality kept: threshold, share on {lower}{', cost per 1,000 requests' if prices else ''}): "
         + ", ".join(
@@ -262,14 +260,14 @@ def _fit_one(
 
 
 def _threshold(
-    router: AppRouter, found: list[Example], target: Target, prices: tuple[float, float] | None, out: TextIO
+    points: list[fitting.Threshold], target: Target, prices: tuple[float, float] | None, out: TextIO
 ) -> fitting.Threshold:
     if target.usd_per_1k is None:
-        return fitting.threshold_for(router, found, target.quality)
+        return fitting.keeping(points, target.quality)
     if prices is None:
         print(f"the cost target needs both models priced: the threshold keeps {target.quality:.0%} instead", file=out)
-        return fitting.threshold_for(router, found, target.quality)
-    chosen = fitting.threshold_within(router, found, target.usd_per_1k, *prices)
+        return fitting.keeping(points, target.quality)
+    chosen = fitting.costing(points, target.usd_per_1k, *prices)
     if chosen.usd_per_1k(*prices) > target.usd_per_1k:
         print(f"nothing on this step costs as little as {target}: every request stays on the lower model", file=out)
     return chosen
@@ -280,14 +278,6 @@ def _priced(threshold: fitting.Threshold, prices: tuple[float, float] | None, sh
         return ""
     usd = threshold.usd_per_1k(*prices)
     return f", ${usd:.4g}" if short else f", ${usd:.4g} per 1,000 requests"
-
-
-def _edge_cloud_pair(config: GatewayConfig, app: str) -> tuple[str, str]:
-    """The models of the app's edge-to-cloud step: its policy's default edge and cloud models."""
-    policy = _app_policy(config, app)
-    edge = policy.resolve("edge", AUTO) if policy is not None else None
-    cloud = policy.resolve("cloud", AUTO) if policy is not None else None
-    return edge or "the edge", cloud or "cloud"
 
 
 def _app_policy(config: GatewayConfig, app: str) -> AppPolicy | None:
@@ -313,12 +303,11 @@ def ladder_steps(policy: AppPolicy) -> list[tuple[str, str]]:
 
 
 def fit_steps(
-    config: GatewayConfig, app: str, documents: Documents, from_file: Path | None
+    policy: AppPolicy, app: str, documents: Documents, from_file: Path | None
 ) -> list[tuple[str, str, list[Example]]]:
     """Each step of the app's ladders between two cloud models, with its judged comparisons from
     `documents` (a `shadow replay` file holds comparisons of the edge and the cloud only)."""
-    policy = _app_policy(config, app)
-    steps = ladder_steps(policy) if policy is not None else []
+    steps = ladder_steps(policy)
     if not steps:
         return []
     compared = [] if from_file is not None else Comparisons(documents).steps(app)
@@ -352,8 +341,9 @@ def run(
     out: TextIO | None = None,
 ) -> int:
     out = out or sys.stdout
-    if routes_auto(config, app):
-        return fit_router(config, app, target, write, from_file, out)
+    policy = _app_policy(config, app)
+    if policy is not None and routes_auto(policy):
+        return fit_router(config, app, policy, target, write, from_file, out)
     if target.usd_per_1k is not None:
         print(f"edgeway: --cost-per-1k fits `route: auto` rules; {app}'s policy has none", file=sys.stderr)
         return 2

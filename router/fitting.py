@@ -198,15 +198,18 @@ def curve(router: AppRouter, examples: Sequence[Example]) -> list[Threshold]:
 
 def threshold_for(router: AppRouter, examples: Sequence[Example], target: float) -> Threshold:
     """The threshold that keeps `target` quality at the largest edge share."""
-    return [t for t in curve(router, examples) if t.quality >= target][-1]
+    return keeping(curve(router, examples), target)
 
 
-def threshold_within(
-    router: AppRouter, examples: Sequence[Example], usd_per_1k: float, lower_usd: float, upper_usd: float
-) -> Threshold:
-    """The threshold that keeps the most quality at no more than `usd_per_1k` for 1,000 requests
-    (the largest edge share among equals); all on the lower model where nothing costs so little."""
-    points = curve(router, examples)
+def keeping(points: Sequence[Threshold], target: float) -> Threshold:
+    """Of a `curve`, the threshold that keeps `target` quality at the largest edge share."""
+    return [t for t in points if t.quality >= target][-1]
+
+
+def costing(points: Sequence[Threshold], usd_per_1k: float, lower_usd: float, upper_usd: float) -> Threshold:
+    """Of a `curve`, the threshold that keeps the most quality at no more than `usd_per_1k` for
+    1,000 requests (the largest edge share among equals); all on the lower model where nothing
+    costs so little."""
     within = [t for t in points if t.usd_per_1k(lower_usd, upper_usd) <= usd_per_1k]
     if not within:
         return points[-1]
