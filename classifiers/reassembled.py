@@ -123,38 +123,86 @@ def chained(texts: list[tuple[Path, str]]) -> Iterator[Joined]:
             i += 1
 
 
-def turns(messages: list[Any]) -> tuple[list[tuple[Path, str]], list[str]]:
-    """The conversation's texts in order, each with its path and its message's role: content,
-    content parts' text, tool calls' arguments."""
+Turns = tuple[list[tuple[Path, str]], list[str]]  # the conversation's texts with their paths, and their roles
+
+
+def turns(body: Mapping[str, Any]) -> Turns:
+    """The conversation's texts in order, each with its path and its turn's role, in whichever of
+    the three APIs the body is written: Chat Completions' and Anthropic's `messages` (content,
+    content parts' and blocks' text, tool calls' arguments, a `tool_use` block's input, a
+    `tool_result`'s content), Anthropic's `system`, and Responses' `instructions` and `input`
+    (messages, function calls' arguments and their outputs)."""
     texts: list[tuple[Path, str]] = []
     roles: list[str] = []
-    for i, message in enumerate(messages):
+
+    def add(path: Path, text: Any, role: str) -> None:
+        if isinstance(text, str):
+            texts.append((path, text))
+            roles.append(role)
+
+    def content(path: Path, value: Any, role: str) -> None:
+        if isinstance(value, str):
+            add(path, value, role)
+            return
+        for j, part in enumerate(value if isinstance(value, list) else []):
+            if not isinstance(part, Mapping):
+                continue
+            at = (*path, j)
+            kind = part.get("type")
+            add((*at, "text"), part.get("text"), role)
+            if kind == "tool_use":
+                _strings((*at, "input"), part.get("input"), role, add)
+            elif kind == "tool_result":
+                content((*at, "content"), part.get("content"), "tool")
+
+    add(("instructions",), body.get("instructions"), "system")
+    content(("system",), body.get("system"), "system")
+    messages = body.get("messages")
+    for i, message in enumerate(messages if isinstance(messages, list) else []):
         if not isinstance(message, Mapping):
             continue
         given = message.get("role")
         role = given if isinstance(given, str) else ""
-        content = message.get("content")
-        if isinstance(content, str):
-            texts.append((("messages", i, "content"), content))
-            roles.append(role)
-        elif isinstance(content, list):
-            for j, part in enumerate(content):
-                if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                    texts.append((("messages", i, "content", j, "text"), part["text"]))
-                    roles.append(role)
+        content(("messages", i, "content"), message.get("content"), role)
         calls = message.get("tool_calls")
         for k, call in enumerate(calls if isinstance(calls, list) else []):
             function = call.get("function") if isinstance(call, Mapping) else None
-            if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
-                texts.append((("messages", i, "tool_calls", k, "function", "arguments"), function["arguments"]))
-                roles.append(role)
+            if isinstance(function, Mapping):
+                add(("messages", i, "tool_calls", k, "function", "arguments"), function.get("arguments"), role)
+    given_input = body.get("input")
+    if isinstance(given_input, str) and "messages" not in body:
+        add(("input",), given_input, "user")
+    for i, item in enumerate(given_input if isinstance(given_input, list) else []):
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("type", "message")
+        given_role = item.get("role")
+        if kind == "message" or "role" in item:
+            content(("input", i, "content"), item.get("content"), given_role if isinstance(given_role, str) else "")
+        elif kind in ("function_call", "custom_tool_call"):
+            add(("input", i, "arguments"), item.get("arguments"), "assistant")
+            add(("input", i, "input"), item.get("input"), "assistant")
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            content(("input", i, "output"), item.get("output"), "tool")
     return texts, roles
 
 
-def in_conversation(messages: list[Any]) -> list[Joined]:
+def _strings(path: Path, value: Any, role: str, add: Any) -> None:
+    """The strings of a JSON value (a tool call's input as an object), in document order."""
+    if isinstance(value, str):
+        add(path, value, role)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _strings((*path, key), item, role, add)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _strings((*path, i), item, role, add)
+
+
+def in_conversation(body: Mapping[str, Any]) -> list[Joined]:
     """What the conversation's turns split (`chained`), and each user text read with the user's
     next one across one text of another role."""
-    texts, roles = turns(messages)
+    texts, roles = turns(body)
     found = list(chained(texts))
     for i in range(len(texts) - 2):
         if roles[i] == roles[i + 2] == "user" and roles[i + 1] != "user":

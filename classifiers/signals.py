@@ -221,7 +221,8 @@ class Scorer:
         from every string of `body` (what a provider receives), or of the messages without one."""
         pieces = message_texts(messages)
         counts = [self.facts(text).counts for _, _, text in pieces]
-        sent = forwarded(body if body is not None else {"messages": messages})
+        scanned = body if body is not None else {"messages": messages}
+        sent = forwarded(scanned)
         findings = [
             PrivacyFinding(*f, path)
             for path, text in sent.strings
@@ -231,8 +232,8 @@ class Scorer:
         findings += self._keyed(sent.strings, sent.numbers, {f.path for f in findings})
         findings += self._field_values(sent.strings, {(f.path, f.end) for f in findings if f.start == 0})
         findings += [PrivacyFinding("UNSCANNED", 0, 0, 1.0, "media", path) for path in sent.media]
-        findings += self._in_files(body if body is not None else {"messages": messages}, sent.files)
-        split = [*in_conversation(messages), *filter(None, map(in_array, sent.arrays))]
+        findings += self._in_files(scanned, sent.files)
+        split = [*in_conversation(scanned), *filter(None, map(in_array, sent.arrays))]
         split += filter(None, (key_and_value(key, value) for key, value in sent.pairs))
         findings += self._reassembled(split, sent.numbers)
         joined, ask = joined_counts(counts), _ask(messages, pieces)
@@ -277,7 +278,7 @@ def _field_key(path: Path) -> tuple[str | None, bool]:
     """The key a field's value is read by, and whether it is one of a schema's listed values
     (`enum`: the property's name is its key). None for the messages' text and for keys."""
     last = path[-1]
-    if isinstance(last, Key) or (len(path) >= 3 and path[0] == "messages" and path[2] == "content"):
+    if isinstance(last, Key) or _conversation_text(path):
         return None, False
     if isinstance(last, str):
         return last, False
@@ -286,8 +287,13 @@ def _field_key(path: Path) -> tuple[str | None, bool]:
     return None, False
 
 
-def _path(message: int, part: int | None) -> Path:
-    return ("messages", message, "content") if part is None else ("messages", message, "content", part, "text")
+def _conversation_text(path: Path) -> bool:
+    """Whether `path` is a turn's text, in any of the three APIs: a message's content (Chat
+    Completions, Messages, a Responses input item's), Anthropic's `system`, Responses' `instructions`
+    and a string `input`."""
+    if path[0] in ("system", "instructions") or path == ("input",):
+        return True
+    return len(path) >= 3 and path[0] in ("messages", "input") and path[2] in ("content", "output")
 
 
 def _user_texts(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> Iterator[str]:

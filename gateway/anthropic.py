@@ -2,10 +2,12 @@
 to `/v1/messages`, the answer it gets back, whole or as Anthropic's stream of events, and errors
 in Anthropic's shape.
 
-Everything edgeway does to a request (signals, policies, the privacy invariant, redaction,
-budgets, the ledger) happens on the translated request, so it holds for this API as it does for
-Chat Completions. A cloud model of Anthropic's receives the request in its own API again, through
-LiteLLM.
+Routing reads the translation (the messages a model reads, what the answer must honor); the
+privacy scan and masking read the body as sent. An Anthropic model receives that body, in its own
+API, with every field the gateway does not change (`router/cloud/anthropic.py`), and its answer
+goes back as it wrote it; the edge and models of other APIs get the translation, which drops what
+Chat Completions cannot say the way Anthropic's API does when a feature is off (earlier turns'
+thinking, `cache_control`, server tools' traces).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from router.answer import Usage
 from router.errors import EdgewayError, InvalidRequest
+from router.native import Api, block_type
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "content_filter": "refusal"}
 ERROR_TYPES = {
@@ -63,13 +66,56 @@ def chat_body(body: Any) -> dict[str, Any]:
     if isinstance(metadata, dict) and isinstance(metadata.get("user_id"), str):
         out["user"] = metadata["user_id"]
     if body.get("tools"):
-        out["tools"] = [_tool(t, f"tools.{i}") for i, t in enumerate(_list(body["tools"], "tools"))]
+        tools = _list(body["tools"], "tools")
+        called = [_tool(t, f"tools.{i}") for i, t in enumerate(tools) if _client_tool(t)]
+        if called:
+            out["tools"] = called
     if body.get("tool_choice") is not None:
         out["tool_choice"] = _tool_choice(body["tool_choice"])
+        if isinstance(body["tool_choice"], dict) and body["tool_choice"].get("disable_parallel_tool_use"):
+            out["parallel_tool_calls"] = False
     response_format = _output_format(body)
     if response_format is not None:
         out["response_format"] = response_format
     return out
+
+
+# The content blocks a Chat Completions reading carries (the rest of `_SERVER_TRACES` aside).
+_BLOCKS = frozenset({"text", "image", "document", "search_result", "tool_use", "tool_result"})
+
+
+def _client_tool(tool: Any) -> bool:
+    """A tool the client runs, defined by its schema (a chat model calls it as a function); the
+    others (`web_search_20250305`, `bash_20250124`, ...) are Anthropic's own."""
+    return isinstance(tool, dict) and tool.get("type") in (None, "custom")
+
+
+class MessagesCodec:
+    """Messages bodies as the router reads them (`router.native.Codec`)."""
+
+    api = Api.MESSAGES
+
+    def chat_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        return chat_body(body)
+
+    def capped(self, body: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+        return {**body, "max_tokens": max_tokens}
+
+    def native_only(self, body: dict[str, Any]) -> str | None:
+        tools = body.get("tools")
+        for tool in tools if isinstance(tools, list) else []:
+            if not _client_tool(tool):
+                return f"the {tool.get('type') if isinstance(tool, dict) else None!r} tool"
+        messages = body.get("messages")
+        for i, message in enumerate(messages if isinstance(messages, list) else []):
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+                for one in [block, *(inner if isinstance(inner, list) else [])]:
+                    kind = block_type(one)
+                    if kind not in _BLOCKS and kind not in _SERVER_TRACES:
+                        return f"messages.{i} content block of type {kind!r}"
+        return None
 
 
 def _output_format(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -109,6 +155,18 @@ def _text_of(value: Any, where: str) -> str:
     return "\n".join(texts)
 
 
+# Blocks of an assistant turn that record what Anthropic's own servers ran or the model thought:
+# Chat Completions has no place for them, and a model of another API answers without them (as
+# Anthropic's API does for a model's earlier thinking when thinking is off).
+_SERVER_TRACES = frozenset(
+    {
+        "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
+        "code_execution_tool_result", "bash_code_execution_tool_result", "mcp_tool_use", "mcp_tool_result",
+        "text_editor_code_execution_tool_result", "tool_search_tool_result", "container_upload",
+    }
+)  # fmt: skip
+
+
 def _messages(message: Any, where: str) -> Iterator[dict[str, Any]]:
     if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "system"):
         raise InvalidRequest(f"{where}.role: expected 'user', 'assistant' or 'system'.", param=f"{where}.role")
@@ -126,14 +184,11 @@ def _messages(message: Any, where: str) -> Iterator[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
+    shown: list[dict[str, Any]] = []  # what tool results showed besides text: images, documents
     for j, block in enumerate(_list(content, f"{where}.content")):
         at = f"{where}.content.{j}"
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append({"type": "text", "text": block["text"]})
-        elif kind == "image":
-            parts.append({"type": "image_url", "image_url": {"url": _image_url(block.get("source"), at)}})
-        elif kind == "tool_use" and role == "assistant":
+        kind = block_type(block)
+        if kind == "tool_use" and role == "assistant":
             arguments = json.dumps(block.get("input") or {})
             calls.append(
                 {
@@ -143,18 +198,83 @@ def _messages(message: Any, where: str) -> Iterator[dict[str, Any]]:
                 }
             )
         elif kind == "tool_result" and role == "user":
-            result = block.get("content", "")
-            text = result if isinstance(result, str) else _text_of(result, f"{at}.content")
+            text, media = _tool_result(block.get("content", ""), f"{at}.content")
+            if block.get("is_error") and text:
+                text = f"Error: {text}"
             results.append({"role": "tool", "tool_call_id": str(block.get("tool_use_id")), "content": text})
-        elif kind in ("thinking", "redacted_thinking") and role == "assistant":
-            continue  # the model's own earlier reasoning: not part of what a chat model reads
+            shown += media
+        elif kind in _SERVER_TRACES:
+            continue
+        elif isinstance(block, dict):
+            parts += _part(block, at)
         else:
-            raise InvalidRequest(f"{at}: unsupported content block {kind!r} for role {role!r}.", param=at)
+            raise InvalidRequest(f"{at}: expected a content block.", param=at)
     yield from results  # tool results answer the assistant turn before this one
+    if shown:  # a tool message holds text only: what the tools showed follows, as the user's
+        yield {"role": "user", "content": [{"type": "text", "text": "What the tool results showed:"}, *shown]}
     if calls:
         yield {"role": "assistant", "content": _joined(parts), "tool_calls": calls}
     elif parts or not results:
         yield {"role": role, "content": parts if any(p["type"] != "text" for p in parts) else _joined(parts) or ""}
+
+
+def _part(block: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """A content block a chat model reads, as Chat Completions' content parts."""
+    kind = block_type(block)
+    if kind == "text" and isinstance(block.get("text"), str):
+        return [{"type": "text", "text": block["text"]}]
+    if kind == "image":
+        return [{"type": "image_url", "image_url": {"url": _image_url(block.get("source"), where)}}]
+    if kind == "document":
+        return _document(block, where)
+    if kind == "search_result":
+        texts = [b.get("text") for b in block.get("content") or [] if isinstance(b, dict)]
+        said = "\n".join(t for t in [block.get("title"), block.get("source"), *texts] if isinstance(t, str))
+        return [{"type": "text", "text": said}]
+    if kind in _BLOCKS:
+        raise InvalidRequest(f"{where}: a {kind!r} block without its value.", param=where)
+    return []  # a block Chat Completions has no place for: only Anthropic takes it (`native_only`)
+
+
+def _document(block: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """A `document` block: plain text or blocks as text; a PDF as Chat Completions' file part."""
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, dict) else None
+    title = block.get("title") if isinstance(block.get("title"), str) else None
+    if kind == "text" and isinstance(source.get("data"), str):  # type: ignore[union-attr]
+        return [{"type": "text", "text": "\n".join(filter(None, [title, source["data"]]))}]  # type: ignore[index]
+    if kind == "content":
+        inner = source.get("content")  # type: ignore[union-attr]
+        if isinstance(inner, str):
+            return [{"type": "text", "text": inner}]
+        return [p for j, b in enumerate(_list(inner, f"{where}.source.content")) for p in _part(b, f"{where}.{j}")]
+    if kind == "base64":
+        media = str(source.get("media_type") or "application/pdf")  # type: ignore[union-attr]
+        data = f"data:{media};base64,{source.get('data', '')}"  # type: ignore[union-attr]
+        return [{"type": "file", "file": {"filename": title or "document.pdf", "file_data": data}}]
+    if kind in ("url", "file"):
+        reference = {"file_url": source.get("url")} if kind == "url" else {"file_id": source.get("file_id")}  # type: ignore[union-attr]
+        return [{"type": "file", "file": {"filename": title or "document", **reference}}]
+    raise InvalidRequest(
+        f"{where}.source: expected a text, content, base64, url or file source.", param=f"{where}.source"
+    )
+
+
+def _tool_result(content: Any, where: str) -> tuple[str, list[dict[str, Any]]]:
+    """A tool result's text, and what else it holds (images, documents) as content parts."""
+    if isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    media: list[dict[str, Any]] = []
+    for j, block in enumerate(_list(content, where)):
+        if not isinstance(block, dict):
+            raise InvalidRequest(f"{where}.{j}: expected a content block.", param=f"{where}.{j}")
+        for part in _part(block, f"{where}.{j}"):
+            if part["type"] == "text":
+                texts.append(part["text"])
+            else:
+                media.append(part)
+    return "\n".join(texts), media
 
 
 def _joined(parts: list[dict[str, Any]]) -> str | None:
@@ -216,7 +336,7 @@ def message(answer: dict[str, Any], usage: Usage, model: str) -> dict[str, Any]:
         "content": content,
         "stop_reason": _stop_reason(choice),
         "stop_sequence": _stop_sequence(choice),
-        "usage": {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens},
+        "usage": usage.as_anthropic(),
     }
 
 
@@ -267,7 +387,7 @@ class MessageEvents:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": self._input_tokens, "output_tokens": 0},
+            "usage": {**self._usage.as_anthropic(), "input_tokens": self._input_tokens, "output_tokens": 0},
         }
         return [("message_start", {"type": "message_start", "message": message}), ("ping", {"type": "ping"})]
 
@@ -328,8 +448,8 @@ class MessageEvents:
                     "delta": {"stop_reason": self._stop, "stop_sequence": self._stop_sequence},
                     # the final counts, as Anthropic's API gives them here (its input count too)
                     "usage": {
-                        "input_tokens": usage.prompt_tokens or self._input_tokens,
-                        "output_tokens": usage.completion_tokens,
+                        **usage.as_anthropic(),
+                        "input_tokens": usage.uncached_tokens if usage.prompt_tokens else self._input_tokens,
                     },
                 },
             ),

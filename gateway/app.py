@@ -114,18 +114,18 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         # uvicorn has configured its loggers by now
         masked_logs.install(gateway.router.scorer.privacy, _model_names(config))
         tracing = telemetry.start(os.environ)
+        # LiteLLM takes ~10 s to import: beside the edge's load, and before ready, so that the first
+        # request to a model reached through it does not wait for it (Anthropic's and OpenAI-compatible
+        # models need none)
+        litellm = asyncio.create_task(cloud.warm_up()) if cloud.needs_litellm(config.cloud.models) else None
         await asyncio.to_thread(gateway.edge.load)
         probes_dir = config.resolve(config.edge.probes)
         await asyncio.to_thread(attach_probes, gateway.edge, gateway.router.models, probes_dir, gateway.router.scorer)
+        if litellm is not None:
+            await litellm
         _freeze_heap()
         gateway.ready_seconds = time.perf_counter() - gateway.started
         _log_ready(gateway)
-        if cloud.needs_litellm(config.cloud.models):
-            # LiteLLM takes ~12 s to import: do it now, off the request path, not before ready.
-            task = asyncio.create_task(cloud.warm_up())
-            gateway.background.add(task)
-            task.add_done_callback(gateway.background.discard)
-            task.add_done_callback(lambda _: _freeze_heap())
         if gateway.policies.loaded:
             task = asyncio.create_task(_watch_policies(gateway.policies))
             gateway.background.add(task)

@@ -38,6 +38,7 @@ def policy_app(name: str, rules: PolicyRules, default_cloud: str | None, log_pro
             version.shadow(),
             version.current().spec.defaults.cloud or default_cloud,
             log_prompts,
+            version.session(),
         )
 
     return App(name, now)

@@ -18,6 +18,8 @@ from router.request import ChatRequest, parse_chat_request
 
 
 class ChatDialect:
+    codec = None  # the body is Chat Completions (or its own endpoint's) as sent
+
     def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
         return parse_chat_request(body, metadata)
 
@@ -47,6 +49,8 @@ class ChatEvents:
         return []
 
     def chunk(self, chunk: dict[str, Any]) -> list[bytes]:
+        if not chunk.get("choices"):  # a provider's event of another API that says nothing in this one
+            return []
         self._last = chunk
         return [sse(chunk)]
 

@@ -23,6 +23,8 @@ from router.request import ChatRequest, parse_completion_request
 
 
 class CompletionsDialect:
+    codec = None  # the body is Chat Completions (or its own endpoint's) as sent
+
     def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
         return parse_completion_request(body, metadata)
 

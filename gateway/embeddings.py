@@ -25,6 +25,8 @@ from router.request import ChatRequest, parse_embeddings_request
 class EmbeddingsDialect:
     """OpenAI's embeddings, answered whole (the API has no stream)."""
 
+    codec = None  # the body is Chat Completions (or its own endpoint's) as sent
+
     def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
         return parse_embeddings_request(body, metadata)
 

@@ -14,11 +14,21 @@ from starlette.responses import Response
 
 from gateway import anthropic
 from gateway.http import JSON, EventStream
-from gateway.pipeline import Exchange, NamedEvents, Served, chat_request, identify, read_body, respond
+from gateway.pipeline import (
+    Exchange,
+    NamedEvents,
+    NativeOrTranslated,
+    Served,
+    chat_request,
+    identify,
+    read_body,
+    respond,
+)
 from gateway.running import gateway_of
 from router.answer import Answer
 from router.edge import EdgeModel
 from router.errors import EdgewayError, InvalidRequest
+from router.native import Api
 from router.request import ChatRequest, parse_chat_request
 
 PATH = "/v1/messages"
@@ -26,7 +36,10 @@ COUNT_PATH = "/v1/messages/count_tokens"
 
 
 class MessagesDialect:
-    """Anthropic's Messages, translated to Chat Completions and back."""
+    """Anthropic's Messages: an Anthropic model's answer as it wrote it; any other model's,
+    translated from Chat Completions."""
+
+    codec = anthropic.MessagesCodec()
 
     def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
         return parse_chat_request(body, metadata)
@@ -37,6 +50,10 @@ class MessagesDialect:
     def whole(self, served: Served) -> dict[str, Any]:
         answer = served.routed.result
         assert isinstance(answer, Answer)
+        if answer.native is not None and answer.native.api is Api.MESSAGES:
+            if answer.usage.measured:
+                return answer.native.body
+            return {**answer.native.body, "usage": answer.usage.as_anthropic()}  # what it is charged
         return anthropic.message(answer.body, answer.usage, served.chat.model)
 
     def events(self, served: Served) -> NamedEvents:
@@ -45,7 +62,7 @@ class MessagesDialect:
         # Anthropic says the input's tokens in message_start: the stream's count where it has one
         # (the edge's), else the estimate the request was admitted by; message_delta has the count.
         known = stream.usage.prompt_tokens or served.routed.signals.prompt_tokens
-        translate = anthropic.MessageEvents(served.chat.model, stream.usage, known)
+        translate = NativeOrTranslated(Api.MESSAGES, anthropic.MessageEvents(served.chat.model, stream.usage, known))
         return NamedEvents(translate, anthropic.event, lambda exc: ("error", anthropic.error_body(exc)))
 
     def error_body(self, exc: EdgewayError) -> dict[str, Any]:

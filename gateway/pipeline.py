@@ -11,6 +11,7 @@ chunks are written back, and what its errors look like. An HTTP request comes in
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -22,12 +23,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive
 
-from classifiers.privacy.findings import masked
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals, message_texts
 from gateway import telemetry
 from gateway.http import JSON, ClientGone, EventStream, read_json, unless_client_leaves
 from gateway.running import Gateway, gateway_of
+from policies.needs import Need
 from router.account import RequestAccount
 from router.answer import Answer, ChunkStream, Usage
 from router.caller import Caller
@@ -35,6 +36,8 @@ from router.cloud.validate import delta_text
 from router.deferral import Deferral, Parked
 from router.errors import EdgewayError, InvalidRequest
 from router.ledger import RowKind
+from router.native import FORWARDED_HEADERS, Api, Codec, Native, NativeChunk
+from router.redaction import Redaction
 from router.request import ChatRequest, parse_chat_request
 from router.routed import Routed
 from router.tracing import complexity_attributes, signal_attributes
@@ -102,6 +105,18 @@ def chat_request(
     return chat
 
 
+_HEADER_VALUE = re.compile(r"[\x20-\x7e]{1,1024}")  # printable ASCII: nothing that could end a header line
+
+
+def provider_headers(api: Api, headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers a provider of `api` reads, as the client sent them (`FORWARDED_HEADERS`)."""
+    return {
+        name: headers[name]
+        for name in FORWARDED_HEADERS[api]
+        if name in headers and _HEADER_VALUE.fullmatch(headers[name])
+    }
+
+
 def identify(request: Request) -> Caller:
     """The calling app, from `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`)."""
     if not hasattr(request.state, "request_id"):  # (given by the access log, where it runs)
@@ -133,6 +148,9 @@ def routing_headers(request_id: str, routed: Routed[Any]) -> dict[str, str]:
         headers["x-edgeway-cache-similarity"] = f"{routed.similarity:.4f}"
     if routed.decision.score is not None:
         headers["x-edgeway-score"] = f"{routed.decision.score:.4f}"
+    session = routed.decision.session
+    if session is not None and session.kept:
+        headers["x-edgeway-session-model"] = session.served_by or ""
     return headers
 
 
@@ -188,28 +206,24 @@ class Visit:
 
 
 def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
-    """What the request asks, its private data masked where the scan found it, cut to PROMPT_CHARS:
+    """What the request asks, with every value the scan found anywhere in it masked wherever it
+    stands (`Redaction`: the whole request's findings, not one message's), cut to PROMPT_CHARS:
     the last user message; a legacy completion's prompt; an embeddings request's texts."""
-    if chat.prompt is not None:
-        return _masked_at(signals, ("prompt",), chat.prompt)[:PROMPT_CHARS]
-    if chat.inputs is not None:
-        given = chat.body.get("input")
-        paths = [("input",)] if isinstance(given, str) else [("input", i) for i in range(len(chat.inputs))]
-        return "\n".join(_masked_at(signals, p, t) for p, t in zip(paths, chat.inputs, strict=True))[:PROMPT_CHARS]
-    users = [i for i, m in enumerate(chat.messages) if isinstance(m, dict) and m.get("role") == "user"]
-    if not users:
-        return None
-    last = users[-1]
-    texts = [
-        masked(text, [f for f in signals.privacy if f.message == last and f.part == j])
-        for i, j, text in message_texts(chat.messages)
-        if i == last
-    ]
-    return " ".join(texts)[:PROMPT_CHARS]
+    readable = tuple(f for f in signals.privacy if f.type != "UNSCANNED")
+    masked = Redaction(chat, readable).request if readable else chat
+    if masked.prompt is not None:
+        kept = masked.prompt
+    elif masked.inputs is not None:
+        kept = "\n".join(masked.inputs)
+    else:
+        users = [m for m in masked.messages if isinstance(m, dict) and m.get("role") == "user"]
+        if not users:
+            return None
+        kept = " ".join(text for _, _, text in message_texts([users[-1]]))
+    return _NUMBERED.sub(r"[\1]", kept)[:PROMPT_CHARS]  # a value as its type: `[EMAIL]`
 
 
-def _masked_at(signals: Signals, path: tuple[str | int, ...], text: str) -> str:
-    return masked(text, [f for f in signals.privacy if f.path == path])
+_NUMBERED = re.compile(r"\[([A-Z][A-Z_]*)_\d+\]")  # a placeholder the masking numbered (`[EMAIL_1]`)
 
 
 @dataclass
@@ -233,13 +247,10 @@ class Unanswered:
 
 
 async def serve(
-    exchange: Exchange,
-    app: Caller,
-    read: Callable[[], Awaitable[tuple[Any, int]]],
-    parse: Parse = parse_chat_request,
-    translate: Callable[[Any], Any] = lambda body: body,
+    exchange: Exchange, app: Caller, read: Callable[[], Awaitable[tuple[Any, int]]], dialect: WholeDialect
 ) -> Served | Unanswered:
-    """Read the body (`translate`d from another API first), parse and route it for `app`."""
+    """Read the body (`translate`d from another API first, and kept as sent beside its
+    translation), parse and route it for `app`."""
     visit = Visit(exchange, app)
     original: dict[str, Any] = {}
 
@@ -247,7 +258,13 @@ async def serve(
         body, size = await read()
         if isinstance(body, dict):
             original.update(body)
-        return chat_request(exchange, app, translate(body), size, parse)
+        chat = chat_request(exchange, app, dialect.translate(body), size, dialect.parse)
+        codec = dialect.codec
+        if codec is not None and isinstance(body, dict):
+            chat.native = Native(codec, body, provider_headers(codec.api, exchange.headers))
+            if chat.native_only is not None:
+                chat.needs |= {Need.OWN_API}
+        return chat
 
     ran = await run(exchange, visit, parsed)
     if isinstance(ran, Unanswered):
@@ -369,6 +386,38 @@ class Translator(Protocol):
     def end(self, usage: Usage) -> list[tuple[str, dict[str, Any]]]: ...
 
 
+class NativeOrTranslated:
+    """A stream's events in `api`'s shapes: the events its provider wrote, where it spoke `api`
+    (`router.native.NativeChunk`: they open and close the stream themselves), else `translate`'s
+    of the chat chunks. Which, the first chunk tells (a primed stream has it in hand already)."""
+
+    def __init__(self, api: Api, translate: Translator) -> None:
+        self._api, self._translate = api, translate
+        self._native: bool | None = None  # None until the first chunk
+
+    @property
+    def native(self) -> bool:
+        return bool(self._native)
+
+    def start(self) -> list[tuple[str, dict[str, Any]]]:
+        return []
+
+    def chunk(self, chunk: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        opening: list[tuple[str, dict[str, Any]]] = []
+        if self._native is None:
+            self._native = isinstance(chunk, NativeChunk) and chunk.api is self._api
+            opening = [] if self._native else self._translate.start()
+        if self._native:
+            return chunk.events if isinstance(chunk, NativeChunk) else []
+        return opening + self._translate.chunk(chunk)
+
+    def end(self, usage: Usage) -> list[tuple[str, dict[str, Any]]]:
+        if self._native:
+            return []
+        opening = self._translate.start() if self._native is None else []
+        return opening + self._translate.end(usage)
+
+
 class NamedEvents:
     """`Events` of an API whose events are named (Responses, Messages): each pair `write`n as a
     server-sent event, an error as `error` names it."""
@@ -396,6 +445,11 @@ class NamedEvents:
 
 class WholeDialect(Protocol):
     """An API over the one flow, answered whole."""
+
+    @property
+    def codec(self) -> Codec | None:
+        """Its requests' reading as Chat Completions, where it is another API (the body as sent is
+        then kept beside its translation, for a provider of its API: `router.native.Native`)."""
 
     def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
         """Its body (translated) as the router takes it."""
@@ -438,7 +492,7 @@ async def respond_whole(request: Request, dialect: WholeDialect) -> Response:
 
 async def _served(request: Request, dialect: WholeDialect) -> Served | Unanswered:
     app = identify(request)
-    return await serve(Exchange.of(request), app, lambda: read_body(request), dialect.parse, dialect.translate)
+    return await serve(Exchange.of(request), app, lambda: read_body(request), dialect)
 
 
 @dataclass(frozen=True)
@@ -459,7 +513,7 @@ async def answer_whole(exchange: Exchange, app: Caller, body: Any, size: int, di
         return body, size
 
     try:
-        served = await serve(exchange, app, read, dialect.parse, dialect.translate)
+        served = await serve(exchange, app, read, dialect)
     except EdgewayError as exc:
         return Whole(
             exc.status, dialect.error_body(exc), {**exc.headers(), "x-edgeway-request-id": exchange.request_id}

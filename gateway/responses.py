@@ -10,14 +10,18 @@ from starlette.responses import Response
 
 from gateway import responses_shape as shape
 from gateway.http import EventStream
-from gateway.pipeline import NamedEvents, Served, respond
+from gateway.pipeline import NamedEvents, NativeOrTranslated, Served, respond
 from router.answer import Answer
 from router.errors import EdgewayError
+from router.native import Api
 from router.request import ChatRequest, parse_chat_request
 
 
 class ResponsesDialect:
-    """The request is translated to Chat Completions; the response echoes its own settings."""
+    """A provider's answer in Responses as it wrote it; any other's, translated from Chat
+    Completions into a response that echoes the request's own settings."""
+
+    codec = shape.ResponsesCodec()
 
     def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
         return parse_chat_request(body, metadata)
@@ -31,11 +35,15 @@ class ResponsesDialect:
     def whole(self, served: Served) -> dict[str, Any]:
         answer = served.routed.result
         assert isinstance(answer, Answer)
+        if answer.native is not None and answer.native.api is Api.RESPONSES:
+            if answer.usage.measured:
+                return answer.native.body
+            return {**answer.native.body, "usage": answer.usage.as_responses()}  # what it is charged
         return self._builder(served).whole(answer.body, answer.usage)
 
     def events(self, served: Served) -> NamedEvents:
         translate = shape.ResponseEvents(self._builder(served))
-        return NamedEvents(translate, shape.event, translate.error)
+        return NamedEvents(NativeOrTranslated(Api.RESPONSES, translate), shape.event, translate.error)
 
     def error_body(self, exc: EdgewayError) -> dict[str, Any]:
         body = exc.body()

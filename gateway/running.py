@@ -93,7 +93,9 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     store = open_store(config.store)
     seal = config.seal()
     documents = open_documents(config.store, seal)
-    router = Router(models, Scorer(), prices, store, open_cache(config.store, seal), InstalledRouters(documents))
+    aliases = {alias: m.name for m in config.cloud.models for alias in (m.provider_model, m.provider_model_id)}
+    cache = open_cache(config.store, seal)
+    router = Router(models, Scorer(), prices, store, cache, InstalledRouters(documents), aliases)
     shadows = Shadower(router, Comparisons(documents), store)
     names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
 

@@ -82,6 +82,10 @@ def summarize(rows: list[UsageRow]) -> dict[str, Any]:
         "cloud_requests": sum(r.route == "cloud" for r in rows),
         "prompt_tokens": sum(r.prompt_tokens for r in rows),
         "completion_tokens": sum(r.completion_tokens for r in rows),
+        # the providers' prompt caches: their share of the prompts, and what they saved
+        "cache_read_tokens": sum(r.cache_read_tokens for r in rows),
+        "cache_write_tokens": sum(r.cache_write_tokens for r in rows),
+        "prompt_cache_saved_usd": round(sum(r.prompt_cache_saved_usd for r in rows), 6),
         "cost_usd": round(cost, 6),
         "counterfactual_usd": round(counterfactual, 6),
         "savings_usd": round(counterfactual - cost, 6),

@@ -21,6 +21,9 @@ class Need(StrEnum):
     WEB_SEARCH = "web_search"  # search the web before answering
     EMBEDDINGS = "embeddings"  # an embeddings request needs a model that embeds
     LEGACY_LOGPROBS = "legacy_logprobs"  # a legacy completion's logprobs object (the edge reports the chat one)
+    # what only a provider of the request's own API can do: a hosted tool, an item or a block that
+    # its translation to Chat Completions cannot carry (router.native)
+    OWN_API = "own_api"
 
     @property
     def field(self) -> str:
@@ -41,4 +44,5 @@ _FIELDS = {
     Need.WEB_SEARCH: "web_search_options",
     Need.EMBEDDINGS: "model",
     Need.LEGACY_LOGPROBS: "logprobs",
+    Need.OWN_API: "tools",
 }

@@ -217,6 +217,13 @@ class Cache(Strict):
     min_similarity: float = Field(DEFAULT_MIN_SIMILARITY, ge=0, le=1)  # cosine of the edge embeddings
 
 
+class Session(Strict):
+    """How a conversation's later turns are routed: on the model that served it (router/sessions.py)."""
+
+    affinity: bool = True  # `off`: each turn is routed alone
+    ttl_s: float = Field(3600, gt=0)  # a session idle longer starts afresh
+
+
 class Shadow(Strict):
     """Compare the tiers on a sample of this app's cloud-eligible traffic (router/shadow.py)."""
 
@@ -269,4 +276,5 @@ class PolicyFile(Strict):
     cache: Cache | None = None  # serve an answer already given again, for free
     shadow: Shadow | None = None  # measure the edge against the cloud on this app's own traffic
     router: RouterSpec = Field(default_factory=RouterSpec)  # what decides the rules with `route: auto`
+    session: Session = Field(default_factory=Session)  # a conversation's turns stay on their model
     rules: list[Rule] = Field(min_length=1)

@@ -195,7 +195,11 @@ class RequestAccount:
         )
         log.warning("request %s: %s; charged at that bound", Known(self.row.request_id), self.anomaly)
         capped = completion if most_completion is None else min(completion, most_completion)
-        return Usage(min(prompt, most_prompt), capped)
+        kept = min(prompt, most_prompt)
+        read = min(usage.cache_read_tokens, kept)
+        written = min(usage.cache_write_tokens, kept - read)
+        hour = min(usage.cache_write_1h_tokens, written)
+        return Usage(kept, capped, cache_read_tokens=read, cache_write_tokens=written, cache_write_1h_tokens=hour)
 
     # --- a request answered later (router.deferral) ------------------------------------------
     def suspend(self, model: str, rule: str, chat: ChatRequest, signals: Signals, decision: Decision) -> dict[str, Any]:
@@ -247,8 +251,12 @@ class RequestAccount:
         row.latency_ms, row.status, row.error = seconds * 1e3, status, error
         usage = self.settled(usage)
         row.prompt_tokens, row.completion_tokens = usage.prompt_tokens, usage.completion_tokens
+        row.cache_read_tokens, row.cache_write_tokens = usage.cache_read_tokens, usage.cache_write_tokens
         busy = seconds if row.route == "edge" else 0.0
         row.cost_usd = 0.0 if row.cache == "hit" else self._cost(row.model, usage, busy)
+        if row.cache != "hit" and (usage.cache_read_tokens or usage.cache_write_tokens):
+            uncached = Usage(usage.prompt_tokens, usage.completion_tokens)
+            row.prompt_cache_saved_usd = self._cost(row.model, uncached, busy) - row.cost_usd
         row.counterfactual_usd = self._cost(self._reference, usage) if self._reference else 0.0
         self._write()
         if status == 200 and row.cache != "hit" and self._routed is not None and self._recorder is not None:

@@ -24,13 +24,15 @@ class Admission:
         self.models, self.prices, self._store = models, prices, store
 
     def estimate(self, decision: Decision, signals: Signals) -> float:
-        """The most this request may cost: its first cloud target at the requested max_tokens."""
+        """The most this request may cost: its first cloud target at the requested max_tokens, its
+        prompt at the dearest of the input and cache-write prices (`Price.worst_case`)."""
         cloud = next((t for t in decision.targets if self.models[t].tier == "cloud"), None)
         if decision.cascade is not None:
             cloud = cloud or decision.cascade.target
         if cloud is None:
             return 0.0
-        return self.prices.get(cloud, FREE).cost(signals.prompt_tokens, signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
+        price = self.prices.get(cloud, FREE)
+        return price.worst_case(signals.prompt_tokens, signals.max_tokens or ESTIMATED_ANSWER_TOKENS)
 
     def admit(self, caller: Caller, signals: Signals, decision: Decision, books: RequestAccount) -> Decision:
         """Count the request against its app's rate limits and reserve its worst-case cost on its

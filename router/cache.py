@@ -49,9 +49,10 @@ def cacheable(request: ChatRequest, policy: CachePolicy) -> bool:
 
 
 def key_of(app: str, model: str, request: ChatRequest) -> str:
-    """The app, the model that would answer, and the rest of the body, canonically."""
-    body = {k: v for k, v in request.body.items() if k not in UNKEYED}
-    kind = "prompt" if request.prompt is not None else "chat"
+    """The app, the model that would answer, and the rest of the body as sent (in its own API:
+    two Messages requests that differ in their thinking are two requests), canonically."""
+    body = {k: v for k, v in request.as_sent.items() if k not in UNKEYED}
+    kind = "prompt" if request.prompt is not None else str(request.api)
     material = orjson.dumps({"app": app, "model": model, "kind": kind, "body": body}, option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(material).hexdigest()
 

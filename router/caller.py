@@ -10,6 +10,7 @@ from router.cache import CachePolicy
 from router.decision import Policy
 from router.limits import Limits
 from router.served import ShadowPolicy
+from router.sessions import SessionPolicy
 
 
 @dataclass(frozen=True)
@@ -26,3 +27,4 @@ class Caller:
     shadow: ShadowPolicy | None = None
     reference: str | None = None  # the cloud model of the all-cloud counterfactual
     log_prompts: bool = False  # the ledger keeps its prompts (masked) for the dashboard
+    session: SessionPolicy = SessionPolicy()  # whether a conversation's turns keep their model

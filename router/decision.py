@@ -66,6 +66,17 @@ class AutoRoute:
 
 
 @dataclass(frozen=True)
+class SessionRoute:
+    """The session a request belongs to (router.sessions), and whether it kept the request on the
+    model that served the session's last turn."""
+
+    source: str  # what told which session: the header, the API's own key, or the first turns
+    key: str  # its digest
+    served_by: str | None = None  # the model that served its last turn, if one is known
+    kept: bool = False  # the request goes there first
+
+
+@dataclass(frozen=True)
 class Decision:
     targets: tuple[str, ...]  # model names: the first is tried first, the rest are fallbacks
     rule: str  # the rule that decided; sent as x-edgeway-rule
@@ -78,6 +89,7 @@ class Decision:
     reserved_usd: float = 0.0  # budget held for this request until its cost is known
     auto: AutoRoute | None = None  # the rule's route is `auto`: targets[0] is the edge, targets[1] the cloud
     score: float | None = None  # the number the app's router compared with its threshold, once known
+    session: SessionRoute | None = None  # the conversation it belongs to, where the router chose the model
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

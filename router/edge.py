@@ -21,6 +21,7 @@ from router import edge_tools
 from router.answer import Answer, ChunkStream, Usage, embeddings_body
 from router.errors import InvalidOutput, InvalidRequest, NoCapacity
 from router.modes import ReplayedAnswer
+from router.native import Api
 from router.offload import off_loop
 from router.request import ChatRequest
 from router.tier import Capacity, Resilience, TierKind
@@ -48,6 +49,7 @@ class Queued:
 class EdgeModel:
     tier: TierKind = "edge"
     resilience: Resilience | None = None  # local: a failure is not retried and opens no circuit
+    apis: frozenset[Api] = frozenset()  # every API's request reaches it as Chat Completions
     # JSON output and tool calls by grammar; embeddings of the model's mean-pooled states; logprobs
     capabilities: frozenset[str] = frozenset(
         {

@@ -62,6 +62,7 @@ class EdgeGroup:
         self.name = local.name
         self.context_window = local.context_window
         self.capabilities = local.capabilities
+        self.apis = local.apis
         self._pool = pool
         self.nodes = [self._node(node) for node in nodes]
         self.local_served = 0

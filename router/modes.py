@@ -53,6 +53,8 @@ class Whole:
 
     def restore(self, result: Answer, redaction: Restoration) -> Answer:
         result.body = redaction.restore_answer(result.body)
+        if result.native is not None:
+            result.native.body = redaction.restore_native(result.native.body)
         return result
 
     def replay(self, answer: Answer) -> Answer:

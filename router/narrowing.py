@@ -29,12 +29,19 @@ def able(models: Tiers, request: ChatRequest, decision: Decision) -> Decision:
     candidates = decision.targets
     if decision.cascade is not None and decision.cloud_allowed:
         candidates += (decision.cascade.target,)  # the rule lets the request reach it
-    honoring = tuple(dict.fromkeys(t for t in candidates if request.needs <= models[t].capabilities))
+    honoring = tuple(dict.fromkeys(t for t in candidates if _honors(models[t], request)))
     if honoring == decision.targets:
         return decision
     if not honoring:
-        missing = sorted(request.needs - set().union(*(models[t].capabilities for t in decision.targets)))
+        missing = sorted(
+            request.needs - {Need.OWN_API} - set().union(*(models[t].capabilities for t in decision.targets))
+        )
         asked = "embeddings" if Need.EMBEDDINGS in missing else ", ".join(Need(m).field for m in missing)
+        if not missing:  # what the request's own API carries, and no target takes that API
+            missing, asked = (
+                [Need.OWN_API],
+                f"what only a provider of the {request.api} API takes ({request.native_only})",
+            )
         raise InvalidRequest(
             f"This request asks for {asked}, which no model it may use here provides "
             f"({', '.join(decision.targets)}; rule {decision.rule!r}).",
@@ -49,6 +56,14 @@ def able(models: Tiers, request: ChatRequest, decision: Decision) -> Decision:
         cascade=decision.cascade if honoring[0] == decision.targets[0] else None,
         reasons=decision.reasons + (f"{', '.join(dropped)} cannot honor {', '.join(sorted(request.needs))}",),
     )
+
+
+def _honors(model: Tier, request: ChatRequest) -> bool:
+    """Whether `model` honors all the request asks: what only its own API carries, where it takes
+    the request in that API."""
+    if Need.OWN_API in request.needs and request.api not in model.apis:
+        return False
+    return request.needs - {Need.OWN_API} <= model.capabilities
 
 
 def check_max_tokens(models: Tiers, signals: Signals, decision: Decision) -> None:

@@ -14,6 +14,7 @@ from router.decision import AutoRoute, Decision, Escalation, LiveState
 from router.limits import Limits
 from router.request import ChatRequest
 from router.served import ShadowPolicy
+from router.sessions import SessionPolicy
 
 
 def facts_of(signals: Signals, request: ChatRequest, live: LiveState) -> Facts:
@@ -61,6 +62,10 @@ class PolicyRules:
     def cache(self) -> CachePolicy | None:
         spec = self.current().spec.cache
         return None if spec is None else CachePolicy(spec.ttl_s, spec.sampled, spec.semantic, spec.min_similarity)
+
+    def session(self) -> SessionPolicy:
+        spec = self.current().spec.session
+        return SessionPolicy(spec.affinity, spec.ttl_s)
 
     def limits(self) -> Limits | None:
         spec = self.current().spec.limits

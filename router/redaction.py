@@ -17,6 +17,7 @@ from typing import Any
 from classifiers.forwarded import Key, Path, forwarded, number_text
 from classifiers.signals import PrivacyFinding
 from router.errors import NoCapacity
+from router.native import Api, Event, NativeChunk, block_type
 from router.request import ChatRequest
 
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
@@ -58,6 +59,21 @@ class Restoration:
                     function["arguments"] = self.restore_json(function["arguments"])
         return body
 
+    def restore_native(self, value: Any, key: str | int | None = None) -> Any:
+        """A native answer (a Messages `message`, a Responses `response` or one of its events'
+        snapshots) with every placeholder in it put back: in JSON text (a function call's
+        `arguments`) as JSON strings hold them, elsewhere as written (a `tool_use` block's input is
+        an object: its strings are plain)."""
+        if not self.originals:
+            return value
+        if isinstance(value, str):
+            return self.restore_json(value) if key in _JSON_TEXT_KEYS else self.restore(value)
+        if isinstance(value, dict):
+            return {k: self.restore_native(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.restore_native(v) for v in value]
+        return value
+
     def stream_restorer(self) -> StreamRestorer:
         return StreamRestorer(self)
 
@@ -77,7 +93,7 @@ class Redaction(Restoration):
         super().__init__({})
         placeholders: dict[tuple[str, str], str] = {}
         counts: dict[str, int] = {}
-        body = copy.deepcopy(request.body)
+        body = copy.deepcopy(request.as_sent)  # masked as sent: a provider of its API gets it so
         by_path: dict[Path, list[PrivacyFinding]] = {}
         for f in findings:
             by_path.setdefault(f.path, []).append(f)
@@ -95,7 +111,13 @@ class Redaction(Restoration):
                 masks.append(placeholders[(f.type, value)])
             _put(body, path, _masked(text, in_order, masks[::-1]))
         _mask_elsewhere(body, placeholders)
-        if request.inputs is not None:  # an embeddings request: the texts are what is embedded
+        if request.native is not None:  # the translation, of the masked body
+            native = dataclasses.replace(request.native, body=body)
+            chat = native.codec.chat_body(body)
+            if request.max_tokens is not None:
+                chat["max_tokens"] = request.max_tokens
+            self.request = dataclasses.replace(request, native=native, messages=chat["messages"], body=chat)
+        elif request.inputs is not None:  # an embeddings request: the texts are what is embedded
             given = body["input"]
             inputs = (given,) if isinstance(given, str) else tuple(given)
             self.request = dataclasses.replace(
@@ -144,7 +166,11 @@ def _mask_elsewhere(body: dict[str, Any], placeholders: dict[tuple[str, str], st
             _put(body, path, masked)
 
 
-_SAID = frozenset(("messages", "prompt", "input"))  # what a request says, where a value is masked elsewhere
+# what a request says, where a value is masked elsewhere: the turns of Chat Completions and Messages
+# (and Messages' system prompt), Responses' input and instructions, a legacy prompt
+_JSON_TEXT_KEYS = frozenset({"arguments", "partial_json"})  # keys whose strings are JSON texts
+
+_SAID = frozenset(("messages", "prompt", "input", "system", "instructions"))
 
 
 def _json_text(path: Path) -> bool:
@@ -235,22 +261,30 @@ class StreamRestorer:
     def __init__(self, redaction: Restoration) -> None:
         self._redaction = redaction
         self._held: dict[Stream, str] = {}
+        # a native stream's last delta of each piece: how a held tail is sent once the piece closes
+        self._last: dict[Stream, tuple[str, dict[str, Any], tuple[str, ...], bool]] = {}
 
-    def feed(self, stream: Stream, text: str) -> str:
+    def feed(self, stream: Stream, text: str, json_text: bool | None = None) -> str:
+        """`text`, the next piece of `stream`, restored up to a placeholder it may cut (held until
+        the next piece); JSON text where `json_text` says (else: a chat tool call's arguments)."""
         text = self._held.pop(stream, "") + text
         cut = text.rfind("[")
         if cut != -1 and "]" not in text[cut:] and len(text) - cut < _LONGEST_PLACEHOLDER:
             self._held[stream] = text[cut:]
             text = text[:cut]
-        return self._restored(stream, text)
+        return self._restored(stream, text, json_text)
 
-    def flush(self, stream: Stream) -> str:
-        return self._restored(stream, self._held.pop(stream, ""))
+    def flush(self, stream: Stream, json_text: bool | None = None) -> str:
+        return self._restored(stream, self._held.pop(stream, ""), json_text)
 
-    def _restored(self, stream: Stream, text: str) -> str:
-        return self._redaction.restore(text) if stream[1] is None else self._redaction.restore_json(text)
+    def _restored(self, stream: Stream, text: str, json_text: bool | None) -> str:
+        if json_text is None:
+            json_text = stream[1] is not None
+        return self._redaction.restore_json(text) if json_text else self._redaction.restore(text)
 
     def restore_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(chunk, NativeChunk):
+            chunk.events = self._native_events(chunk.api, chunk.events)
         for choice in chunk.get("choices", []):
             delta = choice.get("delta") or {}
             index = choice.get("index", 0)
@@ -274,3 +308,82 @@ class StreamRestorer:
                 calls = delta.setdefault("tool_calls", [])
                 calls.append({"index": stream[1], "function": {"arguments": tail}})
         choice["delta"] = delta
+
+    def _native_events(self, api: Api, events: list[Event]) -> list[Event]:
+        """A native stream's events restored: each piece of streamed text fed through the same
+        hold-back as a chat chunk's (a placeholder split across two deltas waits for its end), and
+        what is held still goes out in a delta of its own before the event that closes its piece;
+        every other event's strings are whole, and restored as a native answer's."""
+        restored: list[Event] = []
+        for name, data in events:
+            delta = _delta_of(api, name, data)
+            if delta is not None:
+                stream, field_path, json_text = delta
+                holder = _holder(data, field_path)
+                text = self.feed(stream, holder[field_path[-1]], json_text)
+                self._last[stream] = (name, data, field_path, json_text)
+                holder[field_path[-1]] = text
+                if text:
+                    restored.append((name, data))
+                continue
+            for stream in _closed_by(api, name, data, self._held):
+                last = self._last.get(stream)
+                tail = self.flush(stream, None if last is None else last[3])
+                if tail and last is not None:
+                    event_name, template, field_path, _ = last
+                    extra = copy.deepcopy(template)
+                    _holder(extra, field_path)[field_path[-1]] = tail
+                    restored.append((event_name, extra))
+            restored.append((name, self._redaction.restore_native(data)))
+        return restored
+
+
+def _holder(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    holder = data
+    for step in path[:-1]:
+        holder = holder[step]
+    return holder
+
+
+# A delta of streamed text in a native stream: which piece it adds to (a Stream key that cannot
+# meet a chat chunk's: its choice index is negative), where its text is, whether that is JSON text.
+_MESSAGES_DELTAS = {"text_delta": ("text", False), "thinking_delta": ("thinking", False),
+                    "input_json_delta": ("partial_json", True)}  # fmt: skip
+_RESPONSES_DELTAS = {
+    "response.output_text.delta": False,
+    "response.refusal.delta": False,
+    "response.reasoning_summary_text.delta": False,
+    "response.reasoning_text.delta": False,
+    "response.function_call_arguments.delta": True,
+    "response.custom_tool_call_input.delta": False,
+}
+
+
+def _delta_of(api: Api, name: str, data: dict[str, Any]) -> tuple[Stream, tuple[str, ...], bool] | None:
+    if api is Api.MESSAGES and data.get("type") == "content_block_delta":
+        delta = data.get("delta")
+        kind = block_type(delta)
+        if kind in _MESSAGES_DELTAS and isinstance(data.get("index"), int):
+            key, json_text = _MESSAGES_DELTAS[kind]
+            if isinstance(delta.get(key), str):  # type: ignore[union-attr]
+                return (-1 - data["index"], None), ("delta", key), json_text
+        return None
+    if api is Api.RESPONSES and name in _RESPONSES_DELTAS and isinstance(data.get("delta"), str):
+        output, part = data.get("output_index", 0), data.get("content_index", data.get("summary_index", 0))
+        if isinstance(output, int) and isinstance(part, int):
+            return (-1 - output, part), ("delta",), _RESPONSES_DELTAS[name]
+    return None
+
+
+def _closed_by(api: Api, name: str, data: dict[str, Any], held: dict[Stream, str]) -> list[Stream]:
+    """The pieces of text this event closes (whose held text must go out before it)."""
+    if not held:
+        return []
+    if api is Api.MESSAGES:
+        if data.get("type") == "content_block_stop" and isinstance(data.get("index"), int):
+            return [s for s in held if s[0] == -1 - data["index"]]
+        return list(held) if data.get("type") in ("message_delta", "message_stop") else []
+    if name.endswith(".done") or name in ("response.completed", "response.incomplete", "response.failed"):
+        output = data.get("output_index")
+        return [s for s in held if not isinstance(output, int) or s[0] == -1 - output]
+    return []

@@ -15,6 +15,7 @@ from typing import Any
 from policies.needs import Need
 from router.errors import InvalidRequest
 from router.fields import kind_of, number_in, optional, require_object
+from router.native import Api, Native
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 PART_TYPES = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
@@ -85,6 +86,29 @@ class ChatRequest:
     logit_bias: tuple[tuple[int, float], ...] = ()  # token ids of the tokenizer of the model named
     app: str = ""  # who asks: set by the gateway once the key is known
     body_bytes: int = 0  # the size of the body as received: large ones are read off the event loop
+    # the body as the client sent it in another API than Chat Completions (`body` is its translation)
+    native: Native | None = None
+
+    @property
+    def as_sent(self) -> dict[str, Any]:
+        """The body as the client sent it, in its own API: what the privacy scan reads and masks,
+        and what a provider of that API receives."""
+        return self.body if self.native is None else self.native.body
+
+    @property
+    def native_only(self) -> str | None:
+        """What of the body as sent its translation cannot carry (a hosted tool, an item), if any:
+        only a provider of its own API may answer it (`Need.OWN_API`)."""
+        return None if self.native is None else self.native.codec.native_only(self.native.body)
+
+    @property
+    def api(self) -> Api:
+        return Api.CHAT_COMPLETIONS if self.native is None else self.native.api
+
+    def speaks(self, apis: frozenset[Api]) -> bool:
+        """Whether a provider of `apis` takes this request in its own API (a legacy completion and
+        an embeddings request are their own endpoints' bodies, never translated)."""
+        return self.api in apis and self.prompt is None and self.inputs is None
 
     @functools.cached_property
     def hints(self) -> Hints:

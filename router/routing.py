@@ -28,7 +28,7 @@ from router.answer import Answer, ChunkStream
 from router.auto import AutoRoutes
 from router.cache import CacheStore, MemoryCache
 from router.caller import Caller
-from router.decision import Catalog, Decision, LiveState, ModelInfo
+from router.decision import Catalog, Decision, LiveState, ModelInfo, SessionRoute
 from router.deferral import Deferral, Parked
 from router.errors import Forbidden, ModelNotFound
 from router.execution import Execution
@@ -41,6 +41,7 @@ from router.pricing import Price
 from router.request import ChatRequest
 from router.response_cache import ResponseCache
 from router.routed import Routed
+from router.sessions import Session, Sessions, SessionSource, continues, session_of
 from router.tier import Tier
 
 log = logging.getLogger("edgeway.router")
@@ -56,8 +57,12 @@ class Router:
         store: Store | None = None,
         cache: CacheStore | None = None,
         routers: InstalledRouters | None = None,
+        aliases: dict[str, str] | None = None,
     ) -> None:
         self.models = models
+        # a provider's id of a configured model (`gpt-4o-mini`, `openai/gpt-4o-mini`) -> its name:
+        # an agent that names its provider's model (Codex's default) reaches the configured one
+        self.aliases = {k: v for k, v in (aliases or {}).items() if k not in models}
         self.routers = routers or InstalledRouters()
         self.auto = AutoRoutes(models, self.routers)
         self.cache: CacheStore = cache or MemoryCache()
@@ -71,11 +76,12 @@ class Router:
         # what embeds asks for the semantic cache: local, so an ask compared never leaves the machine
         embedder = next((m for m in models.values() if m.tier == "edge" and "embeddings" in m.capabilities), None)
         self.responses = ResponseCache(self.cache, embedder)
+        self.sessions = Sessions(self.cache)  # which model served each conversation
 
     # --- deciding: pure ---------------------------------------------------------------------
     def signals(self, request: ChatRequest) -> Signals:
         return self.scorer.signals(
-            request.messages, max_tokens=request.max_tokens, metadata=request.metadata, body=request.body
+            request.messages, max_tokens=request.max_tokens, metadata=request.metadata, body=request.as_sent
         )
 
     def live_state(self, caller: Caller) -> LiveState:
@@ -86,6 +92,8 @@ class Router:
     def admissible(self, request: ChatRequest, caller: Caller) -> ChatRequest:
         """The request as it may be served: a known model, within the app's caps, with the app's
         default max_tokens filled in (a new request; the one given is left as it was)."""
+        if request.model in self.aliases:  # a configured model named by its provider's id
+            request = dataclasses.replace(request, model=self.aliases[request.model])
         if request.model != "auto" and request.model not in self.models:
             raise ModelNotFound(
                 f"The model {request.model!r} does not exist on this gateway; GET /v1/models lists "
@@ -95,7 +103,11 @@ class Router:
         if caller.limits is not None:
             capped = caller.limits.check_request(len(request.messages), request.max_tokens)
             if capped != request.max_tokens:
-                return dataclasses.replace(request, max_tokens=capped, body={**request.body, "max_tokens": capped})
+                native = request.native
+                if native is not None and capped is not None:  # what a provider of its API receives, capped too
+                    native = dataclasses.replace(native, body=native.codec.capped(native.body, capped))
+                body = {**request.body, "max_tokens": capped}
+                return dataclasses.replace(request, max_tokens=capped, body=body, native=native)
         return request
 
     async def decide_async(self, request: ChatRequest, caller: Caller) -> tuple[Signals, Decision]:
@@ -130,8 +142,51 @@ class Router:
         decision = able(self.models, request, decision)
         check_max_tokens(self.models, signals, decision)
         if decision.auto is not None:
-            decision = self.auto.order(decision, signals, request, caller.name)
+            decision = self._routed_by_session(request, caller, signals, decision)
         return signals, decision
+
+    def _routed_by_session(
+        self, request: ChatRequest, caller: Caller, signals: Signals, decision: Decision
+    ) -> Decision:
+        """An `auto` decision ordered by the app's router, then, where the request continues a
+        session (`router.sessions`), the model that served it put first while it is still among
+        the targets (the rest in the router's order, as its fallbacks); marked with the session."""
+        ordered = self.auto.order(decision, signals, request, caller.name)
+        session = session_of(request) if caller.session.affinity else None
+        if session is None:
+            return ordered
+        served = self.sessions.model(caller.name, session)
+        route = SessionRoute(session.source, session.key, served)
+        if served is None or served not in ordered.targets or self._above(ordered.targets[0], served, ordered):
+            return dataclasses.replace(ordered, session=route)
+        if not continues(request, session):
+            return dataclasses.replace(ordered, session=route)
+        auto = ordered.auto if ordered.auto is not None else decision.auto
+        assert auto is not None
+        return dataclasses.replace(
+            ordered,
+            targets=(served, *(t for t in ordered.targets if t != served)),
+            auto=dataclasses.replace(auto, read_first=False),  # the edge need not read what stays put
+            session=dataclasses.replace(route, kept=True),
+            reasons=ordered.reasons + (f"its session ({session.source}) stays on {served}, which served it",),
+        )
+
+    def _above(self, chosen: str, served: str, decision: Decision) -> bool:
+        """Whether the app's router chose a model above the session's (up its ladder; the cloud
+        over the edge): a turn the session's model is not good enough for climbs, its cached prefix
+        lost for quality. A move down, to save, never pays for the prefix it would lose (an agent's
+        turn is mostly a cached prefix, read at a tenth of its price), so it is not made."""
+        ladder = decision.auto.ladder if decision.auto is not None else ()
+        if chosen in ladder and served in ladder:
+            return ladder.index(chosen) > ladder.index(served)
+        return self.models[chosen].tier == "cloud" and self.models[served].tier == "edge"
+
+    def _served(self, caller: Caller, request: ChatRequest, decision: Decision, model: str) -> None:
+        """`model` answered a request the app's router chose for: its session goes on there (for
+        another `ttl_s` idle)."""
+        if decision.session is not None:
+            session = Session(SessionSource(decision.session.source), decision.session.key)
+            self.sessions.served(caller.name, session, model, caller.session)
 
     def admit(
         self, caller: Caller, signals: Signals, decision: Decision, account: RequestAccount | None = None
@@ -217,6 +272,7 @@ class Router:
         except BaseException:  # no priced row will settle the reservation
             books.release()
             raise
+        self._served(caller, request, decision, routed.model.name)
         if looked is not None and routed.model.name == decision.targets[0]:
             # (an answer of a fallback or an escalation is not the keyed model's: not kept)
             routed.result = mode.remember(routed.result, self.responses.keeper(looked, request, signals))

@@ -69,7 +69,8 @@ def last_user_text(request: ChatRequest) -> str | None:
 
 def private_values(request: ChatRequest, findings: Sequence[PrivacyFinding]) -> list[tuple[str, str]]:
     """Each private value the scan found in the request, with its type, in a canonical order."""
-    return sorted({(f.type, text_at(request.body, f.path)[f.start : f.end]) for f in findings if f.end > f.start})
+    sent = request.as_sent  # (where the scan read)
+    return sorted({(f.type, text_at(sent, f.path)[f.start : f.end]) for f in findings if f.end > f.start})
 
 
 def semantic_key(app: str, model: str, request: ChatRequest, findings: Sequence[PrivacyFinding] = ()) -> str | None:
@@ -83,8 +84,13 @@ def semantic_key(app: str, model: str, request: ChatRequest, findings: Sequence[
         return None
     body: dict[str, Any] = {k: v for k, v in request.body.items() if k not in UNKEYED}
     body["messages"] = [*request.body["messages"][:-1], {"role": "user", "words": content_words(text)}]
+    if request.native is not None:  # what its own API says beside the turns (thinking, reasoning, ...)
+        body["native"] = [request.api, {k: v for k, v in request.as_sent.items() if k not in _TURNS}]
     semantic = {"app": app, "model": model, "semantic": body, "private": private_values(request, findings)}
     return "semantic:" + hashlib.sha256(orjson.dumps(semantic, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+_TURNS = frozenset({*UNKEYED, "messages", "input", "system", "instructions"})  # read as the chat messages
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -11,6 +11,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from edge_runtime.reading import Probe
 from router.answer import Answer, ChunkStream
+from router.native import Api
 from router.request import ChatRequest
 
 TierKind = Literal["edge", "cloud"]
@@ -52,6 +53,10 @@ class Tier(Protocol):
     @property
     def capabilities(self) -> frozenset[str]:
         """What it honors of `policies.needs.Need` (tools, JSON output, logprobs...)."""
+
+    @property
+    def apis(self) -> frozenset[Api]:
+        """The APIs it takes a request in as the client sent it (router.native); none for the edge."""
 
     @property
     def resilience(self) -> Resilience | None:

@@ -16,7 +16,8 @@ import httpx
 import pytest
 import yaml
 
-from tests.fake_upstream import FakeUpstream, UpstreamServer, free_port
+from gateway.bench.ports import free_port
+from tests.fake_upstream import FakeUpstream, UpstreamServer
 
 ROOT = Path(__file__).resolve().parent.parent
 # The store's key (router/sealing.py): a Redis store needs one, and every gateway a test starts,

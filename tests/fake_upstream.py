@@ -1,7 +1,10 @@
 """A fake cloud provider: a real HTTP server on loopback speaking two wire protocols.
 
 - OpenAI Chat Completions: `POST /v1/chat/completions` (streamed and not), `GET /v1/models`.
-- Anthropic Messages: `POST /v1/messages` (streamed and not), so that LiteLLM's translation runs.
+- OpenAI Responses: `POST /v1/responses` (streamed and not): what an OpenAI model receives a
+  Responses request in, as the client sent it.
+- Anthropic Messages: `POST /v1/messages` (streamed and not): a Messages request as the client sent
+  it, and any other request to an Anthropic model as LiteLLM translates it.
 - OpenAI's Batch API: `POST /v1/files`, `POST /v1/batches`, `GET /v1/batches/{id}`,
   `POST /v1/batches/{id}/cancel`, `GET /v1/files/{id}/content`. A batch is answered at once, line
   by line as the chat endpoint would, unless `hold_batches` keeps it in progress until
@@ -23,7 +26,6 @@ import argparse
 import asyncio
 import json
 import re
-import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -36,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from gateway.bench.ports import free_port
+from gateway.bench.ports import LoopbackServer
 
 
 @dataclass
@@ -93,6 +95,9 @@ class FakeUpstream:
     batch_files: dict[str, bytes] = field(default_factory=dict)
     provider_batches: dict[str, dict[str, Any]] = field(default_factory=dict)
     message_batches: dict[str, dict[str, Any]] = field(default_factory=dict)  # Anthropic's
+    # what the provider's prompt cache read and wrote of each prompt, as its usage reports them
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     _faults: deque = field(default_factory=deque)
 
     def fail_next(self, fault: Fault, times: int = 1) -> None:
@@ -110,6 +115,7 @@ class FakeUpstream:
         self.batch_files.clear()
         self.provider_batches.clear()
         self.message_batches.clear()
+        self.cache_read_tokens = self.cache_write_tokens = 0
 
     @property
     def bytes_received(self) -> int:
@@ -123,6 +129,7 @@ class FakeUpstream:
         return Starlette(
             routes=[
                 Route("/v1/chat/completions", self._openai, methods=["POST"]),
+                Route("/v1/responses", self._responses, methods=["POST"]),
                 Route("/v1/completions", self._legacy, methods=["POST"]),
                 Route("/v1/embeddings", self._embeddings, methods=["POST"]),
                 Route("/v1/messages", self._anthropic, methods=["POST"]),
@@ -269,6 +276,8 @@ class FakeUpstream:
             "completion_tokens": len(words),
             "total_tokens": prompt_tokens + len(words),
         }
+        if self.cache_read_tokens:  # as OpenAI reports its cache: the prompt's share it read
+            usage["prompt_tokens_details"] = {"cached_tokens": min(self.cache_read_tokens, prompt_tokens)}
         if fault and fault.usage != "as counted":
             usage = fault.usage
         tool_call = self._scripted_call(body) if self.script is not None else _tool_call(body)
@@ -444,6 +453,81 @@ class FakeUpstream:
             )
         return Response(found["_results"], media_type="application/x-jsonl")
 
+    async def _responses(self, request: Request) -> Response:
+        """A Responses answer: the words as one message item, or the script's call as a
+        function_call item (a custom tool's as a custom_tool_call)."""
+        body, fault = await self._receive(request)
+        if fault and fault.status:
+            return JSONResponse({"error": {"message": fault.message, "type": "server_error"}}, status_code=fault.status)
+        if fault and fault.body is not None:
+            return Response(fault.body, media_type=fault.content_type)
+        words = self._words(body)
+        if words:  # the deltas add up to the text, as a provider's do
+            words[-1] = words[-1].rstrip()
+        call = self._scripted_call(body) if self.script is not None else _tool_call(body)
+        custom = call is not None and call["function"]["name"] in _custom_tools(body)
+        cached = min(self.cache_read_tokens, _count_prompt(body))
+        usage = {"input_tokens": _count_prompt(body), "input_tokens_details": {"cached_tokens": cached},
+                 "output_tokens": len(words), "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": _count_prompt(body) + len(words)}  # fmt: skip
+        cut = call is None and self._cut(body, words)
+        item: dict[str, Any]
+        if call is not None and custom:
+            said = json.loads(call["function"]["arguments"]).get("input", "")
+            item = {"type": "custom_tool_call", "id": "ctc_fake", "call_id": "call_script", "status": "completed",
+                    "name": call["function"]["name"], "input": said}  # fmt: skip
+        elif call is not None:
+            item = {"type": "function_call", "id": "fc_fake", "call_id": "call_script", "status": "completed",
+                    "name": call["function"]["name"], "arguments": call["function"]["arguments"]}  # fmt: skip
+        else:
+            text = "".join(words).strip()
+            item = {"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}  # fmt: skip
+        response = {"id": "resp_fake", "object": "response", "created_at": int(time.time()), "model": body.get("model"),
+                    "status": "incomplete" if cut else "completed", "error": None,
+                    "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
+                    "output": [item], "usage": usage}  # fmt: skip
+        if not body.get("stream"):
+            return JSONResponse(response)
+
+        async def events() -> AsyncIterator[bytes]:
+            sequence = iter(range(10_000))
+            opened = {**response, "status": "in_progress", "output": [], "usage": None}
+
+            def sent(kind: str, **data: Any) -> bytes:
+                return _event(kind, {"type": kind, "sequence_number": next(sequence), **data})
+
+            yield sent("response.created", response=opened)
+            yield sent("response.in_progress", response=opened)
+            if item["type"] == "message":
+                yield sent(
+                    "response.output_item.added", output_index=0, item={**item, "content": [], "status": "in_progress"}
+                )
+                part = {"type": "output_text", "text": "", "annotations": []}
+                yield sent(
+                    "response.content_part.added", item_id="msg_fake", output_index=0, content_index=0, part=part
+                )
+                async for _, word in self._paced(words, fault):
+                    yield sent(
+                        "response.output_text.delta", item_id="msg_fake", output_index=0, content_index=0, delta=word
+                    )
+                text = item["content"][0]["text"]
+                yield sent("response.output_text.done", item_id="msg_fake", output_index=0, content_index=0, text=text)
+                yield sent("response.content_part.done", item_id="msg_fake", output_index=0, content_index=0,
+                           part=item["content"][0])  # fmt: skip
+            else:
+                field = "input" if custom else "arguments"
+                yield sent(
+                    "response.output_item.added", output_index=0, item={**item, field: "", "status": "in_progress"}
+                )
+                kind = "response.custom_tool_call_input" if custom else "response.function_call_arguments"
+                yield sent(f"{kind}.delta", item_id=item["id"], output_index=0, delta=item[field])
+                yield sent(f"{kind}.done", item_id=item["id"], output_index=0, **{field: item[field]})
+            yield sent("response.output_item.done", output_index=0, item=item)
+            yield sent("response.incomplete" if cut else "response.completed", response=response)
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
     def _message(self, body: dict) -> dict[str, Any]:
         """A whole Messages answer."""
         words = self._words(body)
@@ -460,62 +544,60 @@ class FakeUpstream:
         }
 
     async def _anthropic(self, request: Request) -> Response:
+        """A Messages answer: a thinking block first where the request turns thinking on (with its
+        signature, as Anthropic signs it), then the words, or the script's tool call."""
         body, fault = await self._receive(request)
         if fault and fault.status:
             return JSONResponse(
                 {"type": "error", "error": {"type": "api_error", "message": fault.message}}, status_code=fault.status
             )
+        if fault and fault.body is not None:
+            return Response(fault.body, media_type=fault.content_type)
         words = self._words(body)
         model = body.get("model", "claude-fake")
-        input_tokens = _count_prompt(body)
         call = self._scripted_call(body) if self.script is not None else None
         stop = "tool_use" if call else "max_tokens" if self._cut(body, words) else "end_turn"
-        block: dict[str, Any] = (
-            {"type": "tool_use", "id": "toolu_script", "name": call["function"]["name"], "input": {}}
-            if call
-            else {"type": "text", "text": ""}
-        )
+        blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []  # each block as it starts, and its deltas
+        if (body.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
+            thought = [
+                {"type": "thinking_delta", "thinking": THOUGHT},
+                {"type": "signature_delta", "signature": SIGNATURE},
+            ]
+            blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, thought))
+        if call:
+            arguments = call["function"]["arguments"]
+            started = {"type": "tool_use", "id": "toolu_script", "name": call["function"]["name"], "input": {}}
+            blocks.append((started, [{"type": "input_json_delta", "partial_json": arguments}]))
+        else:
+            words = [*words[:-1], words[-1].rstrip()] if words else words
+            blocks.append(({"type": "text", "text": ""}, [{"type": "text_delta", "text": w} for w in words]))
+        usage = self._anthropic_usage(body, len(words))
         if not body.get("stream"):
-            content = {**block, "input": json.loads(call["function"]["arguments"])} if call else None
             return JSONResponse(
                 {
                     "id": "msg_fake",
                     "type": "message",
                     "role": "assistant",
                     "model": model,
-                    "content": [content or {"type": "text", "text": "".join(words).strip()}],
+                    "content": [_whole_block(start, deltas) for start, deltas in blocks],
                     "stop_reason": stop,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": input_tokens, "output_tokens": len(words)},
+                    "usage": usage,
                 }
             )
-        deltas = (
-            [{"type": "input_json_delta", "partial_json": call["function"]["arguments"]}]
-            if call
-            else [{"type": "text_delta", "text": word} for word in words]
-        )
 
         async def events() -> AsyncIterator[bytes]:
-            yield _event(
-                "message_start",
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": "msg_fake",
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [],
-                        "model": model,
-                        "stop_reason": None,
-                        "stop_sequence": None,
-                        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
-                    },
-                },
-            )
-            yield _event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block})
-            async for _, delta in self._paced(deltas, fault):
-                yield _event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
-            yield _event("content_block_stop", {"type": "content_block_stop", "index": 0})
+            opened = {"id": "msg_fake", "type": "message", "role": "assistant", "content": [], "model": model,
+                      "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}  # fmt: skip
+            yield _event("message_start", {"type": "message_start", "message": opened})
+            for index, (start, deltas) in enumerate(blocks):
+                yield _event(
+                    "content_block_start", {"type": "content_block_start", "index": index, "content_block": start}
+                )
+                paced = self._paced(deltas, fault) if start["type"] != "thinking" else _at_once(deltas)
+                async for _, delta in paced:
+                    yield _event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+                yield _event("content_block_stop", {"type": "content_block_stop", "index": index})
             yield _event(
                 "message_delta",
                 {
@@ -528,6 +610,39 @@ class FakeUpstream:
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
+    def _anthropic_usage(self, body: dict, output_tokens: int) -> dict[str, Any]:
+        """Usage as Anthropic counts it: `input_tokens` is what the cache neither read nor wrote."""
+        prompt = _count_prompt(body)
+        read = min(self.cache_read_tokens, prompt)
+        written = min(self.cache_write_tokens, prompt - read)
+        return {"input_tokens": prompt - read - written, "cache_creation_input_tokens": written,
+                "cache_read_input_tokens": read, "output_tokens": output_tokens}  # fmt: skip
+
+
+THOUGHT = "The user wants a short answer."
+SIGNATURE = "EqQBCkYIBxgCKkBfakesignature"
+
+
+def _whole_block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> dict[str, Any]:
+    """A content block whole, from how it starts and its deltas."""
+    block = dict(start)
+    for delta in deltas:
+        kind = delta["type"]
+        if kind == "text_delta":
+            block["text"] += delta["text"]
+        elif kind == "thinking_delta":
+            block["thinking"] += delta["thinking"]
+        elif kind == "signature_delta":
+            block["signature"] = delta["signature"]
+        elif kind == "input_json_delta":
+            block["input"] = json.loads(delta["partial_json"])
+    return block
+
+
+async def _at_once(items: list) -> AsyncIterator[tuple[int, Any]]:
+    for i, item in enumerate(items):
+        yield i, item
+
 
 def _sse(payload: dict) -> bytes:
     return b"data: " + json.dumps(payload).encode() + b"\n\n"
@@ -538,7 +653,11 @@ def _event(name: str, payload: dict) -> bytes:
 
 
 def _last_user_text(body: dict) -> str:
-    for message in reversed(body.get("messages", [])):
+    """The last user turn's text, in any of the three APIs."""
+    if isinstance(body.get("input"), str):
+        return body["input"]
+    turns = body.get("messages") or [i for i in body.get("input") or [] if isinstance(i, dict) and "role" in i]
+    for message in reversed(turns):
         if message.get("role") == "user":
             content = message.get("content")
             if isinstance(content, list):
@@ -557,8 +676,9 @@ _ANSWERS = re.compile(
 
 
 def is_judging(body: dict) -> bool:
+    """A judge's request: its system prompt (a Chat Completions' first message, or Anthropic's `system`)."""
     messages = body.get("messages") or [{}]
-    return str(messages[0].get("content", "")).startswith(JUDGE_SYSTEM)
+    return str(body.get("system") or messages[0].get("content", "")).startswith(JUDGE_SYSTEM)
 
 
 def judgement(body: dict, cloud_answer: str) -> str | None:
@@ -582,8 +702,11 @@ def judgement(body: dict, cloud_answer: str) -> str | None:
 
 
 def _has_tool_result(body: dict) -> bool:
-    """Whether the conversation answers a tool call: a `tool` message (Chat Completions) or a
-    `tool_result` block (Messages)."""
+    """Whether the conversation answers a tool call: a `tool` message (Chat Completions), a
+    `tool_result` block (Messages) or a tool's output item (Responses)."""
+    items = body.get("input") if isinstance(body.get("input"), list) else []
+    if any(isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output") for i in items):
+        return True
     for message in body.get("messages", []):
         if message.get("role") == "tool":
             return True
@@ -593,20 +716,37 @@ def _has_tool_result(body: dict) -> bool:
     return False
 
 
+def _offered(body: dict) -> list[dict]:
+    """The tools a request offers, in any API's shape: Responses' namespaces and its
+    `additional_tools` items (Codex's) opened."""
+    tools = list(body.get("tools") or [])
+    for item in body.get("input") if isinstance(body.get("input"), list) else []:
+        if isinstance(item, dict) and item.get("type") == "additional_tools":
+            tools += item.get("tools") or []
+    opened = []
+    for tool in tools:
+        opened += tool.get("tools") or [] if tool.get("type") == "namespace" else [tool]
+    return opened
+
+
 def _tool_names(body: dict) -> set[str]:
-    """The tools a request offers, in either API's shape."""
-    return {str(t.get("function", {}).get("name") or t.get("name")) for t in body.get("tools") or []}
+    return {str(t.get("function", {}).get("name") or t.get("name")) for t in _offered(body)}
+
+
+def _custom_tools(body: dict) -> set[str]:
+    return {str(t.get("name")) for t in _offered(body) if t.get("type") == "custom"}
 
 
 def _count_prompt(body: dict) -> int:
-    return max(1, len(json.dumps(body.get("messages", []))) // 4)
+    said = [body.get(k) for k in ("system", "instructions", "messages", "input") if body.get(k) is not None]
+    return max(1, len(json.dumps(said if len(said) != 1 else said[0])) // 4)
 
 
 def _tool_call(body: dict) -> dict | None:
-    tools = body.get("tools")
-    if not tools or body.get("tool_choice") == "none":
+    tools = _offered(body)
+    if not tools or body.get("tool_choice") == "none" or not any(t.get("type") in ("function", None) for t in tools):
         return None
-    name = tools[0].get("function", {}).get("name", "tool")
+    name = tools[0].get("function", {}).get("name") or tools[0].get("name", "tool")
     return {"id": "call_fake", "type": "function", "function": {"name": name, "arguments": '{"city": "Paris"}'}}
 
 
@@ -615,31 +755,12 @@ def _public(batch: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in batch.items() if not k.startswith("_")}
 
 
-class UpstreamServer:
+class UpstreamServer(LoopbackServer):
     """Runs a FakeUpstream on a loopback port in a background thread."""
 
     def __init__(self, upstream: FakeUpstream, port: int | None = None) -> None:
+        super().__init__(upstream.app(), port)
         self.upstream = upstream
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            upstream.app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="off", loop="asyncio"
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-
-    def __enter__(self) -> UpstreamServer:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("fake upstream did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=5)
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ class FakeTier:
         self.confidence, self.context_window, self.wait_ms = confidence, context_window, wait_ms
         self.resilience = resilience if resilience is not None or tier == "edge" else Resilience(retries=0)
         self.capabilities = frozenset(Need) - {Need.EMBEDDINGS} if tier == "cloud" else frozenset()
+        self.apis = frozenset()  # every request reaches it as Chat Completions
         self.requests: list[ChatRequest] = []
 
     def capacity(self) -> Capacity:

@@ -16,7 +16,7 @@ import grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-from tests.fake_upstream import free_port
+from gateway.bench.ports import free_port
 
 
 @dataclass

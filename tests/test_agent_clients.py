@@ -15,6 +15,7 @@ installs both. Without them these tests skip (under CI=true they fail).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -62,6 +63,9 @@ def agents_gateway(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFact
     config = gateway_config(upstream.url, tmp, admin_key=ADMIN)
     config["server"] = {"max_body_bytes": 4 * 1024 * 1024}  # an agent's prompt, tools and all
     config["edge"]["models"][0]["n_ctx"] = 8192
+    # the model Codex asks for by default, configured: a request names it by its provider's id
+    codex_default = {"name": "codex-default", "provider_model": "openai/gpt-6.2-sol", "api_key": "sk-fake"}
+    config["cloud"]["models"].append({**codex_default, "api_base": upstream.url + "/v1"})
     config["apps"] = apps
     process = GatewayProcess(config, tmp)
     try:
@@ -140,6 +144,46 @@ def test_claude_code_runs_a_tool_and_answers_on_the_cloud_route(agents_gateway, 
         assert "system" in roles[1:], roles
 
 
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+PDF = (
+    b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n"
+    b"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 100 100]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+)
+
+
+@pytest.mark.parametrize("name, content, block", [("chart.png", PNG, "image"), ("report.pdf", PDF, "document")])
+def test_claude_code_reads_an_image_and_a_pdf_on_the_anthropic_route(
+    agents_gateway, upstream, tmp_path, name, content, block
+):
+    """Its Read tool gives back an image, or a PDF, as a block of its tool result: it reaches the
+    Anthropic model as Claude Code sent it."""
+    claude = installed(CLAUDE, "npm ci --prefix tests/node")
+    folder = workspace(tmp_path)
+    (folder / name).write_bytes(content)
+    upstream.script = AgentScript("Read", {"file_path": str(folder / name)}, "Done.")
+    command = [
+        str(claude),
+        "-p",
+        f"Read {name}",
+        "--model",
+        "auto",
+        "--allowedTools",
+        "Read",
+        "--output-format",
+        "json",
+    ]
+    ran, _ = run(command, folder, claude_env(agents_gateway, "anthropic", tmp_path))
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert json.loads(ran.stdout)["result"].strip() == "Done."
+    last = upstream.requests[-1].body["messages"][-1]["content"]
+    assert any(b.get("type") == "tool_result" for b in last), last
+    found = [b for b in last if b.get("type") == block]
+    found += [p for b in last if isinstance(b.get("content"), list) for p in b["content"] if p.get("type") == block]
+    assert found, json.dumps(last)[:2000]
+
+
 def test_claude_code_completes_on_the_edge_route(agents_gateway, upstream, tmp_path):
     claude = installed(CLAUDE, "npm ci --prefix tests/node")
     folder, since = workspace(tmp_path), time.time()
@@ -159,36 +203,59 @@ def test_claude_code_completes_on_the_edge_route(agents_gateway, upstream, tmp_p
 
 
 # --- Codex CLI ------------------------------------------------------------------------------
-def codex_home(gateway: GatewayProcess, tmp_path: Path) -> Path:
+def codex_home(gateway: GatewayProcess, tmp_path: Path, model: str | None = "auto") -> Path:
+    """Codex's config: edgeway as its provider, and `model = "auto"` (None: Codex's own default
+    model, with which it sends its own default request shape: its tools in an `additional_tools`
+    item, a custom tool whose input is JavaScript)."""
     home = tmp_path / "codex-home"
     home.mkdir()
+    chosen = f'model = "{model}"\n' if model is not None else ""
     (home / "config.toml").write_text(
-        'model = "auto"\nmodel_provider = "edgeway"\n\n[model_providers.edgeway]\nname = "edgeway"\n'
+        f'{chosen}model_provider = "edgeway"\n\n[model_providers.edgeway]\nname = "edgeway"\n'
         f'base_url = "{gateway.url}/v1"\nenv_key = "EDGEWAY_KEY"\nwire_api = "responses"\n'
     )
     return home
 
 
 def codex(
-    gateway: GatewayProcess, tmp_path: Path, app: str, *options: str
+    gateway: GatewayProcess, tmp_path: Path, app: str, *options: str, model: str | None = "auto"
 ) -> tuple[subprocess.CompletedProcess, float]:
     binary = installed(CODEX, "npm ci --prefix tests/node")
-    env = {"HOME": str(tmp_path), "CODEX_HOME": str(codex_home(gateway, tmp_path)), "EDGEWAY_KEY": KEYS[app]}
+    home = codex_home(gateway, tmp_path, model)
+    env = {"HOME": str(tmp_path), "CODEX_HOME": str(home), "EDGEWAY_KEY": KEYS[app]}
     command = [str(binary), "exec", *options, "--skip-git-repo-check", "--sandbox", "workspace-write", TASK]
     return run(command, workspace(tmp_path), env)
 
 
 def test_codex_runs_a_tool_and_answers_on_the_cloud_route(agents_gateway, upstream, tmp_path):
-    """Its defaults: namespace tools (its sub-agents) and hosted web search among them."""
+    """Its request reaches the OpenAI model as Codex sent it: namespace tools, hosted web search,
+    reasoning settings, its session's cache key."""
     upstream.script = AgentScript("exec_command", {"cmd": "echo hello > done.txt"}, "Done.")
     ran, _ = codex(agents_gateway, tmp_path, "cloud")
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     assert (tmp_path / "work" / "done.txt").read_text() == "hello\n"
     assert ran.stdout.strip().endswith("Done.")
+    first = upstream.requests[0]
+    assert first.path == "/v1/responses" and first.body["prompt_cache_key"]
+    kinds = {t["type"] for t in first.body["tools"]}
+    assert "namespace" in kinds and "web_search" in kinds
+    later = upstream.requests[-1].body["input"]
+    assert any(i.get("type") == "function_call_output" for i in later)  # the tool's result, as Codex sent it
+
+
+def test_codex_runs_with_its_own_default_request_shape_on_the_cloud_route(agents_gateway, upstream, tmp_path):
+    """Without `model = "auto"`, Codex sends its tools as an `additional_tools` input item and runs
+    commands through a custom tool whose input is JavaScript (a Lark grammar): both reach the
+    provider as sent, and its call comes back as a `custom_tool_call`."""
+    script = "const r = await tools.exec_command({cmd: 'echo hello > done.txt'}); text(JSON.stringify(r));"
+    upstream.script = AgentScript("exec", {"input": script}, "Done.")
+    ran, _ = codex(agents_gateway, tmp_path, "cloud", model=None)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert ran.stdout.strip().endswith("Done.")
     first = upstream.requests[0].body
-    assert "web_search_options" in first  # its hosted search, for a model that searches
-    names = [t["function"]["name"] for t in first["tools"]]
-    assert "exec_command" in names and "spawn_agent" in names  # a namespace's tools, flattened
+    assert first["input"][0]["type"] == "additional_tools"
+    outputs = [i for i in upstream.requests[-1].body["input"] if i.get("type") == "custom_tool_call_output"]
+    assert outputs and (tmp_path / "work" / "done.txt").read_text() == "hello\n"
 
 
 def test_codex_on_the_edge_route_is_told_which_default_tool_the_edge_cannot_run(agents_gateway, tmp_path):

@@ -22,8 +22,9 @@ import httpx
 import pytest
 import yaml
 
+from gateway.bench.ports import free_port
 from tests.conftest import ROOT
-from tests.fake_upstream import FakeUpstream, free_port
+from tests.fake_upstream import FakeUpstream
 
 KEY, ADMIN = "base-key-0123456789", "base-admin-0123456789"
 ASK = [{"role": "user", "content": "Say hi."}]

@@ -27,6 +27,7 @@ def _browser():
 
 def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors(ledger_gateway, upstream):  # noqa: F811
     alpha, beta = client_for(ledger_gateway, "alpha"), client_for(ledger_gateway, "beta")
+    upstream.cache_read_tokens = 3  # the provider's prompt cache read 3 of each prompt's tokens
     for _ in range(3):
         alpha.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hello"}], max_tokens=2)
         beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hello"}])
@@ -61,6 +62,9 @@ def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors
             assert page.locator("#k-savings").inner_text().endswith(")")  # "NN% ($X)"
             assert page.locator("#k-cache").inner_text().endswith(")")  # "N (N%, $X)"
             assert page.locator("#k-batch").inner_text().endswith(" h)")  # "N (X.XX h)": batch lines, edge hours
+            assert page.locator("#k-prompt-cache").inner_text().endswith(")")  # "N% ($X)": the provider's cache
+            cached = page.locator("#t-models tbody tr", has_text="gpt-fake").locator("td").nth(6).inner_text()
+            assert int(cached.split(" / ")[0]) >= 9, cached  # read / written: 3 tokens of each of beta's 3
             # no shadow comparisons yet: the quality chart is empty, and its axis says 0, not 1.0e-9
             assert page.locator("#c-quality text.axis-top").text_content() == "0"
             ARTIFACTS.mkdir(exist_ok=True)

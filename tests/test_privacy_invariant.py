@@ -34,7 +34,7 @@ from router.errors import EdgewayError
 from router.ledger import MemoryStore
 from router.policy_rules import PolicyRules
 from router.pricing import Price
-from router.request import parse_chat_request
+from router.request import ChatRequest, parse_chat_request
 from router.routing import Router
 from router.served import ServedRequest
 from router.shadow import Shadower
@@ -282,11 +282,15 @@ def requests(draw):
         parts.append("Here is a long log to consider. " * 60)  # too long for edge-small
     text = ", ".join(parts)
     # Half the time, one more private value, written in one of the hard spellings, in any field.
+    # Else, the request in any of the three APIs (a provider of its own API receives it as sent).
+    api = "chat"
     if draw(st.booleans()):
         body = place(SPELLINGS[draw(st.sampled_from(sorted(SPELLINGS)))], draw(st.sampled_from(PLACES)), text)
     else:
-        body = {"messages": [{"role": "user", "content": text}]}
+        api = draw(st.sampled_from(("chat", "messages", "responses")))
+        body = in_api(api, text)
     return {
+        "api": api,
         "body": body,
         "stream": draw(st.booleans()),
         "model": draw(st.sampled_from(("auto",) + EDGES + CLOUDS)),
@@ -333,21 +337,60 @@ def must_stay_local(policy: PolicyFile, rule, request: dict) -> bool:
     return route_is_edge and rule.fallback == "none"
 
 
+def in_api(api: str, text: str) -> dict:
+    """A user's `text` as a body of `api` (its own fields around it: a cache breakpoint, an item)."""
+    if api == "messages":
+        said = {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}
+        return {"messages": [{"role": "user", "content": [said]}]}
+    if api == "responses":
+        return {"input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}]}
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def generated_chat(request: dict) -> ChatRequest:
+    """The generated request as the gateway reads it: its API's body (with the model, the answer's
+    limit and the stream asked), read as Chat Completions, the body kept as sent."""
+    from gateway.anthropic import MessagesCodec
+    from gateway.responses_shape import ResponsesCodec
+    from router.native import Native
+
+    metadata = {
+        "tags": ",".join(request["tags"]),
+        **({"latency-budget-ms": request["latency_budget_ms"]} if request["latency_budget_ms"] else {}),
+    }
+    asked = {"model": request["model"], "stream": request["stream"]}
+    codec = {"messages": MessagesCodec(), "responses": ResponsesCodec()}.get(request["api"])
+    if codec is None:
+        return parse_chat_request({**request["body"], **asked, "max_tokens": 2}, metadata)
+    sent = codec.capped({**request["body"], **asked}, 2)
+    chat = parse_chat_request(codec.chat_body(sent), metadata)
+    chat.native = Native(codec, sent)
+    return chat
+
+
 async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
+    from router.cloud.anthropic import AnthropicModel
+
     http = HttpPool()
     try:
-        cloud = CloudModelConfig(
-            name="cloud-a",
-            provider_model="openai/gpt-4o-mini",
-            api_key="sk-fake",
-            api_base=upstream.url + "/v1",
-            # The fake never stalls here: a short timeout only turned answers into refusals when
-            # the machine was busy, and the counts below then fell short (seen once beside
-            # `research.evaluate` on two cores).
-            timeout_s=30,
-        )
+        # The fake never stalls here: a short timeout only turned answers into refusals when the
+        # machine was busy, and the counts below then fell short (seen once beside
+        # `research.evaluate` on two cores).
         models = {name: EdgeModel(engine) for name, engine in engines.items()}
-        models["cloud-a"] = OpenAICompatible(cloud, http)
+        if request["api"] == "messages":  # a provider of its API: it receives the body as sent
+            claude = CloudModelConfig(
+                name="cloud-a", provider_model="anthropic/claude-x", api_base=upstream.url, timeout_s=30
+            )
+            models["cloud-a"] = AnthropicModel(claude, http.client)
+        else:
+            cloud = CloudModelConfig(
+                name="cloud-a",
+                provider_model="openai/gpt-4o-mini",
+                api_key="sk-fake",
+                api_base=upstream.url + "/v1",
+                timeout_s=30,
+            )
+            models["cloud-a"] = OpenAICompatible(cloud, http)
         budgets = MemoryStore()
         router = Router(models, scorer, {"cloud-a": Price(1e-6, 1e-6)}, budgets)
         app_policy = AppPolicy(policy_spec, Models(EDGES, CLOUDS))
@@ -356,13 +399,7 @@ async def run_one(policy_spec, request, engines, scorer, upstream) -> None:
         budget = None
         if policy_spec.budget:
             budget = AppBudget(Caps(policy_spec.budget.daily_usd), policy_spec.budget.on_exhausted)
-        chat = parse_chat_request(
-            {**request["body"], "model": request["model"], "max_tokens": 2, "stream": request["stream"]},
-            {
-                "tags": ",".join(request["tags"]),
-                **({"latency-budget-ms": request["latency_budget_ms"]} if request["latency_budget_ms"] else {}),
-            },
-        )
+        chat = generated_chat(request)
         if request["cloud_fails"]:
             upstream.fail_next(Fault(status=503), times=5)
         shadows = Shadower(router, Comparisons(), budgets)
@@ -392,8 +429,8 @@ def test_a_request_kept_local_never_reaches_the_cloud(engines, scorer, upstream)
     @given(policy=policies(), request=requests())
     def check(policy, request):
         upstream.reset()
-        body = request["body"]
-        signals = scorer.signals(body["messages"], max_tokens=2, body=body)
+        chat = generated_chat(request)
+        signals = scorer.signals(chat.messages, max_tokens=2, body=chat.as_sent)
         rule = first_rule(
             policy, set(signals.pii_types), set(request["tags"]), signals.complexity, signals.prompt_tokens
         )
@@ -451,20 +488,25 @@ async def route_once(body: dict, policy: str, engines, scorer, upstream, stream:
         )
         models = {name: EdgeModel(engine) for name, engine in engines.items()}
         models["cloud-a"] = OpenAICompatible(cloud, http)
-        router = Router(models, scorer, {}, MemoryStore())
-        rules_ = PolicyRules(lambda: parse_policy(policy, Models(EDGES, CLOUDS)))
         chat = parse_chat_request({**body, "model": "auto", "max_tokens": 2, "stream": stream})
-        try:
-            if stream:
-                routed = await router.stream(chat, Caller("generated", rules_))
-                async for _ in routed.result:
-                    pass
-                return routed.route
-            return (await router.complete(chat, Caller("generated", rules_))).route
-        except EdgewayError as exc:
-            return exc.code or "error"
+        return await outcome(Router(models, scorer, {}, MemoryStore()), chat, policy)
     finally:
         await http.close()
+
+
+async def outcome(router: Router, chat: ChatRequest, policy: str) -> str:
+    """What became of `chat` under `policy`: "edge", "cloud" or the refusal's code (a stream is
+    read to its end)."""
+    caller = Caller("generated", PolicyRules(lambda: parse_policy(policy, Models(EDGES, CLOUDS))))
+    try:
+        if chat.stream:
+            routed = await router.stream(chat, caller)
+            async for _ in routed.result:
+                pass
+            return routed.route
+        return (await router.complete(chat, caller)).route
+    except EdgewayError as exc:
+        return exc.code or "error"
 
 
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
@@ -710,3 +752,134 @@ def test_a_name_in_a_field_or_with_invisible_characters_is_kept_local_and_masked
     assert asyncio.run(route_once(json.loads(json.dumps(body)), MASK, engines, scorer, upstream)) == "cloud"
     sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
     assert not [tell for tell in tells if tell in sent], sent
+
+
+# --- the body as sent, in each API: a provider of that API receives it as it came ---------------
+def native_place(value: str, where: str) -> tuple[str, dict]:
+    """A Messages or Responses body with `value` in the field `where` names (the fields only those
+    APIs have), and the API it is written in."""
+    question = "What is 2+2?"
+    ask = {"role": "user", "content": [{"type": "text", "text": question}]}
+    messages: dict = {"max_tokens": 2, "messages": [ask]}
+    if where == "Messages system block with cache_control":
+        messages["system"] = [{"type": "text", "text": f"Customer: {value}", "cache_control": {"type": "ephemeral"}}]
+    elif where == "Messages tool_result block":
+        messages["messages"] = [
+            {"role": "user", "content": "Look me up."},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "lookup", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+                {"type": "text", "text": f"record: {value}"}]}, {"type": "text", "text": question}]},
+        ]  # fmt: skip
+    elif where == "Messages earlier tool_use input":
+        call = {"type": "tool_use", "id": "t1", "name": "lookup", "input": {"q": value}}
+        result = {"type": "tool_result", "tool_use_id": "t1", "content": "found"}
+        messages["messages"] = [
+            {"role": "user", "content": "Look me up."},
+            {"role": "assistant", "content": [call]},
+            {"role": "user", "content": [result, ask["content"][0]]},
+        ]
+    elif where == "Messages document text source":
+        source = {"type": "text", "media_type": "text/plain", "data": f"notes: {value}"}
+        ask["content"] = [{"type": "document", "source": source}, {"type": "text", "text": question}]
+    elif where == "Messages earlier thinking":
+        messages["messages"] = [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": f"They are {value}.", "signature": "s"},
+                                              {"type": "text", "text": "Hello."}]},
+            ask,
+        ]  # fmt: skip
+    elif where == "Messages metadata.user_id":
+        messages["metadata"] = {"user_id": value}
+    elif where == "Responses instructions":
+        return "responses", {"instructions": f"Customer: {value}", "input": question}
+    elif where == "Responses function_call_output":
+        return "responses", {"input": [
+            {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": f"record: {value}"},
+            {"role": "user", "content": question}]}  # fmt: skip
+    elif where == "Responses additional_tools description":
+        tool = {"type": "function", "name": "notify", "description": f"Notify {value}", "parameters": {}}
+        return "responses", {
+            "input": [{"type": "additional_tools", "tools": [tool]}, {"role": "user", "content": question}]
+        }
+    elif where == "Responses reasoning summary":
+        summary = [{"type": "summary_text", "text": f"They are {value}."}]
+        return "responses", {"input": [{"type": "reasoning", "id": "rs_1", "summary": summary},
+                                       {"role": "user", "content": question}]}  # fmt: skip
+    elif where == "Responses prompt_cache_key":
+        return "responses", {"input": question, "prompt_cache_key": value}
+    else:
+        raise ValueError(where)
+    return "messages", messages
+
+
+NATIVE_PLACES = (
+    "Messages system block with cache_control", "Messages tool_result block", "Messages earlier tool_use input",
+    "Messages document text source", "Messages earlier thinking", "Messages metadata.user_id",
+    "Responses instructions", "Responses function_call_output", "Responses additional_tools description",
+    "Responses reasoning summary", "Responses prompt_cache_key",
+)  # fmt: skip
+NATIVE_SPELLINGS = ("email", "email spelled out", "email with a zero-width space")
+
+
+async def route_native(api: str, body: dict, policy: str, engines, scorer, upstream, stream: bool = False) -> str:
+    """Route a body of `api` by `policy` to a cloud model of that API (which receives it as sent),
+    against the real edge: "edge", "cloud" or the refusal's code."""
+    from gateway.anthropic import MessagesCodec
+    from gateway.responses_shape import ResponsesCodec
+    from router.cloud.anthropic import AnthropicModel
+    from router.native import Native
+
+    http = HttpPool()
+    try:
+        if api == "messages":
+            codec: MessagesCodec | ResponsesCodec = MessagesCodec()
+            config = CloudModelConfig(name="cloud-a", provider_model="anthropic/claude-x", api_base=upstream.url)
+            cloud: AnthropicModel | OpenAICompatible = AnthropicModel(config, http.client)
+        else:
+            codec = ResponsesCodec()
+            config = CloudModelConfig(
+                name="cloud-a", provider_model="openai/gpt-4o-mini", api_base=upstream.url + "/v1"
+            )
+            cloud = OpenAICompatible(config, http)
+        models = {name: EdgeModel(engine) for name, engine in engines.items()}
+        models["cloud-a"] = cloud
+        sent = {**body, "model": "auto", "stream": stream}
+        if api == "responses":
+            sent["max_output_tokens"] = 2
+        chat = parse_chat_request(codec.chat_body(sent))
+        chat.native = Native(codec, sent)
+        return await outcome(Router(models, scorer, {}, MemoryStore()), chat, policy)
+    finally:
+        await http.close()
+
+
+@pytest.mark.parametrize("spelling", NATIVE_SPELLINGS)
+@pytest.mark.parametrize("where", NATIVE_PLACES)
+def test_a_private_value_in_a_native_field_stays_local(engines, scorer, upstream, where, spelling):
+    api, body = native_place(SPELLINGS[spelling], where)
+    outcome = asyncio.run(route_native(api, body, KEEP_LOCAL, engines, scorer, upstream))
+    assert upstream.bytes_received == 0, (where, spelling, outcome)
+    assert outcome in ("edge", "unsupported_content", "unsupported_parameter"), outcome
+
+
+@pytest.mark.parametrize("where", NATIVE_PLACES)
+def test_the_same_native_fields_without_private_data_reach_their_provider_as_sent(engines, scorer, upstream, where):
+    api, body = native_place("the weather in Paris", where)
+    outcome = asyncio.run(route_native(api, body, KEEP_LOCAL, engines, scorer, upstream))
+    assert outcome == "cloud" and upstream.saw_text("the weather in Paris"), where
+    assert upstream.requests[-1].path == ("/v1/messages" if api == "messages" else "/v1/responses")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("spelling", NATIVE_SPELLINGS)
+@pytest.mark.parametrize("where", NATIVE_PLACES)
+def test_redaction_masks_a_native_field_where_it_is(engines, scorer, upstream, where, spelling, stream):
+    value = SPELLINGS[spelling]
+    api, body = native_place(value, where)
+    outcome = asyncio.run(route_native(api, body, MASK, engines, scorer, upstream, stream))
+    assert outcome == "cloud"
+    sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
+    for form in {value, json.dumps(value)[1:-1]} | TELLS:
+        assert form not in sent, (where, spelling, form)
+    assert "_1]" in sent

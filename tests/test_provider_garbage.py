@@ -21,6 +21,9 @@ app: garbage
 defaults: {cloud: gpt-fake}
 budget: {daily_usd: 1.0, on_exhausted: deny}
 rules:
+  - name: claude
+    when: {tags: [claude]}
+    route: claude-fake
   - name: cloud-only
     route: cloud
 """
@@ -33,6 +36,7 @@ def garbage_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
     config = gateway_config(upstream.url, tmp, admin_key=ADMIN)
     config["cloud"]["models"][0]["price"] = {"input_per_1m": 100, "output_per_1m": 100}
     config["cloud"]["models"][0]["retries"] = 0
+    config["cloud"]["models"][1]["retries"] = 0
     config["apps"] = [{"name": "garbage", "key": KEY, "policy": str(tmp / "garbage.yaml")}]
     process = GatewayProcess(config, tmp)
     try:
@@ -163,3 +167,56 @@ def test_a_stream_that_breaks_after_chunks_is_recorded_with_the_tokens_delivered
     row = last_row(garbage_gateway)
     assert row["status"] == 502 and row["completion_tokens"] > 0
     assert_sane(row)
+
+
+# --- a provider of the client's own API: what it answers is checked as strictly -------------------
+NATIVE = {  # the API, its path at the gateway, a body that asks the model in it (Anthropic's: told by a tag)
+    "messages": (
+        "/v1/messages",
+        {"model": "claude-fake", "max_tokens": 20, "messages": [{"role": "user", "content": "Hi"}]},
+    ),
+    "responses": ("/v1/responses", {"model": "gpt-fake", "input": "Hi"}),
+}
+
+
+def native_headers(api: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {KEY}", **({"x-edgeway-tags": "claude"} if api == "messages" else {})}
+
+
+@pytest.mark.parametrize("api", sorted(NATIVE))
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'{"type": "message", "content": "text, not blocks"}',
+        b'{"output": [42]}',
+        b'{"type": "message", "content": [7]}',
+    ],  # fmt: skip
+)
+def test_a_native_answer_that_is_not_its_apis_is_a_502_in_that_apis_shape(garbage_gateway, upstream, api, garbage):
+    path, body = NATIVE[api]
+    upstream.fail_next(Fault(body=garbage))
+    answer = httpx.post(garbage_gateway.url + path, json=body, headers=native_headers(api), timeout=30)
+    assert answer.status_code == 502, answer.text
+    said = answer.json()
+    message = said["error"]["message"]
+    assert ("claude-fake" in message or "gpt-fake" in message) and (api != "messages" or said["type"] == "error")
+
+
+@pytest.mark.parametrize("api", sorted(NATIVE))
+@pytest.mark.parametrize(
+    "stream",
+    [b"event: x\ndata: not json\n\n", b'event: message_start\ndata: {"type": "message_start", "message": {}}\n\n'],
+)
+def test_a_native_stream_that_breaks_its_api_ends_with_an_error_event(garbage_gateway, upstream, api, stream):
+    path, body = NATIVE[api]
+    upstream.fail_next(Fault(body=stream, content_type="text/event-stream"))
+    answer = httpx.post(
+        garbage_gateway.url + path,
+        json={**body, "stream": True},
+        headers={"authorization": f"Bearer {KEY}"},
+        timeout=30,
+    )
+    assert answer.status_code in (200, 502), answer.text
+    assert "error" in answer.text and "Internal error" not in answer.text

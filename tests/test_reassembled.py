@@ -43,7 +43,7 @@ def test_the_user_is_read_across_one_reply_of_the_assistant():
         {"role": "assistant", "content": "Go on."},
         {"role": "user", "content": "1111 1111"},
     ]
-    (joined,) = in_conversation(messages)
+    (joined,) = in_conversation({"messages": messages})
     assert joined.text == "my card is 4111 1111 1111 1111"
     assert [p.path for p in joined.pieces] == [("messages", 0, "content"), ("messages", 2, "content")]
 
@@ -53,7 +53,7 @@ def test_tool_call_arguments_are_turns():
         {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "f", "arguments": "n 4111"}}]},
         {"role": "tool", "content": "1111 1111 1111"},
     ]
-    (joined,) = in_conversation(messages)
+    (joined,) = in_conversation({"messages": messages})
     assert joined.pieces[0].path == ("messages", 0, "tool_calls", 0, "function", "arguments")
 
 

@@ -20,9 +20,19 @@ WEATHER = {
 }
 
 
+# An OpenAI-compatible server that speaks Chat Completions only: a Responses request reaches it translated.
+CHAT_ONLY = {
+    "name": "gpt-chat",
+    "provider_model": "hosted_vllm/chat-only",
+    "api_key": "sk-fake",
+    "apis": ["chat_completions"],
+}
+
+
 @pytest.fixture(scope="module")
 def responses_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
-    yield from two_apps(upstream, tmp_path_factory.mktemp("responses_gateway"))
+    cloud = [{**CHAT_ONLY, "api_base": upstream.url + "/v1"}]
+    yield from two_apps(upstream, tmp_path_factory.mktemp("responses_gateway"), cloud=cloud)
 
 
 def client(gateway: GatewayProcess, app: str = "open") -> openai.OpenAI:
@@ -40,9 +50,9 @@ def test_the_edge_answers_a_string_input_with_usage(responses_gateway):
     assert 0 < response.usage.output_tokens <= 12 and response.usage.input_tokens > 5
 
 
-def test_instructions_and_items_reach_the_model_as_a_conversation(responses_gateway, upstream):
+def test_instructions_and_items_reach_a_chat_model_as_a_conversation(responses_gateway, upstream):
     client(responses_gateway).responses.create(
-        model="gpt-fake",
+        model="gpt-chat",
         instructions="You are terse.",
         input=[
             {"role": "user", "content": "Hi"},
@@ -56,12 +66,12 @@ def test_instructions_and_items_reach_the_model_as_a_conversation(responses_gate
     assert sent["max_tokens"] == 20
 
 
-def test_a_function_call_round_trips(responses_gateway, upstream):
-    first = client(responses_gateway).responses.create(model="gpt-fake", input="Weather in Paris?", tools=[WEATHER])
+def test_a_function_call_round_trips_through_a_chat_model(responses_gateway, upstream):
+    first = client(responses_gateway).responses.create(model="gpt-chat", input="Weather in Paris?", tools=[WEATHER])
     call = next(item for item in first.output if item.type == "function_call")
     assert call.name == "get_weather" and json.loads(call.arguments) == {"city": "Paris"}
     client(responses_gateway).responses.create(
-        model="gpt-fake",
+        model="gpt-chat",
         tools=[WEATHER],
         input=[
             {"role": "user", "content": "Weather in Paris?"},
@@ -89,7 +99,7 @@ def test_a_streamed_response_has_the_semantic_events_and_ends_completed(response
     assert text.strip() and final.output_text == text and final.usage.output_tokens > 0
 
 
-@pytest.mark.parametrize("model", ["smollm2", "gpt-fake"])
+@pytest.mark.parametrize("model", ["smollm2", "gpt-chat", "gpt-fake"])
 def test_a_streamed_part_starts_empty_so_the_text_is_told_once(responses_gateway, model):
     """As OpenAI streams it: `content_part.added` carries an empty part and every piece of text
     comes in a delta, so the SDK's running snapshot ends equal to `output_text.done`."""
@@ -141,10 +151,16 @@ def test_previous_response_id_is_refused_because_nothing_is_kept(responses_gatew
     assert caught.value.param == "previous_response_id"
 
 
-def test_unsupported_tools_and_items_are_clear_400s(responses_gateway):
-    with pytest.raises(openai.BadRequestError) as caught:
-        client(responses_gateway).responses.create(model="gpt-fake", input="Hi", tools=[{"type": "file_search"}])
-    assert caught.value.param == "tools[0].type"
+def test_a_hosted_tool_goes_to_a_responses_provider_and_is_a_clear_400_where_none_may(responses_gateway, upstream):
+    """What Chat Completions cannot carry (a hosted tool but search, an item of a kind it has not)
+    goes only to a provider that takes Responses; elsewhere the client hears what and why."""
+    search_files = {"type": "file_search", "vector_store_ids": ["vs_1"]}
+    client(responses_gateway).responses.create(model="gpt-fake", input="Hi", tools=[search_files])
+    assert upstream.requests[-1].path == "/v1/responses" and upstream.requests[-1].body["tools"] == [search_files]
+    for model in ("gpt-chat", "smollm2"):
+        with pytest.raises(openai.BadRequestError) as caught:
+            client(responses_gateway).responses.create(model=model, input="Hi", tools=[search_files])
+        assert caught.value.code == "unsupported_parameter" and "'file_search' tool" in caught.value.message
 
 
 CRM = {  # Codex CLI groups its sub-agent tools so; here a name collides with a top-level tool's
@@ -173,7 +189,7 @@ def test_a_namespaces_tools_are_flattened_for_the_model_and_its_call_given_back_
 ):
     upstream.script = AgentScript(tool="crm__lookup", arguments={"id": "c-7"}, answer="Found it.")
     made = client(responses_gateway).responses.create(
-        model="gpt-fake", input="Find case c-7.", tools=[CRM, LOOKUP], stream=stream
+        model="gpt-chat", input="Find case c-7.", tools=[CRM, LOOKUP], stream=stream
     )
     if stream:
         events = list(made)
@@ -186,7 +202,7 @@ def test_a_namespaces_tools_are_flattened_for_the_model_and_its_call_given_back_
     (call,) = [item for item in made.output if item.type == "function_call"]
     assert (call.name, call.namespace, json.loads(call.arguments)) == ("lookup", "crm", {"id": "c-7"})
     follow = client(responses_gateway).responses.create(
-        model="gpt-fake",
+        model="gpt-chat",
         tools=[CRM, LOOKUP],
         input=[
             {"role": "user", "content": "Find case c-7."},
@@ -200,7 +216,7 @@ def test_a_namespaces_tools_are_flattened_for_the_model_and_its_call_given_back_
 
 def test_hosted_web_search_goes_to_a_model_that_searches_and_is_refused_where_none_may(responses_gateway, upstream):
     search = {"type": "web_search", "search_context_size": "low", "external_web_access": False}
-    client(responses_gateway).responses.create(model="gpt-fake", input="News today?", tools=[search, WEATHER])
+    client(responses_gateway).responses.create(model="gpt-chat", input="News today?", tools=[search, WEATHER])
     sent = upstream.requests[-1].body
     assert sent["web_search_options"] == {"search_context_size": "low"}
     assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]

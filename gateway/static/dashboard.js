@@ -112,6 +112,9 @@ async function refresh() {
     document.getElementById("k-requests").textContent = `${t.requests} (${t.edge_requests} / ${t.cloud_requests})`;
     const hitRate = t.requests ? Math.round((100 * t.cache_hits) / t.requests) : 0;
     document.getElementById("k-cache").textContent = `${t.cache_hits} (${hitRate}%, ${money(t.cache_saved_usd)})`;
+    const cloudPrompt = byRoute.groups.filter(g => g.key === "cloud").reduce((n, g) => n + g.prompt_tokens, 0);
+    const readShare = cloudPrompt ? Math.round((100 * t.cache_read_tokens) / cloudPrompt) : 0;
+    document.getElementById("k-prompt-cache").textContent = `${readShare}% (${money(t.prompt_cache_saved_usd)})`;
     const b = byDay.batch;
     document.getElementById("k-batch").textContent = `${b.requests} (${b.edge_hours.toFixed(2)} h)`;
     bars(document.getElementById("c-spend"), byDay.groups.map(g => g.key), [
@@ -128,7 +131,8 @@ async function refresh() {
     const routeOf = Object.fromEntries(byDay.recent.map(r => [r.model, r.route]));
     table("t-models", [...byModel.groups].sort((a, b) => b.requests - a.requests).map(g => [
       [g.key || "(none)"], [routeOf[g.key] ?? "", `route-${routeOf[g.key] ?? ""}`], [g.requests], [money(g.cost_usd)],
-      [money(g.counterfactual_usd)], [money(g.savings_usd)], [g.latency_p50_ms ?? "–"]]));
+      [money(g.counterfactual_usd)], [money(g.savings_usd)], [`${g.cache_read_tokens} / ${g.cache_write_tokens}`],
+      [money(g.prompt_cache_saved_usd)], [g.latency_p50_ms ?? "–"]]));
     table("t-budgets", byDay.budgets.map(b => [[b.app], [b.daily_usd ?? "–"], [b.monthly_usd ?? "–"], [money(b.left_usd)], [b.on_exhausted]]));
     table("t-recent", byDay.recent.slice(0, 20).map(r => [
       [new Date(r.ts * 1000).toLocaleTimeString()], [r.app], [r.kind], [r.route, `route-${r.route}`], [r.model], [r.rule],

@@ -26,6 +26,7 @@ class CloudModel:
             config.retries, config.circuit_failures, config.circuit_cooldown_s
         )
         self.batch_api: ProviderBatchAPI | None = None  # its provider's batch API, where edgeway speaks it
+        self.apis = config.native_apis  # what it takes as the client sent it (router.native)
 
     def capacity(self) -> Capacity:
         return IDLE

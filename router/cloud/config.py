@@ -7,6 +7,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from policies.schema import known_needs
+from router.native import Api
+
+DEFAULT_APIS = {
+    "anthropic": frozenset({Api.MESSAGES}),
+    "openai": frozenset({Api.CHAT_COMPLETIONS, Api.RESPONSES}),
+}
 
 
 class PriceConfig(BaseModel):
@@ -20,6 +26,11 @@ class PriceConfig(BaseModel):
     # and Groq's published discount)
     batch_input_per_1m: float | None = Field(None, ge=0)
     batch_output_per_1m: float | None = Field(None, ge=0)
+    # a prompt's tokens read from the provider's prompt cache, and written to it (kept five minutes,
+    # and an hour); else LiteLLM's map says, else Anthropic's multiples for its models, else input
+    cache_read_per_1m: float | None = Field(None, ge=0)
+    cache_write_per_1m: float | None = Field(None, ge=0)
+    cache_write_1h_per_1m: float | None = Field(None, ge=0)
 
 
 class CloudModelConfig(BaseModel):
@@ -44,6 +55,10 @@ class CloudModelConfig(BaseModel):
     # Batch lines routed here go through the provider's own batch API, at its batch price
     # (router/cloud/batch_api.py). None: on for the providers known to have one.
     batch_api: bool | None = None
+    # The APIs its provider takes a request in as the client sent it (the rest are translated to
+    # one it takes). None: Messages for Anthropic's models, Chat Completions and Responses for
+    # OpenAI's, Chat Completions for the other OpenAI-compatible providers.
+    apis: list[Api] | None = None
 
     @field_validator("capabilities")
     @classmethod
@@ -60,6 +75,13 @@ class CloudModelConfig(BaseModel):
     @property
     def provider(self) -> str:
         return self.provider_model.split("/", 1)[0]
+
+    @property
+    def native_apis(self) -> frozenset[Api]:
+        """The APIs its provider takes requests in as sent (`apis`, else its provider's own)."""
+        if self.apis is not None:
+            return frozenset(self.apis)
+        return DEFAULT_APIS.get(self.provider, frozenset({Api.CHAT_COMPLETIONS}))
 
     @property
     def provider_model_id(self) -> str:

@@ -1,6 +1,7 @@
-"""LiteLLM itself, imported once. `import litellm` costs about 12 s and 200 MB, so it happens off
-the event loop, when the first model or batch that needs it is used, or when `warm_up()` is called
-after the gateway is ready; and it never fetches LiteLLM's price map from the network."""
+"""LiteLLM itself, imported once. `import litellm` costs about 10 s and 200 MB, so it happens off
+the event loop: while the gateway starts (`warm_up()`, before it is ready) where a configured model
+is reached through it, else when a batch first needs it; and it never fetches LiteLLM's price map
+from the network."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 No LiteLLM on this path, and as little work as the wire allows: the request body is forwarded as
 the client sent it (only `model` is replaced, and usage is asked for so that streamed answers can
-be priced), and a whole answer is parsed once, with orjson.
+be priced), and a whole answer is parsed once, with orjson. A Responses request goes to the
+provider's Responses API as sent, where it has one (`router/cloud/responses.py`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from router.answer import Answer
 from router.cloud import validate
 from router.cloud.base import CloudModel, status_error
 from router.cloud.config import CloudModelConfig
+from router.cloud.endpoint import Endpoint, error_message, event_stream, transport_error
 from router.cloud.http1 import Client, HTTPError, Response, Timeouts
-from router.errors import UpstreamError, UpstreamTimeout
+from router.cloud.responses import ResponsesEndpoint, ResponseStream
+from router.errors import UpstreamError
+from router.native import Api
 from router.request import ChatRequest, Priority
 from router.tracing import outgoing_headers
 
@@ -69,6 +73,10 @@ class OpenAICompatible(CloudModel):
         self._timeouts = Timeouts(config.connect_timeout_s, config.read_timeout_s, config.timeout_s)
         # A stream may take longer than `timeout_s` in all; only silence ends it.
         self._stream_timeouts = Timeouts(config.connect_timeout_s, config.read_timeout_s, None)
+        # a Responses request, where the provider takes it as sent (router/cloud/responses.py)
+        self._responses = ResponsesEndpoint(
+            Endpoint(config.name, pool.client, f"{base}/responses", auth, self._timeouts)
+        )
 
     def _headers_now(self, request: ChatRequest | None = None) -> bytes:
         """The fixed headers, the current trace context for the provider, and to an edge node
@@ -109,6 +117,8 @@ class OpenAICompatible(CloudModel):
             raise UpstreamError(f"{self.name}: the provider answered with a body that is not JSON") from None
 
     async def complete(self, request: ChatRequest, *, confidence: bool = False) -> Answer:
+        if request.speaks(self.apis & {Api.RESPONSES}):
+            return await self._responses.complete(request, self.config.provider_model_id)
         target = self._target if request.prompt is None else self._legacy_target
         parsed = await self._json(target, self._body(request, False), request)
         if request.prompt is not None:
@@ -123,7 +133,9 @@ class OpenAICompatible(CloudModel):
         answer, usage = validate.embeddings(parsed, self.name, len(request.inputs or ()))
         return Answer(answer, usage)
 
-    async def stream(self, request: ChatRequest) -> SSEStream:
+    async def stream(self, request: ChatRequest) -> SSEStream | ResponseStream:
+        if request.speaks(self.apis & {Api.RESPONSES}):
+            return await self._responses.stream(request, self.config.provider_model_id)
         response = await self._send(request, self._body(request, True), self._stream_timeouts)
         if response.status >= 400:
             try:
@@ -131,22 +143,13 @@ class OpenAICompatible(CloudModel):
             except (HTTPError, TimeoutError) as exc:
                 raise self._transport_error(exc) from None
             raise self._status_error(response.status, content)
-        kind = response.headers.get(b"content-type", b"").decode("latin-1")
-        if not kind.startswith("text/event-stream"):
-            response.release()
-            raise UpstreamError(
-                f"{self.name}: the provider answered a stream request with {kind or 'no content type'}, "
-                f"not text/event-stream"
-            )
-        return SSEStream(self, response, legacy=request.prompt is not None)
+        return SSEStream(self, event_stream(self.name, response), legacy=request.prompt is not None)
 
     def _transport_error(self, exc: BaseException) -> UpstreamError:
-        if isinstance(exc, TimeoutError):
-            return UpstreamTimeout(f"{self.name}: the provider did not answer in time")
-        return UpstreamError(f"{self.name}: could not reach the provider ({exc})")
+        return transport_error(self.name, exc)
 
     def _status_error(self, status: int, content: bytes) -> Exception:
-        return status_error(self.name, status, _error_message(content))
+        return status_error(self.name, status, error_message(content))
 
 
 class SSEStream:
@@ -188,14 +191,3 @@ class SSEStream:
 
     async def aclose(self) -> None:
         self._response.release()
-
-
-def _error_message(content: bytes) -> str:
-    try:
-        body = orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return content[:300].decode("utf-8", "replace") or "(empty body)"
-    error = body.get("error", body) if isinstance(body, dict) else body
-    if isinstance(error, dict):
-        return str(error.get("message") or error)
-    return str(error)

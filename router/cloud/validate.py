@@ -24,13 +24,58 @@ def _count(value: object) -> int | None:
 
 
 def usage_of(value: object) -> Usage | None:
-    """The provider's usage if it is whole non-negative token counts; None otherwise."""
+    """The provider's usage if it is whole non-negative token counts; None otherwise. The prompt's
+    cached share as OpenAI reports it (`prompt_tokens_details.cached_tokens`), and a cache's writes
+    as LiteLLM reports an Anthropic model's (`cache_creation_input_tokens`, within the prompt)."""
     if not isinstance(value, dict):
         return None
     prompt, completion = _count(value.get("prompt_tokens")), _count(value.get("completion_tokens"))
     if prompt is None or completion is None:
         return None
-    return Usage(prompt, completion)
+    details = value.get("prompt_tokens_details")
+    read = _within(details.get("cached_tokens") if isinstance(details, dict) else None, prompt)
+    written = _within(value.get("cache_creation_input_tokens"), prompt - read)
+    return Usage(prompt, completion, cache_read_tokens=read, cache_write_tokens=written)
+
+
+def _within(value: object, most: int) -> int:
+    """A count of the prompt's tokens, if it is one (absent, invalid or more than the prompt: 0)."""
+    count = _count(value)
+    return count if count is not None and count <= most else 0
+
+
+def anthropic_usage(value: object) -> Usage | None:
+    """Usage as the Messages API counts it: `input_tokens` beside the cache's reads and writes,
+    which together are the prompt."""
+    if not isinstance(value, dict):
+        return None
+    uncached, completion = _count(value.get("input_tokens")), _count(value.get("output_tokens"))
+    if uncached is None or completion is None:
+        return None
+    read = _count(value.get("cache_read_input_tokens") or 0) or 0
+    written = _count(value.get("cache_creation_input_tokens") or 0) or 0
+    creation = value.get("cache_creation")
+    hour = _count(creation.get("ephemeral_1h_input_tokens") or 0) if isinstance(creation, dict) else 0
+    return Usage(
+        uncached + read + written,
+        completion,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+        cache_write_1h_tokens=min(hour or 0, written),
+    )
+
+
+def responses_usage(value: object) -> Usage | None:
+    """Usage as the Responses API counts it: the whole input, its cached share in
+    `input_tokens_details`; the output, reasoning included."""
+    if not isinstance(value, dict):
+        return None
+    prompt, completion = _count(value.get("input_tokens")), _count(value.get("output_tokens"))
+    if prompt is None or completion is None:
+        return None
+    details = value.get("input_tokens_details")
+    read = _within(details.get("cached_tokens") if isinstance(details, dict) else None, prompt)
+    return Usage(prompt, completion, cache_read_tokens=read)
 
 
 def _message_problem(message: object) -> str | None:

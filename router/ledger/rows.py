@@ -36,6 +36,12 @@ class UsageRow:
     prompt: str | None = None  # opted-in apps only: the last user message, private data masked
     cache: str | None = None  # "hit" (served from the response cache, at no cost) or "miss"; None: no cache
     kind: str = "request"  # a RowKind
+    # of prompt_tokens: read from the provider's prompt cache, and written to it; and what the
+    # provider's cache saved against the same tokens uncached (less than 0 where its writes cost more
+    # than its reads saved; the response cache's hits are `cache`)
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    prompt_cache_saved_usd: float = 0.0
 
     @property
     def account(self) -> str:
