@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             "head-of-line",
             "tail",
             "speculative",
+            "agent-session",
         ],
     )
     bench.add_argument(
@@ -229,6 +230,7 @@ def _policy_check(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from gateway.bench import (
+        agent_session,
         batch,
         cascade,
         classify,
@@ -261,6 +263,7 @@ def _bench(args: argparse.Namespace) -> int:
         "head-of-line": head_of_line.run,
         "tail": tail.run,
         "speculative": speculative.run,
+        "agent-session": agent_session.run,
     }
     options = {} if args.repeat is None else {"repeat": args.repeat}
     run = suites[args.suite]
