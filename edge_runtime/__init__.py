@@ -4,8 +4,11 @@ from edge_runtime.config import EdgeModelConfig
 from edge_runtime.engine import EdgeEngine, EdgeState
 from edge_runtime.errors import EdgeError, PromptTooLong
 from edge_runtime.generation import Generation
+from edge_runtime.llama_log import route_llama_log
 from edge_runtime.pool import EdgePool
 from edge_runtime.sampling import Sampling
+
+route_llama_log()  # llama.cpp's own lines, at their own levels (edge_runtime/llama_log.py)
 
 __all__ = [
     "EdgeEngine",

@@ -14,6 +14,7 @@ import asyncio
 import functools
 import json
 import logging
+import socket
 import sys
 import time
 
@@ -22,6 +23,7 @@ STARTED = time.perf_counter()
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="edgeway", description="Hybrid edge/cloud LLM routing gateway.")
+    parser.add_argument("--version", action="version", version=f"edgeway {_version()}")
     verbs = parser.add_subparsers(dest="verb", required=True)
 
     serve = verbs.add_parser("serve", help="run the gateway")
@@ -214,17 +216,28 @@ def _policy_check(args: argparse.Namespace) -> int:
     config = _load(args.config, secrets=False)
     models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
     failed = 0
+    unknown_models = False
     for path in args.files:
         try:
             policy = load_policy(path, models)
         except FileError as exc:
             failed += 1
+            unknown_models |= any(
+                p.message.startswith(("unknown edge model", "unknown cloud model")) for p in exc.problems
+            )
             print(exc, file=sys.stderr)
         except OSError as exc:
             failed += 1
             print(f"{path}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         else:
             print(f"{path}: ok ({len(policy.spec.rules)} rules)")
+    if unknown_models and args.config is None:
+        named = ", ".join([*models.edge, *models.cloud]) or "none"
+        print(
+            f"(model names were checked against the config `edgeway serve` makes with no file: {named}; "
+            f"pass --config FILE to check them against your gateway's)",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 
@@ -320,6 +333,15 @@ def _load(path: str | None, secrets: bool = True) -> GatewayConfig:
         raise SystemExit(2) from None
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("edgeway")
+    except PackageNotFoundError:  # (run from a checkout that was never installed)
+        return "unknown"
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -354,6 +376,14 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     from gateway.protocol import GatewayProtocol
 
+    try:  # the port first: a gateway that cannot listen must not load its models and say it is ready
+        listening = _listen(config.server.host, config.server.port)
+    except OSError as exc:
+        print(
+            f"edgeway: cannot listen on {config.server.host}:{config.server.port}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return 2
     asgi = create_app(_gateway(config), started=STARTED)
     server = uvicorn.Server(
         uvicorn.Config(
@@ -369,8 +399,22 @@ def _serve(args: argparse.Namespace) -> int:
             timeout_keep_alive=5,
         )
     )
-    server.run()
+    server.run(sockets=[listening])
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to `host:port`, for uvicorn to serve on."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    listening = socket.socket(family, kind, proto)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address)
+    except OSError:
+        listening.close()
+        raise
+    listening.set_inheritable(True)
+    return listening
 
 
 def _explain(args: argparse.Namespace) -> int:

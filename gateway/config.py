@@ -116,6 +116,8 @@ class GatewayConfig(Strict):
     def _known_store(cls, value: str) -> str:
         if not value.startswith(("memory://", "sqlite:///", "redis://", "rediss://", "unix://")):
             raise ValueError("expected memory://, sqlite:///path.db or redis://host:port/db")
+        if value.startswith("sqlite:///"):
+            _sqlite_folder(value.removeprefix("sqlite:///"))
         return value
 
     @field_validator("admin_key", "store_key")
@@ -153,6 +155,19 @@ class GatewayConfig(Strict):
                 f"no apps are configured, so requests are not authenticated; refusing to listen "
                 f"on {self.server.host}. Add apps with keys, or listen on 127.0.0.1."
             )
+
+
+def _sqlite_folder(path: str) -> None:
+    """A SQLite store's file must be in a folder that exists (the file is made on first use). Its
+    URL names a path relative to the working directory with three slashes (`sqlite:///ledger.db`)
+    and an absolute one with four (`sqlite:////var/lib/edgeway/ledger.db`), as SQLAlchemy's do."""
+    folder = Path(path).expanduser().parent
+    if folder.is_dir():
+        return
+    hint = ""
+    if not Path(path).is_absolute() and Path("/", path).parent.is_dir():
+        hint = f"; for the absolute path /{path}, write four slashes: sqlite:////{path}"
+    raise ValueError(f"the SQLite file's folder {str(folder)!r} does not exist (relative to {os.getcwd()}){hint}")
 
 
 def is_loopback(host: str) -> bool:

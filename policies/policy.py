@@ -161,6 +161,12 @@ def parse_policy(text: str, models: Models, filename: str = "<policy>") -> AppPo
     return AppPolicy(spec, models, filename)
 
 
+def _unknown(tier: str, name: str, names: tuple[str, ...]) -> str:
+    if not names:
+        return f"unknown {tier} model {name!r}: this gateway has no {tier} model"
+    return f"unknown {tier} model {name!r}; expected one of {sorted(names)}"
+
+
 def _model_problems(spec: PolicyFile, models: Models, filename: str, root: yaml.Node) -> Iterator[Problem]:
     known = set(models.edge) | set(models.cloud)
     expected = f"expected edge, cloud or one of {sorted(known)}"
@@ -171,8 +177,7 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: yaml.
                 filename,
                 root,
                 ("defaults", tier),
-                f"unknown {tier} model {name!r}; expected one of "
-                f"{sorted(models.edge if tier == 'edge' else models.cloud)}",
+                _unknown(tier, name, models.edge if tier == "edge" else models.cloud),
             )
     if spec.shadow is not None:
         if spec.shadow.judge not in models.cloud:

@@ -43,6 +43,31 @@ def test_a_broken_config_names_the_file_and_line(tmp_path):
     assert f"{config}:4:14: edge.models[0].n_ctx" in result.stderr
 
 
+def test_version_says_the_installed_release():
+    result = edgeway("--version")
+    assert result.returncode == 0 and re.fullmatch(r"edgeway \d+\.\d+\.\d+\S*\n", result.stdout)
+
+
+def test_a_port_in_use_is_refused_before_anything_loads(open_gateway):
+    result = edgeway("serve", "--port", str(open_gateway.port))
+    assert result.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{open_gateway.port}: Address already in use" in result.stderr
+    assert "edgeway ready" not in result.stderr and "loaded" not in result.stderr
+
+
+def test_starting_prints_no_llama_cpp_warning(open_gateway):
+    assert "n_ctx_train" not in open_gateway.log() and "llama_context" not in open_gateway.log()
+
+
+def test_policy_check_without_a_config_says_what_it_checked_model_names_against(tmp_path):
+    policy = tmp_path / "p.yaml"
+    policy.write_text("app: x\ndefaults: {cloud: gpt-4o}\nrules:\n  - {name: a, route: cloud}\n")
+    result = edgeway("policy", "check", str(policy))
+    assert result.returncode == 1
+    assert "unknown cloud model 'gpt-4o': this gateway has no cloud model" in result.stderr
+    assert "pass --config FILE" in result.stderr
+
+
 def test_explain_prints_signals_and_decision_without_calling_a_model():
     result = edgeway("explain", "What is 2 + 2?")
     assert result.returncode == 0, result.stderr

@@ -57,6 +57,37 @@ def test_broken_yaml_is_reported_with_its_position():
     assert "not valid YAML" in str(caught.value)
 
 
+def test_a_quote_left_open_is_reported_where_it_opened_not_at_the_end():
+    text = 'server:\n  host: 127.0.0.1\napps:\n  - name: "bot\n    key: k\n  - name: other\n    key: k2\n'
+    with pytest.raises(FileError) as caught:
+        parse_model(text, GatewayConfig, filename="gw.yaml", env={})
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.column) == (4, 11)
+    assert "while scanning a quoted scalar" in problem.message and "noticed at 8:1" in problem.message
+
+
+def test_an_unknown_key_says_which_key_was_meant_and_which_are_allowed():
+    with pytest.raises(FileError) as caught:
+        parse_model("server:\n  prot: 8080\n", GatewayConfig, filename="gw.yaml", env={})
+    (problem,) = caught.value.problems
+    assert problem.message.startswith("unknown key; did you mean 'port'? expected one of host, port,")
+
+
+def test_a_validators_message_is_said_without_pydantics_prefix():
+    with pytest.raises(FileError) as caught:
+        parse_model("cloud:\n  models:\n    - {name: x, provider_model: gpt-4o}\n", GatewayConfig, env={})
+    assert "Value error" not in str(caught.value) and "provider/model" in str(caught.value)
+
+
+def test_a_sqlite_store_in_a_folder_that_is_not_there_says_how_to_write_an_absolute_path(tmp_path):
+    absolute = tmp_path / "ledger.db"  # written with three slashes: a path relative to the working directory
+    with pytest.raises(FileError) as caught:
+        parse_model(f"store: sqlite://{absolute}\n", GatewayConfig, filename="gw.yaml", env={})
+    message = str(caught.value)
+    assert "does not exist" in message and f"four slashes: sqlite:///{absolute}" in message
+    assert parse_model(f"store: sqlite:///{absolute}\n", GatewayConfig, env={}).store == f"sqlite:///{absolute}"
+
+
 def test_without_a_config_the_cloud_is_enabled_by_provider_keys_in_the_environment():
     assert default_config(env={}).cloud.models == []
     names = [m.name for m in default_config(env={"OPENAI_API_KEY": "sk-x"}).cloud.models]

@@ -353,7 +353,7 @@ def test_policy_check_passes_the_examples_and_names_file_line_and_key_of_each_er
     bad.write_text("app: x\nrules:\n  - name: a\n    when: {pii: [PASSPORT]}\n    route: edge\n    colour: blue\n")
     result = edgeway("policy", "check", str(bad))
     assert result.returncode == 1
-    assert f"{bad}:4:17: rules[0].when.pii: Value error, unknown entity type(s) ['PASSPORT']" in result.stderr
+    assert f"{bad}:4:17: rules[0].when.pii: unknown entity type(s) ['PASSPORT']" in result.stderr
     assert f"{bad}:6:13: rules[0].colour: unknown key" in result.stderr
 
     bad.write_text("app: x\nrules:\n  - name: all\n    route: edge\n  - name: later\n    route: gpt-9\n")
