@@ -1,12 +1,14 @@
 """One log line per request, once its answer is sent: an operator's way from a response's
 `x-edgeway-request-id` to what happened.
 
-    request 3f9c... POST /v1/chat/completions 200 41.2 ms app=support-bot route=edge model=smollm2
+    request 3f9c... POST /v1/chat/completions 200 41.2 ms app=bot route=edge model=smollm2 rule=default
+    request 77ab... POST /v1/chat/completions 403 3.1 ms app=bot route=- model=- rule=secrets error=forbidden_by_policy
 
 The id, the method, the path (never its query, which may carry the dashboard's key), the status,
-the time until the last byte went out, and, for a routed request, its app, route and model. Never
-the prompt or any other part of the body: the ledger keeps what a request cost, and a prompt only
-where its app says `log_prompts`. Logged by `edgeway.access` at INFO.
+the time until the last byte went out, its app, route, model and the rule that decided (a denial's
+too), and an error's code. Never the prompt or any other part of the body: the ledger keeps what a
+request cost, and a prompt only where its app says `log_prompts`. Logged by `edgeway.access` at
+INFO; the polls of health, metrics and the dashboard, at DEBUG.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from classifiers.privacy.known import Known
 
 log = logging.getLogger("edgeway.access")
+# what dashboards, probes and scrapers ask again and again: their lines are DEBUG (an error is INFO)
+POLLED = ("/healthz", "/readyz", "/metrics", "/dashboard", "/static/", "/api/usage", "/api/quality")
 
 
 class AccessLog:
@@ -47,12 +51,15 @@ class AccessLog:
         try:
             await self.app(scope, receive, sending)
         finally:
-            if log.isEnabledFor(logging.INFO):
+            level = logging.DEBUG if scope["path"].startswith(POLLED) and status < 400 else logging.INFO
+            if log.isEnabledFor(level):
                 # A route's own path is the gateway's; one with a client's part in it (a file id, an
                 # unknown path) is read by the log masker.
                 path = scope["path"]
-                log.info(
-                    "request %s %s %s %d %.1f ms app=%s route=%s model=%s",
+                error = state.get("error")
+                log.log(
+                    level,
+                    "request %s %s %s %d %.1f ms app=%s route=%s model=%s rule=%s%s",
                     Known(state["request_id"]),
                     Known(scope["method"]),
                     Known(path) if "endpoint" in scope and not scope.get("path_params") else path,
@@ -61,4 +68,6 @@ class AccessLog:
                     Known(state.get("app_name", "-")),
                     Known(state.get("route", "-")),
                     Known(state.get("model", "-")),
+                    Known(state.get("rule", "-")),
+                    Known(f" error={error}") if error else Known(""),
                 )

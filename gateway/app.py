@@ -177,6 +177,14 @@ def _log_ready(gateway: Gateway) -> None:
     )
     if gateway.keys.open:
         log.warning("no apps are configured: serving WITHOUT authentication, on %s only", config.server.host)
+    for model in config.cloud.models:
+        if not gateway.router.prices[model.name].known:
+            log.warning(
+                "cloud model %s (%s) has no price: neither `price:` in the config nor LiteLLM's map gives one; "
+                "its requests are charged $0, marked unpriced in the ledger and counted as no saving",
+                Known(model.name),
+                Known(model.provider_model),
+            )
     log.info("edgeway ready in %.2f s", gateway.ready_seconds)
 
 
@@ -204,6 +212,7 @@ def _render(request: Request, exc: EdgewayError, headers: dict[str, str] | None 
 
 async def _edgeway_error(request: Request, exc: Exception) -> JSON:
     assert isinstance(exc, EdgewayError)
+    request.state.error = exc.code or exc.type  # for the request's access line
     return _render(request, exc, {"x-edgeway-request-id": getattr(request.state, "request_id", "")})
 
 

@@ -186,9 +186,15 @@ class Visit:
 
     def routed(self, routed: Routed[Answer] | Routed[ChunkStream], chat: ChatRequest) -> None:
         self.account.routed(routed, chat)
-        self._state.route, self._state.model = routed.route, routed.model.name
+        self._state.route, self._state.model, self._state.rule = routed.route, routed.model.name, routed.decision.rule
         self._escalated = bool(routed.escalated)
         self._traced = {**signal_attributes(routed.signals), **complexity_attributes(routed.signals)}
+
+    def refused(self, exc: EdgewayError) -> None:
+        """The request ended in `exc`: its row says so, and the rule that refused it where one did."""
+        if exc.rule is not None:
+            self.account.row.rule = self._state.rule = exc.rule
+        self.end(status=exc.status, error=exc.code)
 
     def end(self, usage: Usage | None = None, status: int = 200, error: str | None = None) -> None:
         if usage is None:
@@ -320,7 +326,7 @@ async def _run(
         visit.parked(parked)
         return Unanswered(202, parked.model)
     except EdgewayError as exc:
-        visit.end(status=exc.status, error=exc.code)
+        visit.refused(exc)
         raise
     except ClientGone:
         visit.end(status=CLIENT_CLOSED, error="client_closed")

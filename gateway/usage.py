@@ -78,6 +78,7 @@ def summarize(rows: list[UsageRow]) -> dict[str, Any]:
         "cache_hits": sum(r.cache == "hit" for r in rows),
         "cache_saved_usd": round(sum(r.counterfactual_usd for r in rows if r.cache == "hit"), 6),
         "errors": sum(r.status >= 400 for r in rows),
+        "unpriced_requests": sum(not r.priced for r in rows),  # answered by a model with no known price
         "edge_requests": sum(r.route == "edge" for r in rows),
         "cloud_requests": sum(r.route == "cloud" for r in rows),
         "prompt_tokens": sum(r.prompt_tokens for r in rows),

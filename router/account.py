@@ -258,6 +258,8 @@ class RequestAccount:
             uncached = Usage(usage.prompt_tokens, usage.completion_tokens)
             row.prompt_cache_saved_usd = self._cost(row.model, uncached, busy) - row.cost_usd
         row.counterfactual_usd = self._cost(self._reference, usage) if self._reference else 0.0
+        if row.model in self._prices and not self._prices[row.model].known:
+            row.priced, row.counterfactual_usd = False, row.cost_usd  # what it cost is not known: no saving
         self._write()
         if status == 200 and row.cache != "hit" and self._routed is not None and self._recorder is not None:
             self._recorder.record(row.request_id, row.app, *self._routed)

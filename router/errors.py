@@ -19,6 +19,7 @@ class EdgewayError(Exception):
         param: str | None = None,
         code: str | None = None,
         retry_after: float | None = None,
+        rule: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -26,6 +27,7 @@ class EdgewayError(Exception):
         if code is not None:
             self.code = code
         self.retry_after = retry_after
+        self.rule = rule  # the policy rule whose decision this is (a denial), said as x-edgeway-rule
 
     def __str__(self) -> str:
         return self.message  # which a fallback chain may have extended since the error was raised
@@ -34,9 +36,10 @@ class EdgewayError(Exception):
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
     def headers(self) -> dict[str, str]:
-        if self.retry_after is None:
-            return {}
-        return {"retry-after": str(max(1, round(self.retry_after)))}
+        headers = {} if self.rule is None else {"x-edgeway-rule": self.rule}
+        if self.retry_after is not None:
+            headers["retry-after"] = str(max(1, round(self.retry_after)))
+        return headers
 
 
 class InvalidRequest(EdgewayError):

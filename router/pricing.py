@@ -35,6 +35,8 @@ class Price:
     cache_read_per_token: float | None = None
     cache_write_per_token: float | None = None
     cache_write_1h_per_token: float | None = None  # a write kept an hour; None: as any write
+    # False: a cloud model neither the config nor LiteLLM's map prices (charged $0, which is no saving)
+    known: bool = True
 
     def cost(self, prompt_tokens: int, completion_tokens: int, seconds: float = 0.0) -> float:
         """Tokens with no cache in play (an estimate, a local model)."""
@@ -104,7 +106,8 @@ def price_of(config: CloudModelConfig) -> Price:
         if batches[0] is not None and batches[1] is not None:
             batch = Price(float(batches[0]), float(batches[1]))
         inputs, outputs = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
-        base = Price(float(inputs or 0.0), float(outputs or 0.0), batch=batch)
+        known = inputs is not None or outputs is not None
+        base = Price(float(inputs or 0.0), float(outputs or 0.0), batch=batch, known=known)
         configured = (None, None, None)
     read, write, write_1h = (
         _first(configured[0], entry.get("cache_read_input_token_cost")),

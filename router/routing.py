@@ -135,7 +135,7 @@ class Router:
         live = self.live_state(caller)
         decision = caller.policy.decide(signals, request, live)
         if decision.deny is not None:
-            raise Forbidden(decision.deny)
+            raise Forbidden(decision.deny, rule=decision.rule)
         if caller.budget is not None and live.budget_left_usd is not None and live.budget_left_usd <= 0:
             decision = over_budget(decision, caller.budget)
         decision = some_target(local_only(self.models, within_latency_budget(self.models, decision, request, live)))

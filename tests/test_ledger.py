@@ -19,6 +19,7 @@ from tests.fake_upstream import Fault
 
 ADMIN = "admin-key-for-tests-0123"
 GAMMA_KEY = "gamma-key-0123456789"  # an app that opted in to keeping its prompts
+HOUSE_KEY = "house-key-0123456789"  # an app that uses the model with no known price
 DAY = 86400
 
 
@@ -117,7 +118,11 @@ def ledger_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
     tmp = tmp_path_factory.mktemp("ledger")
     config = gateway_config(upstream.url, tmp, admin_key=ADMIN, store=f"sqlite:///{tmp / 'ledger.db'}")
     config["cloud"]["models"][0]["price"] = {"input_per_1m": 1.0, "output_per_1m": 2.0}
+    # a model no price is known for: neither `price:` nor LiteLLM's map gives one
+    config["cloud"]["models"].append({"name": "house", "provider_model": "hosted_vllm/house-model",
+                                      "api_base": upstream.url + "/v1"})  # fmt: skip
     config["apps"].append({"name": "gamma", "key": GAMMA_KEY, "log_prompts": True})
+    config["apps"].append({"name": "house-app", "key": HOUSE_KEY})
     process = GatewayProcess(config, tmp)
     try:
         yield process.wait_ready()
@@ -127,6 +132,20 @@ def ledger_gateway(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
 
 def usage(gateway, key: str, **params) -> httpx.Response:
     return httpx.get(gateway.url + "/api/usage", params=params, headers={"authorization": f"Bearer {key}"})
+
+
+def test_a_model_with_no_known_price_is_said_at_start_and_counted_unpriced_not_as_savings(ledger_gateway, upstream):
+    assert "cloud model house (hosted_vllm/house-model) has no price" in ledger_gateway.log()
+    house_app = openai.OpenAI(base_url=ledger_gateway.url + "/v1", api_key=HOUSE_KEY, max_retries=0)
+    answer = house_app.chat.completions.with_raw_response.create(
+        model="house", messages=[{"role": "user", "content": "Hi"}], max_tokens=3
+    )
+    request_id = answer.headers["x-edgeway-request-id"]
+    (row,) = [r for r in usage(ledger_gateway, ADMIN).json()["recent"] if r["request_id"] == request_id]
+    assert row["priced"] is False and row["cost_usd"] == row["counterfactual_usd"] == 0.0
+    totals = usage(ledger_gateway, ADMIN, group_by="model").json()
+    house = next(g for g in totals["groups"] if g["key"] == "house")
+    assert house["unpriced_requests"] == house["requests"] and house["savings_usd"] == 0.0
 
 
 def test_every_request_leaves_one_priced_row(ledger_gateway, upstream):

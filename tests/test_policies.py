@@ -154,6 +154,14 @@ def test_a_secret_is_refused_with_403_and_the_policys_message(policy_gateway, up
     assert caught.value.code == "forbidden_by_policy"
     assert "Credentials may not be sent" in caught.value.message
     assert upstream.requests == []
+    # which rule refused it is said where an operator looks: the answer, its row, its log line
+    rule = caught.value.response.headers["x-edgeway-rule"]
+    request_id = caught.value.response.headers["x-edgeway-request-id"]
+    rows = httpx.get(policy_gateway.url + "/api/usage", headers={"authorization": f"Bearer {KEYS['private']}"})
+    (row,) = [r for r in rows.json()["recent"] if r["request_id"] == request_id]
+    assert (row["status"], row["rule"], row["error"]) == (403, rule, "forbidden_by_policy") and rule
+    (line,) = [line for line in policy_gateway.log().splitlines() if request_id in line and "edgeway.access" in line]
+    assert "403" in line and f"rule={rule} error=forbidden_by_policy" in line
 
 
 def test_redaction_masks_private_data_for_the_cloud_and_restores_it_in_the_answer(policy_gateway, upstream):

@@ -42,6 +42,9 @@ class UsageRow:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     prompt_cache_saved_usd: float = 0.0
+    # False: answered by a cloud model with no known price: its cost is $0 and its counterfactual
+    # the same (a price unknown is no saving)
+    priced: bool = True
 
     @property
     def account(self) -> str:

@@ -225,7 +225,8 @@ class SqliteStore(LocalCounters):
 def _row(values: dict[str, Any]) -> UsageRow:
     """A row as SQLite gives it back; a column added after the row was written reads as its default."""
     given = {k: v for k, v in values.items() if v is not None or k in _NULLABLE}  # (a newer column: its default)
-    return UsageRow(**{**given, "stream": bool(values["stream"]), "kind": values["kind"] or "request"})
+    booleans = {"stream": bool(values["stream"]), "priced": bool(given.get("priced", True))}
+    return UsageRow(**{**given, **booleans, "kind": values["kind"] or "request"})
 
 
 _NULLABLE = frozenset({"ttft_ms", "error", "prompt", "cache"})  # the row's fields whose None means something
