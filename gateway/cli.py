@@ -22,6 +22,21 @@ STARTED = time.perf_counter()
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = command().parse_args(argv)
+    verbs_run = {
+        "serve": _serve,
+        "explain": _explain,
+        "bench": _bench,
+        "policy": _policy_check,
+        "edge": _edge_plan,
+        "router": _router_fit,
+        "shadow": _shadow_replay,
+    }
+    return verbs_run[args.verb](args)
+
+
+def command() -> argparse.ArgumentParser:
+    """The `edgeway` command's verbs and options (docs/cli.md is their reference)."""
     parser = argparse.ArgumentParser(prog="edgeway", description="Hybrid edge/cloud LLM routing gateway.")
     parser.add_argument("--version", action="version", version=f"edgeway {_version()}")
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -126,17 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         "overhead: another checkout's gateway, beside this one's in alternating rounds",
     )
 
-    args = parser.parse_args(argv)
-    verbs_run = {
-        "serve": _serve,
-        "explain": _explain,
-        "bench": _bench,
-        "policy": _policy_check,
-        "edge": _edge_plan,
-        "router": _router_fit,
-        "shadow": _shadow_replay,
-    }
-    return verbs_run[args.verb](args)
+    return parser
 
 
 def _router_fit(args: argparse.Namespace) -> int:

@@ -5,12 +5,14 @@ models."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 
+from gateway.cli import command
 from gateway.config import GatewayConfig
 from policies.policy import Models, parse_policy
 from policies.yaml_source import parse_model
@@ -102,3 +104,23 @@ def test_every_whole_policy_and_config_in_the_docs_passes_the_checks(page, line,
         parse_policy(example, shipped_models(), filename=where)
     else:
         parse_model(example, GatewayConfig, filename=where, env=_AnyValue())
+
+
+def test_the_cli_reference_names_every_verb_and_option():
+    """docs/cli.md against the command itself: a verb or option added to it is one the reference
+    must say."""
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    missing: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    if f"edgeway {' '.join((*words, name))}" not in page:
+                        missing.append(" ".join((*words, name)))
+                    walk(sub, (*words, name))
+            options = [o for o in action.option_strings if o.startswith("--") and o != "--help"]
+            missing.extend(f"{' '.join(words)} {o}".strip() for o in options if f"`{o}" not in page)
+
+    walk(command(), ())
+    assert missing == []
