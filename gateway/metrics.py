@@ -79,10 +79,45 @@ class RequestMetrics:
     def __init__(self, policies: PolicyFiles, edge: EdgePool, router: Router) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=False)
         registry.register(GatewayCollector(policies, edge, router))
-        self.requests = Counter("edgeway_requests", "Chat completion requests", _LABELS, registry=registry)
-        self.tokens = Counter("edgeway_tokens", "Tokens", _LABELS + ("kind",), registry=registry)
+        self.requests = Counter(
+            "edgeway_requests",
+            "Requests of every API, answered or refused, by their ledger rows",
+            _LABELS,
+            registry=registry,
+        )
+        self.tokens = Counter(
+            "edgeway_tokens",
+            "Tokens by kind: prompt and completion; of the prompt, cache_read and cache_write by a provider's cache",
+            _LABELS + ("kind",),
+            registry=registry,
+        )
         self.cost = Counter("edgeway_cost_usd", "What the requests cost", _LABELS, registry=registry)
+        self.counterfactual = Counter(
+            "edgeway_counterfactual_usd",
+            "What the same tokens would have cost on the app's default cloud model (a ladder's top)",
+            _LABELS,
+            registry=registry,
+        )
         self.savings = Counter("edgeway_savings_usd", "All-cloud counterfactual minus cost", _LABELS, registry=registry)
+        self.cache_savings = Counter(
+            "edgeway_prompt_cache_saved_usd",
+            "What providers' prompt caches saved against the same tokens uncached (a request whose writes cost more "
+            "than its reads saved counts 0)",
+            _LABELS,
+            registry=registry,
+        )
+        self.decisions = Counter(
+            "edgeway_rule_decisions",
+            "Requests by the policy rule that decided them (a denial's too) and where they went",
+            ("app", "rule", "route"),
+            registry=registry,
+        )
+        self.response_cache = Counter(
+            "edgeway_response_cache",
+            "Requests of apps that cache answers, by outcome: hit or miss",
+            ("app", "outcome"),
+            registry=registry,
+        )
         self.ttft = Histogram(
             "edgeway_time_to_first_token_seconds",
             "Time to first token",
@@ -116,8 +151,12 @@ class RequestMetrics:
                 self.requests.labels(*labels),
                 self.tokens.labels(*labels, "prompt"),
                 self.tokens.labels(*labels, "completion"),
+                self.tokens.labels(*labels, "cache_read"),
+                self.tokens.labels(*labels, "cache_write"),
                 self.cost.labels(*labels),
+                self.counterfactual.labels(*labels),
                 self.savings.labels(*labels),
+                self.cache_savings.labels(*labels),
                 self.ttft.labels(app, route),
                 self.latency.labels(app, route),
             )
@@ -126,14 +165,23 @@ class RequestMetrics:
     def observe(self, row: UsageRow, anomalous: bool = False) -> None:
         if anomalous:
             self.anomalies.labels(row.app, row.model).inc()
-        requests, prompt, completion, cost, savings, ttft, latency = self._for(
-            row.app, row.route, row.model, row.status
+        requests, prompt, completion, read, written, cost, counterfactual, savings, cache_saved, ttft, latency = (
+            self._for(row.app, row.route, row.model, row.status)
         )
         requests.inc()
         prompt.inc(row.prompt_tokens)
         completion.inc(row.completion_tokens)
+        read.inc(row.cache_read_tokens)
+        written.inc(row.cache_write_tokens)
         cost.inc(row.cost_usd)
+        counterfactual.inc(row.counterfactual_usd)
         savings.inc(max(0.0, row.counterfactual_usd - row.cost_usd))
+        if row.prompt_cache_saved_usd > 0:  # (a counter only grows: a cache that cost more counts 0)
+            cache_saved.inc(row.prompt_cache_saved_usd)
+        if row.rule:
+            self.decisions.labels(row.app, row.rule, row.route).inc()
+        if row.cache is not None:
+            self.response_cache.labels(row.app, row.cache).inc()
         if row.ttft_ms is not None:
             ttft.observe(row.ttft_ms / 1e3)
         latency.observe(row.latency_ms / 1e3)
