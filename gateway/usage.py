@@ -189,16 +189,28 @@ def _split(rows: list[UsageRow]) -> dict[tuple[str, str], int]:
 
 
 def _csv(rows: list[UsageRow]) -> Response:
+    """The rows as a spreadsheet reads them: `ts` as an ISO 8601 UTC time, booleans as true and
+    false, numbers without exponents (a cost of 1.53e-05 is 0.0000153), nothing for None."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(UsageRow.columns())
     for row in rows:
-        writer.writerow([getattr(row, c) for c in UsageRow.columns()])
+        writer.writerow([_cell(c, getattr(row, c)) for c in UsageRow.columns()])
     return Response(
         out.getvalue(),
         media_type="text/csv",
         headers={"content-disposition": 'attachment; filename="edgeway-usage.csv"'},
     )
+
+
+def _cell(column: str, value: object) -> object:
+    if column == "ts" and isinstance(value, float):
+        return datetime.fromtimestamp(value, UTC).isoformat(timespec="milliseconds")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.10f}".rstrip("0").rstrip(".") or "0"
+    return "" if value is None else value
 
 
 async def clear_cache(request: Request) -> Response:

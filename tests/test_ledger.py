@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -199,6 +200,10 @@ def test_usage_exports_as_csv(ledger_gateway, upstream):
     rows = list(csv.DictReader(io.StringIO(response.text)))
     assert rows and set(UsageRow.columns()) == set(rows[0])
     assert "Hi" not in response.text  # metadata only: no prompt text
+    # as a spreadsheet reads it: times, booleans and amounts written plainly
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", rows[0]["ts"])
+    amounts = [r[c] for r in rows for c in ("cost_usd", "counterfactual_usd", "latency_ms")]
+    assert {r["stream"] for r in rows} <= {"true", "false"} and all(re.fullmatch(r"\d+(\.\d+)?", a) for a in amounts)
 
 
 def test_metrics_count_requests_tokens_cost_and_latency(ledger_gateway, upstream):
