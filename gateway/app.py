@@ -39,7 +39,7 @@ from gateway import (
 )
 from gateway.access_log import AccessLog
 from gateway.batch_runner import BatchRunner
-from gateway.config import GatewayConfig
+from gateway.config import DEFAULT_POLICY_FILE, GatewayConfig
 from gateway.http import JSON, error_response
 from gateway.pipeline import WholeDialect, internal_error
 from gateway.probes import attach_probes
@@ -177,6 +177,17 @@ def _log_ready(gateway: Gateway) -> None:
     )
     if gateway.keys.open:
         log.warning("no apps are configured: serving WITHOUT authentication, on %s only", config.server.host)
+    if config.default_policy == str(DEFAULT_POLICY_FILE):
+        edge, cloud = config.edge.models[0].name, config.cloud.models[0].name
+        log.info(
+            "no config: private data stays on %s; the rest goes to %s or %s as %s's reading of each "
+            "prompt decides (the default policy, %s)",
+            Known(edge),
+            Known(edge),
+            Known(cloud),
+            Known(edge),
+            Known(str(DEFAULT_POLICY_FILE)),
+        )
     for model in config.cloud.models:
         if not gateway.router.prices[model.name].known:
             log.warning(

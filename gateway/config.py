@@ -186,14 +186,21 @@ ENV_PROVIDERS = (
 )
 
 
+DEFAULT_POLICY_FILE = Path(__file__).parent / "defaults" / "policy.yaml"
+
+
 def default_config(env: dict[str, str] | None = None) -> GatewayConfig:
+    """What `edgeway serve` runs with no config: the bundled edge model, a cloud model for each
+    provider key in the environment, and where there is one, the default policy (private data on
+    the edge, the rest routed by the edge's reading: `gateway/defaults/policy.yaml`)."""
     env = dict(os.environ) if env is None else env
     cloud = [
         CloudModelConfig(name=name, provider_model=model, api_key=SecretStr(env[var]))
         for var, name, model in ENV_PROVIDERS
         if env.get(var)
     ]
-    return GatewayConfig(cloud=CloudConfig(models=cloud))
+    policy = str(DEFAULT_POLICY_FILE) if cloud else None
+    return GatewayConfig(cloud=CloudConfig(models=cloud), default_policy=policy)
 
 
 class _AnyEnvironment(dict[str, str]):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,10 +14,13 @@ import openai
 from tests.conftest import ROOT
 
 
-def edgeway(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def edgeway(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The command as a user runs it, with no provider keys but those `env` sets."""
+    environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | (env or {})
     return subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
+        [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+        env=environment,
+    )  # fmt: skip
 
 
 def test_with_no_config_it_serves_the_bundled_model_without_keys_on_loopback(open_gateway):
@@ -66,6 +70,17 @@ def test_policy_check_without_a_config_says_what_it_checked_model_names_against(
     assert result.returncode == 1
     assert "unknown cloud model 'gpt-4o': this gateway has no cloud model" in result.stderr
     assert "pass --config FILE" in result.stderr
+
+
+def test_with_no_config_and_a_provider_key_private_data_stays_local_and_the_rest_is_routed():
+    """The default policy: with no config and OPENAI_API_KEY set, `auto` is the app's router's to
+    decide between the bundled model and gpt-4o-mini, and a private request stays on the edge."""
+    keyed = {"OPENAI_API_KEY": "sk-test-not-called"}
+    private = json.loads(edgeway("explain", "Mail jane.roe@example.com about it.", env=keyed).stdout)
+    assert (private["decision"]["rule"], private["decision"]["targets"]) == ("private-stays-local", ["smollm2"])
+    routed = json.loads(edgeway("explain", "Prove that there are infinitely many primes.", env=keyed).stdout)
+    assert routed["decision"]["rule"] == "default" and set(routed["decision"]["targets"]) == {"smollm2", "gpt-4o-mini"}
+    assert routed["decision"]["auto"] is not None
 
 
 def test_explain_prints_signals_and_decision_without_calling_a_model():

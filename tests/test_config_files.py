@@ -89,9 +89,10 @@ def test_a_sqlite_store_in_a_folder_that_is_not_there_says_how_to_write_an_absol
 
 
 def test_without_a_config_the_cloud_is_enabled_by_provider_keys_in_the_environment():
-    assert default_config(env={}).cloud.models == []
-    names = [m.name for m in default_config(env={"OPENAI_API_KEY": "sk-x"}).cloud.models]
-    assert names == ["gpt-4o-mini"]
+    assert default_config(env={}).cloud.models == [] and default_config(env={}).default_policy is None
+    keyed = default_config(env={"OPENAI_API_KEY": "sk-x"})
+    assert [m.name for m in keyed.cloud.models] == ["gpt-4o-mini"]
+    assert keyed.default_policy is not None and keyed.default_policy.endswith("defaults/policy.yaml")
 
 
 def test_serving_without_apps_is_refused_beyond_loopback():
