@@ -148,6 +148,8 @@ def routing_headers(request_id: str, routed: Routed[Any]) -> dict[str, str]:
         headers["x-edgeway-cache-similarity"] = f"{routed.similarity:.4f}"
     if routed.decision.score is not None:
         headers["x-edgeway-score"] = f"{routed.decision.score:.4f}"
+    if routed.requested is not None:  # the request named a model its policy sent elsewhere
+        headers["x-edgeway-requested-model"] = routed.requested
     session = routed.decision.session
     if session is not None and session.kept:
         headers["x-edgeway-session-model"] = session.served_by or ""

@@ -23,6 +23,7 @@ class Routed(Generic[R]):
     escalated: str | None = None  # why a cascade went from the edge to the cloud
     cache: str | None = None  # "hit" or "miss" for an app that caches; None otherwise
     similarity: float | None = None  # a semantic hit's: how close its ask was to the cached one
+    requested: str | None = None  # the model the request named, where another answered it
 
     @property
     def route(self) -> TierKind:

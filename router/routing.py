@@ -141,6 +141,9 @@ class Router:
         decision = some_target(local_only(self.models, within_latency_budget(self.models, decision, request, live)))
         decision = able(self.models, request, decision)
         check_max_tokens(self.models, signals, decision)
+        if request.model != "auto" and decision.targets[0] != request.model:
+            why = f"the request named {request.model}; rule {decision.rule!r} sends it to {decision.targets[0]} first"
+            decision = dataclasses.replace(decision, reasons=(*decision.reasons, why))
         if decision.auto is not None:
             decision = self._routed_by_session(request, caller, signals, decision)
         return signals, decision
@@ -246,7 +249,9 @@ class Router:
         if looked is not None and looked.answer is not None:  # the cheapest route: nothing admitted or called
             served = self.models[decision.targets[0]]
             replayed = mode.replay(looked.answer)
-            return Routed(signals, decision, served, replayed, cache="hit", similarity=looked.similarity)
+            hit = Routed(signals, decision, served, replayed, cache="hit", similarity=looked.similarity)
+            hit.requested = request.model if request.model not in ("auto", served.name) else None
+            return hit
         # the reservation is held on the request's account; a caller that writes no row (a test, a
         # replay) gets one that only holds it, so that a failure gives it back the same way
         books = account if account is not None else self.account("unrowed", caller.name)
@@ -273,6 +278,8 @@ class Router:
             books.release()
             raise
         self._served(caller, request, decision, routed.model.name)
+        if request.model not in ("auto", routed.model.name):  # said, not silently overridden
+            routed.requested = request.model
         if looked is not None and routed.model.name == decision.targets[0]:
             # (an answer of a fallback or an escalation is not the keyed model's: not kept)
             routed.result = mode.remember(routed.result, self.responses.keeper(looked, request, signals))

@@ -137,6 +137,14 @@ def test_a_prompt_with_an_ssn_stays_on_the_edge(policy_gateway, upstream):
     assert upstream.requests == []
 
 
+def test_a_named_model_its_policy_overrides_is_said_not_silently_replaced(policy_gateway, upstream):
+    raw = ask(policy_gateway, "private", "My SSN is 123-45-6789, which form do I need?", model="gpt-fake")
+    assert raw.headers["x-edgeway-model"] == "smollm2" and raw.headers["x-edgeway-requested-model"] == "gpt-fake"
+    assert upstream.requests == []
+    honored = ask(policy_gateway, "private", "Which form do I need for a refund?", model="smollm2")
+    assert "x-edgeway-requested-model" not in honored.headers
+
+
 def test_a_private_prompt_the_edge_cannot_hold_fails_closed_instead_of_going_to_the_cloud(policy_gateway, upstream):
     text = "My SSN is 123-45-6789. " + "Here is my whole tax history, line by line. " * 400
     with pytest.raises(openai.APIStatusError) as caught:
