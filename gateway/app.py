@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -196,7 +197,22 @@ def _log_ready(gateway: Gateway) -> None:
                 Known(model.name),
                 Known(model.provider_model),
             )
-    log.info("edgeway ready in %.2f s", gateway.ready_seconds)
+    apps = ", ".join(f"{a.name} ({a.policy or config.default_policy or 'the plain rules'})" for a in config.apps)
+    log.info("apps: %s; store: %s", Known(apps or "none (one open app)"), Known(_without_credentials(config.store)))
+    url = f"http://{config.server.host}:{config.server.port}"
+    dashboard = (
+        f"{url}/dashboard?key=<admin key>" if config.admin_key else f"{url}/dashboard (set admin_key to open it)"
+    )
+    log.info("edgeway ready in %.2f s on %s; dashboard: %s", gateway.ready_seconds, Known(url), Known(dashboard))
+
+
+def _without_credentials(url: str) -> str:
+    """A store URL as a log may say it: a password in it (`redis://:secret@host`) left out."""
+    parts = urlsplit(url)
+    if parts.password is None and parts.username is None:
+        return url
+    host = f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 # The API each endpoint speaks, for its errors; the rest speak OpenAI's (chat.CHAT's shape).

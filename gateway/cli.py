@@ -47,6 +47,12 @@ def command() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="listen port (default 8080)")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.add_argument(
+        "--log-format",
+        default="plain",
+        choices=["plain", "json"],
+        help="plain lines, or one JSON object a line for log shippers (uvicorn's lines too)",
+    )
+    serve.add_argument(
         "--edge-only",
         action="store_true",
         help="serve only this machine's edge models: an edge node for other gateways",
@@ -350,9 +356,10 @@ def _version() -> str:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from gateway import logs
     from gateway.app import create_app
 
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(args.log_level, args.log_format)
     config = _load(args.config)
     if args.host:
         config.server.host = args.host
@@ -402,6 +409,7 @@ def _serve(args: argparse.Namespace) -> int:
             # uvicorn waits any number of seconds; its annotation says int
             timeout_graceful_shutdown=config.server.shutdown_grace_s,  # type: ignore[arg-type]
             timeout_keep_alive=5,
+            log_config=None,  # uvicorn's lines go through the one format `logs.configure` set
         )
     )
     server.run(sockets=[listening])

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 
 import httpx
 import openai
 
+from gateway.bench.ports import free_port
 from tests.conftest import ROOT
 
 
@@ -57,6 +60,36 @@ def test_a_port_in_use_is_refused_before_anything_loads(open_gateway):
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{open_gateway.port}: Address already in use" in result.stderr
     assert "edgeway ready" not in result.stderr and "loaded" not in result.stderr
+
+
+def test_json_logs_are_one_object_a_line_uvicorns_too(tmp_path):
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port), "--log-format", "json"],
+        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.1)
+    finally:
+        process.terminate()
+        said = process.communicate(timeout=30)[1]
+    lines = [json.loads(line) for line in said.splitlines()]
+    assert {"uvicorn.error", "edgeway"} <= {line["logger"] for line in lines}
+    assert all(set(line) >= {"ts", "level", "logger", "message"} for line in lines)
+    ready = next(line["message"] for line in lines if line["message"].startswith("edgeway ready"))
+    assert f"on http://127.0.0.1:{port}; dashboard: http://127.0.0.1:{port}/dashboard" in ready
+
+
+def test_the_start_up_log_names_the_store_without_its_password():
+    from gateway.app import _without_credentials
+
+    assert _without_credentials("redis://:hunter2@redis.internal:6379/0") == "redis://redis.internal:6379/0"
+    assert _without_credentials("sqlite:///ledger.db") == "sqlite:///ledger.db"
 
 
 def test_starting_prints_no_llama_cpp_warning(open_gateway):
