@@ -27,6 +27,7 @@ from router.ledger import APPS_OWN, RowKind, UsageRow
 
 GROUPS = ("app", "route", "model", "rule", "day", "kind")
 DASHBOARD = Path(__file__).resolve().parent / "static" / "dashboard.html"
+KEY_PAGE = DASHBOARD.parent / "key.html"  # what a browser without the admin key is shown
 
 
 def caller_app(request: Request) -> str | None:
@@ -226,6 +227,19 @@ async def clear_cache(request: Request) -> Response:
 
 
 async def dashboard(request: Request) -> Response:
-    if caller_app(request) is not None:
-        raise Unauthorized("The dashboard needs the admin key: /dashboard?key=<admin key>.")
-    return HTMLResponse(DASHBOARD.read_text(encoding="utf-8"))
+    """The dashboard, for the admin key; for a browser without it, a page that asks for it (401)."""
+    try:
+        admin = caller_app(request) is None
+    except Unauthorized:
+        admin = False
+    if admin:
+        return HTMLResponse(DASHBOARD.read_text(encoding="utf-8"))
+    page = KEY_PAGE.read_text(encoding="utf-8")
+    if gateway_of(request).config.admin_key is None:
+        page = page.replace(
+            "Enter the gateway's <code>admin_key</code> (from its config, or <code>EDGEWAY_ADMIN_KEY</code>).",
+            "This gateway has no <code>admin_key</code>: set one in its config to open the dashboard.",
+        )
+    elif "key" in request.query_params:
+        page = page.replace('<p id="why" class="muted">', '<p id="why" class="err">That is not the admin key. ')
+    return HTMLResponse(page, status_code=401)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
+import openai
 import pytest
 
 from tests.conftest import ROOT, client_for
@@ -31,6 +33,8 @@ def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors
     for _ in range(3):
         alpha.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hello"}], max_tokens=2)
         beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hello"}])
+    with pytest.raises(openai.BadRequestError):  # a client's mistake: refused before any rule or model
+        alpha.chat.completions.create(model="auto", messages=[], max_tokens=2)
     with _browser() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
@@ -63,15 +67,51 @@ def test_the_dashboard_draws_its_charts_from_a_seeded_run_without_console_errors
             assert page.locator("#k-cache").inner_text().endswith(")")  # "N (N%, $X)"
             assert page.locator("#k-batch").inner_text().endswith(" h)")  # "N (X.XX h)": batch lines, edge hours
             assert page.locator("#k-prompt-cache").inner_text().endswith(")")  # "N% ($X)": the provider's cache
+            # money written for its size: a small spend is no "$0.0000", and nothing is in exponent form
+            spent = page.locator("#k-cost").inner_text()
+            assert re.fullmatch(r"\$(0|\d+\.\d\d|0\.0*[1-9]\d{0,2})", spent) and "e-" not in page.inner_text("main")
+            # axes with their units; refusals as their own category, never "(none)"
+            assert page.locator("#c-spend text.axis-top").text_content().startswith("$")
+            assert page.locator("#c-latency text.axis-top").text_content().endswith(" ms")
+            assert "refused before a rule" in page.locator("#c-rules").text_content()
+            assert "(none)" not in page.inner_text("main")
+            # rule labels on rows of their own: none overlaps another
+            boxes = [t.bounding_box() for t in page.locator("#c-rules text.y-label").all()]
+            assert len(boxes) >= 2 and all(
+                a["y"] + a["height"] <= b["y"] for a, b in zip(boxes, boxes[1:], strict=False)
+            )
+            assert page.locator("#quality").is_hidden()  # no comparisons here: no empty panel on top
+            assert re.fullmatch(r"[1-9]\d* \(\d+%\)", page.locator("#k-errors").inner_text())
             cached = page.locator("#t-models tbody tr", has_text="gpt-fake").locator("td").nth(6).inner_text()
             assert int(cached.split(" / ")[0]) >= 9, cached  # read / written: 3 tokens of each of beta's 3
-            # no shadow comparisons yet: the quality chart is empty, and its axis says 0, not 1.0e-9
-            assert page.locator("#c-quality text.axis-top").text_content() == "0"
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
             assert problems == []
             # everything the page loaded came from the gateway itself: no CDN
             assert all(url.startswith(ledger_gateway.url) for url in _loaded(page))
+            # at 700 px wide the page holds: nothing runs off to the side
+            page.set_viewport_size({"width": 700, "height": 1100})
+            page.wait_for_timeout(300)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 700
+            page.screenshot(path=str(ARTIFACTS / "dashboard-700.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+def test_without_its_key_the_dashboard_asks_for_it_and_opens_with_it(ledger_gateway):  # noqa: F811
+    with _browser() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            asked = page.goto(f"{ledger_gateway.url}/dashboard")
+            assert asked.status == 401 and "needs the admin key" in page.inner_text("body")
+            page.fill("input[name=key]", "not-the-key")
+            page.click("button[type=submit]")
+            assert "That is not the admin key" in page.inner_text("body")
+            page.fill("input[name=key]", ADMIN)
+            page.click("button[type=submit]")
+            page.wait_for_selector("body[data-ready=true]", timeout=15000)
+            assert page.locator("#k-cost").inner_text().startswith("$")
         finally:
             browser.close()
 
