@@ -74,6 +74,11 @@ class Job(Protocol):
 J = TypeVar("J", bound=Job)
 
 
+def _repeatable(job: Job) -> bool:
+    """Whether the job asked that its draws repeat: sampled with a seed it named."""
+    return job.temperature > 0 and job.sampling.seed is not None
+
+
 @dataclass
 class Sequence(Generic[J]):
     job: J  # the request this sequence serves
@@ -190,7 +195,10 @@ class BatchScheduler(Generic[J]):
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(job.seed & 0xFFFFFFFF))
         elif chain is not None:
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
-        slot, common = self._slot_for(job.prompt)
+        if _repeatable(job) and self._alone(job):
+            slot, common = self._fresh_slot(job)
+        else:  # beside other requests, a seeded draw cannot repeat (edge_runtime docs): the cache serves it
+            slot, common = self._slot_for(job.prompt)
         self.free_ids.remove(slot)
         seq = Sequence(
             job,
@@ -241,6 +249,43 @@ class BatchScheduler(Generic[J]):
         self.reused += common
         return best, common
 
+    def _alone(self, job: Job) -> bool:
+        """Whether nothing but the job's own request (its siblings) runs."""
+        request = job.waits_for or job
+        return all((seq.job.waits_for or seq.job) is request for seq in self.active)
+
+    def _fresh_slot(self, job: Job) -> tuple[int, int]:
+        """A slot for a seeded draw running alone, and how much of its prompt it holds: its
+        sibling's cells if one read the prompt for it, else none.
+
+        A seeded draw repeats only over the same logits, and the bundled model's logits move by up
+        to 0.9 when its prompt is read in two chunks instead of one, or into cells that lie after
+        another prompt's (llama.cpp rounds by where the cells lie and how the batch splits them):
+        a draw near a boundary between two tokens turns on that. So the first of a seeded request
+        reads its prompt whole into a cache holding nothing else, as it would on a fresh edge: the
+        kept prompts are forgotten. Its siblings share the cells it read."""
+        last = len(job.prompt) - 1
+        source = next((seq for seq in self.active if seq.job is job.waits_for), None)
+        if source is None or source.read < last:
+            for slot in list(self.kept):
+                self._forget(slot)
+            source = None
+        empty = [s for s in self.free_ids if s not in self.kept]
+        slot = empty[0] if empty else next(iter(self.kept))  # else the one kept longest ago
+        self._forget(slot)
+        if source is None:
+            return slot, 0
+        self.lib.llama_memory_seq_cp(self.memory, source.seq_id, slot, 0, last)
+        self.reused += last
+        return slot, last
+
+    def _forget(self, slot: int) -> None:
+        """Drop what a free slot kept."""
+        self.kept.pop(slot, None)
+        self.lib.llama_memory_seq_rm(self.memory, slot, -1, -1)
+        if self.draft is not None:
+            self.draft.forget(slot)
+
     def _make_room(self) -> None:
         """Forget kept prompts while they and the running requests overflow the cache: the oldest
         that frees enough alone, else the oldest, and again. (The oldest first regardless would
@@ -249,11 +294,7 @@ class BatchScheduler(Generic[J]):
             over = self.reserved + sum(len(t) for t in self.kept.values()) - self.n_ctx
             if over <= 0:
                 return
-            slot = next((s for s, t in self.kept.items() if len(t) >= over), next(iter(self.kept)))
-            del self.kept[slot]
-            self.lib.llama_memory_seq_rm(self.memory, slot, -1, -1)
-            if self.draft is not None:
-                self.draft.forget(slot)
+            self._forget(next((s for s, t in self.kept.items() if len(t) >= over), next(iter(self.kept))))
 
     def release(self, seq: Sequence[J], keep: bool = True) -> None:
         if keep and seq.read == len(seq.prompt):

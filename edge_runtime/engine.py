@@ -263,9 +263,12 @@ class EdgeEngine:
             self._outstanding += len(prompt) + max_tokens
             if sampling.background:
                 self._background += len(prompt) + max_tokens
-        self._jobs.put(generation)
         if not sampling.background and self._scheduler is not None and self._scheduler.quick_to_read(prompt):
-            self._scheduler.interrupt.request()  # not to wait for a long prompt's chunk in flight
+            # not to wait for a long prompt's chunk in flight; asked before the job is queued, so
+            # that the worker, which clears the ask when it takes the queue, never takes the job
+            # and leaves the ask standing to cut the job's own step
+            self._scheduler.interrupt.request()
+        self._jobs.put(generation)
         return generation
 
     @property
@@ -315,7 +318,6 @@ class EdgeEngine:
         assert scheduler is not None  # load() made it before starting this thread
         waiting: list[Generation] = []
         while True:
-            scheduler.interrupt.clear()  # every request queued so far is drained below
             if not scheduler.active and not waiting:
                 self._outbox.send()
                 self._running = self._waiting = 0
@@ -323,6 +325,7 @@ class EdgeEngine:
                 if job is None:
                     break
                 waiting.append(job)
+            scheduler.interrupt.clear()  # every request queued so far is drained below
             if not drain(self._jobs, waiting):
                 break
             self._waiting = len(waiting)

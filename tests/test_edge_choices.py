@@ -4,6 +4,7 @@ first reads it, the others copy its KV cells and start from there); the cloud ge
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import openai
 import pytest
@@ -50,9 +51,13 @@ def test_n_streamed_answers_arrive_interleaved_by_their_index(gateway):
 
 
 def test_sampled_answers_differ_by_seed_and_repeat_with_it(gateway):
+    """A seed repeats its answers on an edge model running nothing else, whatever its prompt cache
+    holds: the first request below reads the prompt afresh, the second finds it cached by the
+    first and by the greedy request between them, and reads it afresh all the same."""
     client = client_for(gateway)
     ask = {"model": "smollm2", "messages": ASK, "max_tokens": 16, "temperature": 1.2, "seed": 7, "n": 3}
     first = [c.message.content for c in client.chat.completions.create(**ask).choices]
+    client.chat.completions.create(model="smollm2", messages=ASK, max_tokens=4, temperature=0)
     again = [c.message.content for c in client.chat.completions.create(**ask).choices]
     assert first == again and len(set(first)) > 1
 
@@ -69,25 +74,71 @@ def test_an_n_out_of_range_is_a_clear_400(gateway, n):
     assert caught.value.param == "n" and caught.value.code == "invalid_value"
 
 
-def test_siblings_share_the_prompt_cells_instead_of_reading_them_again():
+@pytest.fixture(scope="module")
+def engine():
     engine = EdgeEngine(EdgeModelConfig(name="smollm2", n_ctx=1024))
     engine.load()
-    try:
-        prompt = engine.tokenize_chat([{"role": "user", "content": "Tell me about the sea. " * 20}])
+    yield engine
+    engine.close()
 
-        async def run() -> list[str]:
-            first = engine.submit_tokens(prompt, Sampling(max_tokens=4, temperature=0.0))
-            rest = [
-                engine.submit_tokens(prompt, Sampling(max_tokens=4, temperature=0.0), sharing=first) for _ in range(3)
-            ]
-            return [await _text(g) for g in [first, *rest]]
 
+def test_siblings_share_the_prompt_cells_instead_of_reading_them_again(engine):
+    prompt = engine.tokenize_chat([{"role": "user", "content": "Tell me about the sea. " * 20}])
+
+    async def run() -> list[str]:
+        first = engine.submit_tokens(prompt, Sampling(max_tokens=4, temperature=0.0))
+        rest = [engine.submit_tokens(prompt, Sampling(max_tokens=4, temperature=0.0), sharing=first) for _ in range(3)]
+        return [await _text(g) for g in [first, *rest]]
+
+    before = engine._scheduler.reused
+    texts = asyncio.run(run())
+    assert len(set(texts)) == 1
+    assert engine._scheduler.reused - before >= 3 * (len(prompt) - 1)  # each sibling skipped the whole prompt
+
+
+def test_a_seeded_draw_reads_its_prompt_afresh_and_its_siblings_share_it(engine):
+    """Logits over cells another request left differ in their last bits from logits read afresh,
+    and a seeded draw near a boundary between two tokens turns on them: so a seeded request never
+    starts from the prompt cache, while an unseeded one does."""
+    prompt = engine.tokenize_chat([{"role": "user", "content": "Tell me about the river. " * 10}])
+
+    async def run(sampling: Sampling, n: int = 1) -> list[str]:
+        first = engine.submit_tokens(prompt, sampling)
+        rest = [
+            engine.submit_tokens(prompt, replace(sampling, seed=(sampling.seed or 0) + i), sharing=first)
+            for i in range(1, n)
+        ]
+        return [await _text(g) for g in [first, *rest]]
+
+    asyncio.run(run(Sampling(max_tokens=2, temperature=0.0)))  # leaves the prompt in the cache
+    before = engine._scheduler.reused
+    asyncio.run(run(Sampling(max_tokens=2, temperature=0.9)))
+    assert engine._scheduler.reused - before == len(prompt) - 1  # unseeded: all but the last token from the cache
+
+    seeded = Sampling(max_tokens=12, temperature=1.3, seed=11)
+    before = engine._scheduler.reused
+    first = asyncio.run(run(seeded, n=3))
+    assert engine._scheduler.reused - before == 2 * (len(prompt) - 1)  # the siblings' shares, nothing cached
+    assert asyncio.run(run(seeded, n=3)) == first and len(set(first)) > 1
+
+
+def test_beside_another_request_a_seeded_draw_reads_from_the_cache_like_any_other(engine):
+    """Beside a running request a seed cannot promise its text (the steps it shares round its
+    logits), so it does not forget the kept prompts for nothing: it starts from them."""
+    prompt = engine.tokenize_chat([{"role": "user", "content": "Tell me about the lake. " * 10}])
+    busy = engine.tokenize_chat([{"role": "user", "content": "Count from one to a hundred."}])
+
+    async def run() -> int:
+        await _text(engine.submit_tokens(prompt, Sampling(max_tokens=2, temperature=0.0)))  # kept
+        running = engine.submit_tokens(busy, Sampling(max_tokens=200, temperature=0.0))
+        async for _ in running.text():  # generating: the seeded request will share its steps
+            break
         before = engine._scheduler.reused
-        texts = asyncio.run(run())
-        assert len(set(texts)) == 1
-        assert engine._scheduler.reused - before >= 3 * (len(prompt) - 1)  # each sibling skipped the whole prompt
-    finally:
-        engine.close()
+        await _text(engine.submit_tokens(prompt, Sampling(max_tokens=2, temperature=0.9, seed=5)))
+        running.cancel()
+        return engine._scheduler.reused - before
+
+    assert asyncio.run(run()) == len(prompt) - 1
 
 
 async def _text(generation) -> str:
