@@ -408,7 +408,11 @@ SPEC = {
                 "parameters": [{"name": "key", "in": "query", "required": False, "schema": {"type": "string"}}],
                 "responses": {
                     "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}},
-                    **_errors(401),
+                    # a browser opens it: without the key it gets a page that asks for it, not JSON
+                    "401": {
+                        "description": "a page that asks for the admin key",
+                        "content": {"text/html": {"schema": {"type": "string"}}},
+                    },
                 },
             }
         },
