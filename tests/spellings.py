@@ -19,6 +19,7 @@ from classifiers.privacy.canonical import (
     DASH_WORDS,
     DIGIT_WORDS,
     DOT_WORDS,
+    LOOSE,
     OTHER_DIGITS,
     SEPARATORS,
 )
@@ -30,6 +31,9 @@ WORDS = {
     for language, table in DIGIT_WORDS.items()
 }
 SPOKEN_SEPARATORS = tuple(s for s in SEPARATORS if s not in "\r\n\t")  # in a line of prose
+# An SSN joined by a LOOSE separator is read as a sum ("125*12=1500"): only a card's printed
+# grouping is read through those.
+SSN_SEPARATORS = tuple(s for s in SPOKEN_SEPARATORS if s not in LOOSE)
 # Made-up words: whatever of them reaches a provider came from the value, not the prose around it.
 MAILBOX_WORDS = ("zorvath", "quillomer", "brantuvo", "pexalind", "morquesta", "vindaloor", "teskarun")
 HOST_WORDS = ("mailvyre", "postkarro", "zentumail", "huxabox", "ovrelink", "quantomel", "dravipost")
@@ -50,7 +54,8 @@ def count() -> int:
     most_words = max(len(words) for table in WORDS.values() for words in table.values())
     return max(
         -(-len(SCRIPTS) // 7),  # a card's 4 groups and an SSN's 3 each take a script
-        -(-len(SPOKEN_SEPARATORS) // 5),  # and 3 and 2 separators
+        -(-len(SPOKEN_SEPARATORS) // 3),  # and 3 separators
+        -(-len(SSN_SEPARATORS) // 2),  # and 2
         len(WORDS) * most_words,  # a card in words takes one language, and the next word of a digit
         len(DASH_WORDS),
         len(AT_WORDS),
@@ -63,7 +68,8 @@ def spellings(i: int) -> tuple[Spelled, ...]:
     address spelled out."""
     rng = random.Random(i)
     scripts = [SCRIPTS[(7 * i + k) % len(SCRIPTS)] for k in range(7)]
-    separators = [SPOKEN_SEPARATORS[(5 * i + k) % len(SPOKEN_SEPARATORS)] for k in range(5)]
+    separators = [SPOKEN_SEPARATORS[(3 * i + k) % len(SPOKEN_SEPARATORS)] for k in range(3)]
+    separators += [SSN_SEPARATORS[(2 * i + k) % len(SSN_SEPARATORS)] for k in range(2)]
     card = _card(rng)
     ssn = _ssn(rng)
     return (

@@ -7,6 +7,8 @@ provider before the reading existed."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,11 +21,13 @@ from classifiers.privacy.canonical import (
     DOT_WORDS,
     OTHER_DIGITS,
     SEPARATORS,
+    TAGS,
     Cues,
     canonical,
     foldable,
     separated,
 )
+from classifiers.privacy.numerals import NUMERALS
 
 CARD = "4111111111111111"
 SSN = "123456789"
@@ -70,6 +74,43 @@ def test_a_card_with_any_separator_between_its_groups_is_a_card(separator, space
     written = gap.join(grouped(CARD))
     text = f"card {written}. thanks"  # a sentence's period after it is not part of it
     found(_SCANNER, text, (5, 5 + len(written)), "CREDIT_CARD")
+
+
+# A card whose digits are all from 0 to 9 but 8, so that each numeral table's values are drawn.
+EVERY_DIGIT_CARD = "4539237301631479"
+NUMERALS_BY_DIGIT = {d: sorted(ch for ch, value in NUMERALS.items() if value == d) for d in "0123456789"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_card_written_in_any_numerals_is_a_card(data):
+    """四五三九, ④⑤③⑨, ⁴⁵³⁹, Ⅳ: whatever Unicode says is worth a digit reads as that digit, mixed too."""
+    written = " ".join(
+        "".join(data.draw(st.sampled_from(NUMERALS_BY_DIGIT[d] + [d])) for d in group)
+        for group in grouped(EVERY_DIGIT_CARD)
+    )
+    text = f"my card is {written} thanks"
+    found(_SCANNER, text, (11, 11 + len(written)), "CREDIT_CARD")
+
+
+# Another script's punctuation or symbol, as a separator may be written: no letter, digit or
+# numeral, and nothing NFKC reads as one (⒈ is "1.").
+OTHER_MARKS = st.characters(
+    categories=("Pd", "Po", "Ps", "Pe", "Pi", "Pf", "Sm", "Sc", "Sk", "So"), min_codepoint=0x80
+).filter(lambda ch: ch not in NUMERALS and not any(c.isalnum() for c in unicodedata.normalize("NFKC", ch)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(separator=OTHER_MARKS)
+def test_a_card_with_any_scripts_punctuation_or_symbol_between_its_groups_is_a_card(separator):
+    written = separator.join(grouped(CARD))
+    text = f"card {written} thanks"
+    found(_SCANNER, text, (5, 5 + len(written)), "CREDIT_CARD")
+
+
+def test_a_card_spelled_in_tag_characters_is_a_card(scanner):
+    hidden = "".join(chr(TAGS[0] - 0x20 + ord(c)) for c in "4111 1111 1111 1111")  # invisible, read by models
+    found(scanner, f"card {hidden} thanks", (5, 5 + len(hidden)), "CREDIT_CARD")
 
 
 @settings(max_examples=100, deadline=None)
@@ -133,6 +174,17 @@ def test_an_at_word_other_than_at_may_go_with_any_dot_word_between_spaces(scanne
         ("call 415 – 555 – 0123 today", "PHONE", "415 – 555 – 0123"),
         ("card 4111,1111/1111\\1111 today", "CREDIT_CARD", "4111,1111/1111\\1111"),
         ("SSN 123_45|6789 today", "US_SSN", "123_45|6789"),
+        ("card 4539:2373:0163:1479 today", "CREDIT_CARD", "4539:2373:0163:1479"),
+        ("card 4539*2373*0163*1479 today", "CREDIT_CARD", "4539*2373*0163*1479"),
+        ("卡号 四五三九 二三七三 〇一六三 一四七九", "CREDIT_CARD", "四五三九 二三七三 〇一六三 一四七九"),
+        ("卡号 4539、2373、0163、1479", "CREDIT_CARD", "4539、2373、0163、1479"),
+        ("card 4539→2373→0163→1479", "CREDIT_CARD", "4539→2373→0163→1479"),
+        ("SSN ①②③-④⑤-⑥⑦⑧⑨", "US_SSN", "①②③-④⑤-⑥⑦⑧⑨"),
+        ("SSN 1\u20e32\u20e33\u20e3-45-6789", "US_SSN", "1\u20e32\u20e33\u20e3-45-6789"),
+        ("SSN 1\ue0002\ue0013-45-6789", "US_SSN", "1\ue0002\ue0013-45-6789"),  # private use characters
+        ("What is 2+2? 4111\n1111\n1111\n1111", "CREDIT_CARD", "4111\n1111\n1111\n1111"),
+        ("Room 2 4111 1111 1111 1111", "CREDIT_CARD", "4111 1111 1111 1111"),
+        ("2+2 4111\n1111\n1111\n1111", "CREDIT_CARD", "4111\n1111\n1111\n1111"),
         ("SSN ๑๒๓/๔๕-๖๗๘๙ today", "US_SSN", "๑๒๓/๔๕-๖๗๘๙"),
         # JSON's escapes, as an SDK writes a tool call's arguments: a surrogate pair for a digit
         # above U+FFFF
@@ -157,6 +209,16 @@ def test_the_spellings_that_once_reached_a_provider(scanner, text, kind, value):
         "We meet at noon. Point taken.",
         "On en a vu un deux fois, puis trois.",
         "Version 1.2.3.4 shipped.",
+        "x = 123456 * 7890",
+        "ratio 1:2:3:4:5:6:7",
+        "第三章 一二三四五六七八",
+        "2026年12月6日 下午3:45",
+        "meet 10:30-11:45, room 12/14",
+        "Scores 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16",
+        "Each costs 800 $ 80 $ 1350 in turn.",  # an SSN's 3-2-4, joined as sums are
+        "So 125*12=1500 and 150 + 400 + 200 = 750.",
+        "The ratio 1:9:35:82:120:120:82:35:9:1 is symmetric.",  # 18 digits that pass the Luhn check
+        "Bullets 11 • 11 • 11 • 11 • 11",
         "Thanks @jane.doe for the review.",
         "import flask\n\n@app.route('/')\ndef index():\n    return 'hi'",
     ],

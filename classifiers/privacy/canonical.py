@@ -6,17 +6,22 @@ in French words, with slashes, pipes or non-breaking hyphens between its groups;
 `(ät)` and `(punkt)`; a number broken over lines. Instead of a detector for each spelling, a text
 is read once into a normal form, and the detectors read that:
 
-- every script's decimal digits, in every plane, as ASCII digits; compatibility forms (full-width
-  letters and signs) as their plain forms; invisible characters (zero-width spaces and joiners,
-  soft hyphens, bidirectional marks) as nothing; JSON's `\\uXXXX` escapes as their characters;
+- every script's decimal digits, in every plane, as ASCII digits, and every other character
+  Unicode gives a digit's value (四 〇 肆 ④ ² Ⅸ: `classifiers.privacy.numerals`, generated) as
+  that digit; a mark on a digit or enclosing it (a keycap, a circle) as nothing; compatibility
+  forms (full-width letters and signs) as their plain forms; invisible characters (zero-width
+  spaces and joiners, soft hyphens, bidirectional marks, private use characters) as nothing, and
+  tag characters (U+E0020 to U+E007E, which spell ASCII unseen) as the ASCII they spell; JSON's
+  `\\uXXXX` escapes as their characters;
 - a run of four digit words or more, in any language of `DIGIT_WORDS`, as its digits (a said or
   written dash kept as `-`);
 - a spelled-out `@` and `.` of an address (`AT_WORDS`, `DOT_WORDS`, bracketed, braced or spaced:
   `jane dot roe (ät) example (punkt) de`) as the characters;
 - any run of `SEPARATORS` between groups of digits (`4771.3397.2301.6870`, `601/69/2640`,
-  `4111 | 1111`, a line break) as one space, a sentence's closing punctuation left where it is.
+  `4111 | 1111`, `4539:2373`, a line break) as one space, a sentence's closing punctuation left
+  where it is; any other script's punctuation or symbol there (`4539、2373`, `4539→2373`) too.
 
-Each step is a table: a new spelling is an entry, not a detector. Each character of the reading
+Each step is a table or a character property: a new spelling is an entry, not a detector. Each character of the reading
 knows where in the text it came from (`Reading`), so that what is found there is masked whole where
 it was written. Only what a text holds the cues of is read (most texts are ASCII prose with none of
 them, and have no canonical reading to make).
@@ -33,7 +38,8 @@ from classifiers import _scan
 from classifiers.privacy.anchors import Anchors, Hits
 from classifiers.privacy.findings import Finding
 from classifiers.privacy.links import DEEP_TLDS, TLDS
-from classifiers.privacy.luhn import luhn_ok
+from classifiers.privacy.luhn import CARD_GROUPINGS, SSN_GROUPING, luhn_ok
+from classifiers.privacy.numerals import ASTRAL_NUMERALS, BASIC_NUMERALS, DIGIT_LIKE, NUMERALS
 
 
 class Reading(NamedTuple):
@@ -109,10 +115,18 @@ DASH_WORDS = ("dash", "hyphen", "tiret", "trait", "bindestrich", "strich", "guio
 # between spaces: a bare word ("at") is only one where an address stands around it.
 AT_WORDS = ("at", "ät", "aet", "arobase", "arroba", "chiocciola", "klammeraffe", "apenstaart", "apenstaartje", "@")
 DOT_WORDS = ("dot", "point", "punkt", "punto", "ponto", "punt", ".")
-# What may stand between the groups of a number's digits: spaces and line breaks, dots, commas,
-# slashes, underscores, pipes, and every dash and hyphen (the non-breaking one of word processors,
-# en and em dashes, the minus sign).
-SEPARATORS = " \t\r\n\u00a0\u202f\u2009.,/\\_|-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u00b7\u30fb\uff0d\u2027"
+# What may stand between the groups of a number's digits: white space and every ASCII character
+# that is no letter or digit. The ones that join a number's groups in print (dots, commas,
+# slashes, underscores, pipes, every dash) are read as such; the others (LOOSE: "4539:2373",
+# "4539*2373") join numbers in sums, ratios, prices and times far more often ("150 + 400 + 200",
+# "1:9:35:82", "$25000 $20000"), and a run joined by them is read only where it has a printed
+# card's grouping. Other scripts' punctuation and symbols between digits fold to one
+# of them, "~" (`fold`): "4539、2373", "4539→2373", but "11 • 11 • 11" is no phone.
+LOOSE = "".join(chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum() and chr(c) not in "@.,/\\_|-")
+SEPARATORS = (
+    " \t\r\n\u00a0\u202f\u2009.,/\\_|-" + LOOSE + "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u00b7\u30fb\uff0d\u2027"
+)
+AS_LOOSE = "~"  # what another script's punctuation or symbol between a number's groups folds to
 MOST_SEPARATORS = 3  # characters between two groups of one number
 NUMBER_DIGITS = 7  # a number this long, or longer, is read with its separators as one space
 # Where such numbers can be, found in the scan's one pass (a window spec, `classifiers.scan`): its
@@ -179,11 +193,34 @@ def astral(high: str, low: str) -> str:
     return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
 
 
-_TO_FOLD = re.compile(
-    ESCAPED_PAIR + r"|\\u([0-9A-Fa-f]{4})"
-    r"|[^\x00-\x7fÀ-ÖØ-öø-ÿЀ-ӿ\u0620-\u064a\u0e01-\u0e32\u0e34-\u0e4f\u0e5a\u0e5b"
-    r"\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff\uac00-\ud7a3]"
-)
+# The scripts whose letters the fold copies as they are, unread (a text in them folds as fast as
+# ASCII): Latin-1, Cyrillic, Arabic, Thai, kana, CJK ideographs, Hangul. Their punctuation,
+# symbols and marks (฿, ҂, a Thai tone mark) are read like any other script's.
+_COPIED_SCRIPTS = (
+    (0xC0, 0xFF), (0x400, 0x4FF), (0x620, 0x64A), (0xE01, 0xE5B), (0x3041, 0x3096), (0x30A1, 0x30FA),
+    (0x4E00, 0x9FFF), (0xAC00, 0xD7A3),
+)  # fmt: skip
+
+
+def _letters(scripts: tuple[tuple[int, int], ...]) -> str:
+    """The letters in `scripts`, as a character class's ranges."""
+    ranges: list[list[int]] = []
+    for first, last in scripts:
+        for code in range(first, last + 1):
+            if not unicodedata.category(chr(code)).startswith("L"):
+                continue
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
+
+
+_COPIED = "\x00-\x7f" + _letters(_COPIED_SCRIPTS)
+_COPIED_NUMERALS = "".join(ch for ch in NUMERALS if re.fullmatch(f"[{_COPIED}]", ch))  # 一 四 伍 in the CJK run
+_TO_FOLD = re.compile(ESCAPED_PAIR + r"|\\u([0-9A-Fa-f]{4})" + f"|[^{_COPIED}]|[{_COPIED_NUMERALS}]")
+# Tag characters (U+E0020 to U+E007E) spell ASCII invisibly, one for one, and a model reads them.
+TAGS = (0xE0020, 0xE007E)
 _AS_DOT = "\u2024\u3002\uff61"
 
 
@@ -204,14 +241,22 @@ def fold(text: str) -> Reading:
             ch = chr(int(m.group(3), 16)) if m.group(3) else m.group()
         if ch.isascii():
             folded = ch
+        elif TAGS[0] <= ord(ch) <= TAGS[1]:
+            folded = chr(ord(ch) - 0xE0000)  # what the tag spells, as a model reads it
         elif invisible(ch):
             continue  # invisible: read as if it were not there
         elif (digit := unicodedata.decimal(ch, None)) is not None:
             folded = str(digit)  # any script's decimal digit, in any plane (NFKC leaves most as they are)
+        elif (numeral := NUMERALS.get(ch)) is not None:
+            folded = numeral  # a numeral worth a digit: 四, 〇, ①, ², Ⅳ
+        elif _mark_on_digit(ch, out):
+            continue  # an enclosing mark (a keycap, a circle), or any mark on a digit: the digit is what it says
         elif ch in _AS_HYPHEN:
             folded = "-"  # a dash, a minus, a middle dot: what may join a number's groups
         else:
             folded = "." if ch in _AS_DOT else unicodedata.normalize("NFKC", ch)
+            if not folded.isascii() and _between_digits(text, m.start(), at):
+                folded = AS_LOOSE  # any other script's punctuation or symbol between a number's groups
         out.append(folded)
         starts += [m.start()] * len(folded)
         ends += [at] * len(folded)
@@ -342,24 +387,81 @@ def separated(text: str, windows: list[tuple[int, int]] | None = None) -> Readin
     """Each number of `NUMBER_DIGITS` digits or more whose groups are joined by separators other
     than one space or one hyphen, with each run of them read as one space; within `windows` (where
     the scan found such numbers), else in the whole text."""
-    spans = []
+    spans: dict[int, tuple[int, int, list[tuple[str, int, int]]]] = {}  # by where each gap starts
     found = (
         _SEPARATED.finditer(text)
         if windows is None
         else (m for start, end in windows for m in _SEPARATED.finditer(text, start, end))
     )
     for m in found:
-        run = m.group()
-        if sum(c.isdigit() for c in run) < NUMBER_DIGITS:
-            continue
         gaps = list(_GAPS.finditer(text, m.start(), m.end()))
-        if all(g.group() in (" ", "-") for g in gaps):
-            continue  # as the patterns read it already
-        if not _one_kind(run, [g.group() for g in gaps]) or _read_as_written(run):
-            continue
-        for gap in gaps:
-            spans.append((gap.start(), gap.end(), [(" ", gap.start(), gap.end())]))
-    return rewritten(text, spans)
+        for first, last in _numbers_in(text, m.start(), m.end(), gaps):
+            spans.update((g.start(), (g.start(), g.end(), [(" ", g.start(), g.end())])) for g in gaps[first:last])
+    return rewritten(text, [spans[at] for at in sorted(spans)])
+
+
+def _numbers_in(text: str, start: int, end: int, gaps: list[re.Match[str]]) -> list[tuple[int, int]]:
+    """The numbers in a run of digit groups (text[start:end], its `gaps` between them), each as the
+    range of its gaps. A run is cut where a clause ends ("What is 2+2? 4111\n1111\n1111\n1111");
+    a piece joined by one kind of separator is one number where `_one_kind` reads it so; in a piece
+    of mixed ones, each stretch that is a card's or an SSN's shape is one."""
+    ends = [k for k, gap in enumerate(gaps) if _CLAUSE_END.fullmatch(gap.group())]
+    if ends:
+        found: list[tuple[int, int]] = []
+        for first, last in zip([-1, *ends], [*ends, len(gaps)], strict=True):
+            piece = (gaps[first].end() if first >= 0 else start, gaps[last].start() if last < len(gaps) else end)
+            found += [(first + 1 + a, first + 1 + b) for a, b in _numbers_in(text, *piece, gaps[first + 1 : last])]
+        return found
+    run = text[start:end]
+    if len(run) - sum(g.end() - g.start() for g in gaps) < NUMBER_DIGITS or all(g.group() in (" ", "-") for g in gaps):
+        return []  # too short to be an identifier, or as the patterns read it already
+    if len({_kind(g.group()) for g in gaps}) == 1 and not _loose(gaps[0].group()):
+        return [] if not _one_kind(run, [g.group() for g in gaps]) or _read_as_written(run) else [(0, len(gaps))]
+    return _shaped(text, start, end, gaps)
+
+
+def _loose(gap: str) -> bool:
+    return any(c in LOOSE for c in gap)
+
+
+# Sentence punctuation then white space ("2+2? 4111 1111 1111 1111"): where a sentence or a
+# clause ends, so no number of mixed separators goes across it.
+_CLAUSE_END = re.compile(r"[.?!;:,]\s+")
+
+
+def _kind(gap: str) -> str:
+    """A gap's kind of separator: its marks, with white space as one space ("? " is not "?")."""
+    return re.sub(r"\s+", " ", gap)
+
+
+def _shaped(text: str, start: int, end: int, gaps: list[re.Match[str]]) -> list[tuple[int, int]]:
+    """Stretches of a run of digit groups joined by mixed separators (text[start:end], its `gaps`)
+    that are a card's or an SSN's shape, as ranges of gaps. Where such stretches share a group, the
+    one of fewer kinds of separator wins, then the longer ("2+2 4111\n1111\n1111\n1111": the card
+    joined by line breaks, not a chance Luhn pass from the first 2)."""
+    bounds = [start] + [g.end() for g in gaps]
+    lengths = [stop - begin for begin, stop in zip(bounds, [g.start() for g in gaps] + [end], strict=True)]
+    loose = [_loose(g.group()) for g in gaps]
+    shapes: list[tuple[int, int, int]] = []  # kinds of separator, first group, last group
+    for a in range(len(gaps)):
+        digits, joined_loosely = lengths[a], False
+        for b in range(a + 1, len(gaps) + 1):
+            digits += lengths[b]
+            joined_loosely |= loose[b - 1]
+            if digits > MOST_CARD_DIGITS:
+                break
+            if digits < LEAST_CARD_DIGITS and digits != sum(SSN_GROUPING):
+                continue
+            shape = tuple(lengths[a : b + 1])
+            if joined_loosely and shape not in CARD_GROUPINGS:
+                continue  # joined by what joins sums and ratios too: only a printed card's grouping
+            if shape == SSN_GROUPING or (digits >= LEAST_CARD_DIGITS and luhn_ok(_digits(text, bounds, shape, a))):
+                shapes.append((len({_kind(g.group()) for g in gaps[a:b]}), a, b))
+    found: list[tuple[int, int]] = []
+    for _, a, b in sorted(shapes, key=lambda shape: (shape[0], shape[1] - shape[2])):
+        if all(b < first or last < a for first, last in found):
+            found.append((a, b))
+    return sorted(found)
 
 
 # What the patterns read as written, and read better so: an IPv4 address, and a date with its
@@ -378,26 +480,27 @@ def _read_as_written(run: str) -> bool:
     return all(1 <= int(part) <= 31 for part in (first, second)) and min(int(first), int(second)) <= 12
 
 
+LEAST_CARD_DIGITS, MOST_CARD_DIGITS = 13, 19
+
+
+def _digits(text: str, bounds: list[int], lengths: tuple[int, ...], first: int) -> str:
+    """The digits of the groups of `lengths` from group `first` on, each starting at its bound."""
+    return "".join(text[bounds[first + i] : bounds[first + i] + n] for i, n in enumerate(lengths))
+
+
 _THOUSANDS = re.compile(r"\d{1,3}(?:([,.' ])\d{3})+")
 
 
 def _one_kind(run: str, gaps: list[str]) -> bool:
-    """Whether the gaps of a run of digit groups join one identifier: none a list's comma (", "),
-    all one separator (spaces around it aside) unless the run is a card's or an SSN's shape, groups
-    between commas of three digits or more, and the groups no number's thousands ("200,000,000";
-    "10,000-15,000" joins two numbers, "89, 71, 92" and "11,13,15" are lists)."""
-    kinds = {gap.strip() or " " for gap in gaps}
+    """Whether a run of digit groups joined by one kind of separator is one identifier: no gap a
+    list's comma (", "), groups between commas of three digits or more, and the groups no number's
+    thousands ("200,000,000"; "89, 71, 92" and "11,13,15" are lists). Mixed separators
+    ("4111,1111/1111|1111", "123_45|6789") hide a value as well as one kind does, but they also
+    join what is many numbers (ranges, coordinates, a date and a time): `_shaped` reads those."""
     if any(", " in gap or ",\n" in gap for gap in gaps):
         return False
     groups = re.findall(r"\d+", run)
-    if len(kinds) > 1:
-        # Mixed separators ("4111,1111/1111|1111", "123_45|6789") hide a value as well as one
-        # kind does, but they also join what is many numbers (ranges, coordinates, a date and a
-        # time): such a run is read only when it is the shape of a card or an SSN.
-        digits = "".join(groups)
-        card = 13 <= len(digits) <= 19 and luhn_ok(digits)
-        return card or [len(g) for g in groups] == [3, 2, 4]
-    if kinds == {","} and min(map(len, groups)) < 3:
+    if {gap.strip() for gap in gaps} == {","} and min(map(len, groups)) < 3:
         return False  # "11,13,15,17": a list written tight
     return _THOUSANDS.fullmatch(run) is None
 
@@ -413,12 +516,50 @@ INVISIBLE = (
 _HIDING = INVISIBLE + (
     (0xFF0B, 0xFF0B), (0xFF0D, 0xFF0E), (0xFF10, 0xFF19), (0xFF20, 0xFF3A), (0xFF3F, 0xFF3F),
     (0xFF41, 0xFF5A), (0x2080, 0x2089), (0x2070, 0x2079), (0x2460, 0x24FF), (0x1D400, 0x1D7FF),
+    (0xE000, 0xF8FF), (0xE0000, 0xE007F), (0xF0000, 0x10FFFF),  # private use, tags
+    (0x0488, 0x0489), (0x20DD, 0x20E4), (0xA670, 0xA672),  # enclosing marks: a keycap, a circle
 )  # fmt: skip
+# A digit, then at most two spaces or ASCII marks, then a character that is no ASCII, no letter or
+# digit and no space: a mark on the digit, or another script's punctuation or symbol, perhaps
+# between a number's groups.
+_SYMBOL_BY_DIGIT = re.compile(r"\d[\s!-/:-@\[-`{-~]{0,2}([^\x00-\x7f\w\s])")
 
 
 def invisible(ch: str) -> bool:
-    """Whether a character shows nothing: a format character, or one of `INVISIBLE`."""
-    return unicodedata.category(ch) == "Cf" or any(first <= ord(ch) <= last for first, last in INVISIBLE)
+    """Whether a character shows nothing a reader can read: a format character, one of
+    `INVISIBLE`, or a private use one (no font but its own says what it is)."""
+    return unicodedata.category(ch) in ("Cf", "Co") or any(first <= ord(ch) <= last for first, last in INVISIBLE)
+
+
+def _mark_on_digit(ch: str, out: list[str]) -> bool:
+    """Whether `ch` is an enclosing mark, or a mark on the digit read just before it."""
+    category = unicodedata.category(ch)
+    return category == "Me" or (category in ("Mn", "Mc") and bool(out) and out[-1][-1:].isdigit())
+
+
+def _digit_like(ch: str) -> bool:
+    return ch.isdigit() or ch in NUMERALS
+
+
+def _between_digits(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] stands between two digits with nothing but separators, marks and
+    symbols, a few (`_REACH`), on each side: "4111 → 1111", or a symbol NFC spells with its marks."""
+    return _digit_beside(text, start - 1, -1) and _digit_beside(text, end, 1)
+
+
+_REACH = MOST_SEPARATORS + 2
+
+
+def _digit_beside(text: str, at: int, step: int) -> bool:
+    """Whether the first letter or digit from `at` on, `step` by `step` and within `_REACH`, is a digit."""
+    for i in range(at, at + step * _REACH, step):
+        if not 0 <= i < len(text):
+            return False
+        if _digit_like(text[i]):
+            return True
+        if text[i].isalnum():
+            return False
+    return False
 
 
 _PUNCTUATION = (
@@ -426,10 +567,6 @@ _PUNCTUATION = (
     (0xFF40, 0xFF40), (0xFF5B, 0xFF5E), (0x2024, 0x2024), (0x2027, 0x2027), (0x3002, 0x3002),
     (0xFF61, 0xFF61),
 )  # fmt: skip
-# The dashes folding reads as "-": they matter beside a digit ("555–0123", "555 – 0123") and
-# nowhere else (prose's em dashes, in a text with a year in it, are no number's).
-_DASH = re.compile("[\u2010-\u2015\u2212\u00b7\u30fb]")
-_DASH_RANGES = ((0x2010, 0x2015), (0x2212, 0x2212), (0x00B7, 0x00B7), (0x30FB, 0x30FB))
 _DIGITS_AND_AT = ((0x30, 0x39), (0x40, 0x40))
 
 
@@ -455,18 +592,22 @@ def foldable(text: str) -> bool:
     # (`any_in` answers at once for astral ranges where the text's storage holds none)
     if _scan.any_in(text, _HIDING) or _scan.any_in(text, OTHER_DIGITS) or _scan.any_in(text, ASTRAL_DIGITS):
         return True
-    if _scan.any_in(text, _PUNCTUATION) and _scan.any_in(text, _DIGITS_AND_AT):
+    if (_scan.any_in(text, BASIC_NUMERALS) or _scan.any_in(text, ASTRAL_NUMERALS)) and any(
+        any(c in NUMERALS for c in run.group()) for run in _NUMERAL_RUN.finditer(text)
+    ):
         return True
-    return _scan.any_in(text, _DASH_RANGES) and _dash_by_digit(text)
+    if not _scan.any_in(text, _DIGITS_AND_AT):
+        return False
+    if _scan.any_in(text, _PUNCTUATION):
+        return True
+    # a mark on a digit, or a symbol between a number's groups
+    return any(_between_digits(text, m.start(1), m.end(1)) for m in _SYMBOL_BY_DIGIT.finditer(text))
 
 
-def _dash_by_digit(text: str) -> bool:
-    """Whether a dash stands within a number's gap (`MOST_SEPARATORS`) of a digit."""
-    reach = MOST_SEPARATORS - 1
-    for dash in _DASH.finditer(text):
-        if any(c.isdigit() for c in text[max(0, dash.start() - reach) : dash.end() + reach]):
-            return True
-    return False
+# Numerals matter where they write a number an identifier could be (`NUMBER_DIGITS` digits or
+# numerals, a few separators apart at most): 一 and 二 are in most Chinese sentences,
+# "一三八〇〇一三八〇〇〇" in few.
+_NUMERAL_RUN = re.compile(rf"[{DIGIT_LIKE}](?:\W{{0,{MOST_SEPARATORS}}}[{DIGIT_LIKE}]){{{NUMBER_DIGITS - 1},}}")
 
 
 class Cues(NamedTuple):

@@ -11,3 +11,8 @@ def luhn_ok(digits: str) -> bool:
             d = d * 2 - 9 if d > 4 else d * 2
         total += d
     return total % 10 == 0
+
+
+# How cards are printed: 4-4-4-4 (and 4-4-4-4-3 for 19 digits), 4-6-5 and 4-6-4.
+CARD_GROUPINGS = ((4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4))
+SSN_GROUPING = (3, 2, 4)

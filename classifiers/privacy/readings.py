@@ -1,7 +1,7 @@
 """Other ways of reading a text, for private data written so that the patterns would miss it.
 
 - Canonical: one normal form of every spelling (`classifiers.privacy.canonical`: other scripts'
-  digits, compatibility forms, invisible characters, digit words in seven languages, spelled-out
+  digits and numerals, compatibility forms, invisible and tag characters, digit words, spelled-out
   at signs and dots, separators between a number's groups).
 - Encoded: percent-encoded runs (`jane%40example.com`), quoted-printable escapes (`jane=40example.com`),
   HTML character references (`&#52;&#x31;`), base64 runs and hexadecimal runs of text

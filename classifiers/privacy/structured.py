@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from classifiers._scan import windows
 from classifiers.privacy.anchors import Hits
 from classifiers.privacy.findings import Finding
-from classifiers.privacy.luhn import luhn_ok
+from classifiers.privacy.luhn import CARD_GROUPINGS, luhn_ok
 from classifiers.privacy.national import national_ids
 from classifiers.privacy.secrets import secrets
 
@@ -61,10 +61,48 @@ _MAESTRO_12 = re.compile(r"^(?:5018|5020|5038|5893|6304|6759|676[1-3])")
 
 
 def cards(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
-    for m in _CARD.finditer(text, start, len(text) if end is None else end):
+    stop = len(text) if end is None else end
+    at = start
+    while m := _CARD.search(text, at, stop):
+        at = m.end()
         digits = re.sub(r"\D", "", m.group())
-        if (13 <= len(digits) <= 19 or _MAESTRO_12.match(digits)) and luhn_ok(digits) and len(set(digits)) > 1:
+        if _card(digits):
             yield Finding("CREDIT_CARD", m.start(), m.end(), 0.97 if _CARD_PREFIX.match(digits) else 0.85, "luhn")
+        elif (grouped := _grouped_card(text, m.start(), stop)) is not None:
+            at = grouped.end
+            yield grouped
+
+
+def _card(digits: str) -> bool:
+    lengthy = 13 <= len(digits) <= 19 or _MAESTRO_12.match(digits) is not None
+    return lengthy and luhn_ok(digits) and len(set(digits)) > 1
+
+
+# Where a number stands just before a card ("Room 2 4111 1111 1111 1111"), the run of groups
+# fails the check, and the card is the run's last groups in a printed card's grouping.
+_GROUP_RUN = re.compile(rf"\d+(?:{_GAP}\d+)*(?![\d-])")
+
+
+def _grouped_card(text: str, start: int, stop: int) -> Finding | None:
+    """The first card in a printed card's grouping (`CARD_GROUPINGS`) within the run of digit
+    groups at `start`, where the run as a whole is none."""
+    run = _GROUP_RUN.match(text, start, stop)
+    if run is None:
+        return None
+    groups = list(re.finditer(r"\d+", run.group()))
+    lengths = [len(g.group()) for g in groups]
+    for first in range(1, len(groups)):
+        for shape in CARD_GROUPINGS:
+            if tuple(lengths[first : first + len(shape)]) != shape:
+                continue
+            last = groups[first + len(shape) - 1]
+            if first + len(shape) < len(groups) and len(shape) == 4 and lengths[first + 4] == 3:
+                continue  # the 19-digit shape's, tried next
+            digits = "".join(g.group() for g in groups[first : first + len(shape)])
+            if _card(digits):
+                at, end = start + groups[first].start(), start + last.end()
+                return Finding("CREDIT_CARD", at, end, 0.97 if _CARD_PREFIX.match(digits) else 0.85, "luhn")
+    return None
 
 
 # --- IBAN (mod 97) ------------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""How digits are written besides as digits, read from generated tables
+(`classifiers/models/reading_tables.json`, made by `python -m research.reading_tables` from
+Unicode's numeric properties): the characters with a numeric value from 0 to 9 that are no decimal
+digit (ideographic numerals such as 四 and 〇, circled and parenthesized digits, superscripts, Roman
+numerals one to nine).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+TABLES_PATH = Path(__file__).resolve().parents[1] / "models" / "reading_tables.json"
+MOST_RANGES = 64  # what `_scan.any_in` takes in one call
+
+_TABLES = json.loads(TABLES_PATH.read_text(encoding="utf-8"))
+
+# character -> the digit it is worth
+NUMERALS: dict[str, str] = {
+    chr(code): value
+    for value, ranges in _TABLES["numerals"].items()
+    for first, last in ranges
+    for code in range(first, last + 1)
+}
+
+
+def covering(codes: list[int], most: int) -> tuple[tuple[int, int], ...]:
+    """At most `most` ranges that hold every one of `codes` (and, where that many cannot hold them
+    exactly, the fewest code points besides): the closest neighbours are joined first."""
+    ranges: list[list[int]] = []
+    for code in sorted(codes):
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    while len(ranges) > most:
+        gap = min(range(len(ranges) - 1), key=lambda i: ranges[i + 1][0] - ranges[i][1])
+        ranges[gap : gap + 2] = [[ranges[gap][0], ranges[gap + 1][1]]]
+    return tuple((first, last) for first, last in ranges)
+
+
+_CODES = sorted(ord(ch) for ch in NUMERALS)
+# Where such numerals are, for `_scan.any_in`: the basic plane's and the others', a call each.
+BASIC_NUMERALS = covering([c for c in _CODES if c < 0x10000], MOST_RANGES)
+ASTRAL_NUMERALS = covering([c for c in _CODES if c >= 0x10000], MOST_RANGES)
+
+
+def _class(codes: list[int]) -> str:
+    """`codes` as a regular expression's character class body, in ranges."""
+    return "".join(
+        re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in covering(codes, len(codes))
+    )
+
+
+# A numeral or decimal digit, as a regular expression's character class body.
+DIGIT_LIKE = r"\d" + _class(_CODES)
