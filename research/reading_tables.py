@@ -6,6 +6,11 @@ libraries that keep them, instead of typing them:
   parenthesized, superscript and subscript digits, Roman numerals one to nine, other scripts'
   counting signs. (Decimal digits, every script's, are read by `unicodedata.decimal` itself.)
 
+- `marks`: the combining marks, which words in many scripts hold.
+- `digit_words`: the words for 0 to 9 in each language `num2words` writes numbers in (43, but
+  Japanese, whose numerals are `numerals`, and Thai, written without spaces between words), each
+  also without its accents, and the spoken forms it does not write (`SPOKEN`).
+
     python -m research.reading_tables
 
 `tests/test_reading_tables.py` checks that the committed file is what this writes.
@@ -18,7 +23,9 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from classifiers.privacy.numerals import TABLES_PATH
+from num2words import CONVERTER_CLASSES, num2words
+
+from classifiers.privacy.tables import TABLES_PATH
 
 LAST_CODE_POINT = 0x3134F  # the end of the CJK extension planes: nothing above holds a numeral
 
@@ -41,8 +48,68 @@ def numerals() -> dict[str, list[list[int]]]:
     return by_value
 
 
+# Languages whose digits are read otherwise: Japanese's are numerals; Thai is written without
+# spaces between words, so no run of its words is one of words.
+NOT_WORDED = ("ja", "th")
+# The forms a digit is said in that num2words does not write: another gender, a colloquial one,
+# one spelled without its umlaut.
+SPOKEN = {
+    "en": {"oh": "0", "nought": "0"},
+    "fr": {"une": "1"},
+    "de": {"ein": "1", "zwo": "2", "fuenf": "5"},
+    "es": {"una": "1"},
+    "it": {"una": "1"},
+    "pt": {"uma": "1", "duas": "2"},
+    "nl": {"een": "1"},
+    "ru": {"одна": "1", "две": "2"},
+    "uk": {"одна": "1", "дві": "2"},
+    "pl": {"jedna": "1", "dwie": "2"},
+}
+
+
+def digit_words() -> dict[str, dict[str, str]]:
+    """For each language (its num2words code, regional variants left out), word -> digit."""
+    words: dict[str, dict[str, str]] = {}
+    for language in sorted(CONVERTER_CLASSES):
+        if "_" in language or language in NOT_WORDED:
+            continue
+        table: dict[str, str] = {}
+        for value in range(10):
+            word = num2words(value, lang=language).lower()
+            table[word] = str(value)
+            table.setdefault(_unaccented(word), str(value))
+        table.update(SPOKEN.get(language, {}))
+        words[language] = table
+    return words
+
+
+def _unaccented(word: str) -> str:
+    """`word` without the marks Latin letters carry ("zéro" -> "zero"); other scripts as they are."""
+    if not all(c.isascii() or unicodedata.name(c, "").startswith("LATIN") for c in word):
+        return word
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def marks() -> list[list[int]]:
+    """The ranges of combining marks (categories Mn, Mc, Me): the vowel signs of Indic scripts,
+    accents written apart, keycaps; a word holds them ("నాలుగు")."""
+    ranges: list[list[int]] = []
+    for code in range(LAST_CODE_POINT + 1):
+        if unicodedata.category(chr(code)) in ("Mn", "Mc", "Me"):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return ranges
+
+
 def tables() -> dict[str, Any]:
-    return {"unicode": unicodedata.unidata_version, "numerals": numerals()}
+    return {
+        "unicode": unicodedata.unidata_version,
+        "numerals": numerals(),
+        "marks": marks(),
+        "digit_words": digit_words(),
+    }
 
 
 def written() -> str:

@@ -1,7 +1,8 @@
 """Private values written with every entry of the canonical reading's tables, combined.
 
-`classifiers.privacy.canonical` reads the digits of every script, digit words in seven languages,
-every separator between digit groups, and spelled-out at signs and dots as one normal form. This
+`classifiers.privacy.canonical` reads the digits of every script, the digit words of every
+language in its generated tables, every separator between digit groups, and spelled-out at
+signs and dots as one normal form. This
 module writes values with those entries: spelling `i` of `count()` takes the next entries of each
 table in turn, so that the spellings together use every entry once at least, and one request holds
 several entries at once (a card whose groups are in four scripts, joined by three separators). A
@@ -50,22 +51,31 @@ class Spelled:
 
 
 def count() -> int:
-    """How many spellings it takes to use every entry of every table."""
-    most_words = max(len(words) for table in WORDS.values() for words in table.values())
+    """How many spellings it takes to use every entry of every table (the cards in digit words,
+    one a language and a turn of its words, are shared out among them: `worded_turns`)."""
     return max(
         -(-len(SCRIPTS) // 7),  # a card's 4 groups and an SSN's 3 each take a script
         -(-len(SPOKEN_SEPARATORS) // 3),  # and 3 separators
         -(-len(SSN_SEPARATORS) // 2),  # and 2
-        len(WORDS) * most_words,  # a card in words takes one language, and the next word of a digit
         len(DASH_WORDS),
         len(AT_WORDS),
         len(DOT_WORDS),
     )
 
 
+def worded_turns() -> list[tuple[str, int]]:
+    """(language, turn): a card in that language's digit words, the turn-th word of each digit
+    (for digits with more than one); every word of every language is in one of them."""
+    return [
+        (language, turn)
+        for language in sorted(WORDS)
+        for turn in range(max(len(words) for words in WORDS[language].values()))
+    ]
+
+
 def spellings(i: int) -> tuple[Spelled, ...]:
-    """Spelling `i`: a card in other scripts' digits, an SSN, a card in digit words, an e-mail
-    address spelled out."""
+    """Spelling `i`: a card in other scripts' digits, an SSN, cards in digit words (a few
+    languages'), an e-mail address spelled out."""
     rng = random.Random(i)
     scripts = [SCRIPTS[(7 * i + k) % len(SCRIPTS)] for k in range(7)]
     separators = [SPOKEN_SEPARATORS[(3 * i + k) % len(SPOKEN_SEPARATORS)] for k in range(3)]
@@ -75,7 +85,7 @@ def spellings(i: int) -> tuple[Spelled, ...]:
     return (
         _digits("card", [card[:4], card[4:8], card[8:12], card[12:]], scripts[:4], separators[:3]),
         _digits("SSN", [ssn[:3], ssn[3:5], ssn[5:]], scripts[4:], separators[3:]),
-        _worded(_card(rng, every_digit=True), i),
+        *(_worded(_card(rng, every_digit=True), language, turn, i) for language, turn in worded_turns()[i :: count()]),
         _mailbox(i),
     )
 
@@ -104,10 +114,7 @@ def _digits(kind: str, groups: list[str], scripts: list[int], separators: list[s
     return Spelled(kind, text, (text, "".join(groups), *long_groups), frozenset(entries))
 
 
-def _worded(card: str, i: int) -> Spelled:
-    languages = sorted(WORDS)
-    language = languages[i % len(languages)]
-    turn = i // len(languages)  # which of a digit's words, for digits with more than one
+def _worded(card: str, language: str, turn: int, i: int) -> Spelled:
     dash = DASH_WORDS[i % len(DASH_WORDS)]
     words = [WORDS[language][d][turn % len(WORDS[language][d])] for d in card]
     groups = [" ".join(words[k : k + 4]) for k in range(0, 16, 4)]

@@ -27,7 +27,7 @@ from classifiers.privacy.canonical import (
     foldable,
     separated,
 )
-from classifiers.privacy.numerals import NUMERALS
+from classifiers.privacy.tables import NUMERALS
 
 CARD = "4111111111111111"
 SSN = "123456789"

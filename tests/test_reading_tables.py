@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import unicodedata
 
-from classifiers.privacy.numerals import NUMERALS, TABLES_PATH
+from classifiers.privacy.tables import NUMERALS, TABLES_PATH
 from research.reading_tables import written
 
 

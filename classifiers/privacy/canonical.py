@@ -7,14 +7,15 @@ in French words, with slashes, pipes or non-breaking hyphens between its groups;
 is read once into a normal form, and the detectors read that:
 
 - every script's decimal digits, in every plane, as ASCII digits, and every other character
-  Unicode gives a digit's value (四 〇 肆 ④ ² Ⅸ: `classifiers.privacy.numerals`, generated) as
+  Unicode gives a digit's value (四 〇 肆 ④ ² Ⅸ: `classifiers.privacy.tables`, generated) as
   that digit; a mark on a digit or enclosing it (a keycap, a circle) as nothing; compatibility
   forms (full-width letters and signs) as their plain forms; invisible characters (zero-width
   spaces and joiners, soft hyphens, bidirectional marks, private use characters) as nothing, and
   tag characters (U+E0020 to U+E007E, which spell ASCII unseen) as the ASCII they spell; JSON's
   `\\uXXXX` escapes as their characters;
-- a run of four digit words or more, in any language of `DIGIT_WORDS`, as its digits (a said or
-  written dash kept as `-`);
+- a run of four digit words or more, all of one language of `DIGIT_WORDS` (43, generated from
+  `num2words`), as its digits (a said or written dash kept as `-`): "четыре пять три девять",
+  "dört bir bir bir", but not "from one to two to three", whose "to" is Norwegian;
 - a spelled-out `@` and `.` of an address (`AT_WORDS`, `DOT_WORDS`, bracketed, braced or spaced:
   `jane dot roe (ät) example (punkt) de`) as the characters;
 - any run of `SEPARATORS` between groups of digits (`4771.3397.2301.6870`, `601/69/2640`,
@@ -39,7 +40,7 @@ from classifiers.privacy.anchors import Anchors, Hits
 from classifiers.privacy.findings import Finding
 from classifiers.privacy.links import DEEP_TLDS, TLDS
 from classifiers.privacy.luhn import CARD_GROUPINGS, SSN_GROUPING, luhn_ok
-from classifiers.privacy.numerals import ASTRAL_NUMERALS, BASIC_NUMERALS, DIGIT_LIKE, NUMERALS
+from classifiers.privacy.tables import ASTRAL_NUMERALS, BASIC_NUMERALS, DIGIT_LIKE, DIGIT_WORDS, MARKS, NUMERALS
 
 
 class Reading(NamedTuple):
@@ -91,24 +92,6 @@ def rewritten(text: str, spans: Iterable[tuple[int, int, list[tuple[str, int, in
 
 
 # --- the tables ----------------------------------------------------------------------------------
-# Digits said as words, in each language the scan reads (a word a language gives two forms, or
-# writes with and without its accent, has both).
-DIGIT_WORDS: dict[str, dict[str, str]] = {
-    "en": {"zero": "0", "oh": "0", "nought": "0", "one": "1", "two": "2", "three": "3", "four": "4",
-           "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"},
-    "fr": {"zéro": "0", "zero": "0", "un": "1", "une": "1", "deux": "2", "trois": "3", "quatre": "4",
-           "cinq": "5", "six": "6", "sept": "7", "huit": "8", "neuf": "9"},
-    "de": {"null": "0", "eins": "1", "ein": "1", "zwei": "2", "zwo": "2", "drei": "3", "vier": "4",
-           "fünf": "5", "fuenf": "5", "sechs": "6", "sieben": "7", "acht": "8", "neun": "9"},
-    "es": {"cero": "0", "uno": "1", "una": "1", "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5",
-           "seis": "6", "siete": "7", "ocho": "8", "nueve": "9"},
-    "it": {"zero": "0", "uno": "1", "una": "1", "due": "2", "tre": "3", "quattro": "4", "cinque": "5",
-           "sei": "6", "sette": "7", "otto": "8", "nove": "9"},
-    "pt": {"zero": "0", "um": "1", "uma": "1", "dois": "2", "duas": "2", "três": "3", "tres": "3",
-           "quatro": "4", "cinco": "5", "seis": "6", "sete": "7", "oito": "8", "nove": "9"},
-    "nl": {"nul": "0", "een": "1", "één": "1", "twee": "2", "drie": "3", "vier": "4", "vijf": "5",
-           "zes": "6", "zeven": "7", "acht": "8", "negen": "9"},
-}  # fmt: skip
 DASH_WORDS = ("dash", "hyphen", "tiret", "trait", "bindestrich", "strich", "guion", "guión", "trattino", "hífen",
               "hifen", "streepje")  # fmt: skip
 # A spelled-out at sign and dot of an e-mail address, in those languages. Bracketed, braced or
@@ -135,21 +118,30 @@ NUMBER_DIGITS = 7  # a number this long, or longer, is read with its separators 
 SEPARATED_WINDOWS = ("", "".join(c for c in SEPARATORS if c.isascii()), MOST_SEPARATORS, NUMBER_DIGITS, 1, 0)
 _AS_HYPHEN = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u00b7\u30fb\u2027"
 
-_WORD = {word: digit for table in DIGIT_WORDS.values() for word, digit in table.items()}
-_WORDS = "|".join(sorted(map(re.escape, _WORD), key=len, reverse=True))
-_DASHES = "|".join(map(re.escape, DASH_WORDS))
-_GAP = rf"(?:[\s,]+(?:(?:{_DASHES})\s+)?|\s*-\s*)"
-# Four digit words or more in a row, by spaces, commas or dashes (said or written): a number read
-# aloud ("one two three dash four five ..."); "one or two" or "two-thirds" are not
-_NUMBER_WORDS = re.compile(rf"(?i)(?<!\w)(?:{_WORDS})(?:{_GAP}(?:{_WORDS})){{3,}}(?!\w)")
-_RUN_PART = re.compile(rf"(?i)(?<!\w)(?:({_WORDS})|({_DASHES}))(?!\w)|(-)")
+# word -> the languages it is a digit's word in, and that digit in each
+_WORD: dict[str, dict[str, str]] = {}
+for _language, _table in DIGIT_WORDS.items():
+    for _word, _digit in _table.items():
+        _WORD.setdefault(_word, {})[_language] = _digit
+_DASH_WORDS = frozenset(DASH_WORDS)
+# A word: letters and the marks on them ("నాలుగు"), hyphens and apostrophes within it ("п'ять";
+# "one-two-three" is read word by word).
+_LETTER = rf"(?:[^\W\d_]|[{MARKS}])"
+_TOKEN = re.compile(rf"{_LETTER}+(?:['’-]{_LETTER}+)*")
+# What may stand between two words of a number read aloud: spaces and commas, or a written dash.
+_WORD_GAP = re.compile(r"[\s,]+|\s*-\s*")
+LEAST_WORDS = 4  # a run this long is a number read aloud: "one or two", "two-thirds" are not
 # The cues of a number read aloud: each word after a space (the first of a run may stand anywhere,
 # the rest follow a space), three within a span of four words. A word of three letters or fewer
 # with what may end it in a run, else " un" would be every " under" and " until".
 _ENDS = (" ", ",", "-", "\n", ".", ";", ")")
-DIGIT_WORD_CUES = Anchors((), tuple(dict.fromkeys(
-    cue for w in _WORD for cue in ([f" {w}"] if len(w) > 3 else [f" {w}{end}" for end in _ENDS])
-)))  # fmt: skip
+# each cue -> the word it is of, and the languages that word is a digit's in
+_CUE_WORD: dict[str, tuple[str, frozenset[str]]] = {
+    cue: (w, frozenset(_WORD[w]))
+    for w in _WORD
+    for cue in ([f" {w}"] if len(w) > 3 else [f" {w}{end}" for end in _ENDS])
+}
+DIGIT_WORD_CUES = Anchors((), tuple(_CUE_WORD))
 WORDED_SPAN = 3 * (max(map(len, _WORD)) + len(" bindestrich ")) + 1
 WORD_REACH = max(map(len, _WORD)) + len(" bindestrich ")  # from a cue to where its run may begin or end
 
@@ -267,27 +259,81 @@ def fold(text: str) -> Reading:
 
 # --- the steps -----------------------------------------------------------------------------------
 def worded(text: str, windows: list[tuple[int, int]] | None = None) -> Reading | None:
-    """Each run of digit words as its digits, the spaces between them left out and a said or
-    written dash kept ("un deux trois tiret quatre" -> "123-4"), each digit located on its word;
-    within `windows` (where the scan saw their cues), else in the whole text."""
-    runs = _NUMBER_WORDS.finditer(text) if windows is None else _in_windows(_NUMBER_WORDS, text, windows)
-    return rewritten(text, ((m.start(), m.end(), _run_digits(text, m)) for m in runs))
+    """Each run of `LEAST_WORDS` digit words or more of one language as its digits, the spaces
+    between them left out and a said or written dash kept ("un deux trois tiret quatre" ->
+    "123-4"), each digit located on its word; within `windows` (where the scan saw their cues),
+    else in the whole text."""
+    spans: list[tuple[int, int, list[tuple[str, int, int]]]] = []
+    for start, end in [(0, len(text))] if windows is None else windows:
+        if spans and start < spans[-1][1]:
+            start = spans[-1][1]
+        spans += _runs(text, start, end)
+    return rewritten(text, spans)
 
 
-def _in_windows(pattern: re.Pattern[str], text: str, windows: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
-    """`pattern`'s matches within each window, in order, none inside an earlier one."""
-    end = 0
-    for start, stop in windows:
-        for m in pattern.finditer(text, max(start, end), stop):
-            yield m
-            end = m.end()
+def _words(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
+    """The words in text[start:end], (start, end, lower case); one hyphenated that is no digit's
+    word as its parts, the hyphens between them as "-" words."""
+    for m in _TOKEN.finditer(text, start, end):
+        word = m.group().lower()
+        if "-" not in word or word in _WORD:
+            yield m.start(), m.end(), word
+            continue
+        at = m.start()
+        for k, part in enumerate(word.split("-")):
+            if k:
+                yield at, at + 1, "-"
+                at += 1
+            yield at, at + len(part), part
+            at += len(part)
 
 
-def _run_digits(text: str, run: re.Match[str]) -> list[tuple[str, int, int]]:
-    return [
-        (_WORD[part.group(1).lower()] if part.group(1) else "-", part.start(), part.end())
-        for part in _RUN_PART.finditer(text, run.start(), run.end())
-    ]
+def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[str, int, int]]]]:
+    """The runs of digit words that begin in text[start:end] (each read to its end, past `end` too),
+    each as (start, end, its digits located)."""
+    runs: list[tuple[int, int, list[tuple[str, int, int]]]] = []
+    pieces: list[tuple[str, int, int]] = []  # the current run's digits and dashes
+    languages: set[str] = set()
+    last = -1  # where the current run's last word ends
+
+    def close() -> None:
+        while pieces and pieces[-1][0] == "-":
+            pieces.pop()  # a run ends on a digit
+        if sum(p[0] != "-" for p in pieces) >= LEAST_WORDS:
+            runs.append((pieces[0][1], pieces[-1][2], list(pieces)))
+        pieces.clear()
+        languages.clear()
+
+    for first, stop, word in _words(text, start, len(text)):
+        joined = last >= 0 and (first == last or _WORD_GAP.fullmatch(text, last, first) is not None)
+        if not joined:
+            close()
+            if first >= end:
+                break  # past the window, and no run goes on into it
+        if word == "-" or word in _DASH_WORDS:
+            if pieces and pieces[-1][0] != "-":
+                pieces.append(("-", first, stop))
+                last = stop
+            else:
+                close()
+                last = -1
+            continue
+        said = _WORD.get(word)
+        common = languages.intersection(said) if said and languages else set(said or ())
+        if not common:
+            close()
+            if said is None:
+                last = -1
+                continue
+            common = set(said)
+        if pieces and pieces[-1][0] != "-" and "-" in text[last:first]:
+            pieces.append(("-", last, first))  # a written dash between two words
+        languages.clear()
+        languages.update(common)
+        pieces.append((_WORD[word][next(iter(common))], first, stop))
+        last = stop
+    close()
+    return runs
 
 
 def spelled(text: str, ats: list[int] | None = None) -> Reading | None:
@@ -632,25 +678,55 @@ def taken_cues(hits: Hits) -> tuple[list[int], list[tuple[int, int]]]:
         return [], []
     taken = {literal: hits.pop(literal) for literal in present}
     ats = sorted(at for literal, places in taken.items() if literal not in _DIGIT_WORD for at in places)
-    return ats, worded_windows([at for literal, at in taken.items() if literal in _DIGIT_WORD])
-
-
-def worded_windows(found: list[list[int]]) -> list[tuple[int, int]]:
-    """Where digit words follow a space three times within `WORDED_SPAN` characters (the first of a
-    run need not): only there can four stand in a row (searching every text for a run cost 0.13 us
-    a character, as much as the rest of the scan). Each window reaches a word's length before its
-    first cue and after its last."""
-    if sum(map(len, found)) < 3:
-        return []
-    at = sorted(i for places in found for i in places)
+    words_of: dict[str, set[str]] = {}  # language -> its words among the cues
+    for literal in taken:
+        if literal in _DIGIT_WORD:
+            word, languages = _CUE_WORD[literal]
+            for language in languages:
+                words_of.setdefault(language, set()).add(word)
     windows: list[tuple[int, int]] = []
-    for k in range(len(at) - 2):
-        if at[k + 2] - at[k] <= WORDED_SPAN:
-            start, end = max(0, at[k] - WORD_REACH), at[k + 2] + WORD_REACH
-            if windows and start <= windows[-1][1]:
-                windows[-1] = (windows[-1][0], end)
-            else:
-                windows.append((start, end))
+    for language in words_of:
+        found = [
+            (at, word)
+            for literal, places in taken.items()
+            if literal in _DIGIT_WORD and language in (cue := _CUE_WORD[literal])[1]
+            for word in (cue[0],)
+            for at in places
+        ]
+        windows += worded_windows(found)
+    windows.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in windows:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return ats, merged
+
+
+def worded_windows(found: list[tuple[int, str]]) -> list[tuple[int, int]]:
+    """Where one language's digit words (`found`: where each cue is, and its word) follow a space
+    three times within `WORDED_SPAN` characters, two of them different words or one word four
+    times (the first of a run need not follow one): only there can four stand in a row (searching
+    every text for a run cost 0.13 us a character, as much as the rest of the scan), and "to ... to
+    ... to" in English is no Norwegian number. Each window reaches a word's length before its
+    first cue and after its last; a run read in it is read on past its end (`_runs`)."""
+    found = sorted(found)
+    windows: list[tuple[int, int]] = []
+    for k in range(len(found) - 2):
+        first, _ = found[k]
+        if found[k + 2][0] - first > WORDED_SPAN:
+            continue
+        if len({word for _, word in found[k : k + 3]}) == 1:
+            # one word three times ("to ... to ... to" in English) is no number, four times close is
+            # ("één één één één", its first word at the text's start, where no space is its cue)
+            if k + 3 >= len(found) or found[k + 3][0] - first > WORDED_SPAN or found[k + 3][1] != found[k][1]:
+                continue
+        start, end = max(0, first - WORD_REACH), found[k + 2][0] + WORD_REACH
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], end)
+        else:
+            windows.append((start, end))
     return windows
 
 

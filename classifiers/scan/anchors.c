@@ -5,10 +5,12 @@
 /* Most positions start no literal; bit tests over the next four (folded) characters say so: first
  * of the two characters there, then of the four for literals of four characters or more, of
  * three ("api") and of two ("né"), so that a common English "her" or "pre" is not taken for the
- * start of "herpes" or "pregnan". The characters are packed seven bits each (anything past ASCII
- * as 127); two index a bitmap of 2 KB, four or three are hashed with one multiply. */
+ * start of "herpes" or "pregnan". The characters are packed seven bits each, anything past ASCII
+ * as one of the 18 control characters 14 to 31 that text never holds (by its code point, so that
+ * " четыре" and " пять" start chains apart, and no ASCII pair is taken for a literal's); two
+ * index a bitmap of 2 KB, four or three are hashed with one multiply. */
 #define GRAM_BITS 32768
-static inline uint32_t seven(Py_UCS4 c) { return c < 127 ? c : 127; }
+static inline uint32_t seven(Py_UCS4 c) { return c < 128 ? c : 14 + c % 18; }
 static inline unsigned gram(uint32_t packed) { return (packed * 0x9E3779B1u) >> (32 - 15); }
 #define MASK2 ((1u << 14) - 1)
 #define MASK3 ((1u << 21) - 1)

@@ -1,8 +1,12 @@
-"""How digits are written besides as digits, read from generated tables
-(`classifiers/models/reading_tables.json`, made by `python -m research.reading_tables` from
-Unicode's numeric properties): the characters with a numeric value from 0 to 9 that are no decimal
-digit (ideographic numerals such as 四 and 〇, circled and parenthesized digits, superscripts, Roman
-numerals one to nine).
+"""The canonical reading's generated tables (`classifiers/models/reading_tables.json`, made by
+`python -m research.reading_tables` from the libraries that keep them, never typed):
+
+- `NUMERALS`: the characters with a numeric value from 0 to 9 that are no decimal digit, from
+  Unicode's numeric properties (ideographic numerals such as 四 and 〇, circled and parenthesized
+  digits, superscripts, Roman numerals one to nine);
+- `MARKS`: the combining marks, which words in many scripts hold;
+- `DIGIT_WORDS`: the words for 0 to 9 in 43 languages, from `num2words`, with their unaccented
+  and spoken forms.
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ NUMERALS: dict[str, str] = {
     for first, last in ranges
     for code in range(first, last + 1)
 }
+
+
+# The combining marks, as a regular expression's character class body: part of a word ("నాలుగు").
+MARKS = "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in _TABLES["marks"])
+# language -> word (lower case) -> the digit it says
+DIGIT_WORDS: dict[str, dict[str, str]] = _TABLES["digit_words"]
 
 
 def covering(codes: list[int], most: int) -> tuple[tuple[int, int], ...]:
