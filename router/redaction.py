@@ -146,19 +146,27 @@ def _as_meant(value: str, path: Path) -> str:
 
 def _mask_elsewhere(body: dict[str, Any], placeholders: dict[tuple[str, str], str]) -> None:
     """Each value found, masked wherever else in the body it stands as a whole word: the scan may
-    judge the same name differently in two places ("Write to José García" and a tool call's
-    `{"to": "José García"}`, where the words around it say less), and the provider would read it
-    in the second. Values of three characters or more, the longest first; in a tool call's
-    arguments, as JSON writes them; in the messages' strings (and a legacy prompt), not in tool
-    schemas or keys."""
-    values = sorted(((v, mask) for (_, v), mask in placeholders.items() if len(v) >= 3), key=lambda vm: -len(vm[0]))
+    judge the same value differently in two places ("My passport no. X1234567" and `metadata:
+    {"ref": "X1234567"}`, "Write to José García" and a tool's description, where the words around
+    it say less), and the provider would read it in the second. Values of three characters or
+    more, the longest first; in a tool call's arguments, as JSON writes them; in every string the
+    provider reads (turns, system prompts, metadata, `user`, predictions, tools' and schemas'
+    descriptions and enums, `_SCHEMAS`, but for `_DESCRIPTIVE` values there) but the protocol's
+    own names and ids (`_NAMING`) and keys, which renaming would change the contract of, not hide
+    a fact in."""
+    values = sorted(
+        ((kind, v, mask) for (kind, v), mask in placeholders.items() if len(v) >= 3), key=lambda kvm: -len(kvm[1])
+    )
     if not values:
         return
     for path, text in forwarded(body).strings:
-        if not path or path[0] not in _SAID or isinstance(path[-1], Key):
-            continue  # a tool's schema, a key: renaming one would change the contract, not hide a fact
+        if not path or isinstance(path[-1], Key) or path[-1] in _NAMING or path[0] in _NAMING:
+            continue
+        schema = path[0] in _SCHEMAS
         masked = text
-        for value, mask in values:
+        for kind, value, mask in values:
+            if schema and kind in _DESCRIPTIVE:
+                continue
             for form in _written(value, path):
                 if form in masked:
                     masked = _whole_words(form).sub(mask, masked)
@@ -166,11 +174,26 @@ def _mask_elsewhere(body: dict[str, Any], placeholders: dict[tuple[str, str], st
             _put(body, path, masked)
 
 
-# what a request says, where a value is masked elsewhere: the turns of Chat Completions and Messages
-# (and Messages' system prompt), Responses' input and instructions, a legacy prompt
 _JSON_TEXT_KEYS = frozenset({"arguments", "partial_json"})  # keys whose strings are JSON texts
 
-_SAID = frozenset(("messages", "prompt", "input", "system", "instructions"))
+# Where tools and output schemas are: a value that names a kind of thing (a health condition:
+# "allergies") describes a field there ("Record the patient's allergies"), and is left; one that
+# identifies someone (a name, a number) is masked there too.
+_SCHEMAS = frozenset(("tools", "functions", "response_format", "text", "output_config"))
+_DESCRIPTIVE = frozenset(("HEALTH",))
+
+# The strings that name or identify a thing of the protocol rather than say something: a model, a
+# tool or function and the choice of one, a part's type, a role, the ids that pair calls with
+# results, a previous response; and the top-level fields that hold only such (`include`). And what
+# a provider signed (an earlier turn's thinking, its signature, encrypted reasoning): changed, the
+# provider refuses the request.
+_NAMING = frozenset(
+    (
+        "model", "name", "type", "role", "id", "tool_call_id", "tool_use_id", "call_id", "tool_choice",
+        "previous_response_id", "include", "service_tier", "prompt_cache_key", "reasoning_effort", "effort",
+        "signature", "encrypted_content", "thinking", "data", "url", "image_url", "file_id", "format", "stop",
+    )
+)  # fmt: skip
 
 
 def _json_text(path: Path) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -752,6 +753,29 @@ def test_a_name_in_a_field_or_with_invisible_characters_is_kept_local_and_masked
     assert asyncio.run(route_once(json.loads(json.dumps(body)), MASK, engines, scorer, upstream)) == "cloud"
     sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
     assert not [tell for tell in tells if tell in sent], sent
+
+
+def test_a_value_found_once_is_masked_in_every_field_that_repeats_it(engines, scorer, upstream):
+    """Found where its cue names it, masked in the metadata, a tool's description and its enum too,
+    where the same characters alone would say nothing to the scan; the tool's name is left."""
+    alone = {"messages": [{"role": "user", "content": "What is 2+2?"}], "metadata": {"ref": "X1234567"}}
+    assert asyncio.run(route_once(json.loads(json.dumps(alone)), KEEP_LOCAL, engines, scorer, upstream)) == "cloud"
+    upstream.reset()
+    body = {
+        "messages": [{"role": "user", "content": "My passport no. X1234567 expires soon: what do I do?"}],
+        "metadata": {"ref": "X1234567", "note": "file X1234567 (renewal)"},
+        "tools": [{"type": "function", "function": {
+            "name": "renew", "description": "Renews the document X1234567.",
+            "parameters": {"type": "object", "properties": {"doc": {"type": "string", "enum": ["X1234567"]}}},
+        }}],
+    }  # fmt: skip
+    assert asyncio.run(route_once(body, MASK, engines, scorer, upstream)) == "cloud"
+    sent = upstream.requests[0].body
+    assert "X1234567" not in json.dumps(sent), sent
+    mask = re.search(r"\[[A-Z_]+_\d\]", sent["messages"][0]["content"]).group()  # type: ignore[union-attr]
+    assert sent["metadata"]["ref"] == mask  # which the scan alone did not find (above)
+    assert sent["tools"][0]["function"]["parameters"]["properties"]["doc"]["enum"] == [mask]
+    assert sent["tools"][0]["function"]["name"] == "renew"
 
 
 # --- the body as sent, in each API: a provider of that API receives it as it came ---------------

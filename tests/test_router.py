@@ -236,9 +236,10 @@ def test_a_value_found_once_is_masked_wherever_else_it_stands_as_a_word():
     assert redaction.originals == {"[PERSON_1]": "José García"}
 
 
-def test_a_value_masked_elsewhere_leaves_the_tools_schemas_as_they_are():
-    """Renaming a schema's property or rewording its description would change the contract the
-    model answers to, not hide a fact the user told."""
+def test_a_condition_masked_elsewhere_leaves_the_tools_schemas_as_they_are():
+    """A condition named in a message names a kind of thing in a schema ("Record the patient's
+    allergies"): rewording the description would change the contract the model answers to, not
+    hide a fact the user told. (An identifying value is masked there too: tests/test_privacy_invariant.py.)"""
     from classifiers.signals import PrivacyFinding
     from router.redaction import Redaction
 
