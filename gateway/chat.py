@@ -81,9 +81,7 @@ async def route(request: Request) -> Response:
     app = identify(request)
     body, size = await read_body(request)
     chat = chat_request(Exchange.of(request), app, body, size)
-    router = gateway_of(request).router
-    signals, decision = await router.decide_async(chat, app)
-    decision = await router.read_score(chat, app, signals, decision)
+    signals, decision = await gateway_of(request).router.explain(chat, app)
     return JSON(
         {"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()},
         headers={"x-edgeway-request-id": request.state.request_id},

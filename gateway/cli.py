@@ -58,7 +58,9 @@ def command() -> argparse.ArgumentParser:
         help="serve only this machine's edge models: an edge node for other gateways",
     )
 
-    explain = verbs.add_parser("explain", help="print the signals and decision for a prompt; calls no model")
+    explain = verbs.add_parser(
+        "explain", help="print the signals and decision for a prompt, as POST /v1/route does; calls no cloud model"
+    )
     explain.add_argument("--config")
     explain.add_argument("--app", help="app name (default: the first app, or the open default app)")
     explain.add_argument("--model", default="auto")
@@ -431,16 +433,22 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    from gateway.probes import attach_probes
     from router.errors import EdgewayError
     from router.request import parse_chat_request
 
     logging.basicConfig(level="WARNING")
-    gateway = _gateway(_load(args.config))
+    config = _load(args.config)
+    gateway = _gateway(config)
     app = _pick_app(gateway, args.app)
-    gateway.edge.load()  # the edge tokenizer gives exact token counts
+    # as the gateway starts: the edge's tokenizer gives exact token counts, its probe reads the
+    # prompt where the app's router reads first, and its class sets the text prior's
+    gateway.edge.load()
+    attach_probes(gateway.edge, gateway.router.models, config.resolve(config.edge.probes), gateway.router.scorer)
     try:
         chat = parse_chat_request({"model": args.model, "messages": [{"role": "user", "content": args.prompt}]})
-        signals, decision = gateway.router.decide(chat, app.now())
+        # the stages POST /v1/route runs, the edge's reading included: one decision, explained or served
+        signals, decision = asyncio.run(gateway.router.explain(chat, app.now()))
         print(json.dumps({"app": app.name, "signals": signals.as_dict(), "decision": decision.as_dict()}, indent=2))
         return 0
     except EdgewayError as exc:

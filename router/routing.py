@@ -286,6 +286,11 @@ class Router:
             routed.cache = "miss"
         return routed
 
-    async def read_score(self, request: ChatRequest, caller: Caller, signals: Signals, decision: Decision) -> Decision:
-        """A dry run's reading, where the app's router reads first (`AutoRoutes.dry_read`)."""
-        return await self.auto.dry_read(request, caller.name, signals, decision)
+    async def explain(self, request: ChatRequest, caller: Caller) -> tuple[Signals, Decision]:
+        """What would happen to this request, with the signals it would be decided on: every stage
+        a served request runs before a model is called, the edge's reading included where the
+        app's router reads first (`AutoRoutes.dry_read`: the edge reads the prompt and stops). No
+        cloud model is called, nothing is charged, no row is written. `POST /v1/route` and
+        `edgeway explain` both answer with this."""
+        signals, decision = await self.decide_async(request, caller)
+        return signals, await self.auto.dry_read(request, caller.name, signals, decision)

@@ -105,8 +105,7 @@ def test_the_policy_bounds_how_much_of_the_prompt_the_edge_reads():
         policy = auto_policy("always").replace("threshold: 0.5}", f"threshold: 0.5{spec}}}")
         routed = asyncio.run(r.complete(ask(), caller(policy)))
         assert edge.bounds == [bound] and routed.decision.auto.reading_tokens == bound
-        signals, decision = r.decide(ask(), caller(policy))
-        asyncio.run(r.read_score(ask(), caller(policy), signals, decision))  # the dry run reads as the request would
+        asyncio.run(r.explain(ask(), caller(policy)))  # the dry run reads as the request would
         assert edge.bounds == [bound, bound]
     with pytest.raises(FileError, match="reading_tokens"):
         parse_policy(auto_policy("always").replace("threshold: 0.5}", "threshold: 0.5, reading_tokens: 8}"), MODELS)
@@ -122,9 +121,7 @@ def test_a_private_request_is_never_read_for_the_cloud():
 def test_the_dry_run_reads_and_stops():
     edge = FakeReader(reading=2.0)
     r, cloud = router(edge, 0.5)
-    c = caller(auto_policy("always"))
-    signals, decision = r.decide(ask(), c)
-    decision = asyncio.run(r.read_score(ask(), c, signals, decision))
+    _, decision = asyncio.run(r.explain(ask(), caller(auto_policy("always"))))
     assert edge.kept == [False] and edge.requests == [] and cloud.requests == []
     assert decision.targets[0] == "cloud" and decision.score > 0.5
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -76,6 +78,24 @@ def test_the_dry_run_reads_the_prompt_on_the_edge_and_calls_no_cloud(deciding, u
     assert decision["auto"]["read_first"] and decision["auto"]["reading"] is not None
     assert decision["auto"]["reading_tokens"] == DEFAULT_READING_TOKENS  # at most the prompt's last 128
     assert 0 < decision["score"] < 1 and any("edge reading" in r for r in decision["reasons"])
+    assert upstream.requests == []
+
+
+def test_explain_decides_as_the_dry_run_does_the_edge_reading_included(deciding, upstream):
+    """`edgeway explain` runs the stages POST /v1/route runs: the same prompt and policy give the
+    same order, score and reading, the edge having read the prompt in both."""
+    gateway, tmp = deciding
+    (config,) = tmp.glob(f"gateway-{gateway.port}.yaml")
+    for text in (EASY, HARD):
+        routed = dry_run(gateway, text)
+        command = [sys.executable, "-m", "gateway.cli", "explain", "--config", str(config), "--app", "alpha", text]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        explained = json.loads(result.stdout)["decision"]
+        assert explained["auto"]["reading"] is not None and any("edge reading" in r for r in explained["reasons"])
+        for field in ("rule", "targets", "reasons"):
+            assert explained[field] == routed[field], (text, field)
+        assert explained["score"] == pytest.approx(routed["score"], abs=1e-6)
     assert upstream.requests == []
 
 
