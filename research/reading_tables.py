@@ -9,7 +9,8 @@ libraries that keep them, instead of typing them:
 - `marks`: the combining marks, which words in many scripts hold.
 - `digit_words`: the words for 0 to 9 in each language `num2words` writes numbers in (43, but
   Japanese, whose numerals are `numerals`, and Thai, written without spaces between words), each
-  also without its accents, and the spoken forms it does not write (`SPOKEN`).
+  also without its accents, and the spoken forms it does not write (`SPOKEN`);
+- `number_words`: the numbers 10 to 99 that num2words writes as one word in those languages.
 
     python -m research.reading_tables
 
@@ -75,12 +76,35 @@ def digit_words() -> dict[str, dict[str, str]]:
             continue
         table: dict[str, str] = {}
         for value in range(10):
-            word = num2words(value, lang=language).lower()
+            word = _said(value, language)
             table[word] = str(value)
             table.setdefault(_unaccented(word), str(value))
         table.update(SPOKEN.get(language, {}))
         words[language] = table
     return words
+
+
+def number_words() -> dict[str, dict[str, str]]:
+    """For each language of `digit_words`, the words num2words writes for 10 to 99 in one word
+    ("forty-five", "fünfundvierzig", "quarantacinque"), each also unaccented -> the number."""
+    words: dict[str, dict[str, str]] = {}
+    for language in sorted(CONVERTER_CLASSES):
+        if "_" in language or language in NOT_WORDED:
+            continue
+        table: dict[str, str] = {}
+        for value in range(10, 100):
+            word = _said(value, language)
+            if " " not in word:  # "сорок пять" is two words: the tens, then the unit (`canonical`)
+                table[word] = str(value)
+                table.setdefault(_unaccented(word), str(value))
+        words[language] = table
+    return words
+
+
+def _said(value: int, language: str) -> str:
+    """`value` in `language`'s words, in lower case and composed as texts are read (num2words
+    writes some decomposed: Telugu's "ై" as its two parts)."""
+    return unicodedata.normalize("NFC", num2words(value, lang=language).lower())
 
 
 def _unaccented(word: str) -> str:
@@ -109,6 +133,7 @@ def tables() -> dict[str, Any]:
         "numerals": numerals(),
         "marks": marks(),
         "digit_words": digit_words(),
+        "number_words": number_words(),
     }
 
 

@@ -27,7 +27,7 @@ from classifiers.privacy.canonical import (
     foldable,
     separated,
 )
-from classifiers.privacy.tables import NUMERALS
+from classifiers.privacy.tables import NUMBER_WORDS, NUMERALS
 
 CARD = "4111111111111111"
 SSN = "123456789"
@@ -122,6 +122,27 @@ def test_a_card_said_in_any_languages_digit_words_is_a_card(language, joiner):
     written = joiner.join(words[d] for d in CARD)
     text = f"number: {written}"
     found(_SCANNER, text, (8, 8 + len(written)), "CREDIT_CARD")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_card_said_in_pairs_in_any_languages_number_words_is_a_card(data):
+    """ "forty-five thirty-nine ...", "fünfundvierzig ...", "сорок пять ..." (the tens, then the
+    unit): each pair of digits said as one number where the language says it in one word or two,
+    else digit by digit, as people read a card out."""
+    language = data.draw(st.sampled_from(sorted(NUMBER_WORDS)))
+    digits = {d: min(w for w, v in DIGIT_WORDS[language].items() if v == d) for d in "0123456789"}
+    numbers = {v: w for w, v in sorted(NUMBER_WORDS[language].items(), reverse=True)}
+    said = []
+    for pair in (EVERY_DIGIT_CARD[k : k + 2] for k in range(0, 16, 2)):
+        if pair[0] != "0" and pair in numbers and data.draw(st.booleans()):
+            said.append(numbers[pair])
+        elif pair[0] >= "2" and pair[1] != "0" and f"{pair[0]}0" in numbers and data.draw(st.booleans()):
+            said.append(f"{numbers[pair[0] + '0']} {digits[pair[1]]}")
+        else:
+            said += [digits[pair[0]], digits[pair[1]]]
+    written = " ".join(said)
+    found(_SCANNER, f"number: {written}", (8, 8 + len(written)), "CREDIT_CARD")
 
 
 @settings(max_examples=200, deadline=None)

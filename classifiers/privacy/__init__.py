@@ -112,7 +112,7 @@ class PrivacyScanner:
         hits, windows, labeled = self._native.scan(text)
         hits = self.anchors.scripted(text, hits)
         numbers, ibans, dotted, colons, encoded, capital_windows, separated = windows
-        rereading = windows_of(hits, separated, encoded)
+        rereading = windows_of(text, hits, separated, encoded)
         found = (
             find_structured(text, hits, (numbers, ibans, dotted, colons, encoded))
             if hits or numbers or ibans or dotted or colons or "@" in text

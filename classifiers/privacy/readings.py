@@ -80,11 +80,11 @@ class Windows(NamedTuple):
     worded: list[tuple[int, int]]  # where digit words stand close enough to be a number read aloud
 
 
-def windows_of(hits: Hits, numbers: list[tuple[int, int]], encoded: list[tuple[int, int]]) -> Windows:
-    """The windows, taking the canonical reading's cues out of `hits`: no other reading looks for
+def windows_of(text: str, hits: Hits, numbers: list[tuple[int, int]], encoded: list[tuple[int, int]]) -> Windows:
+    """The windows, taking the canonical reading's cues out of `hits` (the scan's of `text`): no other reading looks for
     them, and a text left with no hits skips every cue's detector (an " at " or a " one" is in half
     of all texts)."""
-    ats, worded = taken_cues(hits) if hits else ([], [])
+    ats, worded = taken_cues(text, hits) if hits else ([], [])
     return Windows(numbers, encoded, ats, worded)
 
 

@@ -6,7 +6,7 @@
   digits, superscripts, Roman numerals one to nine);
 - `MARKS`: the combining marks, which words in many scripts hold;
 - `DIGIT_WORDS`: the words for 0 to 9 in 43 languages, from `num2words`, with their unaccented
-  and spoken forms.
+  and spoken forms; `NUMBER_WORDS`: those for 10 to 99 that are one word.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ NUMERALS: dict[str, str] = {
 MARKS = "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in _TABLES["marks"])
 # language -> word (lower case) -> the digit it says
 DIGIT_WORDS: dict[str, dict[str, str]] = _TABLES["digit_words"]
+# language -> word (lower case) -> the number from 10 to 99 it says, in one word ("forty-five")
+NUMBER_WORDS: dict[str, dict[str, str]] = _TABLES["number_words"]
 
 
 def covering(codes: list[int], most: int) -> tuple[tuple[int, int], ...]:
