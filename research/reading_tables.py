@@ -10,7 +10,9 @@ libraries that keep them, instead of typing them:
 - `digit_words`: the words for 0 to 9 in each language `num2words` writes numbers in (43, but
   Japanese, whose numerals are `numerals`, and Thai, written without spaces between words), each
   also without its accents, and the spoken forms it does not write (`SPOKEN`);
-- `number_words`: the numbers 10 to 99 that num2words writes as one word in those languages.
+- `number_words`: the numbers 10 to 99 that num2words writes as one word in those languages;
+- `checked_identifiers`: the names of the personal identifiers python-stdnum checks (its
+  formats' own descriptions: "CPF (Cadastro de Pessoas Físicas, ...)") -> those formats.
 
     python -m research.reading_tables
 
@@ -19,11 +21,15 @@ libraries that keep them, instead of typing them:
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
 
+import stdnum
 from num2words import CONVERTER_CLASSES, num2words
 
 from classifiers.privacy.tables import TABLES_PATH
@@ -101,6 +107,51 @@ def number_words() -> dict[str, dict[str, str]]:
     return words
 
 
+# Which of python-stdnum's formats are a person's: identity, birth, citizen, social security,
+# health and personal tax numbers; not a company's, a bank's, a security's, a school's or a drug's.
+_PERSONAL = re.compile(
+    r"person|national|citizen|identity|identification|birth|social security|resident|insurance|tax file|"
+    r"taxpayer|tax number|pessoas físicas|health",
+    re.IGNORECASE,
+)
+_NOT_PERSONAL = re.compile(
+    r"compan|business|VAT|econom|stock|legal entit|enterprise|organi[sz]ation|juríd|postal|bank|IBAN|account|"
+    r"vehicle|trade|employer|securities|school|student|drug|energy|excise|entreprise",
+    re.IGNORECASE,
+)
+# Formats a finding of their own type reads (`structured.ssns`: US_SSN), which a policy names.
+_OWN_TYPE = frozenset({"stdnum.us.ssn"})
+_NATIONALITY = re.compile(r"(?:ian|ese|ish)$")  # "(Lithuanian, personal numbers)": no name
+_GENERIC = frozenset({"ID", "CC", "CI", "NI", "MF", "Identity", "Tax Registration", "Cedula"})
+
+
+def checked_identifiers() -> dict[str, list[str]]:
+    """The names a person's identifier goes by (its acronym, "CPF", "PESEL"; its name in its own
+    language, "Henkilötunnus", "Burgerservicenummer") -> the python-stdnum formats that check a
+    value so named, from each format's own description."""
+    cues: dict[str, list[str]] = {}
+    for found in pkgutil.walk_packages(stdnum.__path__, "stdnum."):
+        if found.ispkg or found.name.count(".") != 2:
+            continue
+        module = importlib.import_module(found.name)
+        if not hasattr(module, "is_valid") or not module.__doc__:
+            continue
+        described = module.__doc__.strip().splitlines()[0]
+        if not _PERSONAL.search(described) or _NOT_PERSONAL.search(described) or found.name in _OWN_TYPE:
+            continue
+        head, _, rest = described.partition(" (")
+        names = [n.strip() for n in head.split(",")]
+        native = rest.split(",")[0].strip(" .)")
+        if " " not in native and (not native.isascii() or native.istitle()) and not _NATIONALITY.search(native):
+            names.append(native)
+        for name in names:
+            name = re.sub(r"\s+(?:No|number|Number)\.?$", "", name).strip(". ")
+            if name.startswith("sometimes") or name in _GENERIC or not 2 <= len(name) <= 24 or " " in name:
+                continue
+            cues.setdefault(name, []).append(found.name.removeprefix("stdnum."))
+    return dict(sorted(cues.items()))
+
+
 def _said(value: int, language: str) -> str:
     """`value` in `language`'s words, in lower case and composed as texts are read (num2words
     writes some decomposed: Telugu's "ై" as its two parts)."""
@@ -134,6 +185,7 @@ def tables() -> dict[str, Any]:
         "marks": marks(),
         "digit_words": digit_words(),
         "number_words": number_words(),
+        "checked_identifiers": checked_identifiers(),
     }
 
 

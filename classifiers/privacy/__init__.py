@@ -10,6 +10,8 @@ from classifiers.privacy.addresses import written_addresses
 from classifiers.privacy.canonical import AT_CUES, DIGIT_WORD_CUES, SEPARATED_WINDOWS
 from classifiers.privacy.capitals import CAPITAL_WINDOWS, capitals
 from classifiers.privacy.capitals import DETECTOR as CAPITALS_DETECTOR
+from classifiers.privacy.checked import CUES as CHECKED
+from classifiers.privacy.checked import checked
 from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import PrivateContext
 from classifiers.privacy.contextual import ADDRESS, CUES, MODEL_PATH, SpanModel, cued
@@ -66,7 +68,7 @@ class PrivacyScanner:
         self.uncased = UncasedNames(names_path)
         self.anchors = (
             ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
-            + WRITTEN_ADDRESSES
+            + WRITTEN_ADDRESSES + CHECKED
         )  # fmt: skip
         self._native = _scan.Scanner(
             self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS, SEPARATED_WINDOWS)
@@ -124,6 +126,7 @@ class PrivacyScanner:
         if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
             found += told(text, hits) + identifiers(text, hits) + named(text, hits) + written_addresses(text, hits)
+            found += list(checked(text, hits))
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)

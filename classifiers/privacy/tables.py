@@ -6,7 +6,9 @@
   digits, superscripts, Roman numerals one to nine);
 - `MARKS`: the combining marks, which words in many scripts hold;
 - `DIGIT_WORDS`: the words for 0 to 9 in 43 languages, from `num2words`, with their unaccented
-  and spoken forms; `NUMBER_WORDS`: those for 10 to 99 that are one word.
+  and spoken forms; `NUMBER_WORDS`: those for 10 to 99 that are one word;
+- `CHECKED_IDENTIFIERS`: the names of the personal identifiers python-stdnum checks, and its
+  formats that check each.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ MARKS = "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") f
 DIGIT_WORDS: dict[str, dict[str, str]] = _TABLES["digit_words"]
 # language -> word (lower case) -> the number from 10 to 99 it says, in one word ("forty-five")
 NUMBER_WORDS: dict[str, dict[str, str]] = _TABLES["number_words"]
+# a personal identifier's name ("CPF", "Henkilötunnus") -> the python-stdnum formats that check it
+CHECKED_IDENTIFIERS: dict[str, list[str]] = _TABLES["checked_identifiers"]
 
 
 def covering(codes: list[int], most: int) -> tuple[tuple[int, int], ...]:
