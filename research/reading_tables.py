@@ -32,8 +32,9 @@ from typing import Any
 import stdnum
 from num2words import CONVERTER_CLASSES, num2words
 
-from classifiers.privacy.tables import TABLES_PATH
-
+# Where the tables go: `classifiers.privacy.tables.TABLES_PATH` (a test checks the two agree). Not
+# imported from there: importing the package reads the tables, which may lack what is being added.
+TABLES_PATH = Path(__file__).resolve().parents[1] / "classifiers" / "models" / "reading_tables.json"
 LAST_CODE_POINT = 0x3134F  # the end of the CJK extension planes: nothing above holds a numeral
 
 

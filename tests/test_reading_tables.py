@@ -7,10 +7,12 @@ import json
 import unicodedata
 
 from classifiers.privacy.tables import NUMERALS, TABLES_PATH
+from research import reading_tables
 from research.reading_tables import written
 
 
 def test_the_committed_tables_are_what_the_generator_writes():
+    assert reading_tables.TABLES_PATH == TABLES_PATH
     committed = TABLES_PATH.read_text(encoding="utf-8")
     assert json.loads(committed)["unicode"] == unicodedata.unidata_version, "regenerate on this Python's Unicode"
     assert committed == written(), "run `python -m research.reading_tables` and commit its file"
