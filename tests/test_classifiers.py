@@ -558,6 +558,13 @@ def test_a_long_number_with_no_cue_is_no_phone():
         assert [f for f in PrivacyScanner().scan(text) if f.type == "PHONE"] == [], text
 
 
+def test_a_count_in_steps_is_no_phone_but_a_phone_of_like_groups_is_one():
+    for text in ("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20", "Scores 10 20 30 40 50 60 70"):
+        assert [f for f in PrivacyScanner().scan(text) if f.type == "PHONE"] == [], text
+    for text in ("call 800 800 800", "call me on 555 123 4567"):
+        assert [f.type for f in PrivacyScanner().scan(text)] == ["PHONE"], text
+
+
 def test_signals_read_the_whole_conversation_and_content_parts(scorer):
     messages = [
         {"role": "system", "content": "You help Acme support agents."},

@@ -253,7 +253,7 @@ def phones(text: str, start: int = 0, end: int | None = None) -> Iterator[Findin
     for m in _PHONE.finditer(text, start, len(text) if end is None else end):
         raw = m.group()
         digits = sum(ch.isdigit() for ch in raw.split("x")[0].split("ext")[0])
-        if not 7 <= digits <= 15 or _DATE_LIKE.match(raw):
+        if not 7 <= digits <= 15 or _DATE_LIKE.match(raw) or _counted(raw):
             continue
         # "00" dials out only before a country code (never 0) and a whole national number after it:
         # "#0000123" or "order 0012345" is not a call abroad.
@@ -267,6 +267,16 @@ def phones(text: str, start: int = 0, end: int | None = None) -> Iterator[Findin
         trunk = sum(ch.isdigit() for ch in raw[: raw.find("(")]) if raw[0].isdigit() and "(" in raw[:4] else 0
         if international or cued or (grouped and digits - trunk >= 9):
             yield Finding("PHONE", m.start(), m.end(), 0.9 if international or cued else 0.75, "phone")
+
+
+def _counted(raw: str) -> bool:
+    """Whether a run of short groups counts in steps ("6 7 8 9 10 11 12", "10 20 30 40 50"): a
+    list of numbers, not a phone's groups (none of which is a count of four or more)."""
+    groups = [int(g) for g in re.findall(r"\d+", raw)]
+    if len(groups) < 4 or max(len(str(g)) for g in groups) > 3:
+        return False
+    step = groups[1] - groups[0]
+    return step != 0 and all(b - a == step for a, b in zip(groups, groups[1:], strict=False))
 
 
 # --- IP addresses -------------------------------------------------------------------------
