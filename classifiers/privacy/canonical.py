@@ -50,6 +50,8 @@ from classifiers.privacy.tables import (
     MARKS,
     NUMBER_WORDS,
     NUMERALS,
+    character_class,
+    covering,
 )
 
 
@@ -211,16 +213,8 @@ _COPIED_SCRIPTS = (
 
 def _letters(scripts: tuple[tuple[int, int], ...]) -> str:
     """The letters in `scripts`, as a character class's ranges."""
-    ranges: list[list[int]] = []
-    for first, last in scripts:
-        for code in range(first, last + 1):
-            if not unicodedata.category(chr(code)).startswith("L"):
-                continue
-            if ranges and ranges[-1][1] == code - 1:
-                ranges[-1][1] = code
-            else:
-                ranges.append([code, code])
-    return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
+    codes = [c for first, last in scripts for c in range(first, last + 1) if unicodedata.category(chr(c))[0] == "L"]
+    return character_class(covering(codes, len(codes)))
 
 
 _COPIED = "\x00-\x7f" + _letters(_COPIED_SCRIPTS)
@@ -507,6 +501,7 @@ def _shaped(text: str, start: int, end: int, gaps: list[re.Match[str]]) -> list[
     bounds = [start] + [g.end() for g in gaps]
     lengths = [stop - begin for begin, stop in zip(bounds, [g.start() for g in gaps] + [end], strict=True)]
     loose = [_loose(g.group()) for g in gaps]
+    kinds = [_kind(g.group()) for g in gaps]
     shapes: list[tuple[int, int, int]] = []  # kinds of separator, first group, last group
     for a in range(len(gaps)):
         digits, joined_loosely = lengths[a], False
@@ -521,7 +516,7 @@ def _shaped(text: str, start: int, end: int, gaps: list[re.Match[str]]) -> list[
             if joined_loosely and shape not in CARD_GROUPINGS:
                 continue  # joined by what joins sums and ratios too: only a printed card's grouping
             if shape == SSN_GROUPING or (digits >= LEAST_CARD_DIGITS and luhn_ok(_digits(text, bounds, shape, a))):
-                shapes.append((len({_kind(g.group()) for g in gaps[a:b]}), a, b))
+                shapes.append((len(set(kinds[a:b])), a, b))
     found: list[tuple[int, int]] = []
     for _, a, b in sorted(shapes, key=lambda shape: (shape[0], shape[1] - shape[2])):
         if all(b < first or last < a for first, last in found):
@@ -705,30 +700,23 @@ def taken_cues(text: str, hits: Hits) -> tuple[list[int], list[tuple[int, int]]]
     for literal in present & _PREFIXES:
         taken[literal] = [at for at in taken[literal] if _whole(text, at + len(literal))]
     ats = sorted(at for literal, places in taken.items() if literal not in _DIGIT_WORD for at in places)
-    words_of: dict[str, set[str]] = {}  # language -> its words among the cues
-    for literal in taken:
-        if literal in _DIGIT_WORD:
-            word, languages = _CUE_WORD[literal]
-            for language in languages:
-                words_of.setdefault(language, set()).add(word)
-    windows: list[tuple[int, int]] = []
-    for language in words_of:
-        found = [
-            (at, word)
-            for literal, places in taken.items()
-            if literal in _DIGIT_WORD and language in (cue := _CUE_WORD[literal])[1]
-            for word in (cue[0],)
-            for at in places
-        ]
-        windows += worded_windows(found)
-    windows.sort()
+    by_language: dict[str, list[tuple[int, str]]] = {}  # each language's cues: where, and the word
+    for literal in present & _DIGIT_WORD:
+        word, languages = _CUE_WORD[literal]
+        for language in languages:
+            by_language.setdefault(language, []).extend((at, word) for at in taken[literal])
+    return ats, _merged(w for found in by_language.values() for w in worded_windows(found))
+
+
+def _merged(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`windows` in order, those that overlap or touch as one."""
     merged: list[tuple[int, int]] = []
-    for start, end in windows:
+    for start, end in sorted(windows):
         if merged and start <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
             merged.append((start, end))
-    return ats, merged
+    return merged
 
 
 def worded_windows(found: list[tuple[int, str]]) -> list[tuple[int, int]]:
@@ -739,7 +727,7 @@ def worded_windows(found: list[tuple[int, str]]) -> list[tuple[int, int]]:
     ... to" in English is no Norwegian number. Each window reaches a word's length before its
     first cue and after its last; a run read in it is read on past its end (`_runs`)."""
     found = sorted(found)
-    windows: list[tuple[int, int]] = []
+    windows = []
     for k in range(len(found) - 2):
         first, _ = found[k]
         if found[k + 2][0] - first > WORDED_SPAN:
@@ -749,12 +737,8 @@ def worded_windows(found: list[tuple[int, str]]) -> list[tuple[int, int]]:
             # ("één één één één", its first word at the text's start, where no space is its cue)
             if k + 3 >= len(found) or found[k + 3][0] - first > WORDED_SPAN or found[k + 3][1] != found[k][1]:
                 continue
-        start, end = max(0, first - WORD_REACH), found[k + 2][0] + WORD_REACH
-        if windows and start <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], end)
-        else:
-            windows.append((start, end))
-    return windows
+        windows.append((max(0, first - WORD_REACH), found[k + 2][0] + WORD_REACH))
+    return _merged(windows)
 
 
 def cues_of(text: str) -> Cues:

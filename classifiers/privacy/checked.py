@@ -28,13 +28,11 @@ CONFIDENCE = 0.97  # a name and a check: as sure as a national id's own shape an
 
 # An acronym is a cue as written ("PIN", "SIN": "pin" and "sin" are words); a longer name in any case.
 _ACRONYM = re.compile(r"[^a-z]+|[A-Za-z][a-z]?[A-Z][A-Za-z]*")  # CPF, RČ, IdNr, eID, NIFp
-CUES = Anchors(
-    (name for name in CHECKED_IDENTIFIERS if _ACRONYM.fullmatch(name)),
-    (name.lower() for name in CHECKED_IDENTIFIERS if not _ACRONYM.fullmatch(name)),
-)
-_FORMATS = {
-    name if _ACRONYM.fullmatch(name) else name.lower(): formats for name, formats in CHECKED_IDENTIFIERS.items()
-}
+_EXACT = {name: formats for name, formats in CHECKED_IDENTIFIERS.items() if _ACRONYM.fullmatch(name)}
+_FOLDED = {name.lower(): formats for name, formats in CHECKED_IDENTIFIERS.items() if name not in _EXACT}
+CUES = Anchors(_EXACT, _FOLDED)
+_FORMATS = _EXACT | _FOLDED  # each cue literal -> the formats of the name it is
+_LITERALS = frozenset(_FORMATS)
 # What may follow a name: its value's groups of letters and digits, the first a few words on
 # ("is", "to", "nr.", ":" between), each joined to the next by at most three separators.
 _GROUP = re.compile(r"\w+")
@@ -46,7 +44,7 @@ _SHORTEST = 6  # characters of a value: no format here is shorter
 
 def checked(text: str, hits: Hits) -> Iterator[Finding]:
     """ID_NUMBER findings where a name of `CHECKED_IDENTIFIERS` stands and a value after it checks."""
-    for literal in _FORMATS.keys() & hits.keys():
+    for literal in _LITERALS.intersection(hits):  # walks the text's few hits, not the names
         for at in hits[literal]:
             end = at + len(literal)
             if (at and text[at - 1].isalnum()) or (end < len(text) and text[end].isalnum()):

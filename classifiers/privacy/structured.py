@@ -81,6 +81,7 @@ def _card(digits: str) -> bool:
 # Where a number stands just before a card ("Room 2 4111 1111 1111 1111"), the run of groups
 # fails the check, and the card is the run's last groups in a printed card's grouping.
 _GROUP_RUN = re.compile(rf"\d+(?:{_GAP}\d+)*(?![\d-])")
+_LONGEST_FIRST = sorted(CARD_GROUPINGS, key=len, reverse=True)  # 4-4-4-4-3 before the 4-4-4-4 in it
 
 
 def _grouped_card(text: str, start: int, stop: int) -> Finding | None:
@@ -92,12 +93,10 @@ def _grouped_card(text: str, start: int, stop: int) -> Finding | None:
     groups = list(re.finditer(r"\d+", run.group()))
     lengths = [len(g.group()) for g in groups]
     for first in range(1, len(groups)):
-        for shape in CARD_GROUPINGS:
+        for shape in _LONGEST_FIRST:
             if tuple(lengths[first : first + len(shape)]) != shape:
                 continue
             last = groups[first + len(shape) - 1]
-            if first + len(shape) < len(groups) and len(shape) == 4 and lengths[first + 4] == 3:
-                continue  # the 19-digit shape's, tried next
             digits = "".join(g.group() for g in groups[first : first + len(shape)])
             if _card(digits):
                 at, end = start + groups[first].start(), start + last.end()

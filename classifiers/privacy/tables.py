@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 TABLES_PATH = Path(__file__).resolve().parents[1] / "models" / "reading_tables.json"
@@ -31,8 +32,6 @@ NUMERALS: dict[str, str] = {
 }
 
 
-# The combining marks, as a regular expression's character class body: part of a word ("నాలుగు").
-MARKS = "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in _TABLES["marks"])
 # language -> word (lower case) -> the digit it says
 DIGIT_WORDS: dict[str, dict[str, str]] = _TABLES["digit_words"]
 # language -> word (lower case) -> the number from 10 to 99 it says, in one word ("forty-five")
@@ -62,12 +61,12 @@ BASIC_NUMERALS = covering([c for c in _CODES if c < 0x10000], MOST_RANGES)
 ASTRAL_NUMERALS = covering([c for c in _CODES if c >= 0x10000], MOST_RANGES)
 
 
-def _class(codes: list[int]) -> str:
-    """`codes` as a regular expression's character class body, in ranges."""
-    return "".join(
-        re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in covering(codes, len(codes))
-    )
+def character_class(ranges: Iterable[tuple[int, int] | list[int]]) -> str:
+    """Code point ranges (first, last) as a regular expression's character class body."""
+    return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
 
 
 # A numeral or decimal digit, as a regular expression's character class body.
-DIGIT_LIKE = r"\d" + _class(_CODES)
+DIGIT_LIKE = r"\d" + character_class(covering(_CODES, len(_CODES)))
+# The combining marks, as one: part of a word ("నాలుగు").
+MARKS = character_class(_TABLES["marks"])
