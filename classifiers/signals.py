@@ -20,6 +20,7 @@ from classifiers.language import detect_language
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.privacy.fields import FIELD_CHARS, field_value
 from classifiers.privacy.readings import composed_text
+from classifiers.privacy.scripts import SCRIPT, UNREAD
 from classifiers.reassembled import Joined, in_array, in_conversation, key_and_value
 from classifiers.seen import SeenTexts, TextFacts
 from classifiers.tokens import TokenEstimator, joined_counts, text_counts
@@ -82,6 +83,17 @@ class Signals:
     @property
     def pii_types(self) -> frozenset[str]:
         return frozenset(f.type for f in self.privacy)
+
+    @property
+    def kept_masked(self) -> tuple[PrivacyFinding, ...]:
+        """The findings a copy kept at rest masks (the ledger's prompt, the egress audit): every
+        one located in a text, the words of a script no detector reads as `UNREAD` (what was not
+        read is not kept readable either); media, which has no span, stays as it is."""
+        return tuple(
+            f._replace(type=UNREAD) if f.detector.startswith(SCRIPT) else f
+            for f in self.privacy
+            if f.type != "UNSCANNED" or f.detector.startswith(SCRIPT)
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {

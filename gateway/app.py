@@ -23,6 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from classifiers.privacy.known import Known
 from gateway import (
+    audit,
     batches,
     chat,
     completions,
@@ -88,6 +89,7 @@ ROUTES = [
     Route("/readyz", health.readyz, methods=["GET"]),
     Route("/metrics", health.metrics, methods=["GET"]),
     Route("/api/usage", usage.api_usage, methods=["GET"]),
+    Route("/api/audit", audit.api_audit, methods=["GET"]),
     Route("/api/quality", quality.api_quality, methods=["GET"]),
     Route("/v1/files", files.upload, methods=["POST"]),
     Route("/v1/files", files.list_files, methods=["GET"]),

@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         "edge": _edge_plan,
         "router": _router_fit,
         "shadow": _shadow_replay,
+        "audit": _audit,
     }
     return verbs_run[args.verb](args)
 
@@ -111,6 +112,20 @@ def command() -> argparse.ArgumentParser:
     replay.add_argument("--config")
     replay.add_argument("--app", required=True)
     replay.add_argument("--out", help="where each line's outcome goes (default FILE.shadow.jsonl); resumed if there")
+
+    audit = verbs.add_parser(
+        "audit", help="list what left for a cloud provider, masked as it left; --check: against the policies"
+    )
+    audit.add_argument("--config", required=True, help="the gateway config whose store keeps the records")
+    audit.add_argument("--app", help="one app's records (default: every app's)")
+    audit.add_argument("--from", dest="since", metavar="WHEN", help="a date, a date-time or Unix seconds")
+    audit.add_argument("--to", dest="until", metavar="WHEN", help="before this time")
+    audit.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    audit.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 if a record's policy keeps it local (or masks what left readable), on its facts or a rescan",
+    )
 
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
     bench.add_argument(
@@ -219,6 +234,69 @@ def _edge_plan(args: argparse.Namespace) -> int:
     except MemoryError as exc:
         print(f"edgeway: does not fit: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    import json
+
+    from classifiers.signals import Scorer
+    from gateway import audit
+    from gateway.usage import time_param
+    from policies.policy import AppPolicy, Models, load_policy
+    from policies.yaml_source import FileError
+    from router.documents import open_documents
+    from router.egress import EgressLog
+    from router.errors import InvalidRequest
+
+    config = _load(args.config)
+    if config.store.startswith("memory://"):
+        print(
+            "edgeway audit: this config's store is memory://, whose records live in the serving process "
+            "only; ask it (GET /api/audit with the admin key), or give the gateway a sqlite:/// or redis:// store",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        since, until = time_param(args.since, "--from"), time_param(args.until, "--to")
+    except InvalidRequest as exc:
+        print(f"edgeway audit: {exc.message}", file=sys.stderr)
+        return 2
+    records = EgressLog(open_documents(config.store, config.seal())).find(args.app, since, until)
+    if not args.check:
+        if args.format == "csv":
+            sys.stdout.write(audit.as_csv(records))
+        else:
+            for record in records:
+                print(json.dumps(record.as_dict(), ensure_ascii=False, sort_keys=True))
+        return 0
+    models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
+    files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
+    default = config.resolve(config.default_policy) if config.default_policy else None
+    loaded: dict[str, AppPolicy | None] = {}
+
+    def policy_of(app: str) -> AppPolicy | None:
+        if app not in loaded:
+            path = files.get(app, default)
+            loaded[app] = load_policy(path, models) if path is not None else None
+        return loaded[app]
+
+    try:
+        breaches = audit.check(records, policy_of, Scorer())
+    except FileError as exc:
+        print(f"edgeway audit: invalid policy:\n{exc}", file=sys.stderr)
+        return 2
+    for breach in breaches:
+        print(json.dumps(breach.as_dict(), ensure_ascii=False), file=sys.stderr)
+    period = f"from {args.since or 'the first record'} to {args.until or 'now'}"
+    providers = len({r.provider for r in records})
+    if breaches:
+        print(f"edgeway audit: {len(breaches)} of {len(records)} records {period} breach their app's policy")
+        return 1
+    print(
+        f"edgeway audit: {len(records)} records {period}, to {providers} provider(s): none a local-only rule "
+        f"of {args.config}'s policies covers, none readable under a masking rule"
+    )
     return 0
 
 

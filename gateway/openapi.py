@@ -376,6 +376,25 @@ SPEC = {
                 },
             }
         },
+        "/api/audit": {
+            "get": {
+                "summary": "What left for a cloud provider, request by request, masked as it left (the admin key)",
+                "parameters": [
+                    {"name": n, "in": "query", "required": False, "schema": {"type": "string"}}
+                    for n in ("app", "from", "to", "format")
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the egress records",
+                        "content": {
+                            "application/json": {"schema": {"type": "object"}},
+                            "text/csv": {"schema": {"type": "string"}},
+                        },
+                    },
+                    **_errors(400, 401),
+                },
+            }
+        },
         "/api/quality": {
             "get": {
                 "summary": "What the shadow comparisons say: quality retained beside money saved",

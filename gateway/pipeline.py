@@ -217,8 +217,8 @@ def _prompt_for_ledger(chat: ChatRequest, signals: Signals) -> str | None:
     """What the request asks, with every value the scan found anywhere in it masked wherever it
     stands (`Redaction`: the whole request's findings, not one message's), cut to PROMPT_CHARS:
     the last user message; a legacy completion's prompt; an embeddings request's texts."""
-    readable = tuple(f for f in signals.privacy if f.type != "UNSCANNED")
-    masked = Redaction(chat, readable).request if readable else chat
+    findings = signals.kept_masked
+    masked = Redaction(chat, findings).request if findings else chat
     if masked.prompt is not None:
         kept = masked.prompt
     elif masked.inputs is not None:

@@ -21,9 +21,10 @@ from router import cloud
 from router.cache import open_cache
 from router.caller import Caller
 from router.comparisons import Comparisons
-from router.documents import Documents, open_documents
+from router.documents import Documents, MemoryDocuments, open_documents
 from router.edge import EdgeModel
 from router.edge_group import EdgeGroup
+from router.egress import EgressLog
 from router.installed import InstalledRouters
 from router.ledger import Store, open_store
 from router.policy_rules import PolicyRules
@@ -34,6 +35,7 @@ from router.shadow import Shadower
 from router.tier import Tier
 
 DEFAULT_POLICY = "(default policy)"
+MEMORY_EGRESS = 10_000  # egress records a memory store keeps (docs/ledger.md)
 
 
 class Bell:
@@ -95,7 +97,9 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     documents = open_documents(config.store, seal)
     aliases = {alias: m.name for m in config.cloud.models for alias in (m.provider_model, m.provider_model_id)}
     cache = open_cache(config.store, seal)
-    router = Router(models, Scorer(), prices, store, cache, InstalledRouters(documents), aliases)
+    # a memory store's audit keeps the latest records only: each holds a body (compressed)
+    egress = EgressLog(MemoryDocuments(keep=MEMORY_EGRESS) if isinstance(documents, MemoryDocuments) else documents)
+    router = Router(models, Scorer(), prices, store, cache, InstalledRouters(documents), aliases, egress)
     shadows = Shadower(router, Comparisons(documents), store)
     names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
 

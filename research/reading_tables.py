@@ -166,17 +166,44 @@ def _unaccented(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
-def marks() -> list[list[int]]:
+def marks(categories: tuple[str, ...] = ("Mn", "Mc", "Me")) -> list[list[int]]:
     """The ranges of combining marks (categories Mn, Mc, Me): the vowel signs of Indic scripts,
-    accents written apart, keycaps; a word holds them ("నాలుగు")."""
+    accents written apart, keycaps; a word holds them ("నాలుగు"). Or of other `categories`."""
     ranges: list[list[int]] = []
     for code in range(LAST_CODE_POINT + 1):
-        if unicodedata.category(chr(code)) in ("Mn", "Mc", "Me"):
+        if unicodedata.category(chr(code)) in categories:
             if ranges and ranges[-1][1] == code - 1:
                 ranges[-1][1] = code
             else:
                 ranges.append([code, code])
     return ranges
+
+
+# The scripts the detectors of names, places and health read: the span model, the private-context
+# gate and the cues were trained and written on Latin-script text (English, most of it).
+READ_SCRIPTS = frozenset({"LATIN"})
+
+
+def unread_letters() -> dict[str, list[list[int]]]:
+    """The ranges of letters (categories Lu, Ll, Lt, Lo) of each script no detector here reads,
+    by the script's name (the first word of its letters' Unicode names: CYRILLIC, CJK, HANGUL,
+    ARABIC, DEVANAGARI, GREEK): a compatibility form is of the script it folds to (a mathematical
+    bold "a" is Latin). Modifier letters (Lm: a length mark, an iteration mark) are `modifiers`."""
+    scripts: dict[str, list[list[int]]] = {}
+    for code in range(LAST_CODE_POINT + 1):
+        ch = chr(code)
+        if unicodedata.category(ch) not in ("Lu", "Ll", "Lt", "Lo") or ch.isascii():
+            continue
+        folded = unicodedata.normalize("NFKC", ch)
+        script = unicodedata.name(folded[0], "").split(" ")[0] if folded else ""
+        if not script or script in READ_SCRIPTS or folded.isascii():
+            continue
+        ranges = scripts.setdefault(script.lower(), [])
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    return dict(sorted(scripts.items()))
 
 
 def tables() -> dict[str, Any]:
@@ -187,6 +214,8 @@ def tables() -> dict[str, Any]:
         "digit_words": digit_words(),
         "number_words": number_words(),
         "checked_identifiers": checked_identifiers(),
+        "unread_letters": unread_letters(),
+        "modifiers": marks(("Lm",)),
     }
 
 

@@ -25,6 +25,7 @@ from router.answer import Answer, ChunkStream, Usage
 from router.budget import Caps
 from router.cloud.validate import delivered_text
 from router.decision import Decision
+from router.egress import Call, EgressLog, record_of
 from router.ledger import RowKind, Store, UsageRow
 from router.pricing import Price, cost_of
 from router.request import ChatRequest
@@ -66,6 +67,7 @@ class RequestAccount:
         prompt: Prompt | None = None,
         shadows: Offers | None = None,
         shadow: ShadowPolicy | None = None,
+        egress: EgressLog | None = None,
     ) -> None:
         self._store, self._prices, self._estimate_tokens, self._recorder = store, prices, estimate_tokens, recorder
         self.row = UsageRow(request_id=request_id, app=app, kind=kind)
@@ -84,6 +86,8 @@ class RequestAccount:
         self.anomaly: str | None = None  # a usage count no answer could have had, charged at its bound
         self._completion_bound: int | None = None  # max_tokens x n, once routed; None: no bound
         self._media = 0  # parts the scan cannot count (images, audio, files), once routed
+        self._egress = egress  # where each cloud call of this request is recorded (router.egress)
+        self._sent = 0  # cloud calls recorded so far
 
     @property
     def ended(self) -> bool:
@@ -122,6 +126,15 @@ class RequestAccount:
         judgement): priced at `model`'s price."""
         self.row.route, self.row.model, self.row.rule = model.tier, model.name, rule
 
+    def sent_to(self, call: Call) -> None:
+        """A call to a model: one to a cloud model (the edge is on the premises) is recorded in
+        the egress audit, masked as it left (`router.egress`)."""
+        if self._egress is None or call.model.tier != "cloud":
+            return
+        self._sent += 1
+        request_id, app, number = self.row.request_id, self.row.app, self._sent
+        self._egress.record(lambda: record_of(call, request_id, app, number))
+
     # --- what the gateway tells it -----------------------------------------------------------
     def parsed(self, chat: ChatRequest) -> None:
         self.row.stream = chat.stream
@@ -145,7 +158,7 @@ class RequestAccount:
             # embeddings answer no tokens
             else (chat.max_tokens * chat.n if chat.max_tokens is not None else None)
         )
-        self._media = sum(1 for f in signals.privacy if f.type == "UNSCANNED")
+        self._media = media_parts(signals)
 
     def first_token(self) -> None:
         if self.row.ttft_ms is None:
@@ -221,7 +234,7 @@ class RequestAccount:
             "reserved": self._reserved,
             "prompt_tokens": signals.prompt_tokens,
             "completion_bound": None if chat.max_tokens is None else chat.max_tokens * chat.n,
-            "media": sum(1 for f in signals.privacy if f.type == "UNSCANNED"),
+            "media": media_parts(signals),
             "reference": self._reference,
             "routing": None if routing is None else asdict(routing),
         }
@@ -290,3 +303,8 @@ class RequestAccount:
         routed, chat = self._routed
         served = ServedRequest.of(self.row.request_id, self.row.app, chat, routed, "".join(self.delivered))
         shadows.start(served, policy, trace)
+
+
+def media_parts(signals: Signals) -> int:
+    """The request's images, audio and files: what the scan cannot count the tokens of."""
+    return sum(1 for f in signals.privacy if f.type == "UNSCANNED" and f.detector == "media")

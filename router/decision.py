@@ -90,6 +90,7 @@ class Decision:
     auto: AutoRoute | None = None  # the rule's route is `auto`: targets[0] is the edge, targets[1] the cloud
     score: float | None = None  # the number the app's router compared with its threshold, once known
     session: SessionRoute | None = None  # the conversation it belongs to, where the router chose the model
+    live: LiveState = field(default_factory=lambda: LiveState())  # the live state it was decided in
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

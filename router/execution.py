@@ -19,6 +19,7 @@ from router import tracing
 from router.answer import Answer
 from router.decision import Decision
 from router.deferral import Deferral
+from router.egress import Call, Purpose, Witness, failed
 from router.errors import EdgewayError, InvalidRequest, NoCapacity
 from router.modes import WHOLE, Mode, R
 from router.redaction import Redaction
@@ -51,13 +52,25 @@ class Execution:
         signals: Signals,
         decision: Decision,
         deferral: Deferral | None = None,
+        witness: Witness | None = None,
+        purpose: Purpose | None = None,
     ) -> R:
+        """`model`'s answer to `request` (masked where the decision redacts), each call to a cloud
+        model told to `witness` (the request's account: the egress audit) as `purpose` (by
+        default the answer, or a fallback where `model` is not the decision's first target)."""
         if model.tier == "cloud" and not decision.cloud_allowed:  # unreachable by construction; the last guard
             raise NoCapacity(f"Policy rule {decision.rule!r} keeps this request on the edge.", retry_after=5)
         redacted = model.tier == "cloud" and decision.redact and bool(signals.privacy)
         redaction = Redaction(request, signals.privacy) if redacted else None
         sent = redaction.request if redaction is not None else request
+        why = purpose or (Purpose.ANSWER if model.name == decision.targets[0] else Purpose.FALLBACK)
+
+        def told(outcome: str, purpose: Purpose | None = None) -> None:
+            if witness is not None:
+                witness.sent_to(Call(model, sent, request, signals, decision, purpose or why, redacted, outcome))
+
         if deferral is not None and model.tier == "cloud" and deferral.takes(model, sent):
+            told("parked", Purpose.BATCH)
             raise await deferral.park(model, sent, request, signals, decision, redaction)
         attempts = itertools.count(1)
 
@@ -66,7 +79,12 @@ class Execution:
             with tracing.attempt(model.name, model.tier, request, number, **{"edgeway.redacted": redacted}) as span:
                 return mode.traced(await mode.call(model, sent), span)
 
-        result = await self.guarded(model, attempt)
+        try:
+            result = await self.guarded(model, attempt)
+        except EdgewayError as exc:  # it may have reached the provider all the same
+            told(failed(exc))
+            raise
+        told("sent")
         return mode.restore(result, redaction) if redaction is not None else result
 
     async def guarded(self, model: Tier, call: Callable[[], Awaitable[R]]) -> R:
@@ -75,7 +93,13 @@ class Execution:
         return await run_guarded(self.breakers[model.name], self.retries[model.name], call)
 
     async def cascade(
-        self, mode: Mode[R], request: ChatRequest, signals: Signals, decision: Decision, deferral: Deferral | None
+        self,
+        mode: Mode[R],
+        request: ChatRequest,
+        signals: Signals,
+        decision: Decision,
+        deferral: Deferral | None,
+        witness: Witness | None = None,
     ) -> Routed[R]:
         """The edge answers first, in full (a stream is held back); below the confidence threshold
         the cloud model answers instead. If the escalation fails, the edge answer stands."""
@@ -97,7 +121,7 @@ class Execution:
         )
         cloud = self.models[escalation.target]
         try:
-            result = await self.call(mode, cloud, request, signals, decision, deferral)
+            result = await self.call(mode, cloud, request, signals, decision, deferral, witness, Purpose.ESCALATION)
         except EdgewayError as exc:
             if answer is None:
                 raise

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from classifiers.forwarded import Key, Path, forwarded, number_text
+from classifiers.privacy.scripts import SCRIPT
 from classifiers.signals import PrivacyFinding
 from router.errors import NoCapacity
 from router.native import Api, Event, NativeChunk, block_type
@@ -84,11 +85,15 @@ class Redaction(Restoration):
     def __init__(self, request: ChatRequest, findings: tuple[PrivacyFinding, ...]) -> None:
         unreadable = [f for f in findings if f.type == "UNSCANNED"]
         if unreadable:
-            where = _dotted(unreadable[0].path)
+            first = unreadable[0]
+            where = dotted(first.path)
+            what = (
+                f"text in a script edgeway's detectors do not read ({first.detector.removeprefix(SCRIPT)}, at {where})"
+                if first.detector.startswith(SCRIPT)
+                else f"content edgeway cannot scan ({where})"
+            )
             raise Unredactable(
-                f"This request has content edgeway cannot scan ({where}); a redacting rule does not send it "
-                f"to the cloud.",
-                retry_after=None,
+                f"This request has {what}; a redacting rule does not send it to the cloud.", retry_after=None
             )
         super().__init__({})
         placeholders: dict[tuple[str, str], str] = {}
@@ -130,6 +135,13 @@ class Redaction(Restoration):
             self.request = dataclasses.replace(
                 request, prompt=prompt, messages=[{"role": "user", "content": prompt}], body=body
             )
+
+
+def mask_values(body: dict[str, Any], originals: dict[str, str]) -> None:
+    """Each value of `originals` (placeholder -> value, as a `Redaction` made them) masked by its
+    placeholder wherever it stands in `body`, another body than the one it was found in (a shadow
+    comparison's, a judge's), as `_mask_elsewhere` masks one."""
+    _mask_elsewhere(body, {(mask[1:].rsplit("_", 1)[0], value): mask for mask, value in originals.items()})
 
 
 def _as_meant(value: str, path: Path) -> str:
@@ -261,7 +273,7 @@ def _put(body: Any, path: Path, text: str) -> None:
         holder[last] = text
 
 
-def _dotted(path: Path) -> str:
+def dotted(path: Path) -> str:
     out = ""
     for step in path:
         name = step.name if isinstance(step, Key) else step

@@ -30,6 +30,7 @@ from router.cache import CacheStore, MemoryCache
 from router.caller import Caller
 from router.decision import Catalog, Decision, LiveState, ModelInfo, SessionRoute
 from router.deferral import Deferral, Parked
+from router.egress import EgressLog
 from router.errors import Forbidden, ModelNotFound
 from router.execution import Execution
 from router.installed import InstalledRouters
@@ -58,6 +59,7 @@ class Router:
         cache: CacheStore | None = None,
         routers: InstalledRouters | None = None,
         aliases: dict[str, str] | None = None,
+        egress: EgressLog | None = None,
     ) -> None:
         self.models = models
         # a provider's id of a configured model (`gpt-4o-mini`, `openai/gpt-4o-mini`) -> its name:
@@ -77,6 +79,8 @@ class Router:
         embedder = next((m for m in models.values() if m.tier == "edge" and "embeddings" in m.capabilities), None)
         self.responses = ResponseCache(self.cache, embedder)
         self.sessions = Sessions(self.cache)  # which model served each conversation
+        # what left for a cloud model, request by request (with the installed routers' documents)
+        self.egress = egress or EgressLog(self.routers.documents)
 
     # --- deciding: pure ---------------------------------------------------------------------
     def signals(self, request: ChatRequest) -> Signals:
@@ -133,7 +137,7 @@ class Router:
             request = self.admissible(request, caller)
             signals = self.signals(request)
         live = self.live_state(caller)
-        decision = caller.policy.decide(signals, request, live)
+        decision = dataclasses.replace(caller.policy.decide(signals, request, live), live=live)
         if decision.deny is not None:
             raise Forbidden(decision.deny, rule=decision.rule)
         if caller.budget is not None and live.budget_left_usd is not None and live.budget_left_usd <= 0:
@@ -201,9 +205,8 @@ class Router:
 
     def account(self, request_id: str, app: str, **options: Any) -> RequestAccount:
         """A request's account, on this router's ledger and prices (router.account)."""
-        return RequestAccount(
-            self._store, self.prices, self.scorer.tokens.estimate, self.auto, request_id, app, **options
-        )
+        estimate, egress = self.scorer.tokens.estimate, self.egress
+        return RequestAccount(self._store, self.prices, estimate, self.auto, request_id, app, egress=egress, **options)
 
     # --- running ------------------------------------------------------------------------------
     # `account` (router.account.RequestAccount) holds the request's reservation, which it settles in
@@ -261,15 +264,15 @@ class Router:
 
                 async def elsewhere(ordered: Decision) -> tuple[Tier, R, list[str]]:
                     return await self.execution.first_to_accept(
-                        ordered, lambda m: self.execution.call(mode, m, request, signals, ordered, deferral)
+                        ordered, lambda m: self.execution.call(mode, m, request, signals, ordered, deferral, books)
                     )
 
                 routed = await self.auto.read_first(mode, request, signals, decision, caller.name, elsewhere)
             elif mode.cascades and self.execution.cascades(decision):
-                routed = await self.execution.cascade(mode, request, signals, decision, deferral)
+                routed = await self.execution.cascade(mode, request, signals, decision, deferral, books)
             else:
                 model, result, failures = await self.execution.first_to_accept(
-                    decision, lambda m: self.execution.call(mode, m, request, signals, decision, deferral)
+                    decision, lambda m: self.execution.call(mode, m, request, signals, decision, deferral, books)
                 )
                 routed = Routed(signals, decision, model, result, failures)
         except Parked:  # the deferral holds the reservation until the answer is priced

@@ -40,6 +40,7 @@ from router.app_router import request_features
 from router.budget import Caps
 from router.cloud.validate import delivered_text
 from router.comparisons import Comparison, Comparisons, StepComparison
+from router.egress import Call, EgressLog, Purpose, failed
 from router.errors import EdgewayError
 from router.judge import JUDGE_MAX_TOKENS, judge_body, question_of, said, verdict
 from router.ladder import adjacent
@@ -77,7 +78,7 @@ def why_not(served: ServedRequest, other: Tier | None) -> str | None:
 
 class Compared(Protocol):
     """What a comparison reads of the router (`router.routing.Router`): its models, their prices,
-    and its token estimate."""
+    its token estimate, and where what leaves is recorded."""
 
     @property
     def models(self) -> Mapping[str, Tier]: ...
@@ -87,6 +88,9 @@ class Compared(Protocol):
 
     @property
     def scorer(self) -> Scorer: ...
+
+    @property
+    def egress(self) -> EgressLog: ...
 
 
 class Shadower:
@@ -201,20 +205,25 @@ class Shadower:
         if not admitted:
             self.stats["skipped: shadow budget spent"] += 1
             return None
+        asked = _whole(served.request)
         try:
-            shadow = await self._answer(other, _whole(served.request))
-        except BaseException:
+            shadow = await self._answer(other, asked)
+        except BaseException as exc:
             answering.release()  # nothing was spent of what was held
+            self._told(answering, other, asked, served, Purpose.SHADOW, failed(exc))
             raise
+        self._told(answering, other, asked, served, Purpose.SHADOW, "sent")
         answering.finish(shadow.usage)
         texts = {served.model: served.answer, other.name: delivered_text(shadow.body)}
         lower, upper = _lower_and_upper(served, other)  # the edge and the cloud, or a step's two
-        orders = await asyncio.gather(
-            self._judge(judge, question, texts[lower], texts[upper]),
-            self._judge(judge, question, texts[upper], texts[lower]),
-        )
+        judging = self._account(served, RowKind.JUDGE, judge)
+        asks = [judge_request(judge, question, texts[lower], texts[upper])]
+        asks.append(judge_request(judge, question, texts[upper], texts[lower]))
+        for ask in asks:  # told before they go: a judgement that fails may have reached its provider
+            self._told(judging, judge, ask, served, Purpose.JUDGE, "sent")
+        orders = await asyncio.gather(*(self._answer(judge, ask) for ask in asks))
         judged = Usage(sum(a.usage.prompt_tokens for a in orders), sum(a.usage.completion_tokens for a in orders))
-        self._account(served, RowKind.JUDGE, judge).finish(judged)
+        judging.finish(judged)
         said_lower_first, said_upper_first = (said(delivered_text(a.body)) for a in orders)
         found = verdict(said_lower_first, said_upper_first)  # "edge": the first of the pair, lower
         if other.tier == served.tier:
@@ -272,8 +281,13 @@ class Shadower:
         with tracing.attempt(model.name, model.tier, request, 1, **{"edgeway.shadow": True}) as span:
             return WHOLE.traced(await model.complete(request), span)
 
-    async def _judge(self, judge: Tier, question: str, answer_a: str, answer_b: str) -> Answer:
-        return await self._answer(judge, parse_chat_request(judge_body(judge.name, question, answer_a, answer_b)))
+    @staticmethod
+    def _told(
+        account: RequestAccount, model: Tier, sent: ChatRequest, served: ServedRequest, purpose: Purpose, outcome: str
+    ) -> None:
+        """The egress audit's record of a comparison's call (`router.egress`): the served
+        request's findings, none of them masked (a masked request is never compared)."""
+        account.sent_to(Call(model, sent, served.request, served.signals, served.decision, purpose, False, outcome))
 
     def _account(self, served: ServedRequest, kind: RowKind, model: Tier) -> RequestAccount:
         """The account of one of the comparison's own rows (`kind`): answered by `model`, spent
@@ -286,6 +300,7 @@ class Shadower:
             f"{served.request_id}:{kind}",
             served.app,
             kind=kind,
+            egress=self.router.egress,
         )
         account.answered_by(model, served.decision.rule)
         return account
@@ -299,6 +314,10 @@ def _lower_and_upper(served: ServedRequest, other: Tier) -> tuple[str, str]:
     assert auto is not None  # a pair of one tier is only ever a ladder's step (`Shadower._other`)
     ladder, pair = auto.ladder, (served.model, other.name)
     return pair if ladder.index(served.model) < ladder.index(other.name) else (other.name, served.model)
+
+
+def judge_request(judge: Tier, question: str, answer_a: str, answer_b: str) -> ChatRequest:
+    return parse_chat_request(judge_body(judge.name, question, answer_a, answer_b))
 
 
 def _whole(request: ChatRequest) -> ChatRequest:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from classifiers import Scorer
 from classifiers.privacy.canonical import AT_WORDS, DIGIT_WORDS, DOT_WORDS, SEPARATORS
+from classifiers.privacy.scripts import unread
 from edge_runtime import EdgeEngine, EdgeModelConfig
 from policies.policy import AppPolicy, Models, parse_policy
 from policies.schema import PolicyFile
@@ -578,6 +579,9 @@ def test_the_same_fields_without_private_data_reach_the_cloud(engines, scorer, u
 def test_redaction_masks_a_private_value_wherever_it_is(engines, scorer, upstream, where, spelling, stream):
     value = SPELLINGS[spelling]
     outcome = asyncio.run(route_once(place(value, where), MASK, engines, scorer, upstream, stream))
+    if unread(value):  # words of a script no detector reads: not sent unread, so not sent
+        assert outcome == "no_capacity" and upstream.bytes_received == 0, (where, spelling)
+        return
     assert outcome == "cloud"
     sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
     for form in {value, json.dumps(value)[1:-1]} | TELLS:
@@ -619,6 +623,9 @@ def test_every_table_spelling_stays_local_and_is_masked(engines, scorer, upstrea
     outcome = asyncio.run(route_once(place(value, where), KEEP_LOCAL, engines, scorer, upstream))
     assert upstream.bytes_received == 0 and outcome != "cloud", (where, spelling, outcome)
     outcome = asyncio.run(route_once(place(value, where), MASK, engines, scorer, upstream))
+    if unread(value):  # words of a script no detector reads: not sent unread, so not sent
+        assert outcome == "no_capacity" and upstream.bytes_received == 0, (where, spelling)
+        return
     sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
     assert outcome == "cloud" and value not in sent and json.dumps(value)[1:-1] not in sent, (where, spelling)
 

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.known import Known
+from classifiers.privacy.scripts import unread
 from edge_runtime.gguf import ModelFileError
 from gateway.masked_logs import MaskPrivate
 from tests import spellings
@@ -407,8 +408,8 @@ def ask(gateway: GatewayProcess, app: str, endpoint: str, container: str, said: 
 def test_no_spelling_in_any_container_or_api_reaches_the_provider_or_anything_kept(resting, upstream, index):
     """Spelling `index` of `tests.spellings` (a card in four scripts and three separators, an SSN,
     a card in digit words, a spelled-out address), drawn into containers and APIs, under the
-    local-only app and the masking one: the fake provider, the log, the spans and the store's
-    files hold none of it."""
+    local-only app and the masking one (which refuses what holds words of a script no detector
+    reads): the fake provider, the log, the spans and the store's files hold none of it."""
     gateway, spans, store = resting
     written = spellings.spellings(index)
     said = "Keep these on file: " + "; ".join(s.text for s in written) + "."
@@ -427,6 +428,10 @@ def test_no_spelling_in_any_container_or_api_reaches_the_provider_or_anything_ke
         assert answer.status_code == 200 or (answer.status_code == 400 and "error" in answer.json()), carrier
         assert upstream.requests == [], (carrier, "a local-only request reached the provider")
         answer = ask(gateway, "masked", endpoint, container, said, stream)
+        if unread(said):  # words of a script no detector reads: refused, never sent unread
+            assert answer.status_code == 503 and "do not read" in answer.json()["error"]["message"], carrier
+            assert upstream.requests == [], carrier
+            return
         assert answer.status_code == 200, (carrier, answer.text)
         if answer.headers.get("x-edgeway-cache") != "hit":
             assert upstream.requests, (carrier, "the masked request never reached the provider")

@@ -40,6 +40,7 @@ from classifiers.privacy.readings import (
     unescaped,
     windows_of,
 )
+from classifiers.privacy.scripts import unread
 from classifiers.privacy.secrets import ANCHORS
 from classifiers.privacy.structured import WINDOW_SPECS, find_structured
 from classifiers.privacy.told import CUES as TOLD
@@ -83,8 +84,27 @@ class PrivacyScanner:
         and places (read as written, an escape splits a word: "Jos\\u00e9 Garc\\u00eda" was "Jos"
         and "Garc"; a Windows path's user, "\\nadia", is a folder's name, not a line break)."""
         # nearly every text is ASCII with no backslash: no other reading to make
-        found = self._read(text) if text.isascii() and "\\" not in text else self._readings(text)
-        return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
+        if text.isascii() and "\\" not in text:
+            found = self._read(text)
+            return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
+        # beside what was found: a value in an unread script's words is both (a link in Cyrillic)
+        return (*drop_overlaps(self._readings(text)), *self._unread(text))
+
+    @staticmethod
+    def _unread(text: str) -> list[Finding]:
+        """The words of a script no detector reads (`scripts.unread`), in the text composed and
+        unescaped, as the other findings are read: the same words whatever their spelling."""
+
+        def composed_unread(text: str) -> list[Finding]:
+            reading = composed(text)
+            if reading is None:
+                return unread(text)
+            return [reading.located(f, len(text)) for f in unread(reading.text)]
+
+        escaped = unescaped(text)
+        if escaped is None:
+            return composed_unread(text)
+        return [escaped.located(f, len(text)) for f in composed_unread(escaped.text)]
 
     def _readings(self, text: str) -> list[Finding]:
         found = self._composed(text)

@@ -8,7 +8,9 @@
 - `DIGIT_WORDS`: the words for 0 to 9 in 43 languages, from `num2words`, with their unaccented
   and spoken forms; `NUMBER_WORDS`: those for 10 to 99 that are one word;
 - `CHECKED_IDENTIFIERS`: the names of the personal identifiers python-stdnum checks, and its
-  formats that check each.
+  formats that check each;
+- `UNREAD_LETTERS`: the letters of each script the detectors of names, places and health do not
+  read (every one but Latin), and `MODIFIERS`, the modifier letters a word of them may hold.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ DIGIT_WORDS: dict[str, dict[str, str]] = _TABLES["digit_words"]
 NUMBER_WORDS: dict[str, dict[str, str]] = _TABLES["number_words"]
 # a personal identifier's name ("CPF", "Henkilötunnus") -> the python-stdnum formats that check it
 CHECKED_IDENTIFIERS: dict[str, list[str]] = _TABLES["checked_identifiers"]
+# a script no detector of names, places or health reads ("cyrillic") -> its letters' ranges
+UNREAD_LETTERS: dict[str, list[list[int]]] = _TABLES["unread_letters"]
 
 
 def covering(codes: list[int], most: int) -> tuple[tuple[int, int], ...]:
@@ -70,3 +74,5 @@ def character_class(ranges: Iterable[tuple[int, int] | list[int]]) -> str:
 DIGIT_LIKE = r"\d" + character_class(covering(_CODES, len(_CODES)))
 # The combining marks, as one: part of a word ("నాలుగు").
 MARKS = character_class(_TABLES["marks"])
+# The modifier letters (a length mark, an iteration mark: "コーヒー"), as one.
+MODIFIERS = character_class(_TABLES["modifiers"])

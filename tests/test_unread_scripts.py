@@ -1,0 +1,114 @@
+"""Text in a script the detectors cannot read fails closed: names, birth dates and health
+conditions are found by models and cues made on Latin-script text, so words in Cyrillic, Han,
+Arabic, Devanagari or Hangul are reported `UNSCANNED` (detector `script:<name>`). A local-only app
+keeps such a request on the edge and `POST /v1/route` says why; a masking app refuses to send it
+unread; a copy kept at rest masks it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import openai
+import pytest
+
+from classifiers import Scorer
+from classifiers.privacy.scripts import unread
+from tests.conftest import PRIVATE_POLICY, GatewayProcess, gateway_config
+from tests.test_batches import MASKING_POLICY
+
+KEYS = {"private": "private-key-0123456789", "masked": "masked-key-0123456789", "kept": "kept-key-0123456789"}
+BORN = "Я родился 14 марта 1987 года в Казани."  # "I was born on 14 March 1987 in Kazan."
+ILL = "我患有抑郁症，正在服用舍曲林。"  # "I have depression and take sertraline."
+
+
+def scripts(text: str) -> list[tuple[str, str]]:
+    return [(text[f.start : f.end], f.detector) for f in unread(text)]
+
+
+def test_words_of_each_unread_script_are_found_and_named():
+    assert scripts(BORN) == [
+        ("родился", "script:cyrillic"), ("марта", "script:cyrillic"), ("года", "script:cyrillic"),
+        ("Казани", "script:cyrillic"),
+    ]  # fmt: skip
+    assert scripts(ILL) == [("我患有抑郁症", "script:cjk"), ("正在服用舍曲林", "script:cjk")]
+    assert scripts("مريم الحسن") == [("مريم", "script:arabic"), ("الحسن", "script:arabic")]
+    assert scripts("नमस्ते सुनीता") == [("नमस्ते", "script:devanagari"), ("सुनीता", "script:devanagari")]  # marks inside
+    assert scripts("コーヒー, 김민준") == [("コーヒー", "script:katakana"), ("김민준", "script:hangul")]
+    assert scripts("王伟") == [("王伟", "script:cjk")]  # two syllables are a name
+
+
+def test_latin_text_in_any_of_its_forms_and_greek_in_formulas_are_read():
+    for text in (
+        "Zoë Müller-Łukasiewicz, naïve café in Ærøskøbing",
+        "ｆｕｌｌｗｉｄｔｈ and 𝐛𝐨𝐥𝐝 and ﬁ ligatures",
+        "τc = 4πηr3/3k; δβ-thalassaemia; sin θ; Δx → 0 “quoted” 😀",
+    ):
+        assert unread(text) == [], text
+
+
+def test_a_copy_kept_at_rest_masks_the_unread_words():
+    signals = Scorer().signals([{"role": "user", "content": f"{BORN} mail ivan@example.com"}])
+    assert {"UNSCANNED", "EMAIL"} <= {f.type for f in signals.privacy}
+    kept = {f.type for f in signals.kept_masked}
+    assert {"UNREAD", "EMAIL"} <= kept and "UNSCANNED" not in kept
+
+
+@pytest.fixture(scope="module")
+def three_apps(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
+    tmp = tmp_path_factory.mktemp("scripts")
+    (tmp / "private.yaml").write_text(PRIVATE_POLICY)
+    (tmp / "masked.yaml").write_text(MASKING_POLICY)
+    config = gateway_config(upstream.url, tmp, admin_key="admin-key-scripts-0123")
+    config["apps"] = [
+        {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
+        {"name": "masked", "key": KEYS["masked"], "policy": str(tmp / "masked.yaml")},
+        {"name": "kept", "key": KEYS["kept"], "policy": str(tmp / "beta.yaml"), "log_prompts": True},
+    ]
+    process = GatewayProcess(config, tmp)
+    try:
+        yield process.wait_ready()
+    finally:
+        process.stop()
+
+
+def client(gateway: GatewayProcess, app: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=gateway.url + "/v1", api_key=KEYS[app], max_retries=0)
+
+
+def test_a_local_only_app_keeps_unread_text_on_the_edge_and_says_why(three_apps, upstream):
+    said = client(three_apps, "private").chat.completions.with_raw_response.create(
+        model="auto", messages=[{"role": "user", "content": ILL}], max_tokens=4
+    )
+    assert said.headers["x-edgeway-route"] == "edge" and upstream.requests == []
+    route = httpx.post(
+        three_apps.url + "/v1/route",
+        json={"model": "auto", "messages": [{"role": "user", "content": BORN}]},
+        headers={"authorization": f"Bearer {KEYS['private']}"},
+    ).json()
+    assert route["decision"]["rule"] == "pii-stays-local"
+    assert ("UNSCANNED", "script:cyrillic") in {(f["type"], f["detector"]) for f in route["signals"]["privacy"]}
+
+
+def test_a_masking_app_refuses_to_send_what_it_cannot_read(three_apps, upstream):
+    with pytest.raises(openai.APIStatusError) as refused:
+        client(three_apps, "masked").chat.completions.create(
+            model="auto", messages=[{"role": "user", "content": f"Write to my doctor: {ILL}"}], max_tokens=4
+        )
+    assert refused.value.status_code == 503
+    assert "a script edgeway's detectors do not read (cjk, at messages[0].content)" in refused.value.message
+    assert upstream.requests == []
+
+
+def test_the_ledger_keeps_unread_words_masked(three_apps, upstream):
+    client(three_apps, "kept").chat.completions.create(
+        model="auto", messages=[{"role": "user", "content": BORN}], max_tokens=4
+    )
+    sent = json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
+    assert "Казани" in sent  # the app's rule sends everything, as written
+    rows = httpx.get(three_apps.url + "/api/usage", headers={"authorization": "Bearer admin-key-scripts-0123"}).json()[
+        "recent"
+    ]
+    prompt = rows[0]["prompt"]
+    assert prompt.startswith("Я [UNREAD] 14 [UNREAD]") and "Казани" not in prompt and "года" not in prompt
