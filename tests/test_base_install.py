@@ -48,8 +48,11 @@ def installed(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) 
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     pip = subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", str(ROOT)], env=env, capture_output=True, text=True, timeout=1800
-    )
+        # --no-compile: byte-compiling every installed module (litellm alone is thousands) took a
+        # third of the install; what the gateway imports is compiled as it is imported
+        [str(venv / "bin" / "pip"), "install", "-q", "--no-compile", str(ROOT)],
+        env=env, capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
     assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
     port, config = free_port(), tmp / "edgeway.yaml"
     config.write_text(
