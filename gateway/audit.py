@@ -30,7 +30,7 @@ from starlette.responses import Response
 from classifiers.signals import Scorer
 from gateway.http import JSON
 from gateway.running import gateway_of
-from gateway.usage import caller_app, time_param
+from gateway.usage import caller_app, csv_cell, period
 from policies.conditions import Facts
 from policies.policy import AppPolicy
 from router.egress import Egress, Left
@@ -69,31 +69,31 @@ def check(
         policy = policy_of(record.app)
         if policy is None:
             continue
-        found = _found_now(record, scorer) if scorer is not None else {}
         then = frozenset(record.facts.get("pii", ()))
-        breach = _breach(record, policy, then, "")
-        if breach is None and set(found) - then:
-            said = ", ".join(f"{kind} in {where}" for kind, where in sorted(found.items()) if kind not in then)
-            breach = _breach(record, policy, then | set(found), f" (found now: {said})")
+        breach = _breach(record, policy, then, {})
+        found = _found_now(record, scorer) if scorer is not None else {}
+        new = {kind: where for kind, where in found.items() if kind not in then}
+        if breach is None and new:
+            breach = _breach(record, policy, then, new)
         if breach is not None:
             breaches.append(breach)
     return breaches
 
 
-def _breach(record: Egress, policy: AppPolicy, pii: frozenset[str], now: str) -> Breach | None:
-    verdict = policy.evaluate(_facts(record.facts, pii))
+def _breach(record: Egress, policy: AppPolicy, then: frozenset[str], new: dict[str, str]) -> Breach | None:
+    """The breach the policy sees in `record` with the types found then and those `new` now (each
+    with where it is first), if any: the types found only now left readable too."""
+    verdict = policy.evaluate(_facts(record.facts, then | set(new)))
+    now = f" (found now: {', '.join(f'{kind} in {where}' for kind, where in sorted(new.items()))})" if new else ""
     if verdict.deny is not None:
         return Breach(record, verdict.rule, f"rule {verdict.rule!r} denies it{now}")
     if not verdict.cloud_allowed:
         return Breach(record, verdict.rule, f"rule {verdict.rule!r} keeps it on the premises{now}")
-    if verdict.redact:
-        readable = sorted({f.type for f in record.findings if f.left == Left.READABLE})
-        if now:
-            readable = sorted(set(readable) | (pii - set(record.facts.get("pii", ()))))
-        if readable:
-            return Breach(
-                record, verdict.rule, f"rule {verdict.rule!r} masks it, and {', '.join(readable)} left readable{now}"
-            )
+    readable = sorted({f.type for f in record.findings if f.left == Left.READABLE} | set(new))
+    if verdict.redact and readable:
+        return Breach(
+            record, verdict.rule, f"rule {verdict.rule!r} masks it, and {', '.join(readable)} left readable{now}"
+        )
     return None
 
 
@@ -132,9 +132,8 @@ def as_csv(records: Iterable[Egress]) -> str:
     for r in records:
         findings = "; ".join(f"{f.type}@{f.where}:{f.left}" for f in r.findings)
         body = json.dumps(r.body, ensure_ascii=False, sort_keys=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(r.ts)) + f".{int(r.ts % 1 * 1000):03d}+00:00"
-        writer.writerow([stamp, r.request_id, r.app, r.provider, r.model, r.provider_model, r.api, r.purpose, r.rule,
-                         r.outcome, findings, body])  # fmt: skip
+        writer.writerow([csv_cell("ts", r.ts), r.request_id, r.app, r.provider, r.model, r.provider_model, r.api,
+                         r.purpose, r.rule, r.outcome, findings, body])  # fmt: skip
     return out.getvalue()
 
 
@@ -148,10 +147,7 @@ async def api_audit(request: Request) -> Response:
         raise InvalidRequest(f"Unknown parameter {unknown[0]!r}; expected app, from, to or format.", param=unknown[0])
     if params.get("format") not in (None, "json", "csv"):
         raise InvalidRequest(f"'format' must be json or csv; got {params.get('format')!r}.", param="format")
-    app = params.get("app") or None
-    since, until = time_param(params.get("from"), "from"), time_param(params.get("to"), "to")
-    if since is not None and until is not None and since > until:
-        raise InvalidRequest("'from' is after 'to'.", param="from")
+    app, since, until = period(request, "audit")
     egress = gateway_of(request).router.egress
     await egress.settled()
     records = await asyncio.to_thread(egress.find, app, since, until)

@@ -243,7 +243,7 @@ def _audit(args: argparse.Namespace) -> int:
     from classifiers.signals import Scorer
     from gateway import audit
     from gateway.usage import time_param
-    from policies.policy import AppPolicy, Models, load_policy
+    from policies.policy import AppPolicy, load_policy
     from policies.yaml_source import FileError
     from router.documents import open_documents
     from router.egress import EgressLog
@@ -270,14 +270,12 @@ def _audit(args: argparse.Namespace) -> int:
             for record in records:
                 print(json.dumps(record.as_dict(), ensure_ascii=False, sort_keys=True))
         return 0
-    models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
-    files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
-    default = config.resolve(config.default_policy) if config.default_policy else None
+    models = config.model_names()
     loaded: dict[str, AppPolicy | None] = {}
 
     def policy_of(app: str) -> AppPolicy | None:
         if app not in loaded:
-            path = files.get(app, default)
+            path = config.policy_path(app)
             loaded[app] = load_policy(path, models) if path is not None else None
         return loaded[app]
 
@@ -301,11 +299,11 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _policy_check(args: argparse.Namespace) -> int:
-    from policies.policy import Models, load_policy
+    from policies.policy import load_policy
     from policies.yaml_source import FileError
 
     config = _load(args.config, secrets=False)
-    models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
+    models = config.model_names()
     failed = 0
     unknown_models = False
     for path in args.files:

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from edge_runtime.config import EdgeModelConfig
+from policies.policy import Models
 from policies.schema import known_needs
 from policies.yaml_source import load_model
 from router.cloud.config import CloudModelConfig
@@ -124,6 +125,16 @@ class GatewayConfig(Strict):
     @classmethod
     def _empty_is_none(cls, value: SecretStr | None) -> SecretStr | None:
         return value if value is not None and value.get_secret_value() else None
+
+    def model_names(self) -> Models:
+        """The names of this gateway's models, by tier: what its policies may name."""
+        return Models(tuple(m.name for m in self.edge.models), tuple(m.name for m in self.cloud.models))
+
+    def policy_path(self, app: str) -> Path | None:
+        """The policy file an app decides by: its own, else the default policy; None: the plain rules."""
+        own = next((a.policy for a in self.apps if a.name == app and a.policy), None)
+        chosen = own or self.default_policy
+        return self.resolve(chosen) if chosen else None
 
     def seal(self) -> Seal:
         """The store's seal (`router.sealing.store_seal`): from `store_key`, the environment, or

@@ -28,7 +28,7 @@ from edge_runtime.reading import find_probe, gguf_digest
 from gateway.config import GatewayConfig
 from gateway.probes import DIGESTS
 from policies.edit import NoThreshold, find_threshold, write_threshold
-from policies.policy import AppPolicy, Models, load_policy
+from policies.policy import AppPolicy, load_policy
 from policies.schema import AUTO
 from policies.yaml_source import FileError
 from router import fitting, quality
@@ -284,7 +284,7 @@ def _app_policy(config: GatewayConfig, app: str) -> AppPolicy | None:
     spec = next((a for a in config.apps if a.name == app), None)
     if spec is None or spec.policy is None:
         return None
-    models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
+    models = config.model_names()
     try:
         return load_policy(config.resolve(spec.policy), models)
     except (FileError, OSError):
@@ -384,7 +384,7 @@ def _write(config: GatewayConfig, app: str, threshold: float, write: bool, out: 
         print(f"{app} has no policy file to write the threshold to", file=out)
         return 0 if not write else 2
     path = Path(config.resolve(spec.policy))
-    models = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
+    models = config.model_names()
     try:
         current = find_threshold(path.read_text(encoding="utf-8"), models)
         print(f"{path}: rule {current.rule!r} has complexity {current.test} {current.value:g}", file=out)

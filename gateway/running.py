@@ -15,7 +15,6 @@ from edge_runtime import EdgePool
 from gateway.auth import App, AppKeys, policy_app
 from gateway.config import GatewayConfig
 from gateway.metrics import RequestMetrics
-from policies.policy import Models
 from policies.reload import PolicyFiles
 from router import cloud
 from router.cache import open_cache
@@ -101,7 +100,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     egress = EgressLog(MemoryDocuments(keep=MEMORY_EGRESS) if isinstance(documents, MemoryDocuments) else documents)
     router = Router(models, Scorer(), prices, store, cache, InstalledRouters(documents), aliases, egress)
     shadows = Shadower(router, Comparisons(documents), store)
-    names = Models(tuple(m.name for m in config.edge.models), tuple(m.name for m in config.cloud.models))
+    names = config.model_names()
 
     files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
     if config.default_policy:

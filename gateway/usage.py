@@ -196,7 +196,7 @@ def _csv(rows: list[UsageRow]) -> Response:
     writer = csv.writer(out)
     writer.writerow(UsageRow.columns())
     for row in rows:
-        writer.writerow([_cell(c, getattr(row, c)) for c in UsageRow.columns()])
+        writer.writerow([csv_cell(c, getattr(row, c)) for c in UsageRow.columns()])
     return Response(
         out.getvalue(),
         media_type="text/csv",
@@ -204,7 +204,7 @@ def _csv(rows: list[UsageRow]) -> Response:
     )
 
 
-def _cell(column: str, value: object) -> object:
+def csv_cell(column: str, value: object) -> object:
     if column == "ts" and isinstance(value, float):
         return datetime.fromtimestamp(value, UTC).isoformat(timespec="milliseconds")
     if isinstance(value, bool):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import dataclasses
 import hashlib
 import json
@@ -34,7 +35,7 @@ from router.documents import Document, Documents
 from router.errors import EdgewayError
 from router.offload import off_loop
 from router.policy_rules import facts_of
-from router.redaction import Redaction, dotted, mask_values
+from router.redaction import Redaction, dotted
 from router.request import ChatRequest
 from router.tier import Tier
 
@@ -184,7 +185,7 @@ def record_of(call: Call, request_id: str, app: str, number: int) -> Egress:
         if call.sent is call.request:
             api, body = _as_left(model, redaction.request)
         else:  # a body made from the request (a shadow's, a judge's): its values masked where they stand
-            mask_values(body, redaction.originals)
+            redaction.mask_elsewhere(body)
     provider_model = config.provider_model_id if config is not None else model.name
     if "model" in body:
         body["model"] = provider_model
@@ -237,9 +238,9 @@ def _as_left(model: Tier, sent: ChatRequest) -> tuple[str, dict[str, Any]]:
     """The body the provider got and its API: as the client wrote it where the provider speaks
     its API, else its Chat Completions reading (a legacy completion and embeddings as they are)."""
     if sent.native is not None and sent.speaks(model.apis):
-        return str(sent.native.api), json.loads(json.dumps(sent.native.body))
+        return str(sent.native.api), copy.deepcopy(sent.native.body)
     kind = "embeddings" if sent.inputs is not None else "completions" if sent.prompt is not None else "chat_completions"
-    return kind, json.loads(json.dumps(sent.body))
+    return kind, copy.deepcopy(sent.body)
 
 
 _BASE64 = re.compile(r"(?:data:[\w.+-]+/[\w.+-]+;base64,)?[A-Za-z0-9+/=\s]+")

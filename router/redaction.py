@@ -96,7 +96,9 @@ class Redaction(Restoration):
                 f"This request has {what}; a redacting rule does not send it to the cloud.", retry_after=None
             )
         super().__init__({})
-        placeholders: dict[tuple[str, str], str] = {}
+        # (type, value) -> its placeholder: also what masks another body made of this request
+        self.placeholders: dict[tuple[str, str], str] = {}
+        placeholders = self.placeholders
         counts: dict[str, int] = {}
         body = copy.deepcopy(request.as_sent)  # masked as sent: a provider of its API gets it so
         by_path: dict[Path, list[PrivacyFinding]] = {}
@@ -136,12 +138,10 @@ class Redaction(Restoration):
                 request, prompt=prompt, messages=[{"role": "user", "content": prompt}], body=body
             )
 
-
-def mask_values(body: dict[str, Any], originals: dict[str, str]) -> None:
-    """Each value of `originals` (placeholder -> value, as a `Redaction` made them) masked by its
-    placeholder wherever it stands in `body`, another body than the one it was found in (a shadow
-    comparison's, a judge's), as `_mask_elsewhere` masks one."""
-    _mask_elsewhere(body, {(mask[1:].rsplit("_", 1)[0], value): mask for mask, value in originals.items()})
+    def mask_elsewhere(self, body: dict[str, Any]) -> None:
+        """Each value this redaction masked, masked wherever it stands in `body`, another body
+        than the request's (a shadow comparison's, a judge's), as `_mask_elsewhere` masks one."""
+        _mask_elsewhere(body, self.placeholders)
 
 
 def _as_meant(value: str, path: Path) -> str:

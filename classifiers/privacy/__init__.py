@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from classifiers import _scan
@@ -90,21 +91,13 @@ class PrivacyScanner:
         # beside what was found: a value in an unread script's words is both (a link in Cyrillic)
         return (*drop_overlaps(self._readings(text)), *self._unread(text))
 
-    @staticmethod
-    def _unread(text: str) -> list[Finding]:
+    def _unread(self, text: str) -> list[Finding]:
         """The words of a script no detector reads (`scripts.unread`), in the text composed and
         unescaped, as the other findings are read: the same words whatever their spelling."""
-
-        def composed_unread(text: str) -> list[Finding]:
-            reading = composed(text)
-            if reading is None:
-                return unread(text)
-            return [reading.located(f, len(text)) for f in unread(reading.text)]
-
         escaped = unescaped(text)
         if escaped is None:
-            return composed_unread(text)
-        return [escaped.located(f, len(text)) for f in composed_unread(escaped.text)]
+            return self._composed(text, unread)
+        return [escaped.located(f, len(text)) for f in self._composed(escaped.text, unread)]
 
     def _readings(self, text: str) -> list[Finding]:
         found = self._composed(text)
@@ -115,11 +108,13 @@ class PrivacyScanner:
         taken = Taken(first)
         return first + [f for f in found if f.detector not in GATED_DETECTORS and not taken.overlaps(f.start, f.end)]
 
-    def _composed(self, text: str) -> list[Finding]:
+    def _composed(self, text: str, read: Callable[[str], list[Finding]] | None = None) -> list[Finding]:
+        """What `read` (every detector, by default) finds in `text` read composed, located in it."""
+        read = read or self._read
         reading = composed(text)
         if reading is None:
-            return self._read(text)
-        return [reading.located(f, len(text)) for f in self._read(reading.text)]
+            return read(text)
+        return [reading.located(f, len(text)) for f in read(reading.text)]
 
     def _read(self, text: str) -> list[Finding]:
         found, number_windows = self._detect(text)
