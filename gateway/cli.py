@@ -146,6 +146,7 @@ def command() -> argparse.ArgumentParser:
             "tail",
             "speculative",
             "agent-session",
+            "first-event",
         ],
     )
     bench.add_argument(
@@ -338,6 +339,7 @@ def _bench(args: argparse.Namespace) -> int:
         classify,
         edge,
         event_loop,
+        first_event,
         head_of_line,
         load,
         machine,
@@ -366,6 +368,7 @@ def _bench(args: argparse.Namespace) -> int:
         "tail": tail.run,
         "speculative": speculative.run,
         "agent-session": agent_session.run,
+        "first-event": first_event.run,
     }
     options = {} if args.repeat is None else {"repeat": args.repeat}
     run = suites[args.suite]

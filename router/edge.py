@@ -44,6 +44,7 @@ class Queued:
     prompt: list[int]
     sampling: Sampling
     check: Check | None  # what an answer must pass beyond its grammar (None: the grammar holds it all)
+    calls: edge_tools.ToolGrammar | None = None  # the tools' grammar, where the answer may call one
 
 
 class EdgeModel:
@@ -113,12 +114,13 @@ class EdgeModel:
                 code="unsupported_content",
             )
         grammar, check = _grammar_of(request)
-        messages = None
+        messages, calls = None, None
         if Need.TOOLS in request.needs:
             tools, required = edge_tools.chosen(request.body, edge_tools.tools_of(request.body))
             made = edge_tools.grammar(tools, required)
             grammar, messages = made.gbnf, edge_tools.messages(request, tools)
             check = made.check if made.checks else None
+            calls = made
         sampling = Sampling(
             max_tokens=request.max_tokens,
             temperature=request.temperature,
@@ -139,7 +141,7 @@ class EdgeModel:
             if gate is not None and bound is not None and len(prompt) > bound:
                 gate.score = await self._read_end(prompt[-bound:], request)
                 if gate.score is None or not gate.keep(gate.score):
-                    return Queued([], prompt, sampling, check)
+                    return Queued([], prompt, sampling, check, calls)
                 gate = None  # kept: the answer reads the whole prompt, as a plain generation
             for i in range(request.n):
                 seed = None if request.seed is None else request.seed + i
@@ -147,7 +149,7 @@ class EdgeModel:
                 generations.append(
                     self.engine.submit_tokens(prompt, replace(sampling, seed=seed), request.app, sharing, gate)
                 )
-            return Queued(generations, prompt, sampling, check)
+            return Queued(generations, prompt, sampling, check, calls)
         except GrammarError as exc:  # llama.cpp could not read what the converter wrote
             param = "tools" if Need.TOOLS in request.needs else "response_format"
             raise InvalidRequest(
@@ -249,18 +251,34 @@ class EdgeModel:
     async def _checked(
         self, request: ChatRequest, queued: Queued, generation: Generation, text: str
     ) -> tuple[Generation, str]:
-        """An answer that passes its check: this one, or one sampled again (`RESAMPLES` times at
-        most, from the prompt's cells in the cache); else `InvalidOutput`. An answer cut short by
-        max_tokens is reported as cut, not checked."""
+        """An answer that passes its check: this one, or one sampled again; else `InvalidOutput`."""
+        cut = generation.finish_reason is FinishReason.LENGTH
+        again, text = await self._passing(request, queued, text, cut)
+        return again or generation, text
+
+    async def _passing(
+        self, request: ChatRequest, queued: Queued, text: str, cut: bool, grammar: str | None = None
+    ) -> tuple[Generation | None, str]:
+        """`text` if it passes the request's check (None: no generation made), or an answer sampled
+        again (`RESAMPLES` times at most, from the prompt's cells in the cache, under `grammar`
+        where given) that does; else `InvalidOutput`. An answer cut short by max_tokens is
+        reported as cut, not checked."""
         assert queued.check is not None
-        problem = None if generation.finish_reason is FinishReason.LENGTH else queued.check(text)
+        problem = None if cut else queued.check(text)
+        generation = None
         for attempt in range(RESAMPLES):
             if problem is None:
                 return generation, text
             seed = (queued.sampling.seed or 0) + 1000 * (attempt + 1)
             sampling = replace(queued.sampling, temperature=RESAMPLE_TEMPERATURE, seed=seed)
+            if grammar is not None:
+                sampling = replace(sampling, grammar=grammar)
             generation = self.engine.submit_tokens(queued.prompt, sampling, request.app)
-            text = await _text_of(generation)
+            try:
+                text = await _text_of(generation)
+            except BaseException:  # the client left (or the edge failed) meanwhile
+                generation.cancel()
+                raise
             problem = None if generation.finish_reason is FinishReason.LENGTH else queued.check(text)
         if problem is None:
             return generation, text
@@ -268,6 +286,20 @@ class EdgeModel:
             f"The edge model {self.name!r} wrote an answer that breaks the request's schema "
             f"{RESAMPLES + 1} times: {problem}.",
         )
+
+    def _settle(self, request: ChatRequest, queued: Queued) -> edge_tools.Settle:
+        """How a streamed call of a checked tool is settled: checked, and sampled again under
+        that tool's grammar alone (its name already went out) until one passes."""
+        calls = queued.calls
+        assert calls is not None
+
+        async def settle(name: str, text: str) -> edge_tools.Settled:
+            again, text = await self._passing(request, queued, text, cut=False, grammar=calls.of(name).gbnf)
+            if again is None:
+                return edge_tools.Settled(text, "tool_calls")
+            return edge_tools.Settled(text, _wire(again.finish_reason), again.completion_tokens)
+
+        return settle
 
     async def embed(self, request: ChatRequest) -> Answer:
         texts = request.inputs or ()
@@ -288,8 +320,10 @@ class EdgeModel:
 
     async def _streams(self, request: ChatRequest, queued: Queued) -> ChunkStream:
         generations = queued.generations
-        if queued.check is not None or (Need.TOOLS in request.needs and len(generations) > 1):
-            # an answer checked after sampling goes out once it passes; n calls, each once it parses
+        calls = queued.calls
+        if (queued.check is not None and calls is None) or (calls is not None and len(generations) > 1):
+            # JSON output checked after sampling goes out once it passes (what is sent of a value
+            # cannot be taken back); n calls, each once it parses
             return ReplayedAnswer(await self._answer(request, queued))
         logprobs = self._logprobs if request.logprobs is not None else None
         base = {
@@ -299,8 +333,10 @@ class EdgeModel:
             "model": self.name,
         }
         streams = [EdgeStream(base, g, logprobs, index=i) for i, g in enumerate(generations)]
-        if Need.TOOLS in request.needs:  # the envelope the grammar writes, streamed as a call
-            return edge_tools.CallStream(streams[0])
+        if calls is not None:  # the envelope the grammar writes, streamed as a call
+            if queued.check is None:
+                return edge_tools.CallStream(streams[0])
+            return edge_tools.CallStream(streams[0], frozenset(calls.checks), self._settle(request, queued))
         return streams[0] if len(streams) == 1 else MergedStream(streams)
 
     def _logprobs(self, entries: Sequence[TokenLogprob]) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from edge_runtime.grammar import GrammarError, for_grammar, rewritten_gbnf, schema_grammar
@@ -76,6 +76,12 @@ class ToolGrammar:
 
     gbnf: str
     checks: dict[str, Callable[[Any], str | None]]
+    tools: tuple[Tool, ...]
+
+    def of(self, name: str) -> ToolGrammar:
+        """The grammar of a call of the tool `name` alone: what a call whose name already went
+        out is sampled again under."""
+        return grammar([t for t in self.tools if t.name == name], required=True)
 
     def check(self, text: str) -> str | None:
         """What is wrong with the call the model wrote (None: a sound call, or prose)."""
@@ -119,7 +125,7 @@ def grammar(tools: list[Tool], required: bool) -> ToolGrammar:
         raise InvalidRequest(f"A tool's parameters: {exc}.", param="tools", code="invalid_json_schema") from None
     if not required:
         call = _ROOT.sub("call ::=", call, count=1) + "\nroot ::= call | prose\nprose ::= [^{] .*\n"
-    return ToolGrammar(call, checks)
+    return ToolGrammar(call, checks, tuple(tools))
 
 
 def messages(request: ChatRequest, tools: list[Tool]) -> list[dict[str, str]]:
@@ -186,20 +192,46 @@ def _cut_call(text: str) -> tuple[str, str]:
 _NAMED = re.compile(r'^\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:\s*(?=\S)')  # (once they begin)
 
 
+@dataclass(frozen=True)
+class Settled:
+    """A call that passed its tool's check: its text (the envelope the grammar wrote, sampled
+    again where the first broke the schema), its finish reason, and the tokens it took."""
+
+    text: str
+    finish_reason: str | None
+    completion_tokens: int | None = None  # None: the streamed generation's own
+
+
+# What a held call is settled by: given the tool's name and the call as written, the call that
+# passes its check (perhaps sampled again under that tool's grammar alone), or `InvalidOutput`.
+Settle = Callable[[str, str], Awaitable[Settled]]
+
+
 class CallStream:
     """One edge generation's stream, where the answer may be a call: the grammar's envelope read
     as the tokens come, and the call streamed as OpenAI streams one (a first delta with its id and
     name, then its arguments piece by piece, `finish_reason: tool_calls`), so that clients that
     build an object as it streams (instructor's partials, a tool's streamed input) see it grow.
     Prose (`tool_choice: auto`, an answer that does not open with `{`) streams as it is. A call
-    cut by max_tokens ends with what was written of its arguments and `finish_reason: length`."""
+    cut by max_tokens ends with what was written of its arguments and `finish_reason: length`.
 
-    def __init__(self, stream: ChunkStream) -> None:
+    A tool whose schema says more than its grammar holds (`held`: a number's bounds, a format) is
+    checked once its call is whole: its name goes out as soon as it is written, its arguments once
+    `settle` passes them. So a client sees its first byte when the model writes its first token,
+    prose streams at once, and what goes out of a call is never taken back: a call sampled again
+    is held to the tool already named."""
+
+    def __init__(self, stream: ChunkStream, held: frozenset[str] = frozenset(), settle: Settle | None = None) -> None:
         self._stream = stream
+        self._held, self._settle = held, settle
+        self._settled_tokens: int | None = None
 
     @property
     def usage(self) -> Usage:
-        return self._stream.usage
+        usage = self._stream.usage
+        if self._settled_tokens is None:
+            return usage
+        return replace(usage, completion_tokens=self._settled_tokens)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -208,6 +240,7 @@ class CallStream:
         opening: dict[str, Any] | None = None
         call: _Envelope | None = None
         prose = False
+        withheld: list[str] | None = None  # a held call's arguments, until they pass
         async for chunk in self._stream:
             choice = chunk["choices"][0]
             delta, finish = choice["delta"], choice["finish_reason"]
@@ -225,10 +258,26 @@ class CallStream:
             if prose or call is None:
                 yield chunk
                 continue
-            for said in call.read(piece, finish is not None):
-                yield _with(chunk, {"tool_calls": [said]}, None)
-            if finish is not None:
-                yield _with(chunk, {}, "tool_calls" if call.ended else finish)
+            for part in call.read(piece, finish is not None):
+                if withheld is None and call.name in self._held and self._settle is not None:
+                    withheld = []
+                if withheld is not None and "name" not in part["function"]:
+                    withheld.append(part["function"]["arguments"])
+                    continue
+                yield _with(chunk, {"tool_calls": [part]}, None)
+            if finish is None:
+                continue
+            if withheld is not None and finish != "length":  # whole: checked before it goes out
+                assert self._settle is not None and call.name is not None
+                settled = await self._settle(call.name, call.text)
+                if settled.text != call.text:
+                    self._settled_tokens = settled.completion_tokens
+                    again = _Envelope()
+                    withheld = [s["function"]["arguments"] for s in again.read(settled.text, True)[1:]]
+                    call, finish = again, settled.finish_reason
+            if withheld:
+                yield _with(chunk, {"tool_calls": [{"index": 0, "function": {"arguments": "".join(withheld)}}]}, None)
+            yield _with(chunk, {}, "tool_calls" if call.ended else finish)
 
 
 def _with(chunk: dict[str, Any], delta: dict[str, Any], finish: str | None) -> dict[str, Any]:

@@ -102,9 +102,12 @@ class Written:
     started_at: float = 0.0
     ended_at: float = 0.0
     cancelled: bool = False
+    piece: int = 0  # written in pieces of this many characters, as tokens come (0: at once)
 
     async def text(self):
-        yield self.written
+        size = self.piece or len(self.written) or 1
+        for i in range(0, len(self.written), size):
+            yield self.written[i : i + size]
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -120,23 +123,26 @@ class Scripted:
     class config:  # noqa: N801 - EdgeModelConfig's one field read here
         capabilities = None
 
-    def __init__(self, *texts: str, finish: FinishReason = FinishReason.STOP) -> None:
-        self.texts, self.finish, self.submitted = list(texts), finish, []
+    def __init__(self, *texts: str, finish: FinishReason = FinishReason.STOP, piece: int = 0) -> None:
+        self.texts, self.finish, self.submitted, self.piece = list(texts), finish, [], piece
 
     def tokenize_chat(self, messages):
         return [1, 2, 3, 4, 5]
 
     def submit_tokens(self, prompt, sampling, owner="", sharing=None, gate=None):
         self.submitted.append(sampling)
-        return Written(self.texts.pop(0), sampling, self.finish)
+        return Written(self.texts.pop(0), sampling, self.finish, piece=self.piece)
 
 
-def ask(tools_schema: dict, stream: bool = False) -> object:
+OTHER = {"type": "function", "function": {"name": "other", "parameters": {"type": "object", "properties": {}}}}
+
+
+def ask(tools_schema: dict, stream: bool = False, choice: str = "required", also: tuple[dict, ...] = ()) -> object:
     body = {
         "model": "scripted",
         "messages": [{"role": "user", "content": "Count."}],
-        "tools": [{"type": "function", "function": {"name": "count", "parameters": tools_schema}}],
-        "tool_choice": "required",
+        "tools": [{"type": "function", "function": {"name": "count", "parameters": tools_schema}}, *also],
+        "tool_choice": choice,
         "temperature": 0,
         "stream": stream,
     }
@@ -166,13 +172,47 @@ async def test_a_call_that_breaks_its_schema_every_time_is_refused_not_sent():
     assert len(engine.submitted) == RESAMPLES + 1
 
 
-async def test_a_streamed_answer_that_needs_a_check_goes_out_once_it_passes():
-    engine = Scripted(call(25), call(3))
+def deltas(chunks: list[dict]) -> list[dict]:
+    return [part for c in chunks for part in c["choices"][0]["delta"].get("tool_calls") or []]
+
+
+async def test_a_streamed_call_names_its_tool_at_once_and_sends_arguments_that_pass():
+    """The name goes out as soon as it is written, before the call is whole and checked; the
+    arguments only once they pass, sampled again under that tool's grammar alone (its name is
+    out), so what went out is never taken back."""
+    engine = Scripted(call(25), call(3), piece=4)
+    stream = await EdgeModel(engine).stream(ask(BOUNDED, stream=True, choice="auto", also=(OTHER,)))
+    chunks, submitted_when_named = [], None
+    async for chunk in stream:
+        chunks.append(chunk)
+        if submitted_when_named is None and deltas([chunk]):
+            submitted_when_named = len(engine.submitted)
+    named, *rest = deltas(chunks)
+    assert named["function"] == {"name": "count", "arguments": ""} and submitted_when_named == 1
+    assert json.loads("".join(part["function"]["arguments"] for part in rest)) == {"n": 3}
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+    first, again = engine.submitted
+    assert "other" in first.grammar and "other" not in again.grammar and "count" in again.grammar
+    assert "prose" not in again.grammar  # a call it must be
+    assert stream.usage.completion_tokens == 3  # the answer that went out
+
+
+async def test_prose_beside_a_checked_tool_streams_as_it_is_written():
+    engine = Scripted("It is sunny in Paris today.", piece=4)
+    stream = await EdgeModel(engine).stream(ask(BOUNDED, stream=True, choice="auto"))
+    pieces = [c["choices"][0]["delta"].get("content") async for c in stream]
+    assert "".join(p for p in pieces if p) == "It is sunny in Paris today." and len([p for p in pieces if p]) == 7
+
+
+async def test_a_streamed_call_that_breaks_its_schema_every_time_ends_after_its_name_with_the_refusal():
+    engine = Scripted(*[call(25)] * (RESAMPLES + 1), piece=5)
     stream = await EdgeModel(engine).stream(ask(BOUNDED, stream=True))
-    chunks = [chunk async for chunk in stream]
-    calls = [c["choices"][0]["delta"].get("tool_calls") for c in chunks if c["choices"][0]["delta"].get("tool_calls")]
-    arguments = "".join(part["function"].get("arguments", "") for (part,) in calls)
-    assert json.loads(arguments) == {"n": 3}
+    chunks = []
+    with pytest.raises(InvalidOutput) as refused:
+        async for chunk in stream:
+            chunks.append(chunk)
+    assert [part["function"] for part in deltas(chunks)] == [{"name": "count", "arguments": ""}]
+    assert "25 is greater than the maximum of 10" in refused.value.message
 
 
 async def test_an_answer_cut_by_max_tokens_is_reported_cut_not_sampled_again():

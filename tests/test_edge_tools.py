@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import anthropic
 import httpx
@@ -228,6 +229,42 @@ def test_a_cut_call_through_the_messages_api_is_a_tool_use_block_cut_at_max_toke
     assert message.stop_reason == "max_tokens"
     assert [b.type for b in message.content] == ["tool_use"] and message.content[0].name == "get_weather"
     assert message.content[0].input == {}
+
+
+BOUNDED_SHELL = {  # as Claude Code's Bash tool bounds its timeout: more than a grammar holds
+    "name": "bash",
+    "description": "Run a shell command",
+    "input_schema": {
+        "type": "object",
+        "properties": {"command": {"type": "string"}, "timeout": {"type": "number", "maximum": 600000}},
+        "required": ["command"],
+    },
+}
+
+
+@pytest.mark.parametrize("ask", ["Write a short poem about the sea.", "List the files here with ls."])
+def test_a_checked_tool_does_not_hold_back_the_stream(gateway, ask):
+    """A tool whose schema is checked after sampling no longer holds the whole answer: the first
+    event comes with the first tokens, prose streams as written, a call's name goes out at once
+    and its arguments once they pass (a client would otherwise see nothing until the end)."""
+    claude = anthropic.Anthropic(base_url=gateway.url, api_key=APP_KEYS["alpha"], max_retries=0)
+    arrived: list[tuple[float, str]] = []
+    with claude.messages.stream(
+        model="smollm2",
+        max_tokens=40,
+        messages=[{"role": "user", "content": ask}],
+        tools=[BOUNDED_SHELL],
+        extra_body={"temperature": 0},
+    ) as stream:
+        for event in stream:
+            arrived.append((time.monotonic(), event.type))
+        message = stream.get_final_message()
+    content = [t for t, kind in arrived if kind in ("text", "content_block_start")]
+    assert content and arrived[-1][1] == "message_stop"
+    assert arrived[-1][0] - content[0] > 0.1, arrived  # written over time, not sent at once at the end
+    for block in message.content:
+        if block.type == "tool_use":
+            jsonschema.validate(block.input, BOUNDED_SHELL["input_schema"])
 
 
 def test_a_streamed_tool_call_delta_carries_no_content(gateway):
