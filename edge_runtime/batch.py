@@ -468,6 +468,8 @@ class BatchScheduler(Generic[J]):
         for seq, guesses in zip(generating, drafted, strict=True):
             if seq.lookup is not None and not guesses:
                 seq.lookup.skipped()
+                if self.draft is None:  # what it would have guessed, checked for free against what is written
+                    seq.lookup.watch(self.speculation.most)
         return drafted
 
     def _verified(self, seq: Sequence[J]) -> list[int]:

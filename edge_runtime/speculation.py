@@ -12,13 +12,20 @@ same way.
 
 Drafting costs every sequence in the step the time of the extra tokens, and pays only in the tokens
 accepted. `Speculation` keeps a linear model of the step's time (a fixed part and a part per token,
-from the steps it is told of) and each sequence's acceptance rate, and drafts only where the
-expected tokens per second of the whole batch rise: with `n` tokens in the step, a fixed cost `a`
-and `b` a token, `k` guesses accepted at rate `r` pay when r > n*b / (a + n*b). At batch 1 on a
-memory-bound machine that is a low bar; with eight sequences it is near certainty, and open-ended
-text, whose guesses fail, stops drafting after a few steps. A draft model's guesses are not free:
-with `d` seconds of the draft's work a guess (its decoding and its reading of the prompt, measured),
-they pay when r > n*(b + d) / (a + n*b), so a draft too slow or too often wrong is not run.
+from the steps it is told of) and each sequence's chance that a guess is right given that the ones
+before it were (`rate`), and drafts as far as each further guess pays for the whole batch: with `n`
+tokens in the step, a fixed cost `a` and `b` a token, the `k`-th guess is kept with chance r^k and
+pays when r^k > n*b / (a + n*b). Where a token costs nearly a step (a small model on a few cores),
+a guess pays only when it is nearly sure: a copied paragraph drafts eight, a list rewritten in
+another shape one or two, open-ended text none. A draft model's guesses are not free: with `d`
+seconds of the draft's work a guess (its decoding and its reading of the prompt, measured), they
+pay when r^k > n*(b + d) / (a + n*b), so a draft too slow or too often wrong is not run.
+
+Prompt lookup learns its rate without drafting: where a sequence does not draft, the guess it
+would have made is checked against the tokens the model then writes (`PromptLookup.watch`), which
+costs a dictionary read. So a sequence whose text turns to copying starts drafting within a few
+tokens, and open-ended text never pays for a guess to find out. A draft model's guesses cost its
+work, so a sequence that does not draft tries a short draft now and then instead.
 """
 
 from __future__ import annotations
@@ -30,10 +37,10 @@ from edge_runtime.step_cost import StepCost
 
 NGRAM = 3  # the longest run of last tokens looked up; shorter ones are tried after it
 MIN_NGRAM = 2  # a single repeated token ("the", ",") predicts little
-PRIOR_RATE = 0.5  # a sequence's acceptance rate before it has drafted: in a big batch, it must earn its drafts
-RATE_DECAY = 0.7  # weight of the past in a sequence's acceptance rate
-# A sequence that does not draft tries a short draft after this many steps times the tokens in the
-# step: how its rate is learnt, and noticed to change, at a cost that stays small in a big batch.
+PRIOR_RATE = 0.5  # a sequence's chance that a guess is right before anything is known of its text
+RATE_DECAY = 0.85  # weight of the past in that chance, at each guess checked
+# With a draft model, a sequence that does not draft tries a short draft after this many steps times
+# the tokens in the step: how its rate is learnt, and noticed to change, at a cost that stays small.
 PROBE_EVERY = 16
 PROBE_TOKENS = 2
 # A draft model's probes cost its work: they come no more often than keeps them to this share of
@@ -55,9 +62,10 @@ class PromptLookup:
 
     tokens: list[int] = field(default_factory=list)
     _seen: dict[tuple[int, ...], int] = field(default_factory=dict)  # run -> where its next token is
-    rate: float = PRIOR_RATE  # accepted guesses / guesses, recent ones weighing most
+    rate: float = PRIOR_RATE  # the chance a guess is right when those before it were, recent guesses weighing most
     waited: int = 0  # steps since it last drafted
     indexed: bool = True  # whether runs are kept for `guess`: not where a draft model guesses
+    _watched: list[int] = field(default_factory=list)  # a guess not drafted, checked against what is written
 
     @classmethod
     def of(cls, prompt: list[int], rate: float = PRIOR_RATE, indexed: bool = True) -> PromptLookup:
@@ -66,6 +74,7 @@ class PromptLookup:
         return lookup
 
     def extend(self, tokens: list[int]) -> None:
+        self._check_watched(tokens)
         if not self.indexed:
             self.tokens += tokens
             return
@@ -88,12 +97,42 @@ class PromptLookup:
                 return self.tokens[at : at + most]
         return []
 
+    def watch(self, most: int) -> None:
+        """Note the guess it would draft now, to check against the tokens the model writes next
+        (`extend`): the rate learnt at no cost. One guess is watched at a time."""
+        if not self._watched:
+            self._watched = self.guess(most)
+
     def accepted(self, guessed: int, kept: int) -> None:
-        self.rate = RATE_DECAY * self.rate + (1 - RATE_DECAY) * (kept / guessed)
+        """`kept` of `guessed` drafted tokens were what the model wrote."""
+        self._learn(kept, missed=kept < guessed)
         self.waited = 0
+        self._watched = []  # what it drafted was checked instead
 
     def skipped(self) -> None:
         self.waited += 1
+
+    def _check_watched(self, tokens: list[int]) -> None:
+        watched = self._watched
+        if not watched:
+            return
+        right = 0
+        for token in tokens:
+            if right == len(watched):
+                break
+            if token != watched[right]:
+                self._learn(right, missed=True)
+                self._watched = []
+                return
+            right += 1
+        self._learn(right, missed=False)
+        self._watched = watched[right:]
+
+    def _learn(self, right: int, missed: bool) -> None:
+        for _ in range(right):
+            self.rate = RATE_DECAY * self.rate + (1 - RATE_DECAY)
+        if missed:
+            self.rate *= RATE_DECAY
 
 
 @dataclass
@@ -137,17 +176,23 @@ class Speculation:
 
     def guesses(self, lookup: PromptLookup, tokens_in_step: int, room: int) -> int:
         """How many tokens `lookup`'s sequence drafts at most in a step of `tokens_in_step` other
-        tokens: `most` where its rate pays for the batch, a probe now and then, else none."""
+        tokens: as many as each pays for the batch (the k-th is right with chance rate^k), a draft
+        model's probe now and then, else none."""
         n = max(1, tokens_in_step)
         fitted = self.fitted
         if fitted is None:  # until the machine's step cost is known: only where it cannot cost much
-            pays = n == 1 and lookup.rate >= PRIOR_RATE
+            bar = PRIOR_RATE if n == 1 else 1.0
         else:
             a, b = fitted
             d = self.guess_cost.per_guess if self.guess_cost is not None else 0.0
-            pays = lookup.rate > n * (b + d) / (a + n * b)
-        if pays:
-            return min(self.most, room)
+            bar = n * (b + d) / (a + n * b)
+        most, chance = min(self.most, room), lookup.rate
+        paying = 0
+        while paying < most and chance > bar:
+            paying += 1
+            chance *= lookup.rate
+        if paying or self.guess_cost is None:
+            return paying
         if lookup.waited >= self._probe_every(n):
             return min(PROBE_TOKENS, room)
         return 0
@@ -175,5 +220,7 @@ class Speculation:
     def counted(self, guessed: int, kept: int) -> None:
         self.drafted += guessed
         self.kept += kept
-        if guessed:
-            self.recent_rate = RATE_DECAY * self.recent_rate + (1 - RATE_DECAY) * (kept / guessed)
+        for _ in range(kept):
+            self.recent_rate = RATE_DECAY * self.recent_rate + (1 - RATE_DECAY)
+        if kept < guessed:
+            self.recent_rate *= RATE_DECAY
