@@ -47,6 +47,10 @@ def installed(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) 
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    # The pip a new venv comes with (23.2) spends most of the install matching 120,000 files on the
+    # index against the platform's tags; a current one does it in a fraction (55 s -> 28 s here)
+    upgrade = [str(venv / "bin" / "pip"), "install", "-q", "pip==26.3"]
+    subprocess.run(upgrade, env=env, capture_output=True, check=True, timeout=600)
     pip = subprocess.run(
         # --no-compile: byte-compiling every installed module (litellm alone is thousands) took a
         # third of the install; what the gateway imports is compiled as it is imported

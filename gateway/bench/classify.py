@@ -31,14 +31,20 @@ def rss_mb() -> float:
     return float("nan")
 
 
-def conversations(tokens: int, count: int, estimate: Callable[[str], int]) -> list[list[dict[str, Any]]]:
-    """Realistic multi-turn conversations (system prompt, earlier turns, private details) of about
-    `tokens` tokens, made from the repository's prompt data."""
+def require_data() -> None:
+    """Stop, saying why, where the repository's prompt data is not (an installed package): before
+    a benchmark loads anything it would not use."""
     if not DATA.is_dir():
         raise SystemExit(
             "edgeway bench: this benchmark makes its conversations from the repository's prompt data "
             "(research/data), which is not installed: run it from a checkout of edgeway"
         )
+
+
+def conversations(tokens: int, count: int, estimate: Callable[[str], int]) -> list[list[dict[str, Any]]]:
+    """Realistic multi-turn conversations (system prompt, earlier turns, private details) of about
+    `tokens` tokens, made from the repository's prompt data."""
+    require_data()
     rng = random.Random(tokens)
     pool = [json.loads(line)["prompt"] for line in open(DATA / "routellm_train.jsonl", encoding="utf-8")]
     pool += [json.loads(line)["text"] for line in open(DATA / "privacy_prompts.jsonl", encoding="utf-8")]
@@ -53,6 +59,7 @@ def conversations(tokens: int, count: int, estimate: Callable[[str], int]) -> li
 
 
 def run(repeat: int = 3) -> None:
+    require_data()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core, as the target says
     gc.collect()

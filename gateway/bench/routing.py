@@ -26,7 +26,7 @@ from classifiers import Scorer
 from edge_runtime import EdgeEngine, EdgeModelConfig
 from edge_runtime.reading import BUNDLED_PROBES, Gate, Probe, find_probe, gguf_digest
 from edge_runtime.sampling import Sampling
-from gateway.bench.classify import conversations
+from gateway.bench.classify import conversations, require_data
 from gateway.percentiles import percentile
 from policies.schema import DEFAULT_READING_TOKENS
 
@@ -121,6 +121,7 @@ def _text_prior(repeat: int) -> None:
 
 
 def run(repeat: int = 3) -> None:
+    require_data()
     _text_prior(repeat)
     engine = EdgeEngine(EdgeModelConfig(n_ctx=4096, parallel=4))
     engine.load()
