@@ -191,6 +191,31 @@ def test_a_call_that_cannot_match_its_schema_is_refused_never_sent(gateway, upst
     assert upstream.requests == []  # the edge was the one target: nothing went elsewhere
 
 
+def test_a_streamed_call_that_cannot_match_its_schema_ends_in_the_apis_error_event(gateway, upstream):
+    """Streamed, the call's name has gone out before its arguments are checked; when no sample
+    passes, the stream ends with the Messages API's error event, and no arguments were sent."""
+    impossible = {"type": "string", "maxLength": 2, "not": {"type": "string"}}
+    tool = {"name": "f", "input_schema": {"type": "object", "properties": {"a": impossible}, "required": ["a"]}}
+    body = {
+        "model": "smollm2",
+        "max_tokens": 40,
+        "stream": True,
+        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
+        "tools": [tool],
+        "tool_choice": {"type": "any"},
+    }
+    headers = {"x-api-key": APP_KEYS["alpha"], "anthropic-version": "2023-06-01"}
+    with httpx.stream("POST", gateway.url + "/v1/messages", json=body, headers=headers, timeout=120) as answer:
+        events = [json.loads(line[6:]) for line in answer.iter_lines() if line.startswith("data: ")]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "message_start" and kinds[-1] == "error", kinds
+    (started,) = [e["content_block"] for e in events if e["type"] == "content_block_start"]
+    assert started["type"] == "tool_use" and started["name"] == "f"
+    assert not [e for e in events if e["type"] == "content_block_delta"]  # no arguments went out
+    assert "breaks the request's schema 3 times" in events[-1]["error"]["message"]
+    assert upstream.requests == []
+
+
 def test_the_responses_api_gets_a_function_call_item_from_the_edge(gateway):
     client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=APP_KEYS["alpha"], max_retries=0)
     function = WEATHER["function"]
