@@ -1,5 +1,8 @@
 """Local llama.cpp models: loading, scheduling, streaming."""
 
+import edge_runtime.openmp  # noqa: F401  (first: OpenMP's wait is read once, when llama.cpp loads)
+
+# isort: split
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.engine import EdgeEngine, EdgeState
 from edge_runtime.errors import EdgeError, PromptTooLong

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -398,3 +400,20 @@ async def test_a_long_prompt_after_a_slow_phase_is_read_in_as_many_steps_as_on_a
     for size, seconds in ((50, 7.0), (7, 2.0), (3, 1.0)):
         scheduler.pacer.measured(size, seconds, long_read=True)
     assert (await read(beside=True))[0] <= 1.2 * quiet_beside + 3, quiet_beside
+
+
+@pytest.mark.parametrize(
+    ("given", "spins"),
+    [({}, "300"), ({"GOMP_SPINCOUNT": "5000"}, "5000"), ({"OMP_WAIT_POLICY": "PASSIVE"}, None)],
+)
+def test_openmps_threads_spin_briefly_before_they_sleep_unless_the_operator_says(given, spins):
+    """Set before llama.cpp loads libgomp (which reads it once): an operator's own setting stands."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    ran = subprocess.run(
+        [sys.executable, "-c", "import os, edge_runtime; print(os.environ.get('GOMP_SPINCOUNT'))"],
+        env={**environment, **given},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert ran.stdout.strip() == str(spins)
