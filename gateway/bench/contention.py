@@ -40,7 +40,9 @@ MEDIUM = "Summarize this log. " + "The harbor light turned on at dusk and the sh
 CONFIGURATIONS = {
     "edgeway's (spin 300)": {},
     "libgomp's (spin 300,000)": {"GOMP_SPINCOUNT": "300000"},
-    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+    # as an operator sets it; the spin count said too, as libgomp takes PASSIVE to mean (0), since
+    # this process's own edgeway default (300) would reach the gateway otherwise
+    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "0"},
 }
 TARGET = 2.5  # beside a hog of as many busy processes as cores: a fair share, at most this times quiet
 DECODE_TOKENS = 64
