@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -112,10 +113,9 @@ async def _decode_rate(url: str, repeat: int, tag: str) -> float:
             "stream_options": {"include_usage": True},
             "messages": [{"role": "user", "content": f"{tag} {i}. Write a long story about a lighthouse keeper."}],
         }
-        times = await stream_times(port, "/v1/chat/completions", json.dumps(body).encode())
-        if times.first is not None and times.last is not None and times.last > times.first and times.usage:
-            rates.append((times.usage["completion_tokens"] - 1) / (times.last - times.first))
-    return statistics.median(rates) if rates else float("nan")
+        rates.append((await stream_times(port, "/v1/chat/completions", json.dumps(body).encode())).decode_rate())
+    measured = [r for r in rates if not math.isnan(r)]
+    return statistics.median(measured) if measured else float("nan")
 
 
 @dataclass

@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from edge_runtime.grammar import for_grammar
 from gateway.bench.caching_provider import CachingProvider
 from gateway.bench.overhead import Server, edgeway_command
 from gateway.bench.ports import LoopbackServer, free_port
@@ -152,7 +153,7 @@ def run(repeat: int = 3) -> None:
                 one_token.append(_timed(url, _fresh(body, 1)))
         finally:
             gateway.stop()
-    checked = [t["name"] for t in body["tools"] if "maximum" in json.dumps(t) or "exclusiveMinimum" in json.dumps(t)]
+    checked = [t["name"] for t in body["tools"] if not for_grammar(t.get("input_schema") or {})[1]]
     print(
         f"Claude Code's main-loop request (--tools {TOOLS}; tools with bounds checked after sampling: "
         f"{', '.join(checked) or 'none'}), streamed to the bundled model on the edge, {MAX_TOKENS} tokens at most; "

@@ -66,9 +66,7 @@ def _body(model: str, content: str, stream: bool) -> dict[str, Any]:
 async def _decode_rate(port: int, model: str, content: str) -> float:
     """Tokens/s after the first, of one streamed answer."""
     times = await stream_times(port, "/v1/chat/completions", json.dumps(_body(model, content, True)).encode())
-    if times.first is None or times.last is None or times.last <= times.first or not times.usage:
-        return float("nan")
-    return float((times.usage["completion_tokens"] - 1) / (times.last - times.first))
+    return times.decode_rate()
 
 
 async def _aggregate(url: str, model: str, content: str, n: int) -> float:

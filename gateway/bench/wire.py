@@ -201,6 +201,17 @@ class StreamTimes:
     deltas: int = 0
     usage: dict[str, Any] | None = None
 
+    @property
+    def tokens(self) -> int:
+        """Completion tokens: the usage chunk's count, else the content deltas seen."""
+        return int(self.usage["completion_tokens"]) if self.usage else self.deltas
+
+    def decode_rate(self) -> float:
+        """Tokens/s after the first (NaN for an answer of one token or none)."""
+        if self.first is None or self.last is None or self.last <= self.first:
+            return float("nan")
+        return (self.tokens - 1) / (self.last - self.first)
+
 
 async def stream_times(port: int, path: str, body: bytes) -> StreamTimes:
     """One streamed POST on a new connection, timing content deltas as their bytes arrive.
