@@ -271,7 +271,10 @@ def test_a_latency_budget_the_edge_queue_would_miss_sends_the_request_to_the_clo
         )
     )
     busy.start()
-    time.sleep(0.3)  # the edge now has ~300 tokens of work queued: seconds of waiting
+    # the edge now holds ~300 tokens of work: seconds of waiting, once the busy request is admitted
+    deadline = time.monotonic() + 30
+    while not _edge_holds_work(gateway) and time.monotonic() < deadline:
+        time.sleep(0.05)
     raw = client.chat.completions.with_raw_response.create(
         model="auto", messages=QUESTION, max_tokens=5, extra_headers={"x-edgeway-latency-budget-ms": "50"}
     )
@@ -281,3 +284,9 @@ def test_a_latency_budget_the_edge_queue_would_miss_sends_the_request_to_the_clo
         model="auto", messages=QUESTION, max_tokens=3, extra_headers={"x-edgeway-latency-budget-ms": "600000"}
     )
     assert relaxed.headers["x-edgeway-route"] == "edge"
+
+
+def _edge_holds_work(gateway) -> bool:
+    metrics = httpx.get(gateway.url + "/metrics").text
+    held = [line for line in metrics.splitlines() if line.startswith("edgeway_edge_outstanding_tokens{")]
+    return any(float(line.rsplit(" ", 1)[1]) > 0 for line in held)
