@@ -30,6 +30,7 @@ from edge_runtime.decoding import common_start, logits_at, put
 from edge_runtime.interrupt import CUT, StepInterrupt
 from edge_runtime.pacing import SHORT_PROMPT, Pacer
 from edge_runtime.reading import Gate
+from edge_runtime.sampler import Sampler
 from edge_runtime.sampling import Sampling, TokenLogprob
 from edge_runtime.speculation import PromptLookup, Speculation
 from edge_runtime.step_cost import StepCost
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
     from llama_cpp import Llama
 
     from edge_runtime.drafting import DraftModel
-
-TOP_K = 40  # llama.cpp's default: the tail past it carries no mass worth a full sort
 
 
 class Job(Protocol):
@@ -84,7 +83,7 @@ class Sequence(Generic[J]):
     job: J  # the request this sequence serves
     seq_id: int
     prompt: list[int]
-    sampler: object | None  # None: greedy, an argmax here
+    sampler: Sampler | None  # None: greedy, an argmax here
     text: TextStream
     read: int = 0  # prompt tokens already decoded
     last: int = -1  # the token to feed next, once the prompt is read
@@ -140,11 +139,14 @@ class BatchScheduler(Generic[J]):
         self.interrupt = StepInterrupt(llama_cpp, self.ctx)
         self.speculation = speculation
         self.draft = draft  # where guesses come from with `mode: draft`; else from the prompt
+        # a grammar applied to every candidate before each draw instead of checked after it
+        # (`edge_runtime.sampler`): only `edgeway bench edge` sets it, to time the two side by side
+        self.grammar_first = False
 
     def close(self) -> None:
         for seq in self.active:
             if seq.sampler is not None:
-                self.lib.llama_sampler_free(seq.sampler)
+                seq.sampler.free()
         self.lib.llama_batch_free(self.batch)
         self.lib.llama_free(self.ctx)
         if self.draft is not None:
@@ -164,37 +166,17 @@ class BatchScheduler(Generic[J]):
 
     def admit(self, job: J) -> None:
         s = job.sampling
-        lib = self.lib
-        chain = None
-        penalized = bool(s.frequency_penalty or s.presence_penalty)
-        if job.temperature > 0 or s.grammar is not None or penalized or s.logit_bias:
-            chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
-            if s.logit_bias:  # as llama.cpp's own sampler orders them: biases, penalties, then the rest
-                biases = (lib.llama_logit_bias * len(s.logit_bias))(
-                    *(lib.llama_logit_bias(t, b) for t, b in s.logit_bias)
-                )
-                lib.llama_sampler_chain_add(
-                    chain, lib.llama_sampler_init_logit_bias(self.n_vocab, len(s.logit_bias), biases)
-                )
-            if penalized:  # over the tokens written so far (the sampler sees what it drew)
-                lib.llama_sampler_chain_add(
-                    chain,
-                    lib.llama_sampler_init_penalties(
-                        self.n_vocab, job.max_tokens, 1.0, s.frequency_penalty, s.presence_penalty
-                    ),
-                )
-            if s.grammar is not None:  # no token that breaks the grammar is left to draw
-                vocab = self.llama._model.vocab
-                lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_grammar(vocab, s.grammar.encode(), b"root"))
-        if job.temperature > 0:
-            # top_k first, as llama.cpp's own server does: top_p, temperature and the draw then
-            # work on TOP_K candidates, not the whole vocabulary (55 us a token instead of 360 here).
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_k(TOP_K))
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_p(job.top_p, 1))
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_temp(job.temperature))
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(job.seed & 0xFFFFFFFF))
-        elif chain is not None:
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
+        sampler = Sampler.of(
+            self.lib,
+            self.llama._model.vocab,
+            self.n_vocab,
+            s,
+            temperature=job.temperature,
+            top_p=job.top_p,
+            seed=job.seed,
+            max_tokens=job.max_tokens,
+            grammar_first=self.grammar_first,
+        )
         if _repeatable(job) and self._alone(job):
             slot, common = self._fresh_slot(job)
         else:  # beside other requests, a seeded draw cannot repeat (edge_runtime docs): the cache serves it
@@ -204,12 +186,12 @@ class BatchScheduler(Generic[J]):
             job,
             slot,
             job.prompt,
-            chain,
+            sampler,
             TextStream(list(s.stop)),
             cells=job.prompt_tokens + job.max_tokens,
             read=common,
         )
-        if self.speculation is not None and chain is None and s.logprobs is None and not s.confidence:
+        if self.speculation is not None and sampler is None and s.logprobs is None and not s.confidence:
             # drafting keeps greedy output as it is, not a sampled one's
             seq.lookup = PromptLookup.of(job.prompt, self.speculation.prior(), indexed=self.draft is None)
         self.reserved += seq.cells
@@ -307,7 +289,7 @@ class BatchScheduler(Generic[J]):
             if self.draft is not None:
                 self.draft.forget(seq.seq_id)
         if seq.sampler is not None:
-            self.lib.llama_sampler_free(seq.sampler)
+            seq.sampler.free()
         self.free_ids.append(seq.seq_id)
         self.reserved -= seq.cells
         self.active.remove(seq)
@@ -503,7 +485,8 @@ class BatchScheduler(Generic[J]):
     def _sample(self, seq: Sequence[J]) -> int:
         assert seq.logit_index is not None  # step() samples only the sequences it asked logits of
         if seq.sampler is not None:
-            return int(self.lib.llama_sampler_sample(seq.sampler, self.ctx, seq.logit_index))
+            logits = self._logits(seq.logit_index) if seq.sampler.grammar is not None else None
+            return seq.sampler.draw(self.ctx, seq.logit_index, logits)
         return self._greedy(seq.logit_index)
 
     def _greedy(self, index: int) -> int:

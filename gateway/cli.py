@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported when a command needs them: `edgeway --help` stays fast
+    from collections.abc import Callable
+
     from gateway.auth import App
     from gateway.config import GatewayConfig
     from gateway.running import Gateway
@@ -147,6 +149,7 @@ def command() -> argparse.ArgumentParser:
             "speculative",
             "agent-session",
             "first-event",
+            "constrained",
         ],
     )
     bench.add_argument(
@@ -337,6 +340,7 @@ def _bench(args: argparse.Namespace) -> int:
         batch,
         cascade,
         classify,
+        constrained,
         edge,
         event_loop,
         first_event,
@@ -352,7 +356,7 @@ def _bench(args: argparse.Namespace) -> int:
         tracing,
     )
 
-    suites = {
+    suites: dict[str, Callable[..., None]] = {
         "startup": startup.run,
         "classify": classify.run,
         "cascade": cascade.run,
@@ -369,6 +373,7 @@ def _bench(args: argparse.Namespace) -> int:
         "speculative": speculative.run,
         "agent-session": agent_session.run,
         "first-event": first_event.run,
+        "constrained": constrained.run,
     }
     options = {} if args.repeat is None else {"repeat": args.repeat}
     run = suites[args.suite]
