@@ -55,18 +55,31 @@ def _start(combination: Combination, reading: bool, asks: bool) -> np.ndarray:
 
 def pulled_logistic(x: np.ndarray, t: np.ndarray, towards: np.ndarray, pull: float, steps: int = 50) -> np.ndarray:
     """A logistic regression (the last weight the bias) on soft targets `t`, with the penalty
-    `pull` * ||w - towards||^2 / 2 (the bias unpulled), by Newton's method to convergence."""
+    `pull` * ||w - towards||^2 / 2 (the bias unpulled), by Newton's method to convergence, each step
+    halved until the loss falls: from a start far from the data (a step whose prompts are all short
+    and whose upper model is mostly better), full steps overshot and ran the bias to 1e11."""
     design = np.hstack([x, np.ones((len(x), 1))])
-    w = towards.copy()
-    penalty = np.full(len(w), pull)
+    penalty = np.full(len(towards), pull)
     penalty[-1] = 0.0
+
+    def loss(w: np.ndarray) -> float:
+        z = design @ w
+        fitted = float(np.sum(t * np.logaddexp(0.0, -z) + (1 - t) * np.logaddexp(0.0, z)))
+        return fitted + float(np.sum(penalty * (w - towards) ** 2)) / 2
+
+    w = towards.copy()
+    current = loss(w)
     for _ in range(steps):
         p = 1 / (1 + np.exp(-np.clip(design @ w, -500, 500)))
         gradient = design.T @ (p - t) + penalty * (w - towards)
         hessian = (design * (p * (1 - p))[:, None]).T @ design + np.diag(penalty) + 1e-9 * np.eye(len(w))
         step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if float(np.abs(step).max()) < 1e-10:
+        scale = 1.0
+        while scale > 1e-6 and loss(w - scale * step) > current:
+            scale /= 2
+        w = w - scale * step
+        current = loss(w)
+        if float(np.abs(scale * step).max()) < 1e-10:
             break
     return w
 

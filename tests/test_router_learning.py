@@ -89,7 +89,7 @@ def test_a_preference_labels_a_request_and_a_score_only_an_edge_answer():
 
 
 def test_apgr_is_routellms_area_under_the_recovered_gap():
-    from research.metrics import measure  # the research's own measure: the same numbers
+    from gateway.bench.curves import measure  # the research's own measure: the same numbers
 
     rng = np.random.default_rng(1)
     scores, edge = rng.random(300), (rng.random(300) < 0.6).astype(float)
@@ -142,6 +142,20 @@ def test_the_pulled_logistic_regression_reaches_its_optimum():
     p = 1 / (1 + np.exp(-design @ w))
     gradient = design.T @ (p - t) + np.r_[1.0, 1.0, 0.0] * w
     assert np.abs(gradient).max() < 1e-8
+
+
+def test_a_fit_that_starts_far_from_its_data_still_reaches_its_optimum():
+    """A ladder step whose prompts are all short (a length score near 0.1, a logit near -2.5) and
+    whose upper model is mostly better (soft targets near 0.7): full Newton steps from the start
+    overshot and ran the bias to 1e11, every request then scored 1."""
+    rng = np.random.default_rng(4)
+    x = logit(0.1) + 0.3 * rng.normal(size=(334, 1))
+    t = np.clip(0.7 + 0.2 * rng.normal(size=334), 0, 1)
+    w = fitting.pulled_logistic(x, t, np.array([1.0, 0.0]), pull=fitting.PULL)
+    design = np.hstack([x, np.ones((334, 1))])
+    p = 1 / (1 + np.exp(-design @ w))
+    gradient = design.T @ (p - t) + np.r_[fitting.PULL, 0.0] * (w - [1.0, 0.0])
+    assert np.abs(gradient).max() < 1e-6 and abs(w[1]) < 20
 
 
 def test_a_fit_whose_gain_is_inside_the_noise_is_not_ahead():
