@@ -149,6 +149,7 @@ def command() -> argparse.ArgumentParser:
             "speculative",
             "agent-session",
             "first-event",
+            "ladder",
             "constrained",
         ],
     )
@@ -160,6 +161,11 @@ def command() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="edge only: time to first token beside N busy processes, against the quiet machine",
+    )
+    bench.add_argument(
+        "--reading",
+        action="store_true",
+        help="ladder only: the bundled model reads every test prompt too, for its probe's scores (minutes)",
     )
     bench.add_argument(
         "--against",
@@ -345,6 +351,7 @@ def _bench(args: argparse.Namespace) -> int:
         event_loop,
         first_event,
         head_of_line,
+        ladder,
         load,
         machine,
         overhead,
@@ -373,10 +380,19 @@ def _bench(args: argparse.Namespace) -> int:
         "speculative": speculative.run,
         "agent-session": agent_session.run,
         "first-event": first_event.run,
+        "ladder": ladder.run,
         "constrained": constrained.run,
     }
-    options = {} if args.repeat is None else {"repeat": args.repeat}
+    options: dict[str, object] = {} if args.repeat is None else {"repeat": args.repeat}
     run = suites[args.suite]
+    if args.suite == "ladder":
+        if args.repeat is not None:
+            print("edgeway: bench ladder measures fixed folds once: it takes no --repeat", file=sys.stderr)
+            return 2
+        options = {"reading": args.reading}
+    elif args.reading:
+        print("edgeway: --reading goes with ladder", file=sys.stderr)
+        return 2
     if args.contention is not None:
         if args.suite != "edge" or args.contention < 1:
             print("edgeway: --contention N (N >= 1 busy processes) goes with edge", file=sys.stderr)

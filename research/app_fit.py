@@ -18,10 +18,11 @@ from collections.abc import Callable
 import numpy as np
 
 from classifiers.asks import features
-from research.folds import RoutingRow, routing_rows
+from gateway.bench.curves import bootstrap
+from gateway.bench.folds import RoutingRow, routing_rows
 from research.prior import ANCHORS, SHIPPED, fitted_prior, matrix
 from research.probe import labelled, readings
-from research.protocol import Splits, bootstrap
+from research.protocol import Splits
 from router import fitting
 from router.app_router import AppRouter, Combination, sigmoid
 from router.probe_fit import fit_probe, read_combination

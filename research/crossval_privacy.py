@@ -31,8 +31,8 @@ from classifiers.privacy.contextual import ADDRESS, SURE
 from classifiers.privacy.places import CONFIDENCE as PLACE_CONFIDENCE
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import TYPE as PLACE_TYPE
+from gateway.bench.folds import opening
 from research.data.real_privacy import PrivatePrompt, exam_questions, private_prompts, public_prompts
-from research.folds import opening
 from research.privacy_model import Thresholds, span_rows, train_context, train_spans
 
 FOLDS = 5

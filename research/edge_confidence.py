@@ -15,7 +15,7 @@ import asyncio
 import numpy as np
 
 from edge_runtime import EdgeEngine, EdgeModelConfig
-from research.folds import routing_rows
+from gateway.bench.folds import routing_rows
 from research.prior import SHIPPED, fit_prior
 from research.protocol import Splits
 from router.edge import EdgeModel

@@ -18,9 +18,10 @@ from functools import cache
 import numpy as np
 
 from classifiers.asks import FEATURES, features
+from gateway.bench.curves import bootstrap
+from gateway.bench.folds import KINDS, RoutingRow, routing_rows
 from research.fitting import logistic_regression
-from research.folds import KINDS, RoutingRow, routing_rows
-from research.protocol import Fit, Scorer, Splits, apgr, bootstrap
+from research.protocol import Fit, Scorer, Splits, apgr
 
 # An edge class is a label: which model answers at the edge, measured against which cloud model.
 # AlpacaEval has 21 open models' preferences; the exams have Mixtral-8x7B's correctness alone.

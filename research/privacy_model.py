@@ -13,6 +13,7 @@ import numpy as np
 
 from classifiers.privacy.context import context_pieces_text, context_text
 from classifiers.privacy.contextual import SPAN_TYPES, SURE, SpanModel
+from gateway.bench.folds import split_of
 from research.data import read_jsonl
 from research.data.real_privacy import PrivatePrompt, exam_questions
 from research.fitting import (
@@ -25,7 +26,6 @@ from research.fitting import (
     sparse_model,
     tfidf_logreg,
 )
-from research.folds import split_of
 from research.wordlists import acronyms, common_words, wordllama
 
 

@@ -23,10 +23,11 @@ import numpy as np
 from edge_runtime import EdgeEngine, EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.reading import gguf_digest, read_last_logits
+from gateway.bench.curves import bootstrap
+from gateway.bench.folds import RoutingRow, routing_rows
 from policies.schema import DEFAULT_BAND
-from research.folds import RoutingRow, routing_rows
 from research.prior import ANCHORS, BASELINES, SHIPPED, fit_prior, fitted_prior, matrix
-from research.protocol import Fit, Scorer, Splits, apgr, bootstrap
+from research.protocol import Fit, Scorer, Splits, apgr
 from research.readings import CACHE
 from router.app_router import sigmoid
 from router.probe_fit import Labelled, fit_probe, read_combination

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from research.folds import hashed_fold, routing_rows
+from gateway.bench.folds import hashed_fold, routing_rows
 
 OUT = Path(__file__).resolve().parent.parent / "router" / "data" / "probe_set.jsonl"
 MMLU_PER_SUBJECT, GSM8K = 8, 200

@@ -23,25 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from research.folds import KINDS, RoutingRow, fold_assignment
-from research.metrics import measure
-
-FOLDS = 5
-LOCKED = 0  # each source's test fold
-DRAWS = 1000  # bootstrap draws
+from gateway.bench.curves import measure
+from gateway.bench.folds import LOCKED, RoutingRow, folds_of
 
 Scorer = Callable[[list[RoutingRow]], np.ndarray]
 Fit = Callable[[list[RoutingRow]], Scorer]
-
-
-def folds_of(rows: Sequence[RoutingRow]) -> dict[int, int]:
-    """id(row) -> its fold, for every real row (the template rows have none)."""
-    out: dict[int, int] = {}
-    for kind in KINDS:
-        mine = [r for r in rows if r.kind == kind]
-        for r, f in zip(mine, fold_assignment(mine, kind, FOLDS), strict=True):
-            out[id(r)] = f
-    return out
 
 
 @dataclass(frozen=True)
@@ -100,50 +86,3 @@ class Splits:
 def apgr(rows: Sequence[RoutingRow], scores: np.ndarray) -> float:
     weak, strong = np.array([r.weak for r in rows]), np.array([r.strong for r in rows])
     return measure(scores, weak, strong).apgr
-
-
-@dataclass(frozen=True)
-class Interval:
-    value: float
-    low: float
-    high: float
-
-    def __str__(self) -> str:
-        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}]"
-
-    def excludes_zero(self) -> bool:
-        return self.low > 0 or self.high < 0
-
-
-def bootstrap(
-    rows: Sequence[RoutingRow], routers: dict[str, np.ndarray], against: str, draws: int = DRAWS
-) -> tuple[dict[str, Interval], dict[str, Interval]]:
-    """Each router's APGR with its 90% interval, and its paired difference against `against`,
-    resampling whole groups (an MMLU subject's questions go together)."""
-    groups = sorted({r.group for r in rows})
-    index = {g: i for i, g in enumerate(groups)}
-    members: list[list[int]] = [[] for _ in groups]
-    for i, r in enumerate(rows):
-        members[index[r.group]].append(i)
-    weak, strong = np.array([r.weak for r in rows]), np.array([r.strong for r in rows])
-    rng = np.random.default_rng(0)
-    samples: dict[str, list[float]] = {name: [] for name in routers}
-    for _ in range(draws):
-        picked = np.concatenate([members[g] for g in rng.integers(0, len(groups), len(groups))]).astype(int)
-        if (strong[picked] - weak[picked]).sum() <= 0:
-            continue  # a resample where the cloud buys nothing has no curve
-        for name, scores in routers.items():
-            samples[name].append(measure(scores[picked], weak[picked], strong[picked]).apgr)
-    values = {name: measure(scores, weak, strong).apgr for name, scores in routers.items()}
-    alone = {name: _interval(values[name], np.array(s)) for name, s in samples.items()}
-    base = np.array(samples[against])
-    paired = {
-        name: _interval(values[name] - values[against], np.array(s) - base)
-        for name, s in samples.items()
-        if name != against
-    }
-    return alone, paired
-
-
-def _interval(value: float, draws: np.ndarray) -> Interval:
-    return Interval(value, float(np.percentile(draws, 5)), float(np.percentile(draws, 95)))

@@ -19,9 +19,10 @@ from functools import cache
 
 import numpy as np
 
-from research.folds import KINDS, RoutingRow, hashed_fold, routing_rows
+from gateway.bench.curves import bootstrap
+from gateway.bench.folds import KINDS, RoutingRow, hashed_fold, routing_rows
 from research.prior import BASELINES, SHIPPED, fit_prior, fitted_prior, matrix
-from research.protocol import Fit, Scorer, Splits, apgr, bootstrap
+from research.protocol import Fit, Scorer, Splits, apgr
 from research.readings import row_readings
 
 INNER_FOLDS = 4

@@ -21,10 +21,11 @@ from functools import cache
 
 import numpy as np
 
-from research.folds import RoutingRow, routing_rows
+from gateway.bench.curves import bootstrap
+from gateway.bench.folds import RoutingRow, routing_rows
 from research.prior import BASELINES, SHIPPED, fit_prior
 from research.probe import KIND, fit_read_always, logits_of, prompt_tokens
-from research.protocol import Fit, Splits, apgr, bootstrap
+from research.protocol import Fit, Splits, apgr
 
 BOUNDS = (64, 128, 256, 512)
 

@@ -23,7 +23,7 @@ import numpy as np
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.reading import gguf_digest
 from edge_runtime.threads import thread_count
-from research.folds import RoutingRow, hashed_fold
+from gateway.bench.folds import RoutingRow, hashed_fold
 
 CACHE = Path(__file__).resolve().parent / "cache"
 READ_TOKENS = 512  # a prompt is read up to this many tokens (its end kept: the template's tail)
@@ -104,15 +104,15 @@ def _compute(path: Path, prompts: list[str]) -> Readings:
     return Readings(np.array(means), np.array(lasts), np.array(counts))
 
 
-def read_rows(rows: list[RoutingRow]) -> list[RoutingRow]:
+def read_rows(rows: list[RoutingRow], per_subject: int = PER_SUBJECT) -> list[RoutingRow]:
     """The real rows the edge reads for the research: every GSM8K question and AlpacaEval
-    instruction, and `PER_SUBJECT` questions of each MMLU subject (the first by a hash of the
+    instruction, and `per_subject` questions of each MMLU subject (the first by a hash of the
     prompt: the same on every machine)."""
     taken: dict[str, int] = {}
     out = []
     for r in sorted((r for r in rows if r.kind != "template"), key=lambda r: (r.kind, hashed_fold(r.prompt, 1 << 30))):
         if r.kind == "mmlu":
-            if taken.get(r.group, 0) >= PER_SUBJECT:
+            if taken.get(r.group, 0) >= per_subject:
                 continue
             taken[r.group] = taken.get(r.group, 0) + 1
         out.append(r)
@@ -128,7 +128,7 @@ def row_readings(rows: list[RoutingRow]) -> dict[str, tuple[np.ndarray, np.ndarr
 
 
 def main() -> None:
-    from research.folds import routing_rows
+    from gateway.bench.folds import routing_rows
 
     found = row_readings(routing_rows())
     print(f"{len(found)} prompts read")

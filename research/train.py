@@ -30,11 +30,11 @@ from classifiers.tokens import token_features
 from edge_runtime.config import EdgeModelConfig
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.reading import BUNDLED_PROBES, Probe, ReadingKind, gguf_digest
+from gateway.bench.folds import routing_rows, split_of
 from research import chosen
 from research.data import DATA, read_jsonl
 from research.data.real_privacy import private_prompts, public_prompts
 from research.fitting import encoded
-from research.folds import routing_rows, split_of
 from research.gazetteer import person_names, place_names
 from research.prior import ANCHORS, SHIPPED, fitted_prior
 from research.privacy_model import privacy_rows, span_rows, train_context, train_spans

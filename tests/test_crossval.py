@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from research.folds import ALPACA_EVAL_EDGE, LABELS, RoutingRow, mmlu_folds, routing_rows
-from research.metrics import measure, random_measure
-from research.protocol import LOCKED, Splits, apgr, bootstrap
+from gateway.bench.curves import bootstrap, measure, random_measure
+from gateway.bench.folds import ALPACA_EVAL_EDGE, LABELS, LOCKED, RoutingRow, mmlu_folds, routing_rows
+from research.protocol import Splits, apgr
 
 
 def rows() -> list[RoutingRow]:

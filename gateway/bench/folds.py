@@ -12,10 +12,12 @@ preference against GPT-4-turbo of the 1B model (the edge) and 0.5 for GPT-4-turb
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from research.data import read_jsonl
+from gateway.bench.classify import DATA, require_data
 
 ALPACA_EVAL_EDGE = "FuseChat-Llama-3.2-1B-Instruct"  # AlpacaEval's stand-in for a small edge model
 # AlpacaEval's stand-ins for a mid-size edge model, Mixtral-8x7B's class (the exams' weak model):
@@ -41,6 +43,13 @@ class RoutingRow:
     weak: float  # the edge tier's answer quality
     strong: float  # the cloud tier's
     target: float  # P(the cloud is worth it), what the model learns
+
+
+def read_jsonl(name: str) -> list[dict[str, Any]]:
+    """The rows of one of the repository's data files (research/data, in a checkout)."""
+    require_data()
+    with open(DATA / name, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
 
 
 def routing_rows(edge_class: str = "small") -> list[RoutingRow]:
@@ -92,3 +101,17 @@ def mmlu_folds(rows: Sequence[RoutingRow], folds: int) -> list[int]:
 
 def fold_assignment(mine: Sequence[RoutingRow], kind: str, folds: int) -> list[int]:
     return mmlu_folds(mine, folds) if kind == "mmlu" else [hashed_fold(r.group, folds) for r in mine]
+
+
+FOLDS = 5
+LOCKED = 0  # each source's test fold: fixed before any choice was made on these data
+
+
+def folds_of(rows: Sequence[RoutingRow]) -> dict[int, int]:
+    """id(row) -> its fold, for every real row (the template rows have none)."""
+    out: dict[int, int] = {}
+    for kind in KINDS:
+        mine = [r for r in rows if r.kind == kind]
+        for r, f in zip(mine, fold_assignment(mine, kind, FOLDS), strict=True):
+            out[id(r)] = f
+    return out
