@@ -193,6 +193,21 @@ def gateway_config(upstream_url: str, tmp: Path, **overrides: Any) -> dict[str, 
 
 
 @pytest.fixture(scope="session")
+def routing_edge_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled model cut to its first and last layers: the same tokenizer, chat template and
+    serving path at about a tenth of the compute, for the tests that check where a request goes
+    and what is kept of it, and never what the model says (their hundreds of requests each read a
+    new prompt on the edge)."""
+    from edge_runtime.gguf import resolve_gguf
+    from gateway.bench.draft_model import keep_layers, layer_count
+
+    bundled = resolve_gguf("bundled:smollm2-135m")
+    path = tmp_path_factory.mktemp("routing-edge") / "smollm2-2-layers.gguf"
+    keep_layers(bundled, path, [0, layer_count(bundled) - 1])
+    return path
+
+
+@pytest.fixture(scope="session")
 def gateway(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     tmp = tmp_path_factory.mktemp("gateway")
     process = GatewayProcess(gateway_config(upstream.url, tmp), tmp)

@@ -193,9 +193,9 @@ PLACES = (
 
 
 @pytest.fixture(scope="module")
-def engines():
-    ok = EdgeEngine(EdgeModelConfig(name="edge-ok", n_ctx=1024))
-    small = EdgeEngine(EdgeModelConfig(name="edge-small", n_ctx=256))
+def engines(routing_edge_gguf):
+    ok = EdgeEngine(EdgeModelConfig(name="edge-ok", gguf=str(routing_edge_gguf), n_ctx=1024))
+    small = EdgeEngine(EdgeModelConfig(name="edge-small", gguf=str(routing_edge_gguf), n_ctx=256))
     down = EdgeEngine(EdgeModelConfig(name="edge-down"))  # never loaded: every request to it fails
     ok.load()
     small.load()

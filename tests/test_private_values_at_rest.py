@@ -233,7 +233,7 @@ ASKED = f"{SAID} Sign it {NAME}."
 
 
 @pytest.fixture(scope="module")
-def resting(upstream, tmp_path_factory) -> Iterator[tuple[GatewayProcess, SpanSink, Path]]:
+def resting(upstream, tmp_path_factory, routing_edge_gguf) -> Iterator[tuple[GatewayProcess, SpanSink, Path]]:
     """A gateway on SQLite with three apps (to the cloud and logging prompts, kept local, masked
     to the cloud), each caching answers, its spans exported to a receiver."""
     tmp = tmp_path_factory.mktemp("resting")
@@ -250,6 +250,7 @@ def resting(upstream, tmp_path_factory) -> Iterator[tuple[GatewayProcess, SpanSi
         apps.append({"name": name, "key": STORED_APPS[name], "policy": str(tmp / f"{name}.yaml"),
                      "log_prompts": name == "kept"})  # fmt: skip
     config = gateway_config(upstream.url, tmp, store=f"sqlite:///{store / 'ledger.db'}")
+    config["edge"]["models"][0]["gguf"] = str(routing_edge_gguf)
     config["apps"] = apps
     config["batches"] = {"concurrency": 2, "provider_poll_s": 0.1}
     with HttpReceiver() as receiver:
