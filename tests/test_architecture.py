@@ -17,7 +17,8 @@ ALLOWED = {
     "policies": {"classifiers"},
     "classifiers": set(),
     "edge_runtime": set(),
-    "research": {"classifiers", "edge_runtime", "router", "policies"},
+    # research keeps its test folds where `edgeway bench ladder` reads them (gateway/bench/folds.py)
+    "research": {"gateway", "classifiers", "edge_runtime", "router", "policies"},
 }
 
 
