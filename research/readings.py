@@ -42,20 +42,22 @@ def _key(gguf: Path, prompts: list[str]) -> str:
     return f"{gguf_digest(gguf)[:16]}-{joined}"
 
 
-def readings(prompts: list[str], gguf: str = "bundled:smollm2-135m") -> Readings:
-    """The readings of `prompts` (each a user message), from the cache or computed now."""
+def readings(prompts: list[str], gguf: str = "bundled:smollm2-135m", bound: int = READ_TOKENS) -> Readings:
+    """The readings of `prompts` (each a user message), each of its last `bound` tokens, from the
+    cache or computed now."""
     path = resolve_gguf(gguf)
     CACHE.mkdir(exist_ok=True)
-    cached = CACHE / f"readings-{_key(path, prompts)}.npz"
+    last = "" if bound == READ_TOKENS else f"-last{bound}"
+    cached = CACHE / f"readings-{_key(path, prompts)}{last}.npz"
     if cached.exists():
         data = np.load(cached)
         return Readings(data["mean"], data["last"], data["tokens"])
-    found = _compute(path, prompts)
+    found = _compute(path, prompts, bound)
     np.savez(cached, mean=found.mean, last=found.last, tokens=found.tokens)
     return found
 
 
-def _compute(path: Path, prompts: list[str]) -> Readings:
+def _compute(path: Path, prompts: list[str], bound: int) -> Readings:
     import llama_cpp
 
     from edge_runtime import EdgeEngine, EdgeModelConfig
@@ -63,7 +65,7 @@ def _compute(path: Path, prompts: list[str]) -> Readings:
     engine = EdgeEngine(EdgeModelConfig(gguf=str(path), n_ctx=READ_TOKENS * 4))
     engine.load()  # for its tokenizer and chat template: exactly the tokens the edge would read
     try:
-        token_lists = [engine.tokenize_chat([{"role": "user", "content": p}])[-READ_TOKENS:] for p in prompts]
+        token_lists = [engine.tokenize_chat([{"role": "user", "content": p}])[-bound:] for p in prompts]
     finally:
         engine.close()
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), llama_cpp.llama_model_default_params())
