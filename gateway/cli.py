@@ -165,7 +165,7 @@ def command() -> argparse.ArgumentParser:
     bench.add_argument(
         "--reading",
         action="store_true",
-        help="ladder only: the bundled model reads every test prompt too, for its probe's scores (minutes)",
+        help="ladder only: the bundled model reads every test prompt too, for its probe's scores (about 25 minutes)",
     )
     bench.add_argument(
         "--against",

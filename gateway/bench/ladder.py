@@ -18,9 +18,9 @@ The steps the data can measure:
 The scorers: prompt length (what a cloud-to-cloud step ranks by until it is fitted), the text
 prior (the edge-to-cloud step's), LiteLLM's complexity_router, the step fitted by `edgeway router
 fit`'s own code from its cold scorer on 1,000 of the source's development rows (an app's verdicts;
-all of them where there are fewer), the edge's reading with its shipped probe (with `--reading`: the bundled model
-reads every prompt, its last 128 tokens as the policy's default bound, minutes on 2 cores), and
-random (the mean of 200 seeds) and the oracle beside them.
+all of them where there are fewer), the edge's reading with its shipped probe (with `--reading`:
+the bundled model reads every prompt, its last 128 tokens as the policy's default bound, about 25
+minutes on 2 cores), and random (the mean of 200 seeds) and the oracle beside them.
 """
 
 from __future__ import annotations
