@@ -42,32 +42,46 @@ def _key(gguf: Path, prompts: list[str]) -> str:
     return f"{gguf_digest(gguf)[:16]}-{joined}"
 
 
-def readings(prompts: list[str], gguf: str = "bundled:smollm2-135m", bound: int = READ_TOKENS) -> Readings:
+def readings(
+    prompts: list[str], gguf: str = "bundled:smollm2-135m", bound: int = READ_TOKENS, templated: bool = True
+) -> Readings:
     """The readings of `prompts` (each a user message), each of its last `bound` tokens, from the
-    cache or computed now."""
+    cache or computed now. `templated`: read as the edge would serve it, its chat template applied;
+    else the text alone, as a base model with no template (a reader) reads it."""
     path = resolve_gguf(gguf)
     CACHE.mkdir(exist_ok=True)
-    last = "" if bound == READ_TOKENS else f"-last{bound}"
+    last = ("" if bound == READ_TOKENS else f"-last{bound}") + ("" if templated else "-text")
     cached = CACHE / f"readings-{_key(path, prompts)}{last}.npz"
     if cached.exists():
         data = np.load(cached)
         return Readings(data["mean"], data["last"], data["tokens"])
-    found = _compute(path, prompts, bound)
+    tokens = _templated(path, prompts) if templated else _text(path, prompts)
+    found = _compute(path, [t[-bound:] for t in tokens])
     np.savez(cached, mean=found.mean, last=found.last, tokens=found.tokens)
     return found
 
 
-def _compute(path: Path, prompts: list[str], bound: int) -> Readings:
-    import llama_cpp
-
+def _templated(path: Path, prompts: list[str]) -> list[list[int]]:
     from edge_runtime import EdgeEngine, EdgeModelConfig
 
     engine = EdgeEngine(EdgeModelConfig(gguf=str(path), n_ctx=READ_TOKENS * 4))
     engine.load()  # for its tokenizer and chat template: exactly the tokens the edge would read
     try:
-        token_lists = [engine.tokenize_chat([{"role": "user", "content": p}])[-bound:] for p in prompts]
+        return [engine.tokenize_chat([{"role": "user", "content": p}]) for p in prompts]
     finally:
         engine.close()
+
+
+def _text(path: Path, prompts: list[str]) -> list[list[int]]:
+    import llama_cpp
+
+    model = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
+    return [model.tokenize(p.encode("utf-8"), add_bos=True, special=False) for p in prompts]
+
+
+def _compute(path: Path, token_lists: list[list[int]]) -> Readings:
+    import llama_cpp
+
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), llama_cpp.llama_model_default_params())
     params = llama_cpp.llama_context_default_params()
     params.n_ctx = params.n_batch = params.n_ubatch = READ_TOKENS
