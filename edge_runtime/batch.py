@@ -140,7 +140,7 @@ class BatchScheduler(Generic[J]):
         self.speculation = speculation
         self.draft = draft  # where guesses come from with `mode: draft`; else from the prompt
         # a grammar applied to every candidate before each draw instead of checked after it
-        # (`edge_runtime.sampler`): only `edgeway bench edge` sets it, to time the two side by side
+        # (`edge_runtime.sampler`): only `edgeway bench constrained` sets it, to time the two side by side
         self.grammar_first = False
 
     def close(self) -> None:

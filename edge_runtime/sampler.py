@@ -14,6 +14,7 @@ pick, and a refused one is drawn again from the grammar's candidates.
 from __future__ import annotations
 
 import ctypes
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,12 @@ TOP_K = 40  # llama.cpp's default: the tail past it carries no mass worth a full
 TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])  # llama_token_data
 
 
+@cache
+def _token_ids(n_vocab: int) -> np.ndarray[Any, np.dtype[np.int32]]:
+    """Every token id, once per vocabulary: what a candidates array is filled from."""
+    return np.arange(n_vocab, dtype=np.int32)
+
+
 class Sampler:
     """One sequence's draw: `chain` (None: greedy, an argmax) and `grammar` (None: unconstrained),
     both llama.cpp samplers that live as long as the sequence (`free`)."""
@@ -31,9 +38,8 @@ class Sampler:
     def __init__(self, lib: Any, chain: Any, grammar: Any, n_vocab: int, grammar_first: bool = False) -> None:
         self.lib, self.chain, self.grammar, self.n_vocab = lib, chain, grammar, n_vocab
         # `grammar_first`: the grammar applied to every candidate before each draw, as a chain that
-        # holds it does; kept to measure the check against it (`edgeway bench edge`)
+        # holds it does; kept to measure the check against it (`edgeway bench constrained`)
         self.grammar_first = grammar_first
-        self._ids = np.arange(n_vocab, dtype=np.int32)
 
     @classmethod
     def of(
@@ -104,7 +110,7 @@ class Sampler:
             return int(logits.argmax())
         lib = self.lib
         data = np.empty(self.n_vocab, TOKEN_DATA)
-        data["id"], data["logit"], data["p"] = self._ids, logits, 0.0
+        data["id"], data["logit"], data["p"] = _token_ids(self.n_vocab), logits, 0.0
         candidates = lib.llama_token_data_array(
             data.ctypes.data_as(ctypes.POINTER(lib.llama_token_data)), self.n_vocab, -1, False
         )

@@ -1,7 +1,7 @@
-"""Constrained decoding on the edge: an answer under a JSON schema's grammar and a tool call under
-its tools' grammar, with the grammar checked against each drawn token (`edge_runtime.sampler`, as
-served) beside the grammar applied to every candidate before each draw, in alternating rounds on
-one engine. Greedy, so both write the same tokens: the bench checks that they do, and the figure
+"""Constrained decoding on the edge: an answer under a JSON schema's grammar and one under any
+JSON's, with the grammar checked against each drawn token (`edge_runtime.sampler`, as served)
+beside the grammar applied to every candidate before each draw, in alternating rounds on one
+engine. Greedy, so both write the same tokens: the bench checks that they do, and the figure
 is their decode rate (tokens after the first, over the time after the first).
 """
 
