@@ -29,7 +29,6 @@ import os
 import random as randoms
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -206,24 +205,25 @@ def report(step: Step, rows: Sequence[RoutingRow], scorers: dict[str, np.ndarray
     return lines
 
 
-def run(reading: bool = False, bound: int | None = None) -> None:
+def run(reading: bool = False) -> None:
     from policies.schema import DEFAULT_READING_TOKENS
 
     require_data()
     rows = routing_rows()
     fold = folds_of(rows)
     litellm = litellm_scorer()
+    measured = steps()
     print(
         "the ladder's steps on each source's locked test fold: the share of requests sent up and the "
         "step's cost against all sent up, at the cut that keeps each share of the upper model's quality"
     )
     for kind in KINDS:
-        step = steps()[kind]
+        step = measured[kind]
         mine = [r for r in rows if r.kind == kind]
         locked = [r for r in mine if fold[id(r)] == LOCKED]
         chosen = verdicts([r for r in mine if fold[id(r)] != LOCKED])
         known = {r.prompt: a for r, a in zip(locked + chosen, asked(locked + chosen), strict=True)}
-        scorers: dict[str, Any] = {
+        scorers: dict[str, np.ndarray] = {
             "prompt length": np.array([known[r.prompt].prompt_tokens for r in locked], dtype=float),
             "text prior": np.array([known[r.prompt].prior for r in locked]),
         }
@@ -231,5 +231,5 @@ def run(reading: bool = False, bound: int | None = None) -> None:
             scorers["LiteLLM complexity_router"] = np.array([litellm(r.prompt) for r in locked])
         scorers[f"fitted on {len(chosen):,} verdicts"] = fitted_scores(step, chosen, locked, known)
         if reading:
-            scorers["the edge's reading (shipped probe)"] = reading_scores(locked, bound or DEFAULT_READING_TOKENS)
+            scorers["the edge's reading (shipped probe)"] = reading_scores(locked, DEFAULT_READING_TOKENS)
         print("\n".join(report(step, locked, scorers)), flush=True)
