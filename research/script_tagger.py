@@ -33,6 +33,7 @@ import numpy.typing as npt
 from faker import Faker
 from scipy import optimize, sparse
 
+from classifiers.privacy.findings import Finding
 from classifiers.privacy.scripts import script_of, unread
 from research.char_tagger import LABELS, Tagger, features
 from research.script_sentences import LANGUAGES, Language
@@ -179,6 +180,23 @@ class Measured:
     private_any: int
     private: int
 
+    @classmethod
+    def empty(cls) -> Measured:
+        return cls(Counter(), Counter(), 0, 0, 0, 0)
+
+    def add(self, row: Row, found: list[Finding]) -> None:
+        """Count what was `found` in `row`: a value is found where findings cover half of it."""
+        if not row.private:
+            self.public += 1
+            self.public_flagged += bool(found)
+            return
+        self.private += 1
+        self.private_any += bool(found)
+        for start, end, label in row.spans:
+            self.values[label] += 1
+            covered = sum(max(0, min(end, f.end) - max(start, f.start)) for f in found)
+            self.found[label] += covered * 2 >= end - start
+
     def line(self) -> str:
         per = " ".join(f"{k} {self.found[k] / self.values[k]:.3f}" for k in LABELS[1:] if self.values[k])
         return (
@@ -189,19 +207,9 @@ class Measured:
 
 
 def measure(tagger: Tagger, test_rows: list[Row]) -> Measured:
-    m = Measured(Counter(), Counter(), 0, 0, 0, 0)
+    m = Measured.empty()
     for row in test_rows:
-        found = tagger.find(row.text)
-        if not row.private:
-            m.public += 1
-            m.public_flagged += bool(found)
-            continue
-        m.private += 1
-        m.private_any += bool(found)
-        for start, end, label in row.spans:
-            m.values[label] += 1
-            covered = sum(max(0, min(end, f.end) - max(start, f.start)) for f in found)
-            m.found[label] += covered * 2 >= end - start
+        m.add(row, tagger.find(row.text))
     return m
 
 
