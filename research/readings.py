@@ -15,6 +15,8 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,44 +81,54 @@ def _text(path: Path, prompts: list[str]) -> list[list[int]]:
     return [model.tokenize(p.encode("utf-8"), add_bos=True, special=False) for p in prompts]
 
 
-def _compute(path: Path, token_lists: list[list[int]]) -> Readings:
+@contextmanager
+def token_states(path: Path, most: int = READ_TOKENS) -> Iterator[Callable[[list[int]], np.ndarray]]:
+    """A function from a prompt's tokens (at most `most`) to the model's final hidden state at
+    each of them, an array (tokens, n_embd), each prompt read afresh."""
     import llama_cpp
 
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), llama_cpp.llama_model_default_params())
     params = llama_cpp.llama_context_default_params()
-    params.n_ctx = params.n_batch = params.n_ubatch = READ_TOKENS
+    params.n_ctx = params.n_batch = params.n_ubatch = most
     params.n_seq_max = 1
     params.embeddings = True
     params.pooling_type = llama_cpp.LLAMA_POOLING_TYPE_NONE
     params.n_threads = params.n_threads_batch = thread_count(None)
     ctx = llama_cpp.llama_init_from_model(model, params)
     n_embd = llama_cpp.llama_model_n_embd(model)
-    batch = llama_cpp.llama_batch_init(READ_TOKENS, 0, 1)
+    batch = llama_cpp.llama_batch_init(most, 0, 1)
     memory = llama_cpp.llama_get_memory(ctx)
+
+    def read(tokens: list[int]) -> np.ndarray:
+        llama_cpp.llama_memory_clear(memory, True)
+        for j, token in enumerate(tokens):
+            batch.token[j], batch.pos[j], batch.n_seq_id[j] = token, j, 1
+            batch.seq_id[j][0], batch.logits[j] = 0, 1
+        batch.n_tokens = len(tokens)
+        if llama_cpp.llama_decode(ctx, batch) != 0:
+            raise RuntimeError("llama_decode failed")
+        pointer = llama_cpp.llama_get_embeddings(ctx)
+        return np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(len(tokens), n_embd))
+
+    try:
+        yield read
+    finally:
+        llama_cpp.llama_batch_free(batch)
+        llama_cpp.llama_free(ctx)
+        llama_cpp.llama_model_free(model)
+
+
+def _compute(path: Path, token_lists: list[list[int]]) -> Readings:
     means, lasts, counts = [], [], []
     started = time.perf_counter()
-    try:
+    with token_states(path) as read:
         for i, tokens in enumerate(token_lists):
-            llama_cpp.llama_memory_clear(memory, True)
-            for j, token in enumerate(tokens):
-                batch.token[j], batch.pos[j], batch.n_seq_id[j] = token, j, 1
-                batch.seq_id[j][0], batch.logits[j] = 0, 1
-            batch.n_tokens = len(tokens)
-            if llama_cpp.llama_decode(ctx, batch) != 0:
-                raise RuntimeError(f"llama_decode failed on prompt {i}")
-            pointer = llama_cpp.llama_get_embeddings(ctx)
-            states = np.ctypeslib.as_array(
-                ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(len(tokens), n_embd)
-            ).astype(np.float64)
+            states = read(tokens).astype(np.float64)
             means.append(states.mean(axis=0))
             lasts.append(states[-1].copy())
             counts.append(len(tokens))
             if i % 500 == 0:
                 print(f"read {i}/{len(token_lists)} prompts in {time.perf_counter() - started:.0f} s", flush=True)
-    finally:
-        llama_cpp.llama_batch_free(batch)
-        llama_cpp.llama_free(ctx)
-        llama_cpp.llama_model_free(model)
     return Readings(np.array(means), np.array(lasts), np.array(counts))
 
 

@@ -22,7 +22,6 @@ about 140 tokens a second, its 262,144-word output layer computed for every toke
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import time
 from pathlib import Path
@@ -30,9 +29,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from edge_runtime.threads import thread_count
 from research.char_tagger import LABELS, runs
-from research.readings import CACHE
+from research.readings import CACHE, token_states
 from research.script_tagger import Measured, Row, labelled, rows
 from research.step_probe import gemma_gguf
 
@@ -75,41 +73,13 @@ def states(made: list[Row]) -> tuple[list[npt.NDArray[np.float32]], list[list[tu
         flat, lengths = data["states"], data["lengths"]
         offsets = np.concatenate(([0], np.cumsum(lengths)))
         return [flat[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True)], [s for _, s in tokenized]
-    model = llama_cpp.llama_model_load_from_file(str(path).encode(), llama_cpp.llama_model_default_params())
-    params = llama_cpp.llama_context_default_params()
-    params.n_ctx = params.n_batch = params.n_ubatch = READ_TOKENS
-    params.n_seq_max = 1
-    params.embeddings = True
-    params.pooling_type = llama_cpp.LLAMA_POOLING_TYPE_NONE
-    params.n_threads = params.n_threads_batch = thread_count(None)
-    ctx = llama_cpp.llama_init_from_model(model, params)
-    n_embd = llama_cpp.llama_model_n_embd(model)
-    batch = llama_cpp.llama_batch_init(READ_TOKENS, 0, 1)
-    memory = llama_cpp.llama_get_memory(ctx)
     out = []
     started = time.perf_counter()
-    try:
+    with token_states(path, READ_TOKENS) as read:
         for i, (tokens, _) in enumerate(tokenized):
-            tokens = tokens[:READ_TOKENS]
-            llama_cpp.llama_memory_clear(memory, True)
-            for j, token in enumerate(tokens):
-                batch.token[j], batch.pos[j], batch.n_seq_id[j] = token, j, 1
-                batch.seq_id[j][0], batch.logits[j] = 0, 1
-            batch.n_tokens = len(tokens)
-            if llama_cpp.llama_decode(ctx, batch) != 0:
-                raise RuntimeError(f"llama_decode failed on row {i}")
-            pointer = llama_cpp.llama_get_embeddings(ctx)
-            out.append(
-                np.ctypeslib.as_array(
-                    ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(len(tokens), n_embd)
-                ).astype(np.float32)
-            )
+            out.append(read(tokens[:READ_TOKENS]).astype(np.float32))
             if i % 1000 == 0:
                 print(f"read {i}/{len(tokenized)} sentences in {time.perf_counter() - started:.0f} s", flush=True)
-    finally:
-        llama_cpp.llama_batch_free(batch)
-        llama_cpp.llama_free(ctx)
-        llama_cpp.llama_model_free(model)
     np.savez(cached, states=np.concatenate(out), lengths=np.array([len(s) for s in out]))
     return out, [s for _, s in tokenized]
 
