@@ -471,6 +471,22 @@ def test_a_cue_before_what_is_no_address_finds_nothing():
         assert PrivacyScanner().scan(text) == (), text
 
 
+def test_a_day_before_its_month_is_a_date_not_a_house_number():
+    """A date like "14 March 1879 in Ulm" read as a street address (a number, a capitalized word,
+    another number), and a public sentence about Einstein was masked or kept local."""
+    for text in (
+        "Albert Einstein was born on 14 March 1879 in Ulm.",
+        "Order 12345 shipped on 3 May 2021 from Berlin",
+        "The treaty was signed on 28 Jun. 1919 at Versailles",
+    ):
+        assert "STREET_ADDRESS" not in {f.type for f in PrivacyScanner().scan(text)}, text
+    for text, address in (
+        ("I live at 12 May Street, Springfield", "12 May Street, Springfield"),
+        ("Send it to 14 Marchmont Road, Edinburgh", "14 Marchmont Road, Edinburgh"),
+    ):
+        assert ("STREET_ADDRESS", address) in found(text, PrivacyScanner()), text
+
+
 @pytest.mark.parametrize(
     "text, date",
     [

@@ -9,7 +9,8 @@ Candidates, the first shape that matches at each position (as regular expression
   unit        \b(?:Suite|Apt\.?|Apartment|Unit|P\.?O\.? Box|Box|Flat|Floor|PSC)[ \t]*#?\d+[A-Za-z]?\b
   num-street  (?<!:)\b\d{1,6}[A-Za-z]?(?:[ \t]+[\w'’.-]+){0,3}[ \t]+CAPWORD(?:[ \t]+\d{1,5}[A-Za-z]?\b)?
               (no word in it ends a sentence: a full stop ends only initials and "St."; CAPWORD not "I";
-              not after a colon: "10:22:31 ERROR" is a time)
+              not after a colon: "10:22:31 ERROR" is a time; not a day before a month's name:
+              "born on 14 March 1879 in Ulm" is a date)
   postal      \b(?:[A-Z]{2}[ \t]+\d{5}(?:-\d{4})?|\d{4,5}[ \t]+UP[\w'’-]+)\b
   cap         (?<![\w@/])CAPWORD(?:[ \t]+(?:CAPWORD|&|PARTICLE(?=[ \t]+UP))){0,4}
   where CAPWORD is UP[\w'’&]*(?:[.-][\w'’]+)*\.? and PARTICLE one of van von de da del ... y dos das,

@@ -146,9 +146,22 @@ static Py_ssize_t unit(const Text *t, Py_ssize_t i) {
 }
 
 /* num-street: \b\d{1,6}[A-Za-z]?(?:[ \t]+[\w'’.-]+){0,3}[ \t]+CAPWORD(?:[ \t]+\d{1,5}[A-Za-z]?\b)?
- * where no word but an initial or an abbreviation ("N.", "St.") ends in a full stop, and CAPWORD
- * is not "I": "$8 each. How" and "12 eggs. I drop" are two sentences, not a street. */
+ * where no word but an initial or an abbreviation ("N.", "St.") ends in a full stop, CAPWORD
+ * is not "I": "$8 each. How" and "12 eggs. I drop" are two sentences, not a street; and no
+ * number of one or two digits is followed by a month's name ("3 May 2021" is a date). */
 static inline int street_char(Py_UCS4 c) { return is_word(c) || is_apos(c) || c == '.' || c == '-'; }
+
+/* Whether a month's name or its abbreviation ("March", "Mar.", "Sept") starts at `i`. */
+static int month_at(const Text *t, Py_ssize_t i) {
+    static const char *MONTHS[] = {"January", "February", "March", "April", "May", "June", "July", "August",
+                                   "September", "October", "November", "December", "Jan", "Feb", "Mar", "Apr",
+                                   "Jun", "Jul", "Aug", "Sept", "Sep", "Oct", "Nov", "Dec", NULL};
+    for (const char **w = MONTHS; *w; w++) {
+        Py_ssize_t e = i + (Py_ssize_t)strlen(*w);
+        if (starts_with(t, i, *w) && !is_word(at(t, e))) return 1;
+    }
+    return 0;
+}
 
 static Py_ssize_t num_street(const Model *m, const Text *t, Py_ssize_t i) {
     /* after a colon the number is a time's seconds or a ratio ("10:22:31 ERROR"), not a house */
@@ -156,20 +169,26 @@ static Py_ssize_t num_street(const Model *m, const Text *t, Py_ssize_t i) {
     Py_ssize_t p = i;
     while (is_digit(at(t, p))) p++;
     if (p - i > 6) return -1;
+    /* a day before a month is a date ("born on 14 March 1879 in Ulm"), not a house number */
+    if (p - i <= 2 && is_blank(at(t, p)) && month_at(t, skip_blank(t, p))) return -1;
     if (is_ascii_letter(at(t, p))) p++;
-    Py_ssize_t ends[4] = {p, 0, 0, 0};   /* where the number, and each word after it, ends */
+    Py_ssize_t starts[4] = {i, 0, 0, 0}, ends[4] = {p, 0, 0, 0};   /* the number, and each word after it */
     int words = 0;
     while (words < 3 && is_blank(at(t, ends[words]))) {
         Py_ssize_t q = skip_blank(t, ends[words]), w = q;
         if (!street_char(at(t, q))) break;
         while (street_char(at(t, q))) q++;
         if (at(t, q - 1) == '.' && q - w > 3) break;   /* a sentence ends here */
-        ends[++words] = q;
+        starts[++words] = w;
+        ends[words] = q;
     }
     for (int k = words; k >= 0; k--) {   /* the most words before a capitalized one */
         if (!is_blank(at(t, ends[k]))) continue;
         Py_ssize_t q = skip_blank(t, ends[k]);
         if (!is_up(m, at(t, q))) continue;
+        /* a day and its month are a date: "12345 shipped on 3 May 2021" holds no street */
+        if (ends[k] - starts[k] <= 2 && is_digit(at(t, starts[k])) && is_digit(at(t, ends[k] - 1)) && month_at(t, q))
+            continue;
         Py_ssize_t e = capword(t, q);
         if (e == q + 1 && at(t, q) == 'I') continue;
         if (is_blank(at(t, e))) {
