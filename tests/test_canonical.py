@@ -205,6 +205,9 @@ def test_an_at_word_other_than_at_may_go_with_any_dot_word_between_spaces(scanne
         ("SSN 1\ue0002\ue0013-45-6789", "US_SSN", "1\ue0002\ue0013-45-6789"),  # private use characters
         ("What is 2+2? 4111\n1111\n1111\n1111", "CREDIT_CARD", "4111\n1111\n1111\n1111"),
         ("Room 2 4111 1111 1111 1111", "CREDIT_CARD", "4111 1111 1111 1111"),
+        # after a long run of digit groups: each card-sized stretch of the run is read once
+        ("rows " + "12 " * 40 + "4111 1111 1111 1111", "CREDIT_CARD", "4111 1111 1111 1111"),
+        ("rows " + "7 " * 40 + "4111 1111 1111 1111 3", "CREDIT_CARD", "4111 1111 1111 1111"),
         ("2+2 4111\n1111\n1111\n1111", "CREDIT_CARD", "4111\n1111\n1111\n1111"),
         ("SSN ๑๒๓/๔๕-๖๗๘๙ today", "US_SSN", "๑๒๓/๔๕-๖๗๘๙"),
         # JSON's escapes, as an SDK writes a tool call's arguments: a surrogate pair for a digit

@@ -68,7 +68,7 @@ def cards(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding
         digits = re.sub(r"\D", "", m.group())
         if _card(digits):
             yield Finding("CREDIT_CARD", m.start(), m.end(), 0.97 if _CARD_PREFIX.match(digits) else 0.85, "luhn")
-        elif (grouped := _grouped_card(text, m.start(), stop)) is not None:
+        elif (grouped := _grouped_card(text, m.start(), m.end(), stop)) is not None:
             at = grouped.end
             yield grouped
 
@@ -82,17 +82,26 @@ def _card(digits: str) -> bool:
 # fails the check, and the card is the run's last groups in a printed card's grouping.
 _GROUP_RUN = re.compile(rf"\d+(?:{_GAP}\d+)*(?![\d-])")
 _LONGEST_FIRST = sorted(CARD_GROUPINGS, key=len, reverse=True)  # 4-4-4-4-3 before the 4-4-4-4 in it
+# how far past its first group a card can end: 19 digits, and two characters between each group
+_CARD_REACH = 19 + 2 * 18
 
 
-def _grouped_card(text: str, start: int, stop: int) -> Finding | None:
+def _grouped_card(text: str, start: int, before: int, stop: int) -> Finding | None:
     """The first card in a printed card's grouping (`CARD_GROUPINGS`) within the run of digit
-    groups at `start`, where the run as a whole is none."""
-    run = _GROUP_RUN.match(text, start, stop)
+    groups at `start`, where the run as a whole is none, whose first group begins `before` (a
+    card that begins later is a later search's). The run is read only as far as such a card can
+    reach: read whole, "12 12 12 ..." was read once for each of its cards' worth of digits."""
+    bound = min(stop, before + _CARD_REACH)
+    run = _GROUP_RUN.match(text, start, bound)
     if run is None:
         return None
     groups = list(re.finditer(r"\d+", run.group()))
+    if bound < stop and start + groups[-1].end() == bound and text[bound].isdigit():
+        groups.pop()  # cut at the bound: its length is not its own
     lengths = [len(g.group()) for g in groups]
     for first in range(1, len(groups)):
+        if start + groups[first].start() >= before:
+            break
         for shape in _LONGEST_FIRST:
             if tuple(lengths[first : first + len(shape)]) != shape:
                 continue
