@@ -84,6 +84,7 @@ _GROUP_RUN = re.compile(rf"\d+(?:{_GAP}\d+)*(?![\d-])")
 _LONGEST_FIRST = sorted(CARD_GROUPINGS, key=len, reverse=True)  # 4-4-4-4-3 before the 4-4-4-4 in it
 # how far past its first group a card can end: 19 digits, and two characters between each group
 _CARD_REACH = 19 + 2 * 18
+_FOUR = re.compile(r"(?<!\d)\d{4}(?!\d)")
 
 
 def _grouped_card(text: str, start: int, before: int, stop: int) -> Finding | None:
@@ -92,6 +93,8 @@ def _grouped_card(text: str, start: int, before: int, stop: int) -> Finding | No
     card that begins later is a later search's). The run is read only as far as such a card can
     reach: read whole, "12 12 12 ..." was read once for each of its cards' worth of digits."""
     bound = min(stop, before + _CARD_REACH)
+    if _FOUR.search(text, start, bound) is None:  # every printed grouping has a group of four
+        return None
     run = _GROUP_RUN.match(text, start, bound)
     if run is None:
         return None
