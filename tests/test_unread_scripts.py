@@ -2,7 +2,7 @@
 conditions are found by models and cues made on Latin-script text, so words in Cyrillic, Han,
 Arabic, Devanagari or Hangul are reported `UNSCANNED` (detector `script:<name>`). A local-only app
 keeps such a request on the edge and `POST /v1/route` says why; a masking app refuses to send it
-unread; a copy kept at rest masks it."""
+unread, or answers it on the edge where its rule falls back there; a copy kept at rest masks it."""
 
 from __future__ import annotations
 
@@ -18,7 +18,12 @@ from classifiers.privacy.scripts import unread
 from tests.conftest import PRIVATE_POLICY, GatewayProcess, gateway_config
 from tests.test_batches import MASKING_POLICY
 
-KEYS = {"private": "private-key-0123456789", "masked": "masked-key-0123456789", "kept": "kept-key-0123456789"}
+KEYS = {
+    "private": "private-key-0123456789",
+    "masked": "masked-key-0123456789",
+    "answered": "answered-key-0123456789",
+    "kept": "kept-key-0123456789",
+}
 BORN = "Я родился 14 марта 1987 года в Казани."  # "I was born on 14 March 1987 in Kazan."
 ILL = "我患有抑郁症，正在服用舍曲林。"  # "I have depression and take sertraline."
 
@@ -60,10 +65,14 @@ def three_apps(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
     tmp = tmp_path_factory.mktemp("scripts")
     (tmp / "private.yaml").write_text(PRIVATE_POLICY)
     (tmp / "masked.yaml").write_text(MASKING_POLICY)
+    (tmp / "answered.yaml").write_text(
+        MASKING_POLICY.replace("app: masked", "app: answered").replace("fallback: none", "fallback: edge")
+    )
     config = gateway_config(upstream.url, tmp, admin_key="admin-key-scripts-0123")
     config["apps"] = [
         {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
         {"name": "masked", "key": KEYS["masked"], "policy": str(tmp / "masked.yaml")},
+        {"name": "answered", "key": KEYS["answered"], "policy": str(tmp / "answered.yaml")},
         {"name": "kept", "key": KEYS["kept"], "policy": str(tmp / "beta.yaml"), "log_prompts": True},
     ]
     process = GatewayProcess(config, tmp)
@@ -99,6 +108,13 @@ def test_a_masking_app_refuses_to_send_what_it_cannot_read(three_apps, upstream)
     assert refused.value.status_code == 503
     assert "a script edgeway's detectors do not read (cjk, at messages[0].content)" in refused.value.message
     assert upstream.requests == []
+
+
+def test_a_masking_app_with_an_edge_fallback_answers_unread_text_on_the_premises(three_apps, upstream):
+    said = client(three_apps, "answered").chat.completions.with_raw_response.create(
+        model="auto", messages=[{"role": "user", "content": f"Write to my doctor: {ILL}"}], max_tokens=4
+    )
+    assert said.headers["x-edgeway-route"] == "edge" and upstream.requests == []
 
 
 def test_the_ledger_keeps_unread_words_masked(three_apps, upstream):
