@@ -11,6 +11,10 @@ libraries that keep them, instead of typing them:
   Japanese, whose numerals are `numerals`, and Thai, written without spaces between words), each
   also without its accents, and the spoken forms it does not write (`SPOKEN`);
 - `number_words`: the numbers 10 to 99 that num2words writes as one word in those languages;
+- `magnitude_words`: in the 21 of those languages whose numbers below 10,000 num2words writes
+  in words apart, each word past those (hundreds, thousands, multipliers, joining words) and
+  what it does in a number said (`classifiers.privacy.said`), inferred from num2words' own
+  numbers and kept only where every number from 0 to 9,999 reads back as itself;
 - `checked_identifiers`: the names of the personal identifiers python-stdnum checks (its
   formats' own descriptions: "CPF (Cadastro de Pessoas Físicas, ...)") -> those formats.
 
@@ -22,9 +26,11 @@ libraries that keep them, instead of typing them:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import pkgutil
 import re
+import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -106,6 +112,79 @@ def number_words() -> dict[str, dict[str, str]]:
                 table.setdefault(_unaccented(word), str(value))
         words[language] = table
     return words
+
+
+def _composer() -> Any:
+    """`classifiers.privacy.said`, loaded from its file: importing the package reads the tables."""
+    path = TABLES_PATH.parents[1] / "privacy" / "said.py"
+    spec = importlib.util.spec_from_file_location("_said_for_tables", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+# A word of a number read aloud, as `canonical` finds words: letters and their marks, with hyphens
+# and apostrophes within ("thirty-nine", "п'ятсот").
+def _said_word() -> re.Pattern[str]:
+    mark = "[" + "".join(f"{re.escape(chr(first))}-{re.escape(chr(last))}" for first, last in marks()) + "]"
+    return re.compile(rf"(?:[^\W\d_]|{mark})+(?:['’-](?:[^\W\d_]|{mark})+)*")
+
+
+SAID_UP_TO = 9999  # every number below this, read back: a card's or a phone's group of four
+
+
+def magnitude_words(digits: dict[str, dict[str, str]], numbers: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """For each language whose numbers below 10,000 num2words writes as words apart (not
+    "viertausendfünfhundert..."), the words past those of `digits` and `numbers` -> what each
+    does (`said`): a hundreds or thousands word ("пятьсот" "500", "ciento" "100"), a multiplier
+    ("hundred" "x100", "тысячи" "x1000", Vietnamese "mươi" "x10"), a joining word ("and" "&"),
+    another form of a unit ("lăm" "5" after a tens word). Each is inferred from the first number
+    whose words hold it as their one unknown word: the first meaning (`_MEANINGS`) that reads that
+    number back. A language is kept only if every number from 0 to `SAID_UP_TO` then reads back
+    as itself."""
+    said, said_word = _composer(), _said_word()
+    out: dict[str, dict[str, str]] = {}
+    for language in sorted(digits):
+        words = {**digits[language], **numbers[language]}
+        table: dict[str, str] = {}
+        forms: list[list[str]] = []
+        for value in range(SAID_UP_TO + 1):
+            try:
+                form = said_word.findall(_said(value, language))
+            except (TypeError, ValueError, IndexError, KeyError):  # num2words cannot write it (Amharic)
+                break
+            forms.append(form)
+            unknown = {w for w in form if w not in words}
+            if len(unknown) != 1:
+                continue
+            word = unknown.pop()
+            meaning = next(
+                (m for m in _MEANINGS if said.read([m if w == word else words[w] for w in form]) == [str(value)]), None
+            )
+            if meaning is None:  # no meaning reads this number back: nor will any later
+                break
+            words[word] = table[word] = meaning
+        else:
+            if table and all(_reads_back(value, form, words, said) for value, form in enumerate(forms)):
+                for word, meaning in list(table.items()):
+                    table.setdefault(_unaccented(word), meaning)
+                out[language] = dict(sorted(table.items()))
+    return out
+
+
+# What an unknown word of a number may mean, in the order tried: a joining word, a multiplier, a
+# unit, a teen or tens word, a hundreds or thousands word.
+_MEANINGS = (
+    "&", "x10", "x100", "x1000", *(str(v) for v in range(1, 20)), *(str(v) for v in range(20, 100, 10)),
+    *(str(v) for v in range(100, 1000, 100)), *(str(v) for v in range(1000, 10000, 1000)),
+)  # fmt: skip
+
+
+def _reads_back(value: int, form: list[str], words: dict[str, str], said: Any) -> bool:
+    found = [words.get(w) for w in form]
+    return None not in found and said.read(found) == [str(value)]
 
 
 # Which of python-stdnum's formats are a person's: identity, birth, citizen, social security,
@@ -213,6 +292,7 @@ def tables() -> dict[str, Any]:
         "marks": marks(),
         "digit_words": digit_words(),
         "number_words": number_words(),
+        "magnitude_words": magnitude_words(digit_words(), number_words()),
         "checked_identifiers": checked_identifiers(),
         "unread_letters": unread_letters(),
         "modifiers": marks(("Lm",)),

@@ -12,6 +12,7 @@ import unicodedata
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from num2words import num2words
 
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.canonical import (
@@ -27,7 +28,7 @@ from classifiers.privacy.canonical import (
     foldable,
     separated,
 )
-from classifiers.privacy.tables import NUMBER_WORDS, NUMERALS
+from classifiers.privacy.tables import MAGNITUDE_WORDS, NUMBER_WORDS, NUMERALS
 
 CARD = "4111111111111111"
 SSN = "123456789"
@@ -145,6 +146,33 @@ def test_a_card_said_in_pairs_in_any_languages_number_words_is_a_card(data):
     found(_SCANNER, f"number: {written}", (8, 8 + len(written)), "CREDIT_CARD")
 
 
+def test_a_number_said_in_decomposed_kannada_or_telugu_is_read_composed(scanner):
+    """Kannada's and Telugu's AI vowel sign decomposes into a vowel sign and a length mark with no
+    combining class (num2words writes it so); the composed reading joined only marks with one,
+    so "ನಲವತ್ತೈದು" (45) decomposed was no number's word."""
+    card = [45, 39, 23, 73, 0, 1, 63, 14, 79]
+    for language in ("kn", "te"):
+        written = unicodedata.normalize("NFD", " ".join(num2words(v, lang=language) for v in card))
+        found(scanner, f"number: {written}", (8, 8 + len(written)), "CREDIT_CARD")
+
+
+@settings(max_examples=200, deadline=None)
+@given(language=st.sampled_from(sorted(MAGNITUDE_WORDS)), groups=st.sampled_from(["4444", "44422", "2224222"]))
+def test_a_card_said_group_by_group_as_numbers_is_a_card(language, groups):
+    """ "four thousand, five hundred and thirty-nine, ...", "cuatro mil quinientos treinta y nueve
+    ...": each group of the card said as the number it is, as num2words writes it (a leading
+    zero said first), in each language whose words past tens the tables hold."""
+    said, at = [], 0
+    for size in map(int, groups):
+        group = EVERY_DIGIT_CARD[at : at + size]
+        at += size
+        zeros = len(group) - len(group.lstrip("0"))
+        said += [num2words(0, lang=language)] * zeros
+        said += [num2words(int(group), lang=language)] if group.lstrip("0") else []
+    written = ", ".join(said).lower()
+    found(_SCANNER, f"number: {written}", (8, 8 + len(written)), "CREDIT_CARD")
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     at=st.sampled_from([w for w in AT_WORDS if w != "@"]),
@@ -244,6 +272,9 @@ def test_the_spellings_that_once_reached_a_provider(scanner, text, kind, value):
         "The ratio 1:9:35:82:120:120:82:35:9:1 is symmetric.",  # 18 digits that pass the Luhn check
         "Bullets 11 • 11 • 11 • 11 • 11",
         "Thanks @jane.doe for the review.",
+        "I have two hundred and fifty sheep and three thousand goats.",
+        "one hundred, two hundred, three hundred, four hundred",
+        "Chapter one, two and three, four pages.",
         "import flask\n\n@app.route('/')\ndef index():\n    return 'hi'",
     ],
 )

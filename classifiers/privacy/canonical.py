@@ -17,7 +17,9 @@ is read once into a normal form, and the detectors read that:
   `num2words`), as its digits (a said or written dash kept as `-`): "четыре пять три девять",
   "dört bir bir bir", but not "from one to two to three", whose "to" is Norwegian; a number from
   10 to 99 in one word (`NUMBER_WORDS`: "forty-five", "fünfundvierzig") or as its tens and a
-  unit ("сорок пять") as its two digits;
+  unit ("сорок пять") as its two digits; in 21 of those languages, any number below 10,000 said
+  in words apart (`MAGNITUDE_WORDS`: "four thousand five hundred and thirty-nine", "cuatro mil
+  quinientos treinta y nueve") as its digits, put together by `said`;
 - a spelled-out `@` and `.` of an address (`AT_WORDS`, `DOT_WORDS`, bracketed, braced or spaced:
   `jane dot roe (ät) example (punkt) de`) as the characters;
 - any run of `SEPARATORS` between groups of digits (`4771.3397.2301.6870`, `601/69/2640`,
@@ -42,11 +44,13 @@ from classifiers.privacy.anchors import Anchors, Hits
 from classifiers.privacy.findings import Finding
 from classifiers.privacy.links import DEEP_TLDS, TLDS
 from classifiers.privacy.luhn import CARD_GROUPINGS, SSN_GROUPING, luhn_ok
+from classifiers.privacy.said import JOINS, TIMES, Number
 from classifiers.privacy.tables import (
     ASTRAL_NUMERALS,
     BASIC_NUMERALS,
     DIGIT_LIKE,
     DIGIT_WORDS,
+    MAGNITUDE_WORDS,
     MARKS,
     NUMBER_WORDS,
     NUMERALS,
@@ -136,6 +140,12 @@ for _tables in (DIGIT_WORDS, NUMBER_WORDS):
     for _language, _table in _tables.items():
         for _word, _said in _table.items():
             _WORD.setdefault(_word, {})[_language] = _said
+# ... and the words past tens, which go on a run those began: word -> language -> what it does
+# (`said`: "500", "x100", "&")
+_SAID: dict[str, dict[str, str]] = {word: dict(said) for word, said in _WORD.items()}
+for _language, _table in MAGNITUDE_WORDS.items():
+    for _word, _said in _table.items():
+        _SAID.setdefault(_word, {}).setdefault(_language, _said)
 _DASH_WORDS = frozenset(DASH_WORDS)
 # A word: letters and the marks on them ("నాలుగు"), hyphens and apostrophes within it ("п'ять";
 # "one-two-three" is read word by word).
@@ -144,7 +154,6 @@ _TOKEN = re.compile(rf"{_LETTER}+(?:['’-]{_LETTER}+)*")
 # What may stand between two words of a number read aloud: spaces and commas, or a written dash.
 _WORD_GAP = re.compile(r"[\s,]+|\s*-\s*")
 LEAST_WORDS = 4  # a run this long is a number read aloud: "one or two", "two-thirds" are not
-_TENS = re.compile("[2-9]0")  # a tens word, which a unit after it joins ("сорок пять")
 # The cues of a number read aloud: each word after a space (the first of a run may stand anywhere,
 # the rest follow a space), three within a span of four words. A word of three letters or fewer
 # with what may end it in a run, else " un" would be every " under"; a longer one as a prefix,
@@ -281,11 +290,11 @@ def worded(text: str, windows: list[tuple[int, int]] | None = None) -> Reading |
 
 
 def _words(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
-    """The words in text[start:end], (start, end, lower case); one hyphenated that is no digit's
+    """The words in text[start:end], (start, end, lower case); one hyphenated that is no number's
     word as its parts, the hyphens between them as "-" words."""
     for m in _TOKEN.finditer(text, start, end):
         word = m.group().lower()
-        if "-" not in word or word in _WORD:
+        if "-" not in word or word in _SAID:
             yield m.start(), m.end(), word
             continue
         at = m.start()
@@ -298,20 +307,25 @@ def _words(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
 
 
 def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[str, int, int]]]]:
-    """The runs of digit words that begin in text[start:end] (each read to its end, past `end` too),
-    each as (start, end, its digits located)."""
+    """The runs of number words that begin in text[start:end] (each read to its end, past `end`
+    too), each as (start, end, its digits located). Each number said is put together (`said`):
+    "forty five" and "four thousand five hundred and thirty-nine" are each one; "four five" two. A
+    joining word between two numbers ("one and two") ends the run: a list, not a number read."""
     runs: list[tuple[int, int, list[tuple[str, int, int]]]] = []
-    pieces: list[tuple[str, int, int]] = []  # the current run's digits and dashes
+    pieces: list[tuple[str, int, int]] = []  # the current run's numbers and dashes
+    number: Number | None = None  # the number the last piece is, while it is being said
     languages: set[str] = set()
     last = -1  # where the current run's last word ends
 
     def close() -> None:
+        nonlocal number
         while pieces and pieces[-1][0] == "-":
             pieces.pop()  # a run ends on a digit
         if sum(p[0] != "-" for p in pieces) >= LEAST_WORDS:
             runs.append((pieces[0][1], pieces[-1][2], list(pieces)))
         pieces.clear()
         languages.clear()
+        number = None
 
     for first, stop, word in _words(text, start, len(text)):
         joined = last >= 0 and (first == last or _WORD_GAP.fullmatch(text, last, first) is not None)
@@ -322,12 +336,13 @@ def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[st
         if word == "-" or word in _DASH_WORDS:
             if pieces and pieces[-1][0] != "-":
                 pieces.append(("-", first, stop))
+                number = None
                 last = stop
             else:
                 close()
                 last = -1
             continue
-        said = _WORD.get(word)
+        said = _SAID.get(word)
         common = languages.intersection(said) if said and languages else set(said or ())
         if not common:
             close()
@@ -335,15 +350,25 @@ def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[st
                 last = -1
                 continue
             common = set(said)
+        meaning = _SAID[word][min(common)]  # (the same in each, but for a word two languages read apart)
+        if meaning == JOINS and number is None:
+            close()
+            last = -1
+            continue
         if pieces and pieces[-1][0] != "-" and "-" in text[last:first]:
             pieces.append(("-", last, first))  # a written dash between two words
+            number = None
         languages.clear()
         languages.update(common)
-        number = _WORD[word][next(iter(common))]
-        if len(number) == 1 and number != "0" and pieces and _TENS.fullmatch(pieces[-1][0]) and first > pieces[-1][2]:
-            pieces[-1] = (pieces[-1][0][0] + number, pieces[-1][1], stop)  # "сорок пять", "forty five": 45
+        after_join = number is not None and number.joined
+        if number is not None and number.takes(meaning):
+            pieces[-1] = (number.digits, pieces[-1][1], stop)
         else:
-            pieces.append((number, first, stop))
+            if after_join:
+                close()
+                languages.update(common)
+            number = Number.of(int(meaning.removeprefix(TIMES)))
+            pieces.append((number.digits, first, stop))
         last = stop
     close()
     return runs

@@ -203,8 +203,10 @@ def composed(text: str) -> Reading | None:
     starts: list[int] = []
     ends: list[int] = []
     start = 0
-    for i in range(1, len(text) + 1):  # each starter with the marks that follow it
-        if i < len(text) and unicodedata.combining(text[i]):
+    # each starter with the marks that follow it: any mark, not only those with a combining class
+    # (Kannada's AI length mark has none, and composes with the vowel sign before it: "ೆ" + "ೖ" = "ೈ")
+    for i in range(1, len(text) + 1):
+        if i < len(text) and unicodedata.category(text[i])[0] == "M":
             continue
         piece = unicodedata.normalize("NFC", text[start:i])
         if hidden and len(piece) == 1 and invisible(piece):

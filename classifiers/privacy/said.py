@@ -1,0 +1,103 @@
+"""Numbers said in words, put together: "four thousand five hundred and thirty-nine" is 4539.
+
+A number read aloud is a run of words each of which adds to it ("four", "thirty-nine", "пятьсот"),
+multiplies what came before ("hundred", "тысячи") or joins two parts ("and", "y", "و"). `Number`
+keeps one number being said: its value, and how much may still be added to it before another
+number begins ("four five" is two numbers, "forty five" one, "five hundred three" one). The words
+and what each does in each language are generated from num2words (`research.reading_tables`,
+which checks that every number from 0 to 9,999 each language is kept for reads back as itself);
+`canonical` reads them in texts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+JOINS = "&"  # a word that joins two parts of one number ("and", "y", "و")
+TIMES = "x"  # before a multiplier: "x100" is "hundred"
+
+
+def _room(value: int) -> int:
+    """What may be added after a part of this value: 99 after 500, 9 after 40, none after 45."""
+    if value == 0:
+        return 0
+    room = 1
+    while value % (room * 10) == 0:
+        room *= 10
+    return room - 1
+
+
+@dataclass
+class Number:
+    """One number being said."""
+
+    value: int
+    room: int  # how much may still be added to it
+    last: int  # the last part added ("9" of 4509), which a tens word after a joiner goes before
+    before_last: int  # the room before that part was added
+    joined: bool = False  # a joining word came last
+
+    @classmethod
+    def of(cls, value: int) -> Number:
+        return cls(value, _room(value), value, 0)
+
+    def takes(self, meaning: str) -> bool:
+        """Whether a word that means `meaning` is part of this number, not the next; applied
+        when it is (`take`)."""
+        if meaning == JOINS:
+            self.joined = True
+            return True
+        joined, self.joined = self.joined, False
+        if meaning.startswith(TIMES):
+            factor = int(meaning[1:])
+            if factor < 1000 and 0 < self.last < 10 and self.value % factor == self.last:
+                self.value += self.last * (factor - 1)  # "five hundred", "ba mươi": the 5 said was 500
+                self.last *= factor
+                self.room = factor - 1
+                return True
+            if factor >= 1000 and 0 < self.value < factor:
+                self.value *= factor  # "сто двадцать тысяч": 120 thousand
+                self.last = self.value
+                self.room = factor - 1
+                return True
+            if factor <= self.room:  # "min yüz": a thousand, then a hundred
+                self.before_last = self.room
+                self.value += factor
+                self.last = factor
+                self.room = factor - 1
+                return True
+            return False
+        part = int(meaning)
+        if part == 0:
+            return False
+        if part <= self.room:
+            self.before_last = self.room
+            self.value += part
+            self.last = part
+            self.room = min(self.room, _room(part))
+            return True
+        # after a joining word a tens word goes before the unit said first ("خمسة و أربعون", 5 and 40)
+        if joined and self.last < _room(part) + 1 and self.last + part <= self.before_last:
+            self.value += part
+            self.last += part
+            self.room = 0
+            return True
+        return False
+
+    @property
+    def digits(self) -> str:
+        return str(self.value)
+
+
+def read(meanings: list[str]) -> list[str]:
+    """The numbers a run of words that mean `meanings` says, as digits: ["4", "x1000", "500",
+    "&", "30", "9"] -> ["4539"]. A multiplier with nothing before it multiplies one ("hundred":
+    100); a joining word that ends the run is left off."""
+    out: list[Number] = []
+    for meaning in meanings:
+        if out and out[-1].takes(meaning):
+            continue
+        if meaning == JOINS:
+            continue
+        out.append(Number.of(int(meaning[1:]) if meaning.startswith(TIMES) else int(meaning)))
+    return [n.digits for n in out]
