@@ -15,6 +15,7 @@ FILLERS = {
     "card numbers": "4111 1111 1111 1111 ",
     "digits in pairs": "12 ",
     "lone digits": "1 ",
+    "numbers said in words": "four thousand five hundred and thirty-nine, ",
     "a record key's cue": "name ",
     "an address's cue": "address is ",
     "an identifier's cue": "passport number 12 ",
