@@ -11,7 +11,7 @@ libraries that keep them, instead of typing them:
   Japanese, whose numerals are `numerals`, and Thai, written without spaces between words), each
   also without its accents, and the spoken forms it does not write (`SPOKEN`);
 - `number_words`: the numbers 10 to 99 that num2words writes as one word in those languages;
-- `magnitude_words`: in the 21 of those languages whose numbers below 10,000 num2words writes
+- `magnitude_words`: in the 22 of those languages whose numbers below 10,000 num2words writes
   in words apart, each word past those (hundreds, thousands, multipliers, joining words) and
   what it does in a number said (`classifiers.privacy.said`), inferred from num2words' own
   numbers and kept only where every number from 0 to 9,999 reads back as itself;

@@ -17,7 +17,7 @@ is read once into a normal form, and the detectors read that:
   `num2words`), as its digits (a said or written dash kept as `-`): "четыре пять три девять",
   "dört bir bir bir", but not "from one to two to three", whose "to" is Norwegian; a number from
   10 to 99 in one word (`NUMBER_WORDS`: "forty-five", "fünfundvierzig") or as its tens and a
-  unit ("сорок пять") as its two digits; in 21 of those languages, any number below 10,000 said
+  unit ("сорок пять") as its two digits; in 22 of those languages, any number below 10,000 said
   in words apart (`MAGNITUDE_WORDS`: "four thousand five hundred and thirty-nine", "cuatro mil
   quinientos treinta y nueve") as its digits, put together by `said`;
 - a spelled-out `@` and `.` of an address (`AT_WORDS`, `DOT_WORDS`, bracketed, braced or spaced:

@@ -76,6 +76,12 @@ class Number:
             self.last = part
             self.room = min(self.room, _room(part))
             return True
+        # counted in twenties, a teen joins a score: "soixante et onze" is 60 and 11
+        if joined and 10 <= part < 20 and 0 < self.last < 100 and self.last % 20 == 0 and self.room == 9:
+            self.value += part
+            self.last += part
+            self.room = 0
+            return True
         # after a joining word a tens word goes before the unit said first ("خمسة و أربعون", 5 and 40)
         if joined and self.last < _room(part) + 1 and self.last + part <= self.before_last:
             self.value += part
