@@ -88,6 +88,18 @@ class SpanSink:
             time.sleep(0.05)
         raise AssertionError(f"the spans expected did not arrive in {timeout} s; got {[s.name for s in spans]}")
 
+    def settled(self, quiet: float = 0.5, timeout: float = 15) -> list[ReceivedSpan]:
+        """Every span, once some have arrived and no more came for `quiet` seconds (the exporter
+        sends in batches, later on a slow machine)."""
+        count, deadline = len(self.wait_for(bool, timeout)), time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            with self.lock:
+                if len(self.spans) == count:
+                    return list(self.spans)
+                count = len(self.spans)
+        raise AssertionError(f"spans kept arriving for {timeout} s")
+
     def trace(self, trace_id: str) -> list[ReceivedSpan]:
         with self.lock:
             return [s for s in self.spans if s.trace_id == trace_id]
