@@ -286,13 +286,14 @@ def unread_letters() -> dict[str, list[list[int]]]:
 
 
 def tables() -> dict[str, Any]:
+    digits, numbers = digit_words(), number_words()
     return {
         "unicode": unicodedata.unidata_version,
         "numerals": numerals(),
         "marks": marks(),
-        "digit_words": digit_words(),
-        "number_words": number_words(),
-        "magnitude_words": magnitude_words(digit_words(), number_words()),
+        "digit_words": digits,
+        "number_words": numbers,
+        "magnitude_words": magnitude_words(digits, numbers),
         "checked_identifiers": checked_identifiers(),
         "unread_letters": unread_letters(),
         "modifiers": marks(("Lm",)),

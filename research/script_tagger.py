@@ -39,7 +39,6 @@ from research.char_tagger import LABELS, Tagger, features
 from research.script_sentences import LANGUAGES, Language
 
 KINDS = {"NAME": "PERSON", "FIRST": "PERSON", "ADDRESS": "STREET_ADDRESS", "DOB": "DATE_OF_BIRTH", "HEALTH": "HEALTH"}
-PUBLIC_KINDS = ("DATE", "CITY", "COND")
 LOCKED_CONDITIONS = 2
 PER_SENTENCE = 40  # rows a sentence is filled into
 

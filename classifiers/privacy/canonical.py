@@ -44,7 +44,7 @@ from classifiers.privacy.anchors import Anchors, Hits
 from classifiers.privacy.findings import Finding
 from classifiers.privacy.links import DEEP_TLDS, TLDS
 from classifiers.privacy.luhn import CARD_GROUPINGS, SSN_GROUPING, luhn_ok
-from classifiers.privacy.said import JOINS, TIMES, Number
+from classifiers.privacy.said import JOINS, Number
 from classifiers.privacy.tables import (
     ASTRAL_NUMERALS,
     BASIC_NUMERALS,
@@ -367,7 +367,7 @@ def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[st
             if after_join:
                 close()
                 languages.update(common)
-            number = Number.of(int(meaning.removeprefix(TIMES)))
+            number = Number.said(meaning)
             pieces.append((number.digits, first, stop))
         last = stop
     close()

@@ -38,12 +38,15 @@ class Number:
     joined: bool = False  # a joining word came last
 
     @classmethod
-    def of(cls, value: int) -> Number:
+    def said(cls, meaning: str) -> Number:
+        """The number a word that means `meaning` begins (a multiplier alone multiplies one:
+        "hundred" is 100)."""
+        value = int(meaning.removeprefix(TIMES))
         return cls(value, _room(value), value, 0)
 
     def takes(self, meaning: str) -> bool:
-        """Whether a word that means `meaning` is part of this number, not the next; applied
-        when it is (`take`)."""
+        """Whether a word that means `meaning` is part of this number, not the next; if it is,
+        the number now holds it."""
         if meaning == JOINS:
             self.joined = True
             return True
@@ -105,5 +108,5 @@ def read(meanings: list[str]) -> list[str]:
             continue
         if meaning == JOINS:
             continue
-        out.append(Number.of(int(meaning[1:]) if meaning.startswith(TIMES) else int(meaning)))
+        out.append(Number.said(meaning))
     return [n.digits for n in out]
