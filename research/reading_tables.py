@@ -11,10 +11,12 @@ libraries that keep them, instead of typing them:
   Japanese, whose numerals are `numerals`, and Thai, written without spaces between words), each
   also without its accents, and the spoken forms it does not write (`SPOKEN`);
 - `number_words`: the numbers 10 to 99 that num2words writes as one word in those languages;
-- `magnitude_words`: in the 22 of those languages whose numbers below 10,000 num2words writes
-  in words apart, each word past those (hundreds, thousands, multipliers, joining words) and
-  what it does in a number said (`classifiers.privacy.said`), inferred from num2words' own
-  numbers and kept only where every number from 0 to 9,999 reads back as itself;
+- `magnitude_words`: in the 32 of those languages whose numbers below 10,000 num2words writes
+  in words apart ("four thousand five hundred") or in words made of parts (`joined_languages`,
+  10: "viertausendfünfhundert", "사천오백"), each word or part past those (hundreds, thousands,
+  multipliers, joining words) and what it does in a number said (`classifiers.privacy.said`),
+  inferred from num2words' own numbers and kept only where every number from 0 to 9,999 reads
+  back as itself;
 - `checked_identifiers`: the names of the personal identifiers python-stdnum checks (its
   formats' own descriptions: "CPF (Cadastro de Pessoas Físicas, ...)") -> those formats.
 
@@ -32,6 +34,7 @@ import pkgutil
 import re
 import sys
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +110,7 @@ def number_words() -> dict[str, dict[str, str]]:
         table: dict[str, str] = {}
         for value in range(10, 100):
             word = _said(value, language)
-            if " " not in word:  # "сорок пять" is two words: the tens, then the unit (`canonical`)
+            if " " not in word:  # "сорок пять" is two words: the tens, then the unit (`worded`)
                 table[word] = str(value)
                 table.setdefault(_unaccented(word), str(value))
         words[language] = table
@@ -125,7 +128,7 @@ def _composer() -> Any:
     return module
 
 
-# A word of a number read aloud, as `canonical` finds words: letters and their marks, with hyphens
+# A word of a number read aloud, as `classifiers.privacy.worded` finds words: letters and their marks, with hyphens
 # and apostrophes within ("thirty-nine", "п'ятсот").
 def _said_word() -> re.Pattern[str]:
     mark = "[" + "".join(f"{re.escape(chr(first))}-{re.escape(chr(last))}" for first, last in marks()) + "]"
@@ -135,43 +138,134 @@ def _said_word() -> re.Pattern[str]:
 SAID_UP_TO = 9999  # every number below this, read back: a card's or a phone's group of four
 
 
-def magnitude_words(digits: dict[str, dict[str, str]], numbers: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
-    """For each language whose numbers below 10,000 num2words writes as words apart (not
-    "viertausendfünfhundert..."), the words past those of `digits` and `numbers` -> what each
-    does (`said`): a hundreds or thousands word ("пятьсот" "500", "ciento" "100"), a multiplier
-    ("hundred" "x100", "тысячи" "x1000", Vietnamese "mươi" "x10"), a joining word ("and" "&"),
-    another form of a unit ("lăm" "5" after a tens word). Each is inferred from the first number
-    whose words hold it as their one unknown word: the first meaning (`_MEANINGS`) that reads that
-    number back. A language is kept only if every number from 0 to `SAID_UP_TO` then reads back
-    as itself."""
+def magnitude_words(
+    digits: dict[str, dict[str, str]], numbers: dict[str, dict[str, str]]
+) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """For each language whose numbers below 10,000 num2words writes in words apart ("four
+    thousand five hundred") or in words made of them ("viertausendfünfhundert", "사천오백"), the
+    words or parts past those of `digits` and `numbers` -> what each does (`said`): a hundreds or
+    thousands word ("пятьсот" "500", "ciento" "100"), a multiplier ("hundred" "x100", "tausend"
+    "x1000", Vietnamese "mươi" "x10"), a joining word ("and" "&"), another form of a unit ("lăm"
+    "5" after a tens word). Each is inferred from the first number whose words hold it as their
+    one unknown word, or a word's one unknown part (the shortest such part): the first meaning
+    (`_MEANINGS`) that reads that number back. A language is kept only if every number from 0 to
+    `SAID_UP_TO` then reads back as itself, words made of parts cut as `said.Parts` cuts
+    them. Also, the languages kept whose words are made of parts (`joined`)."""
     said, said_word = _composer(), _said_word()
     out: dict[str, dict[str, str]] = {}
+    joined: list[str] = []
     for language in sorted(digits):
-        words = {**digits[language], **numbers[language]}
-        table: dict[str, str] = {}
-        forms: list[list[str]] = []
-        for value in range(SAID_UP_TO + 1):
-            try:
-                form = said_word.findall(_said(value, language))
-            except (TypeError, ValueError, IndexError, KeyError):  # num2words cannot write it (Amharic)
-                break
-            forms.append(form)
-            unknown = {w for w in form if w not in words}
-            if len(unknown) != 1:
-                continue
-            word = unknown.pop()
-            meaning = next(
-                (m for m in _MEANINGS if said.read([m if w == word else words[w] for w in form]) == [str(value)]), None
-            )
-            if meaning is None:  # no meaning reads this number back: nor will any later
-                break
-            words[word] = table[word] = meaning
-        else:
-            if table and all(_reads_back(value, form, words, said) for value, form in enumerate(forms)):
+        known = {**digits[language], **numbers[language]}
+        forms = _Forms(language, said_word)
+        for parts in (False, True):
+            table = _inferred(forms, _Words(known, said, parts), parts)
+            if table is not None:
                 for word, meaning in list(table.items()):
                     table.setdefault(_unaccented(word), meaning)
                 out[language] = dict(sorted(table.items()))
-    return out
+                joined += [language] if parts else []
+                break
+    return out, joined
+
+
+class _Forms:
+    """A language's numbers from 0 to `SAID_UP_TO` in words, each written once (num2words is
+    slow), as far as they are asked for: a language most often fails at its first hundred."""
+
+    def __init__(self, language: str, said_word: re.Pattern[str]) -> None:
+        self.language, self.said_word = language, said_word
+        self.written: list[list[str]] = []
+
+    def __iter__(self) -> Iterator[tuple[int, list[str]]]:
+        for value in range(SAID_UP_TO + 1):
+            if value == len(self.written):
+                try:
+                    self.written.append(self.said_word.findall(_said(value, self.language)))
+                except (TypeError, ValueError, IndexError, KeyError):  # num2words cannot write it (Amharic)
+                    raise _Unwritten from None
+            yield value, self.written[value]
+
+
+class _Unwritten(Exception):
+    """num2words cannot write a number in a language."""
+
+
+def _inferred(forms: _Forms, words: _Words, parts: bool) -> dict[str, str] | None:
+    """`magnitude_words`' table for one language whose numbers from 0 to `SAID_UP_TO` are said in
+    `forms`, its words read whole or (`parts`) cut into parts; None where one does not read back."""
+    try:
+        return _inferred_from(forms, words, parts)
+    except _Unwritten:
+        return None
+
+
+def _inferred_from(forms: _Forms, words: _Words, parts: bool) -> dict[str, str] | None:
+    table: dict[str, str] = {}
+    for value, form in forms:
+        unread = [w for w in form if words.meanings(w) is None]
+        if len(unread) != 1:
+            continue
+        word = _unknown_part(unread[0], words.known) if parts else unread[0]
+        if word is None:
+            continue
+        meaning = next((m for m in _MEANINGS if words.adding(word, m).reads_back(value, form)), None)
+        if meaning is None:  # no meaning reads this number back: nor will any later
+            return None
+        words = words.adding(word, meaning)
+        table[word] = meaning
+    if not table or not all(words.reads_back(value, form) for value, form in forms):
+        return None
+    return table
+
+
+class _Words:
+    """A language's number words known so far, and what each word of a number means by them (its
+    parts', cut by `said.Parts`, where `parts`), kept: each is asked for again and again."""
+
+    def __init__(self, known: dict[str, str], said: Any, parts: bool) -> None:
+        self.known, self.said, self.parts = known, said, parts
+        self._parts = said.Parts(known)
+        self._read: dict[str, list[str] | None] = {}
+
+    def adding(self, word: str, meaning: str) -> _Words:
+        return _Words({**self.known, word: meaning}, self.said, self.parts)
+
+    def meanings(self, word: str) -> list[str] | None:
+        if word in self.known:
+            return [self.known[word]]
+        if not self.parts:
+            return None
+        if word not in self._read:
+            self._read[word] = self._parts.cut(word)
+        return self._read[word]
+
+    def reads_back(self, value: int, form: list[str]) -> bool:
+        found = [self.meanings(w) for w in form]
+        if None in found:
+            return False
+        return bool(self.said.read([m for meanings in found if meanings for m in meanings]) == [str(value)])
+
+
+def _unknown_part(word: str, words: dict[str, str]) -> str | None:
+    """The shortest part of `word` such that what comes before and after it are made of `words`
+    ("hundert" in "einhundert"), of two letters or more unless it is the word: Finnish "sataa"
+    (200's "kaksisataa") is a part, not "sata" and an "a" to be found in every word."""
+    word = word.replace("-", "")
+    longest = max(map(len, words))
+    size = len(word)
+    before = [True] + [False] * size  # word[:i] is made of words
+    for end in range(1, size + 1):
+        before[end] = any(before[s] and word[s:end] in words for s in range(max(0, end - longest), end))
+    after = [False] * size + [True]  # word[i:] is made of words
+    for start in range(size - 1, -1, -1):
+        reach = range(start + 1, min(size, start + longest) + 1)
+        after[start] = any(after[e] and word[start:e] in words for e in reach)
+    shortest = min(size, 2)  # a letter alone is a part only as a word ("백", 100): else it is an ending
+    cuts = [(e - s, s) for s in range(size + 1) if before[s] for e in range(s + shortest, size + 1) if after[e]]
+    if not cuts:
+        return None
+    length, start = min(cuts)
+    return word[start : start + length]
 
 
 # What an unknown word of a number may mean, in the order tried: a joining word, a multiplier, a
@@ -180,11 +274,6 @@ _MEANINGS = (
     "&", "x10", "x100", "x1000", *(str(v) for v in range(1, 20)), *(str(v) for v in range(20, 100, 10)),
     *(str(v) for v in range(100, 1000, 100)), *(str(v) for v in range(1000, 10000, 1000)),
 )  # fmt: skip
-
-
-def _reads_back(value: int, form: list[str], words: dict[str, str], said: Any) -> bool:
-    found = [words.get(w) for w in form]
-    return None not in found and said.read(found) == [str(value)]
 
 
 # Which of python-stdnum's formats are a person's: identity, birth, citizen, social security,
@@ -287,13 +376,15 @@ def unread_letters() -> dict[str, list[list[int]]]:
 
 def tables() -> dict[str, Any]:
     digits, numbers = digit_words(), number_words()
+    magnitude, joined = magnitude_words(digits, numbers)
     return {
         "unicode": unicodedata.unidata_version,
         "numerals": numerals(),
         "marks": marks(),
         "digit_words": digits,
         "number_words": numbers,
-        "magnitude_words": magnitude_words(digits, numbers),
+        "magnitude_words": magnitude,
+        "joined_languages": joined,
         "checked_identifiers": checked_identifiers(),
         "unread_letters": unread_letters(),
         "modifiers": marks(("Lm",)),

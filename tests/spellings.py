@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from classifiers.privacy.canonical import (
     ASTRAL_DIGITS,
     AT_WORDS,
-    DASH_WORDS,
-    DIGIT_WORDS,
     DOT_WORDS,
     LOOSE,
     OTHER_DIGITS,
     SEPARATORS,
 )
+from classifiers.privacy.tables import DIGIT_WORDS
+from classifiers.privacy.worded import DASH_WORDS
 
 SCRIPTS = tuple(zero for zero, _nine in (*OTHER_DIGITS, *ASTRAL_DIGITS))  # each script's zero
 # Digit words by language, every word of a digit in turn ("um" and "uma" for 1 in Portuguese).

@@ -18,7 +18,6 @@ from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.canonical import (
     ASTRAL_DIGITS,
     AT_WORDS,
-    DIGIT_WORDS,
     DOT_WORDS,
     OTHER_DIGITS,
     SEPARATORS,
@@ -28,7 +27,7 @@ from classifiers.privacy.canonical import (
     foldable,
     separated,
 )
-from classifiers.privacy.tables import MAGNITUDE_WORDS, NUMBER_WORDS, NUMERALS
+from classifiers.privacy.tables import DIGIT_WORDS, MAGNITUDE_WORDS, NUMBER_WORDS, NUMERALS
 
 CARD = "4111111111111111"
 SSN = "123456789"
@@ -173,6 +172,25 @@ def test_a_card_said_group_by_group_as_numbers_is_a_card(language, groups):
     found(_SCANNER, f"number: {written}", (8, 8 + len(written)), "CREDIT_CARD")
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "viertausendfünfhundertneununddreißig zweitausenddreihundertdreiundsiebzig "
+        "null einhundertdreiundsechzig eintausendvierhundertneunundsiebzig",
+        "Viertausend fünfhundertneununddreißig, zweitausend dreihundertdreiundsiebzig, "
+        "null hundertdreiundsechzig, tausendvierhundertneunundsiebzig",
+        "négyezer-ötszázharminckilenc, kétezer-háromszázhetvenhárom, nulla százhatvanhárom, ezer-négyszázhetvenkilenc",
+        "사천오백삼십구 이천삼백칠십삼 영 백육십삼 천사백칠십구",
+    ],
+)  # fmt: skip
+def test_a_card_said_in_words_made_of_number_words_is_a_card(scanner, said):
+    """German, Dutch, Italian, Turkish, Korean and five more write a number as one word of parts;
+    the word is cut into them (`said.Parts`) and each part does what it does apart: "vier",
+    "tausend", "fünf", "hundert", "neununddreißig" is 4539. Capitals, words apart and hyphens
+    within (Hungarian's after a thousand) read the same."""
+    found(scanner, f"card: {said}.", (6, 6 + len(said)), "CREDIT_CARD")
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     at=st.sampled_from([w for w in AT_WORDS if w != "@"]),
@@ -275,6 +293,10 @@ def test_the_spellings_that_once_reached_a_provider(scanner, text, kind, value):
         "I have two hundred and fifty sheep and three thousand goats.",
         "one hundred, two hundred, three hundred, four hundred",
         "Chapter one, two and three, four pages.",
+        # words made of number words' parts, in prose: an ordinal, plurals, round numbers
+        "Die vierte Auflage erschien in tausend Exemplaren; hunderte Leser, dreitausend Bestellungen.",
+        "Abbiamo venduto duemila copie, poi tremila, poi quattromila e infine cinquemila.",
+        "Der Preis: einhundertzwanzig, zweihundertdreißig, dreihundertvierzig und vierhundertfünfzig Euro.",
         "import flask\n\n@app.route('/')\ndef index():\n    return 'hi'",
     ],
 )

@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from classifiers import Scorer
-from classifiers.privacy.canonical import AT_WORDS, DIGIT_WORDS, DOT_WORDS, SEPARATORS
+from classifiers.privacy.canonical import AT_WORDS, DOT_WORDS, SEPARATORS
 from classifiers.privacy.scripts import unread
+from classifiers.privacy.tables import DIGIT_WORDS
 from edge_runtime import EdgeEngine, EdgeModelConfig
 from policies.policy import AppPolicy, Models, parse_policy
 from policies.schema import PolicyFile

@@ -8,7 +8,7 @@ from pathlib import Path
 from classifiers import _scan
 from classifiers.privacy.addresses import CUES as WRITTEN_ADDRESSES
 from classifiers.privacy.addresses import written_addresses
-from classifiers.privacy.canonical import AT_CUES, DIGIT_WORD_CUES, SEPARATED_WINDOWS
+from classifiers.privacy.canonical import AT_CUES, SEPARATED_WINDOWS
 from classifiers.privacy.capitals import CAPITAL_WINDOWS, capitals
 from classifiers.privacy.capitals import DETECTOR as CAPITALS_DETECTOR
 from classifiers.privacy.checked import CUES as CHECKED
@@ -49,6 +49,7 @@ from classifiers.privacy.told import told
 from classifiers.privacy.uncased import DETECTOR as UNCASED_DETECTOR
 from classifiers.privacy.uncased import MODEL_PATH as NAMES_PATH
 from classifiers.privacy.uncased import UncasedNames, caseless
+from classifiers.privacy.worded import DIGIT_WORD_CUES
 
 # The detectors whose findings the private-context gate decides on (`PrivacyScanner._decided`).
 GATED_DETECTORS = frozenset((SPAN_DETECTOR, LINK_DETECTOR, CAPITALS_DETECTOR, PLACE_DETECTOR, UNCASED_DETECTOR))

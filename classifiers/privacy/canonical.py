@@ -13,103 +13,43 @@ is read once into a normal form, and the detectors read that:
   spaces and joiners, soft hyphens, bidirectional marks, private use characters) as nothing, and
   tag characters (U+E0020 to U+E007E, which spell ASCII unseen) as the ASCII they spell; JSON's
   `\\uXXXX` escapes as their characters;
-- a run of four digit words or more, all of one language of `DIGIT_WORDS` (43, generated from
-  `num2words`), as its digits (a said or written dash kept as `-`): "четыре пять три девять",
-  "dört bir bir bir", but not "from one to two to three", whose "to" is Norwegian; a number from
-  10 to 99 in one word (`NUMBER_WORDS`: "forty-five", "fünfundvierzig") or as its tens and a
-  unit ("сорок пять") as its two digits; in 22 of those languages, any number below 10,000 said
-  in words apart (`MAGNITUDE_WORDS`: "four thousand five hundred and thirty-nine", "cuatro mil
-  quinientos treinta y nueve") as its digits, put together by `said`;
+- numbers said in words, in 43 languages, as their digits (`worded.read`): "четыре пять три девять",
+  "four thousand five hundred and thirty-nine", "viertausendfünfhundertneununddreißig";
 - a spelled-out `@` and `.` of an address (`AT_WORDS`, `DOT_WORDS`, bracketed, braced or spaced:
   `jane dot roe (ät) example (punkt) de`) as the characters;
 - any run of `SEPARATORS` between groups of digits (`4771.3397.2301.6870`, `601/69/2640`,
   `4111 | 1111`, `4539:2373`, a line break) as one space, a sentence's closing punctuation left
   where it is; any other script's punctuation or symbol there (`4539、2373`, `4539→2373`) too.
 
-Each step is a table or a character property: a new spelling is an entry, not a detector. Each character of the reading
-knows where in the text it came from (`Reading`), so that what is found there is masked whole where
-it was written. Only what a text holds the cues of is read (most texts are ASCII prose with none of
-them, and have no canonical reading to make).
+Each step is a table or a character property: a new spelling is an entry, not a detector. Each
+character of the reading knows where in the text it came from (`rewriting.Reading`), so that what
+is found there is masked whole where it was written. Only what a text holds the cues of is read
+(most texts are ASCII prose with none of them, and have no canonical reading to make).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from classifiers import _scan
+from classifiers.privacy import worded
 from classifiers.privacy.anchors import Anchors, Hits
-from classifiers.privacy.findings import Finding
 from classifiers.privacy.links import DEEP_TLDS, TLDS
 from classifiers.privacy.luhn import CARD_GROUPINGS, SSN_GROUPING, luhn_ok
-from classifiers.privacy.said import JOINS, Number
+from classifiers.privacy.rewriting import Reading, as_written, rewritten
 from classifiers.privacy.tables import (
     ASTRAL_NUMERALS,
     BASIC_NUMERALS,
     DIGIT_LIKE,
-    DIGIT_WORDS,
-    MAGNITUDE_WORDS,
-    MARKS,
-    NUMBER_WORDS,
     NUMERALS,
     character_class,
     covering,
 )
-
-
-class Reading(NamedTuple):
-    """A text read another way, and for each of its characters where the text it came from starts
-    and ends."""
-
-    text: str
-    starts: list[int]
-    ends: list[int]
-
-    def located(self, found: Finding, length: int) -> Finding:
-        """`found` in this reading, located in the text it came from (`length` long)."""
-        start = self.starts[found.start] if found.start < len(self.text) else length
-        return found._replace(start=start, end=self.ends[found.end - 1] if found.end > found.start else start)
-
-    def then(self, other: Reading | None) -> Reading:
-        """`other`, a reading of this reading's text, as a reading of the text this one came from."""
-        if other is None:
-            return self
-        starts = [self.starts[i] if i < len(self.text) else (self.ends[-1] if self.ends else 0) for i in other.starts]
-        ends = [self.ends[e - 1] if e > 0 else (self.starts[0] if self.starts else 0) for e in other.ends]
-        return Reading(other.text, starts, ends)
-
-
-def as_written(text: str, start: int, end: int, out: list[str], starts: list[int], ends: list[int]) -> None:
-    out.append(text[start:end])
-    starts += range(start, end)
-    ends += range(start + 1, end + 1)
-
-
-def rewritten(text: str, spans: Iterable[tuple[int, int, list[tuple[str, int, int]]]]) -> Reading | None:
-    """`text` with each of `spans` (start, end, and what it reads as: pieces of text, each with
-    where in `text` it comes from) read as written there, the rest as it is; None for no span."""
-    out: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    at = 0
-    for start, end, pieces in spans:
-        as_written(text, at, start, out, starts, ends)
-        for chars, first, last in pieces:
-            out.append(chars)
-            starts += [first] * len(chars)
-            ends += [last] * len(chars)
-        at = end
-    if not out:
-        return None
-    as_written(text, at, len(text), out, starts, ends)
-    return Reading("".join(out), starts, ends)
-
+from classifiers.privacy.worded import DIGIT_WORD_CUES
 
 # --- the tables ----------------------------------------------------------------------------------
-DASH_WORDS = ("dash", "hyphen", "tiret", "trait", "bindestrich", "strich", "guion", "guión", "trattino", "hífen",
-              "hifen", "streepje")  # fmt: skip
 # A spelled-out at sign and dot of an e-mail address, in those languages. Bracketed, braced or
 # between spaces: a bare word ("at") is only one where an address stands around it.
 AT_WORDS = ("at", "ät", "aet", "arobase", "arroba", "chiocciola", "klammeraffe", "apenstaart", "apenstaartje", "@")
@@ -133,43 +73,6 @@ NUMBER_DIGITS = 7  # a number this long, or longer, is read with its separators 
 # which reads each as "-", and the folded text is read whole.
 SEPARATED_WINDOWS = ("", "".join(c for c in SEPARATORS if c.isascii()), MOST_SEPARATORS, NUMBER_DIGITS, 1, 0)
 _AS_HYPHEN = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u00b7\u30fb\u2027"
-
-# word -> the languages it is a number's word in, and that number's digits in each
-_WORD: dict[str, dict[str, str]] = {}
-for _tables in (DIGIT_WORDS, NUMBER_WORDS):
-    for _language, _table in _tables.items():
-        for _word, _said in _table.items():
-            _WORD.setdefault(_word, {})[_language] = _said
-# ... and the words past tens, which go on a run those began: word -> language -> what it does
-# (`said`: "500", "x100", "&")
-_SAID: dict[str, dict[str, str]] = {word: dict(said) for word, said in _WORD.items()}
-for _language, _table in MAGNITUDE_WORDS.items():
-    for _word, _said in _table.items():
-        _SAID.setdefault(_word, {}).setdefault(_language, _said)
-_DASH_WORDS = frozenset(DASH_WORDS)
-# A word: letters and the marks on them ("నాలుగు"), hyphens and apostrophes within it ("п'ять";
-# "one-two-three" is read word by word).
-_LETTER = rf"(?:[^\W\d_]|[{MARKS}])"
-_TOKEN = re.compile(rf"{_LETTER}+(?:['’-]{_LETTER}+)*")
-# What may stand between two words of a number read aloud: spaces and commas, or a written dash.
-_WORD_GAP = re.compile(r"[\s,]+|\s*-\s*")
-LEAST_WORDS = 4  # a run this long is a number read aloud: "one or two", "two-thirds" are not
-# The cues of a number read aloud: each word after a space (the first of a run may stand anywhere,
-# the rest follow a space), three within a span of four words. A word of three letters or fewer
-# with what may end it in a run, else " un" would be every " under"; a longer one as a prefix,
-# found once in C, and kept only where the word ends there (`_whole`): Danish "firs" (80) is in
-# every " first", Norwegian "atten" (18) in " attention". (With each end, the 2,300 words' 16,000
-# literals slowed the scan's one pass by 60%.)
-_ENDS = (" ", ",", "-", "\n", ".", ";", ")")
-# each cue -> the word it is of, and the languages that word is a number's in
-_CUE_WORD: dict[str, tuple[str, frozenset[str]]] = {
-    cue: (w, frozenset(_WORD[w]))
-    for w in _WORD
-    for cue in ([f" {w}"] if len(w) > 3 else [f" {w}{end}" for end in _ENDS])
-}
-DIGIT_WORD_CUES = Anchors((), tuple(_CUE_WORD))
-WORDED_SPAN = 3 * (max(map(len, _WORD)) + len(" bindestrich ")) + 1
-WORD_REACH = max(map(len, _WORD)) + len(" bindestrich ")  # from a cue to where its run may begin or end
 
 _AT = "|".join(re.escape(w) for w in AT_WORDS if w != "@")
 _DOT = "|".join(re.escape(w) for w in DOT_WORDS if w != ".")
@@ -276,104 +179,6 @@ def fold(text: str) -> Reading:
 
 
 # --- the steps -----------------------------------------------------------------------------------
-def worded(text: str, windows: list[tuple[int, int]] | None = None) -> Reading | None:
-    """Each run of `LEAST_WORDS` digit words or more of one language as its digits, the spaces
-    between them left out and a said or written dash kept ("un deux trois tiret quatre" ->
-    "123-4"), each digit located on its word; within `windows` (where the scan saw their cues),
-    else in the whole text."""
-    spans: list[tuple[int, int, list[tuple[str, int, int]]]] = []
-    for start, end in [(0, len(text))] if windows is None else windows:
-        if spans and start < spans[-1][1]:
-            start = spans[-1][1]
-        spans += _runs(text, start, end)
-    return rewritten(text, spans)
-
-
-def _words(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
-    """The words in text[start:end], (start, end, lower case); one hyphenated that is no number's
-    word as its parts, the hyphens between them as "-" words."""
-    for m in _TOKEN.finditer(text, start, end):
-        word = m.group().lower()
-        if "-" not in word or word in _SAID:
-            yield m.start(), m.end(), word
-            continue
-        at = m.start()
-        for k, part in enumerate(word.split("-")):
-            if k:
-                yield at, at + 1, "-"
-                at += 1
-            yield at, at + len(part), part
-            at += len(part)
-
-
-def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[str, int, int]]]]:
-    """The runs of number words that begin in text[start:end] (each read to its end, past `end`
-    too), each as (start, end, its digits located). Each number said is put together (`said`):
-    "forty five" and "four thousand five hundred and thirty-nine" are each one; "four five" two. A
-    joining word between two numbers ("one and two") ends the run: a list, not a number read."""
-    runs: list[tuple[int, int, list[tuple[str, int, int]]]] = []
-    pieces: list[tuple[str, int, int]] = []  # the current run's numbers and dashes
-    number: Number | None = None  # the number the last piece is, while it is being said
-    languages: set[str] = set()
-    last = -1  # where the current run's last word ends
-
-    def close() -> None:
-        nonlocal number
-        while pieces and pieces[-1][0] == "-":
-            pieces.pop()  # a run ends on a digit
-        if sum(p[0] != "-" for p in pieces) >= LEAST_WORDS:
-            runs.append((pieces[0][1], pieces[-1][2], list(pieces)))
-        pieces.clear()
-        languages.clear()
-        number = None
-
-    for first, stop, word in _words(text, start, len(text)):
-        joined = last >= 0 and (first == last or _WORD_GAP.fullmatch(text, last, first) is not None)
-        if not joined:
-            close()
-            if first >= end:
-                break  # past the window, and no run goes on into it
-        if word == "-" or word in _DASH_WORDS:
-            if pieces and pieces[-1][0] != "-":
-                pieces.append(("-", first, stop))
-                number = None
-                last = stop
-            else:
-                close()
-                last = -1
-            continue
-        said = _SAID.get(word)
-        common = languages.intersection(said) if said and languages else set(said or ())
-        if not common:
-            close()
-            if said is None:
-                last = -1
-                continue
-            common = set(said)
-        meaning = _SAID[word][min(common)]  # (the same in each, but for a word two languages read apart)
-        if meaning == JOINS and number is None:
-            close()
-            last = -1
-            continue
-        if pieces and pieces[-1][0] != "-" and "-" in text[last:first]:
-            pieces.append(("-", last, first))  # a written dash between two words
-            number = None
-        languages.clear()
-        languages.update(common)
-        after_join = number is not None and number.joined
-        if number is not None and number.takes(meaning):
-            pieces[-1] = (number.digits, pieces[-1][1], stop)
-        else:
-            if after_join:
-                close()
-                languages.update(common)
-            number = Number.said(meaning)
-            pieces.append((number.digits, first, stop))
-        last = stop
-    close()
-    return runs
-
-
 def spelled(text: str, ats: list[int] | None = None) -> Reading | None:
     """Each address whose at sign and dots are spelled out, as it is written plainly; its at sign
     where the scan found an `AT_CUES` literal (`ats`), else anywhere in the text."""
@@ -707,12 +512,6 @@ class Cues(NamedTuple):
 _CUES = AT_CUES + DIGIT_WORD_CUES
 _TAKEN = frozenset(_CUES.folded)
 _DIGIT_WORD = frozenset(DIGIT_WORD_CUES.folded)
-_PREFIXES = frozenset(cue for cue in _CUE_WORD if cue[-1] not in _ENDS)  # a longer word's: its end checked
-
-
-def _whole(text: str, end: int) -> bool:
-    """Whether a word found as a prefix ends at `end`: no letter, digit or mark after it."""
-    return end >= len(text) or not (text[end].isalnum() or unicodedata.category(text[end])[0] == "M")
 
 
 def taken_cues(text: str, hits: Hits) -> tuple[list[int], list[tuple[int, int]]]:
@@ -722,48 +521,9 @@ def taken_cues(text: str, hits: Hits) -> tuple[list[int], list[tuple[int, int]]]
     if not present:
         return [], []
     taken = {literal: hits.pop(literal) for literal in present}
-    for literal in present & _PREFIXES:
-        taken[literal] = [at for at in taken[literal] if _whole(text, at + len(literal))]
     ats = sorted(at for literal, places in taken.items() if literal not in _DIGIT_WORD for at in places)
-    by_language: dict[str, list[tuple[int, str]]] = {}  # each language's cues: where, and the word
-    for literal in present & _DIGIT_WORD:
-        word, languages = _CUE_WORD[literal]
-        for language in languages:
-            by_language.setdefault(language, []).extend((at, word) for at in taken[literal])
-    return ats, _merged(w for found in by_language.values() for w in worded_windows(found))
-
-
-def _merged(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """`windows` in order, those that overlap or touch as one."""
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(windows):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def worded_windows(found: list[tuple[int, str]]) -> list[tuple[int, int]]:
-    """Where one language's digit words (`found`: where each cue is, and its word) follow a space
-    three times within `WORDED_SPAN` characters, two of them different words or one word four
-    times (the first of a run need not follow one): only there can four stand in a row (searching
-    every text for a run cost 0.13 us a character, as much as the rest of the scan), and "to ... to
-    ... to" in English is no Norwegian number. Each window reaches a word's length before its
-    first cue and after its last; a run read in it is read on past its end (`_runs`)."""
-    found = sorted(found)
-    windows = []
-    for k in range(len(found) - 2):
-        first, _ = found[k]
-        if found[k + 2][0] - first > WORDED_SPAN:
-            continue
-        if len({word for _, word in found[k : k + 3]}) == 1:
-            # one word three times ("to ... to ... to" in English) is no number, four times close is
-            # ("één één één één", its first word at the text's start, where no space is its cue)
-            if k + 3 >= len(found) or found[k + 3][0] - first > WORDED_SPAN or found[k + 3][1] != found[k][1]:
-                continue
-        windows.append((max(0, first - WORD_REACH), found[k + 2][0] + WORD_REACH))
-    return _merged(windows)
+    said = {literal: places for literal, places in taken.items() if literal in _DIGIT_WORD}
+    return ats, worded.windows(text, said) if said else []
 
 
 def cues_of(text: str) -> Cues:
@@ -784,7 +544,7 @@ def canonical(text: str, cues: Cues) -> Reading | None:
             reading = folded
             cues = cues_of(folded.text)
     current = reading.text if reading is not None else text
-    if cues.worded and (made := worded(current, cues.worded)) is not None:
+    if cues.worded and (made := worded.read(current, cues.worded)) is not None:
         reading, current = _then(reading, made), made.text
         cues = cues_of(current)
     if cues.ats and (made := spelled(current, cues.ats)) is not None:

@@ -31,16 +31,14 @@ from classifiers.privacy.canonical import (
     ESCAPED_PAIR,
     INVISIBLE,
     Cues,
-    Reading,
-    as_written,
     astral,
     canonical,
     foldable,
     invisible,
-    rewritten,
     taken_cues,
 )
 from classifiers.privacy.findings import STRUCTURED_TYPES, Finding
+from classifiers.privacy.rewriting import Reading, as_written, rewritten
 
 Scan = Callable[[str], list[Finding]]
 MAX_DECODED = 64 * 1024  # characters of one encoded run decoded and scanned; longer ones are UNSCANNED

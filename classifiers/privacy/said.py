@@ -6,13 +6,18 @@ keeps one number being said: its value, and how much may still be added to it be
 number begins ("four five" is two numbers, "forty five" one, "five hundred three" one). The words
 and what each does in each language are generated from num2words (`research.reading_tables`,
 which checks that every number from 0 to 9,999 each language is kept for reads back as itself);
-`canonical` reads them in texts.
+`worded` reads them in texts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+# A word longer than this is no number's: num2words' longest below 10,000 in the languages kept is
+# 57 letters ("kahdeksansataakahdeksankymmentäkahdeksan"), and cutting a word costs its length
+# times its parts' ("viertausend" a thousand times in one word is no number, read or not).
+LONGEST_WORD = 96
 JOINS = "&"  # a word that joins two parts of one number ("and", "y", "و")
 TIMES = "x"  # before a multiplier: "x100" is "hundred"
 
@@ -110,3 +115,41 @@ def read(meanings: list[str]) -> list[str]:
             continue
         out.append(Number.said(meaning))
     return [n.digits for n in out]
+
+
+class Parts:
+    """A language's number words, and the parts its words of a number are made of, with what each
+    means ("vier" "4", "tausend" "x1000"), where that language writes a number as one word."""
+
+    def __init__(self, meanings: Mapping[str, str]) -> None:
+        self.meanings = meanings
+        self._lengths = sorted({len(word) for word in meanings})
+
+    def cut(self, word: str) -> list[str] | None:
+        """What a word made of these parts means, part by part, where its parts say one number:
+        "viertausendfünfhundertneununddreißig" -> ["4", "x1000", "5", "x100", "39"], "사천오백"
+        -> ["4", "x1000", "5", "x100"]; None where no parts make it up. Of the ways to cut it,
+        the one with fewest parts (hyphens within are left out: "négyezer-ötszáz"). Only the
+        places a part ends are cut on from, so a word that begins with none costs one look per
+        part length."""
+        word = word.replace("-", "")
+        size = len(word)
+        if size > LONGEST_WORD:
+            return None
+        fewest: list[list[str] | None] = [[]] + [None] * size  # the cut of each beginning
+        for start in range(size):
+            before = fewest[start]
+            if before is None:
+                continue
+            for length in self._lengths:
+                end = start + length
+                if end > size:
+                    break
+                meaning = self.meanings.get(word[start:end])
+                if meaning is None:
+                    continue
+                so_far = fewest[end]
+                if so_far is None or len(before) + 1 < len(so_far):
+                    fewest[end] = [*before, meaning]
+        parts = fewest[-1]
+        return parts if parts is not None and len(parts) > 1 and len(read(parts)) == 1 else None

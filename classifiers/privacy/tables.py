@@ -7,8 +7,9 @@
 - `MARKS`: the combining marks, which words in many scripts hold;
 - `DIGIT_WORDS`: the words for 0 to 9 in 43 languages, from `num2words`, with their unaccented
   and spoken forms; `NUMBER_WORDS`: those for 10 to 99 that are one word; `MAGNITUDE_WORDS`: in
-  22 of those languages, the words a number below 10,000 is said with past those ("hundred",
-  "тысячи", "y");
+  32 of those languages, the words a number below 10,000 is said with past those ("hundred",
+  "тысячи", "y"), or in 10 (`JOINED_LANGUAGES`) the parts of a word it is written in ("tausend" in
+  "viertausendfünfhundert");
 - `CHECKED_IDENTIFIERS`: the names of the personal identifiers python-stdnum checks, and its
   formats that check each;
 - `UNREAD_LETTERS`: the letters of each script the detectors of names, places and health do not
@@ -42,6 +43,8 @@ DIGIT_WORDS: dict[str, dict[str, str]] = _TABLES["digit_words"]
 NUMBER_WORDS: dict[str, dict[str, str]] = _TABLES["number_words"]
 # language -> word past tens (lower case) -> what it does in a number said (`said`: "500", "x100", "&")
 MAGNITUDE_WORDS: dict[str, dict[str, str]] = _TABLES["magnitude_words"]
+# the languages of those whose numbers are written in words made of parts ("viertausendfünfhundert")
+JOINED_LANGUAGES: list[str] = _TABLES["joined_languages"]
 # a personal identifier's name ("CPF", "Henkilötunnus") -> the python-stdnum formats that check it
 CHECKED_IDENTIFIERS: dict[str, list[str]] = _TABLES["checked_identifiers"]
 # a script no detector of names, places or health reads ("cyrillic") -> its letters' ranges

@@ -16,6 +16,8 @@ FILLERS = {
     "digits in pairs": "12 ",
     "lone digits": "1 ",
     "numbers said in words": "four thousand five hundred and thirty-nine, ",
+    "numbers said as words of parts": "viertausendfünfhundertneununddreißig, ",
+    "long words of number parts": "viertausend" * 100 + " ",
     "a record key's cue": "name ",
     "an address's cue": "address is ",
     "an identifier's cue": "passport number 12 ",

@@ -1,0 +1,291 @@
+"""Numbers said in words, read as their digits: "four five three nine", "четыре пять три девять",
+"four thousand five hundred and thirty-nine", "viertausendfünfhundertneununddreißig".
+
+- a run of four digit words or more, all of one language of `DIGIT_WORDS` (43, generated from
+  `num2words`), as its digits (a said or written dash kept as `-`): "четыре пять три девять",
+  "dört bir bir bir", but not "from one to two to three", whose "to" is Norwegian;
+- a number from 10 to 99 in one word (`NUMBER_WORDS`: "forty-five", "fünfundvierzig") or as its
+  tens and a unit ("сорок пять") as its two digits;
+- in 32 of those languages, any number below 10,000 said in words (`MAGNITUDE_WORDS`: "four
+  thousand five hundred and thirty-nine", "cuatro mil quinientos treinta y nueve") as its digits,
+  put together by `said`; in 10 of them (`JOINED_LANGUAGES`) written as one word of parts
+  ("viertausendfünfhundertneununddreißig", "quattromilacinquecento", "사천오백"), cut into them.
+
+Only where the scan's one pass found their cues close together (`windows`) is a text read for them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+
+from classifiers.privacy.anchors import Anchors
+from classifiers.privacy.rewriting import Reading, rewritten
+from classifiers.privacy.said import JOINS, TIMES, Number, Parts
+from classifiers.privacy.tables import DIGIT_WORDS, JOINED_LANGUAGES, MAGNITUDE_WORDS, MARKS, NUMBER_WORDS
+
+# A dash said between a number's groups ("four five tiret six seven"), in those languages.
+DASH_WORDS = ("dash", "hyphen", "tiret", "trait", "bindestrich", "strich", "guion", "guión", "trattino", "hífen",
+              "hifen", "streepje")  # fmt: skip
+# word -> the languages it is a number's word in, and that number's digits in each
+_WORD: dict[str, dict[str, str]] = {}
+for _tables in (DIGIT_WORDS, NUMBER_WORDS):
+    for _language, _table in _tables.items():
+        for _word, _said in _table.items():
+            _WORD.setdefault(_word, {})[_language] = _said
+# ... and the words past tens, which go on a run those began: word -> language -> what it does
+# (`said`: "500", "x100", "&")
+_SAID: dict[str, dict[str, str]] = {word: dict(said) for word, said in _WORD.items()}
+for _language, _table in MAGNITUDE_WORDS.items():
+    for _word, _said in _table.items():
+        _SAID.setdefault(_word, {}).setdefault(_language, _said)
+# ... and in each language whose numbers are written as words made of parts
+# ("viertausendfünfhundertneununddreißig"), those words and parts, which such a word is cut into
+_PARTS: dict[str, Parts] = {
+    language: Parts({**DIGIT_WORDS[language], **NUMBER_WORDS[language], **MAGNITUDE_WORDS[language]})
+    for language in JOINED_LANGUAGES
+}
+# ... and, by how a part begins and ends (its first two letters, or its one; its last), the
+# languages it is a part in: most words are no number's, and are told so by two looks
+_BEGINS: dict[str, frozenset[str]] = {}
+_ENDINGS: dict[str, frozenset[str]] = {}
+for _language, _parts in _PARTS.items():
+    for _part in _parts.meanings:
+        _BEGINS[_part[:2]] = _BEGINS.get(_part[:2], frozenset()) | {_language}
+        _ENDINGS[_part[-2:]] = _ENDINGS.get(_part[-2:], frozenset()) | {_language}
+_NONE: frozenset[str] = frozenset()
+_DASH_WORDS = frozenset(DASH_WORDS)
+# A word: letters and the marks on them ("నాలుగు"), hyphens and apostrophes within it ("п'ять";
+# "one-two-three" is read word by word).
+_LETTER = rf"(?:[^\W\d_]|[{MARKS}])"
+_TOKEN = re.compile(rf"{_LETTER}+(?:['’-]{_LETTER}+)*")
+# What may stand between two words of a number read aloud: spaces and commas, or a written dash.
+_WORD_GAP = re.compile(r"[\s,]+|\s*-\s*")
+LEAST_WORDS = 4  # a run this long is a number read aloud: "one or two", "two-thirds" are not
+# The cues of a number read aloud: each word after a space (the first of a run may stand anywhere,
+# the rest follow a space), three within a span of four words. A word of three letters or fewer
+# with what may end it in a run, else " un" would be every " under"; a longer one as a prefix,
+# found once in C, and kept only where the word ends there (`_whole`): Danish "firs" (80) is in
+# every " first", Norwegian "atten" (18) in " attention". (With each end, the 2,300 words' 16,000
+# literals slowed the scan's one pass by 60%.)
+_ENDS = (" ", ",", "-", "\n", ".", ";", ")")
+# each cue -> the word it is of, and the languages that word is a number's in
+_CUE_WORD: dict[str, tuple[str, frozenset[str]]] = {
+    cue: (w, frozenset(_WORD[w]))
+    for w in _WORD
+    for cue in ([f" {w}"] if len(w) > 3 else [f" {w}{end}" for end in _ENDS])
+}
+
+
+def _heads(parts: Parts) -> set[str]:
+    """How a word made of a language's `parts` may begin, beyond a digit's word: a multiplier
+    ("tausend..."), a unit and a multiplier ("einhundert...", "duemila...", "사천..."), a short
+    multiplier and a number ("yüzelli...", "백육십..."). Each is a cue found as a prefix, kept
+    where the whole word is made of parts (`_whole`)."""
+    multipliers = [p for p, meaning in parts.meanings.items() if meaning.startswith(TIMES)]
+    units = [p for p, meaning in parts.meanings.items() if meaning.isdigit() and int(meaning) < 10]
+    numbers = [p for p, meaning in parts.meanings.items() if meaning.isdigit() and int(meaning) < 100]
+    return (
+        {m for m in multipliers if len(m) > 3}
+        | {u + m for u in units for m in multipliers}
+        | {m + n for m in multipliers if len(m) <= 3 for n in numbers}
+    )
+
+
+for _language, _parts in _PARTS.items():
+    for _head in _heads(_parts):
+        _word, _languages = _CUE_WORD.get(f" {_head}", (_head, frozenset()))
+        _CUE_WORD[f" {_head}"] = (_word, _languages | {_language})
+DIGIT_WORD_CUES = Anchors((), tuple(_CUE_WORD))
+WORDED_SPAN = 3 * (max(map(len, _WORD)) + len(" bindestrich ")) + 1
+WORD_REACH = max(map(len, _WORD)) + len(" bindestrich ")  # from a cue to where its run may begin or end
+
+
+def _going_on(number: Number, meanings: list[str]) -> Number | None:
+    """`number` with a word that means `meanings` added, where the word goes on it (all of a
+    word's parts, or none), else None."""
+    if len(meanings) == 1:
+        return number if number.takes(meanings[0]) else None
+    going = replace(number)
+    return going if all(going.takes(meaning) for meaning in meanings) else None
+
+
+def read(text: str, windows: list[tuple[int, int]] | None = None) -> Reading | None:
+    """Each run of `LEAST_WORDS` digit words or more of one language as its digits, the spaces
+    between them left out and a said or written dash kept ("un deux trois tiret quatre" ->
+    "123-4"), each digit located on its word; within `windows` (where the scan saw their cues),
+    else in the whole text."""
+    spans: list[tuple[int, int, list[tuple[str, int, int]]]] = []
+    for start, end in [(0, len(text))] if windows is None else windows:
+        if spans and start < spans[-1][1]:
+            start = spans[-1][1]
+        spans += _runs(text, start, end)
+    return rewritten(text, spans)
+
+
+def _words(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
+    """The words in text[start:end], (start, end, lower case); one hyphenated that is no number's
+    word as its parts, the hyphens between them as "-" words."""
+    for m in _TOKEN.finditer(text, start, end):
+        word = m.group().lower()
+        if "-" not in word or word in _SAID or _said_as(word):
+            yield m.start(), m.end(), word
+            continue
+        at = m.start()
+        for k, part in enumerate(word.split("-")):
+            if k:
+                yield at, at + 1, "-"
+                at += 1
+            yield at, at + len(part), part
+            at += len(part)
+
+
+def _said_as(word: str) -> dict[str, list[str]]:
+    """What `word` does in a number said, in each language it is a number's word in (`said`: one
+    meaning) or is made of such words' parts (its parts' meanings: "viertausend" ["4", "x1000"])."""
+    said = _SAID_AS.get(word)
+    if said is not None:
+        return said
+    begins = _BEGINS.get(word[:2], _NONE) | _BEGINS.get(word[:1], _NONE)
+    if not begins:
+        return {}
+    word = word.replace("-", "")
+    languages = begins & (_ENDINGS.get(word[-2:], _NONE) | _ENDINGS.get(word[-1:], _NONE))
+    return {language: cut for language in languages if (cut := _PARTS[language].cut(word)) is not None}
+
+
+_SAID_AS = {word: {language: [meaning] for language, meaning in said.items()} for word, said in _SAID.items()}
+
+
+def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[str, int, int]]]]:
+    """The runs of number words that begin in text[start:end] (each read to its end, past `end`
+    too), each as (start, end, its digits located). Each number said is put together (`said`):
+    "forty five" and "four thousand five hundred and thirty-nine" are each one; "four five" two. A
+    joining word between two numbers ("one and two") ends the run: a list, not a number read."""
+    runs: list[tuple[int, int, list[tuple[str, int, int]]]] = []
+    pieces: list[tuple[str, int, int]] = []  # the current run's numbers and dashes
+    number: Number | None = None  # the number the last piece is, while it is being said
+    languages: set[str] = set()
+    last = -1  # where the current run's last word ends
+
+    def close() -> None:
+        nonlocal number
+        while pieces and pieces[-1][0] == "-":
+            pieces.pop()  # a run ends on a digit
+        if sum(p[0] != "-" for p in pieces) >= LEAST_WORDS:
+            runs.append((pieces[0][1], pieces[-1][2], list(pieces)))
+        pieces.clear()
+        languages.clear()
+        number = None
+
+    for first, stop, word in _words(text, start, len(text)):
+        joined = last >= 0 and (first == last or _WORD_GAP.fullmatch(text, last, first) is not None)
+        if not joined:
+            close()
+            if first >= end:
+                break  # past the window, and no run goes on into it
+        if word == "-" or word in _DASH_WORDS:
+            if pieces and pieces[-1][0] != "-":
+                pieces.append(("-", first, stop))
+                number = None
+                last = stop
+            else:
+                close()
+                last = -1
+            continue
+        said = _said_as(word)
+        common = languages.intersection(said) if said and languages else set(said)
+        if not common:
+            close()
+            if not said:
+                last = -1
+                continue
+            common = set(said)
+        meanings = said[min(common)]  # (the same in each, but for a word two languages read apart)
+        if meanings == [JOINS] and number is None:
+            close()
+            last = -1
+            continue
+        if pieces and pieces[-1][0] != "-" and "-" in text[last:first]:
+            pieces.append(("-", last, first))  # a written dash between two words
+            number = None
+        languages.clear()
+        languages.update(common)
+        after_join = number is not None and number.joined
+        if number is not None and (going := _going_on(number, meanings)) is not None:
+            number = going
+            pieces[-1] = (number.digits, pieces[-1][1], stop)
+        else:
+            if after_join:
+                close()
+                languages.update(common)
+            number = Number.said(meanings[0])
+            for meaning in meanings[1:]:
+                number.takes(meaning)  # (`Parts.cut` cut it so that its parts say one number)
+            pieces.append((number.digits, first, stop))
+        last = stop
+    close()
+    return runs
+
+
+_PREFIXES = frozenset(cue for cue in _CUE_WORD if cue[-1] not in _ENDS)  # a longer word's: its end checked
+
+
+def _whole(text: str, end: int, cue: tuple[str, frozenset[str]] | None = None) -> bool:
+    """Whether a word found as a prefix ends at `end` (no letter, digit or mark after it), or,
+    where it is a number's word or a head (`_heads`) in a language whose numbers are words made of
+    parts (`cue`: the word and its languages), whether the word it begins is made of them."""
+    if end >= len(text) or not (text[end].isalnum() or unicodedata.category(text[end])[0] == "M"):
+        return True
+    if cue is None or not (joined := cue[1].intersection(_PARTS)):
+        return False
+    whole = _TOKEN.match(text, end - len(cue[0]))
+    return whole is not None and any(_PARTS[language].cut(whole.group().lower()) for language in joined)
+
+
+def windows(text: str, taken: dict[str, list[int]]) -> list[tuple[int, int]]:
+    """Where in `text` a number may be said in words, from where the scan found `DIGIT_WORD_CUES`
+    (`taken`: each literal found -> its places)."""
+    by_language: dict[str, list[tuple[int, str]]] = {}  # each language's cues: where, and the word
+    for literal, places in taken.items():
+        if literal in _PREFIXES:
+            places = [at for at in places if _whole(text, at + len(literal), _CUE_WORD[literal])]
+        word, languages = _CUE_WORD[literal]
+        for language in languages:
+            by_language.setdefault(language, []).extend((at, word) for at in places)
+    return _merged(w for found in by_language.values() for w in worded_windows(found))
+
+
+def _merged(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`windows` in order, those that overlap or touch as one."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(windows):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def worded_windows(found: list[tuple[int, str]]) -> list[tuple[int, int]]:
+    """Where one language's digit words (`found`: where each cue is, and its word) follow a space
+    three times within `WORDED_SPAN` characters, two of them different words or one word four
+    times (the first of a run need not follow one): only there can four stand in a row (searching
+    every text for a run cost 0.13 us a character, as much as the rest of the scan), and "to ... to
+    ... to" in English is no Norwegian number. Each window reaches a word's length before its
+    first cue and after its last; a run read in it is read on past its end (`_runs`)."""
+    found = sorted(found)
+    windows = []
+    for k in range(len(found) - 2):
+        first, _ = found[k]
+        if found[k + 2][0] - first > WORDED_SPAN:
+            continue
+        if len({word for _, word in found[k : k + 3]}) == 1:
+            # one word three times ("to ... to ... to" in English) is no number, four times close is
+            # ("één één één één", its first word at the text's start, where no space is its cue)
+            if k + 3 >= len(found) or found[k + 3][0] - first > WORDED_SPAN or found[k + 3][1] != found[k][1]:
+                continue
+        windows.append((max(0, first - WORD_REACH), found[k + 2][0] + WORD_REACH))
+    return _merged(windows)
