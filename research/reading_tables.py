@@ -11,7 +11,7 @@ libraries that keep them, instead of typing them:
   Japanese, whose numerals are `numerals`, and Thai, written without spaces between words), each
   also without its accents, and the spoken forms it does not write (`SPOKEN`);
 - `number_words`: the numbers 10 to 99 that num2words writes as one word in those languages;
-- `magnitude_words`: in the 32 of those languages whose numbers below 10,000 num2words writes
+- `magnitude_words`: in the 36 of those languages whose numbers below 10,000 num2words writes
   in words apart ("four thousand five hundred") or in words made of parts (`joined_languages`,
   10: "viertausendfünfhundert", "사천오백"), each word or part past those (hundreds, thousands,
   multipliers, joining words) and what it does in a number said (`classifiers.privacy.said`),
@@ -30,11 +30,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import multiprocessing
+import os
 import pkgutil
 import re
 import sys
 import unicodedata
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -146,26 +149,35 @@ def magnitude_words(
     words or parts past those of `digits` and `numbers` -> what each does (`said`): a hundreds or
     thousands word ("пятьсот" "500", "ciento" "100"), a multiplier ("hundred" "x100", "tausend"
     "x1000", Vietnamese "mươi" "x10"), a joining word ("and" "&"), another form of a unit ("lăm"
-    "5" after a tens word). Each is inferred from the first number whose words hold it as their
-    one unknown word, or a word's one unknown part (the shortest such part): the first meaning
-    (`_MEANINGS`) that reads that number back. A language is kept only if every number from 0 to
-    `SAID_UP_TO` then reads back as itself, words made of parts cut as `said.Parts` cuts
-    them. Also, the languages kept whose words are made of parts (`joined`)."""
-    said, said_word = _composer(), _said_word()
-    out: dict[str, dict[str, str]] = {}
-    joined: list[str] = []
-    for language in sorted(digits):
-        known = {**digits[language], **numbers[language]}
-        forms = _Forms(language, said_word)
-        for parts in (False, True):
-            table = _inferred(forms, _Words(known, said, parts), parts)
-            if table is not None:
-                for word, meaning in list(table.items()):
-                    table.setdefault(_unaccented(word), meaning)
-                out[language] = dict(sorted(table.items()))
-                joined += [language] if parts else []
-                break
+    "5" after a tens word, Romanian "o" "1" in "o sută"). Each is inferred from the first number
+    whose words hold it as their one unknown word, or a word's one unknown part (the shortest
+    such part): the first meaning (`_MEANINGS`) that reads that number back (a joining word only
+    where no count reads back as many numbers: `_likeliest`); where no number is left with one
+    unknown word, two unknown words together ("o sută"). A language is kept only if every number
+    from 0 to `SAID_UP_TO` then reads back as itself, words made of parts cut as `said.Parts`
+    cuts them. Also, the languages kept whose words are made of parts (`joined`)."""
+    languages = sorted(digits)
+    known = [{**digits[language], **numbers[language]} for language in languages]
+    # each language on its own core (num2words writing 430,000 numbers is most of the time)
+    with ProcessPoolExecutor(max_workers=os.cpu_count(), mp_context=multiprocessing.get_context("fork")) as pool:
+        found = list(pool.map(_language_table, languages, known))
+    out = {language: table for language, (table, _) in zip(languages, found, strict=True) if table is not None}
+    joined = [language for language, (table, parts) in zip(languages, found, strict=True) if table and parts]
     return out, joined
+
+
+def _language_table(language: str, known: dict[str, str]) -> tuple[dict[str, str] | None, bool]:
+    """`magnitude_words`' table for one language whose digit and number words are `known`, and
+    whether its words are read cut into parts; (None, False) where it is not kept."""
+    said, said_word = _composer(), _said_word()
+    forms = _Forms(language, said_word)
+    for parts in (False, True):
+        table = _inferred(forms, _Words(known, said, parts), parts)
+        if table is not None:
+            for word, meaning in list(table.items()):
+                table.setdefault(_unaccented(word), meaning)
+            return dict(sorted(table.items())), parts
+    return None, False
 
 
 class _Forms:
@@ -201,21 +213,52 @@ def _inferred(forms: _Forms, words: _Words, parts: bool) -> dict[str, str] | Non
 
 def _inferred_from(forms: _Forms, words: _Words, parts: bool) -> dict[str, str] | None:
     table: dict[str, str] = {}
-    for value, form in forms:
-        unread = [w for w in form if words.meanings(w) is None]
-        if len(unread) != 1:
-            continue
-        word = _unknown_part(unread[0], words.known) if parts else unread[0]
-        if word is None:
-            continue
-        meaning = next((m for m in _MEANINGS if words.adding(word, m).reads_back(value, form)), None)
-        if meaning is None:  # no meaning reads this number back: nor will any later
+    while True:
+        learned = False
+        pair: tuple[int, list[str], str, str] | None = None  # the first number said with two unknown words
+        for value, form in forms:
+            unread = [w for w in form if words.meanings(w) is None]
+            if len(unread) == 2 and unread[0] != unread[1] and not parts and pair is None:
+                pair = (value, form, unread[0], unread[1])
+            if len(unread) != 1:
+                continue
+            word = _unknown_part(unread[0], words.known) if parts else unread[0]
+            if word is None:
+                continue
+            fits = [w for m in _MEANINGS if (w := words.adding(word, m)).reads_back(value, form)]
+            if not fits:  # no meaning reads this number back: nor will any later
+                return None
+            words = _likeliest(fits, forms, word) if fits[0].known[word] == "&" and len(fits) > 1 else fits[0]
+            table[word] = words.known[word]
+            learned = True
+        if learned:
+            continue  # a number passed over may have one unknown word now
+        if pair is None:
+            break
+        # Only where no number has one unknown word: two, as in Romanian "o sută" (100), whose
+        # "o" (one, feminine) and "sută" are said together only
+        value, form, first, second = pair
+        tried = [words.adding(first, a).adding(second, b) for a in _MEANINGS for b in _MEANINGS]
+        fitting = [w for w in tried if w.reads_back(value, form)]
+        if not fitting:
             return None
-        words = words.adding(word, meaning)
-        table[word] = meaning
+        words = _likeliest(fitting, forms, first, second)
+        table[first], table[second] = words.known[first], words.known[second]
     if not table or not all(words.reads_back(value, form) for value, form in forms):
         return None
     return table
+
+
+def _likeliest(fitting: list[_Words], forms: _Forms, *learned: str) -> _Words:
+    """Of the meanings of the words `learned` that read a number back (`fitting`), those that
+    read back the most numbers, and of those the ones that count over those that join: "o" in
+    "o sută" (Romanian 100) or "jedna" in "jedna hiljada" may be a joining word or a one, and is
+    a one ("zero o sută" is 0100, not 0 and 100)."""
+
+    def likely(words: _Words) -> tuple[int, int]:
+        return sum(words.reads_back(v, f) for v, f in forms), sum(words.known[w] != "&" for w in learned)
+
+    return max(fitting, key=likely)
 
 
 class _Words:

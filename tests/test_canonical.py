@@ -175,6 +175,25 @@ def test_a_card_said_group_by_group_as_numbers_is_a_card(language, groups):
 @pytest.mark.parametrize(
     "said",
     [
+        "patru mii cinci sute treizeci și nouă, două mii trei sute șaptezeci și trei, "
+        "zero o sută șaizeci și trei, o mie patru sute șaptezeci și nouă",
+        "četiri hiljade petsto trideset devet, dve hiljade trista sedamdeset tri, "
+        "nula sto šezdeset tri, jedna hiljada četristo sedamdeset devet",
+        "fjögur þúsund fimm hundruð þrjátíu og níu, tvö þúsund þrjú hundruð sjötíu og þrír, "
+        "núll eitt hundrað sextíu og þrír, eitt þúsund fjögur hundruð sjötíu og níu",
+    ],
+)  # fmt: skip
+def test_a_card_said_with_a_units_other_form_before_hundreds_and_thousands_is_a_card(scanner, said):
+    """Romanian "o sută", "două mii", Serbian "jedna hiljada", "dve hiljade", Icelandic "eitt
+    hundrað", "tvö þúsund": a unit said before a hundred or a thousand in the form that agrees
+    with it, which is not the digit's word ("unu", "doi"). The tables learn both words of "o
+    sută" from the one number said with them (`research.reading_tables`)."""
+    found(scanner, f"card: {said}.", (6, 6 + len(said)), "CREDIT_CARD")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
         "viertausendfünfhundertneununddreißig zweitausenddreihundertdreiundsiebzig "
         "null einhundertdreiundsechzig eintausendvierhundertneunundsiebzig",
         "Viertausend fünfhundertneununddreißig, zweitausend dreihundertdreiundsiebzig, "
@@ -215,6 +234,9 @@ def test_an_at_word_other_than_at_may_go_with_any_dot_word_between_spaces(scanne
     "text, kind, value",
     [
         ("My card is 4771.3397.2301.6870.", "CREDIT_CARD", "4771.3397.2301.6870"),
+        # an at sign between groups, full-width (folded to "@") or not, as a separator
+        ("card 4111＠1111＠1111＠1111 thanks", "CREDIT_CARD", "4111＠1111＠1111＠1111"),
+        ("card 4111@1111@1111@1111 thanks", "CREDIT_CARD", "4111@1111@1111@1111"),
         ("My SSN: 601.69.2640.", "US_SSN", "601.69.2640"),
         ("card 4111/1111/1111/1111", "CREDIT_CARD", "4111/1111/1111/1111"),
         ("card 4111_1111_1111_1111", "CREDIT_CARD", "4111_1111_1111_1111"),

@@ -61,7 +61,7 @@ DOT_WORDS = ("dot", "point", "punkt", "punto", "ponto", "punt", ".")
 # "1:9:35:82", "$25000 $20000"), and a run joined by them is read only where it has a printed
 # card's grouping. Other scripts' punctuation and symbols between digits fold to one
 # of them, "~" (`fold`): "4539、2373", "4539→2373", but "11 • 11 • 11" is no phone.
-LOOSE = "".join(chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum() and chr(c) not in "@.,/\\_|-")
+LOOSE = "".join(chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum() and chr(c) not in ".,/\\_|-")
 SEPARATORS = (
     " \t\r\n\u00a0\u202f\u2009.,/\\_|-" + LOOSE + "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u00b7\u30fb\uff0d\u2027"
 )
