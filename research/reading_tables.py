@@ -11,7 +11,7 @@ libraries that keep them, instead of typing them:
   Japanese, whose numerals are `numerals`, and Thai, written without spaces between words), each
   also without its accents, and the spoken forms it does not write (`SPOKEN`);
 - `number_words`: the numbers 10 to 99 that num2words writes as one word in those languages;
-- `magnitude_words`: in the 36 of those languages whose numbers below 10,000 num2words writes
+- `magnitude_words`: in the 39 of those languages whose numbers below 10,000 num2words writes
   in words apart ("four thousand five hundred") or in words made of parts (`joined_languages`,
   10: "viertausendfünfhundert", "사천오백"), each word or part past those (hundreds, thousands,
   multipliers, joining words) and what it does in a number said (`classifiers.privacy.said`),
@@ -148,7 +148,8 @@ def magnitude_words(
     thousand five hundred") or in words made of them ("viertausendfünfhundert", "사천오백"), the
     words or parts past those of `digits` and `numbers` -> what each does (`said`): a hundreds or
     thousands word ("пятьсот" "500", "ciento" "100"), a multiplier ("hundred" "x100", "tausend"
-    "x1000", Vietnamese "mươi" "x10"), a joining word ("and" "&"), another form of a unit ("lăm"
+    "x1000", Vietnamese "mươi" "x10"), a joining word ("and" "&"), a teen's ten (Indonesian
+    "belas" "+10" in "dua belas"), another form of a unit ("lăm"
     "5" after a tens word, Romanian "o" "1" in "o sută"). Each is inferred from the first number
     whose words hold it as their one unknown word, or a word's one unknown part (the shortest
     such part): the first meaning (`_MEANINGS`) that reads that number back (a joining word only
@@ -312,10 +313,11 @@ def _unknown_part(word: str, words: dict[str, str]) -> str | None:
 
 
 # What an unknown word of a number may mean, in the order tried: a joining word, a multiplier, a
-# unit, a teen or tens word, a hundreds or thousands word.
+# unit, a teen or tens word, a hundreds or thousands word, a word that makes a unit a teen
+# (Indonesian "belas"; last, so that no language's table changes where another reads back).
 _MEANINGS = (
     "&", "x10", "x100", "x1000", *(str(v) for v in range(1, 20)), *(str(v) for v in range(20, 100, 10)),
-    *(str(v) for v in range(100, 1000, 100)), *(str(v) for v in range(1000, 10000, 1000)),
+    *(str(v) for v in range(100, 1000, 100)), *(str(v) for v in range(1000, 10000, 1000)), "+10",
 )  # fmt: skip
 
 

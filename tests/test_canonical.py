@@ -194,6 +194,21 @@ def test_a_card_said_with_a_units_other_form_before_hundreds_and_thousands_is_a_
 @pytest.mark.parametrize(
     "said",
     [
+        "empat ribu lima ratus dua belas, seribu tiga ratus empat belas, "
+        "seribu lima ratus enam belas, seribu tujuh ratus enam belas",
+        "أربعة آلاف و خمسمائة و اثنا عشر, ألف و ثلاثمائة و أربعة عشر, ألف و خمسمائة و ستة عشر, ألف و سبعمائة و ستة عشر",
+        "ארבעת אלפים חמש מאות ושתים עשרה, אלף שלוש מאות וארבע עשרה, אלף חמש מאות ושש עשרה, אלף שבע מאות ושש עשרה",
+    ],
+)  # fmt: skip
+def test_a_card_whose_groups_end_in_teens_said_as_a_unit_and_ten_is_a_card(scanner, said):
+    """Indonesian "dua belas", Arabic "اثنا عشر", Hebrew "שתים עשרה" (12): a teen said as its unit
+    and a word for ten after it (`said.TEEN`), in 4512 1314 1516 1716."""
+    found(scanner, f"card: {said}.", (6, 6 + len(said)), "CREDIT_CARD")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
         "viertausendfünfhundertneununddreißig zweitausenddreihundertdreiundsiebzig "
         "null einhundertdreiundsechzig eintausendvierhundertneunundsiebzig",
         "Viertausend fünfhundertneununddreißig, zweitausend dreihundertdreiundsiebzig, "

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 LONGEST_WORD = 96
 JOINS = "&"  # a word that joins two parts of one number ("and", "y", "و")
 TIMES = "x"  # before a multiplier: "x100" is "hundred"
+TEEN = "+10"  # a word that makes the unit said before it a teen ("dua belas", "ثلاثة عشر": 12, 13)
 
 
 def _room(value: int) -> int:
@@ -56,6 +57,14 @@ class Number:
             self.joined = True
             return True
         joined, self.joined = self.joined, False
+        if meaning == TEEN:
+            if not (0 < self.last < 10 and (self.value == self.last or self.last + 10 <= self.before_last)):
+                # (a unit alone, or one said where a teen fits: "seratus dua belas", 112)
+                return False
+            self.value += 10
+            self.last += 10
+            self.room = 0
+            return True
         if meaning.startswith(TIMES):
             factor = int(meaning[1:])
             if factor < 1000 and 0 < self.last < 10 and self.value % factor == self.last:
@@ -90,8 +99,10 @@ class Number:
             self.last += part
             self.room = 0
             return True
-        # after a joining word a tens word goes before the unit said first ("خمسة و أربعون", 5 and 40)
-        if joined and self.last < _room(part) + 1 and self.last + part <= self.before_last:
+        # after a joining word a tens word goes before the unit said first ("خمسة و أربعون", 5 and
+        # 40; "واحد و عشرون", 21)
+        fits = self.value == self.last or self.last + part <= self.before_last
+        if joined and 0 < self.last < _room(part) + 1 and fits:
             self.value += part
             self.last += part
             self.room = 0

@@ -6,7 +6,7 @@
   "dört bir bir bir", but not "from one to two to three", whose "to" is Norwegian;
 - a number from 10 to 99 in one word (`NUMBER_WORDS`: "forty-five", "fünfundvierzig") or as its
   tens and a unit ("сорок пять") as its two digits;
-- in 36 of those languages, any number below 10,000 said in words (`MAGNITUDE_WORDS`: "four
+- in 39 of those languages, any number below 10,000 said in words (`MAGNITUDE_WORDS`: "four
   thousand five hundred and thirty-nine", "cuatro mil quinientos treinta y nueve") as its digits,
   put together by `said`; in 10 of them (`JOINED_LANGUAGES`) written as one word of parts
   ("viertausendfünfhundertneununddreißig", "quattromilacinquecento", "사천오백"), cut into them.
