@@ -59,6 +59,28 @@ async def test_a_keep_alive_connection_serves_the_next_request_and_chunked_bodie
     server.close()
 
 
+async def test_closing_the_client_closes_a_connection_still_serving_an_answer():
+    """A gateway that shuts down mid-answer (or a caller that never reads the rest) closes that
+    connection with the client, while its event loop runs: the upstream sees the end at once."""
+    upstream_saw_end = asyncio.Event()
+
+    async def handle(reader, writer):
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\npart of it")
+        await writer.drain()
+        await reader.read()  # until the client closes
+        upstream_saw_end.set()
+
+    server, port = await serve(handle)
+    client = Client()
+    origin, target = client.origin(f"http://127.0.0.1:{port}/")
+    response = await origin.request("POST", target, b"", b"{}", FAST)
+    assert response.status == 200
+    client.close()
+    await asyncio.wait_for(upstream_saw_end.wait(), 2)
+    server.close()
+
+
 async def test_a_connection_the_upstream_closed_while_idle_is_replaced_without_an_error():
     served = []
 

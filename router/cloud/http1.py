@@ -17,6 +17,7 @@ import ipaddress
 import ssl
 import time
 import urllib.request
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -190,6 +191,9 @@ class Origin:
         name = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
         self._host_header = name if port == (443 if scheme == "https" else 80) else f"{name}:{port}"
         self._idle: deque[Connection] = deque()
+        # every connection open, idle or serving an answer, so that closing the origin closes an
+        # answer's connection too (left to the garbage collector, it closes after its event loop)
+        self._open: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.proxy = Proxy.for_url(scheme, host)
         # Through a proxy, plain http names the whole URL in each request; https tunnels instead.
         self._target_prefix = f"http://{self._host_header}" if self.proxy and not self._ssl else ""
@@ -272,7 +276,9 @@ class Origin:
         except (ConnectionError, OSError, asyncio.IncompleteReadError) as exc:
             where = f"{self.host}:{self.port}" + (f" through the proxy {proxy.host}:{proxy.port}" if proxy else "")
             raise HTTPError(f"could not connect to {where} ({exc})") from None
-        return Connection(reader, writer)
+        connection = Connection(reader, writer)
+        self._open.add(connection)
+        return connection
 
     async def _tunnel(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proxy: Proxy) -> None:
         """Ask the proxy for a tunnel to the upstream (CONNECT), over which TLS then runs."""
@@ -301,8 +307,10 @@ class Origin:
         self._idle.append(connection)
 
     def close(self) -> None:
-        while self._idle:
-            self._idle.pop().close()
+        """Close every connection, those serving an answer too (its reader then sees the end)."""
+        self._idle.clear()
+        for connection in list(self._open):
+            connection.close()
 
 
 class Client:
