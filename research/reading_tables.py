@@ -7,15 +7,18 @@ libraries that keep them, instead of typing them:
   counting signs. (Decimal digits, every script's, are read by `unicodedata.decimal` itself.)
 
 - `marks`: the combining marks, which words in many scripts hold.
-- `digit_words`: the words for 0 to 9 in each language `num2words` writes numbers in (43, but
-  Japanese, whose numerals are `numerals`, and Thai, written without spaces between words), each
-  also without its accents, and the spoken forms it does not write (`SPOKEN`);
-- `number_words`: the numbers 10 to 99 that num2words writes as one word in those languages;
-- `magnitude_words`: in the 39 of those languages whose numbers below 10,000 num2words writes
+- `digit_words`: the words for 0 to 9 in each language `num2words` writes numbers in, and, where
+  it has none, Unicode CLDR's rule-based spell-out (`unicode-rbnf`: Greek, Hindi, Bulgarian,
+  Croatian, Estonian, Malay, Tamil...; with its other genders' forms), 76 in all (not Japanese
+  and Chinese, whose numerals are `numerals`, nor Thai, Lao, Khmer and Burmese, written without
+  spaces between words, nor a language that says a digit in two words), each also without its
+  accents, and the spoken forms they do not write (`SPOKEN`);
+- `number_words`: the numbers 10 to 99 that they write as one word in those languages;
+- `magnitude_words`: in the 65 of those languages whose numbers below 10,000 they write
   in words apart ("four thousand five hundred") or in words made of parts (`joined_languages`,
-  10: "viertausendfünfhundert", "사천오백"), each word or part past those (hundreds, thousands,
+  14: "viertausendfünfhundert", "사천오백"), each word or part past those (hundreds, thousands,
   multipliers, joining words) and what it does in a number said (`classifiers.privacy.said`),
-  inferred from num2words' own numbers and kept only where every number from 0 to 9,999 reads
+  inferred from their own numbers and kept only where every number from 0 to 9,999 reads
   back as itself;
 - `checked_identifiers`: the names of the personal identifiers python-stdnum checks (its
   formats' own descriptions: "CPF (Cadastro de Pessoas Físicas, ...)") -> those formats.
@@ -27,6 +30,7 @@ libraries that keep them, instead of typing them:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import json
@@ -43,6 +47,7 @@ from typing import Any
 
 import stdnum
 from num2words import CONVERTER_CLASSES, num2words
+from unicode_rbnf import RbnfEngine
 
 # Where the tables go: `classifiers.privacy.tables.TABLES_PATH` (a test checks the two agree). Not
 # imported from there: importing the package reads the tables, which may lack what is being added.
@@ -68,9 +73,20 @@ def numerals() -> dict[str, list[list[int]]]:
     return by_value
 
 
-# Languages whose digits are read otherwise: Japanese's are numerals; Thai is written without
-# spaces between words, so no run of its words is one of words.
-NOT_WORDED = ("ja", "th")
+# Languages whose digits are read otherwise: Japanese's and Chinese's are numerals; Thai, Lao,
+# Khmer and Burmese are written without spaces between words, so no run of theirs is one of words.
+NOT_WORDED = ("ja", "th", "zh", "yue", "lo", "km", "my")
+# Where num2words has no language, Unicode CLDR's rule-based spell-out (unicode-rbnf) may.
+_SPELLED = frozenset(RbnfEngine.get_supported_languages()) - frozenset(CONVERTER_CLASSES)
+
+
+def languages() -> list[str]:
+    """The languages number words are generated in: num2words', then CLDR's it lacks (regional
+    variants and those of `NOT_WORDED` left out)."""
+    every = set(CONVERTER_CLASSES) | _SPELLED
+    return sorted(language for language in every if "_" not in language and language not in NOT_WORDED)
+
+
 # The forms a digit is said in that num2words does not write: another gender, a colloquial one,
 # one spelled without its umlaut.
 SPOKEN = {
@@ -88,31 +104,30 @@ SPOKEN = {
 
 
 def digit_words() -> dict[str, dict[str, str]]:
-    """For each language (its num2words code, regional variants left out), word -> digit."""
+    """For each language (`languages`) that says every digit in one word, word -> digit."""
     words: dict[str, dict[str, str]] = {}
-    for language in sorted(CONVERTER_CLASSES):
-        if "_" in language or language in NOT_WORDED:
-            continue
+    for language in languages():
         table: dict[str, str] = {}
         for value in range(10):
-            word = _said(value, language)
-            table[word] = str(value)
-            table.setdefault(_unaccented(word), str(value))
+            for word in _forms_of(value, language):
+                if " " in word:  # Irish "a haon": no word of its own
+                    continue
+                table.setdefault(word, str(value))
+                table.setdefault(_unaccented(word), str(value))
         table.update(SPOKEN.get(language, {}))
-        words[language] = table
+        if set(table.values()) == set("0123456789"):
+            words[language] = table
     return words
 
 
-def number_words() -> dict[str, dict[str, str]]:
-    """For each language of `digit_words`, the words num2words writes for 10 to 99 in one word
+def number_words(digits: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """For each language of `digit_words` (`digits`), the words it writes 10 to 99 in as one word
     ("forty-five", "fünfundvierzig", "quarantacinque"), each also unaccented -> the number."""
     words: dict[str, dict[str, str]] = {}
-    for language in sorted(CONVERTER_CLASSES):
-        if "_" in language or language in NOT_WORDED:
-            continue
+    for language in sorted(digits):
         table: dict[str, str] = {}
         for value in range(10, 100):
-            word = _said(value, language)
+            word = in_words(value, language)
             if " " not in word:  # "сорок пять" is two words: the tens, then the unit (`worded`)
                 table[word] = str(value)
                 table.setdefault(_unaccented(word), str(value))
@@ -193,7 +208,7 @@ class _Forms:
         for value in range(SAID_UP_TO + 1):
             if value == len(self.written):
                 try:
-                    self.written.append(self.said_word.findall(_said(value, self.language)))
+                    self.written.append(self.said_word.findall(in_words(value, self.language)))
                 except (TypeError, ValueError, IndexError, KeyError):  # num2words cannot write it (Amharic)
                     raise _Unwritten from None
             yield value, self.written[value]
@@ -366,10 +381,29 @@ def checked_identifiers() -> dict[str, list[str]]:
     return dict(sorted(cues.items()))
 
 
-def _said(value: int, language: str) -> str:
+def in_words(value: int, language: str) -> str:
     """`value` in `language`'s words, in lower case and composed as texts are read (num2words
-    writes some decomposed: Telugu's "ై" as its two parts)."""
-    return unicodedata.normalize("NFC", num2words(value, lang=language).lower())
+    writes some decomposed: Telugu's "ై" as its two parts): num2words', else CLDR's."""
+    if language in _SPELLED:  # (one rule set: each language has a dozen, and all cost 8x one)
+        said = _spelling(language).format_number(value, ruleset_names=["spellout-numbering"]).text
+    else:
+        said = num2words(value, lang=language)
+    return unicodedata.normalize("NFC", said.lower())
+
+
+def _forms_of(value: int, language: str) -> list[str]:
+    """`value`'s words in `language` (`_said`), and in CLDR's, its other genders' ("μία",
+    "ένας" beside "ένα")."""
+    said = [in_words(value, language)]
+    if language in _SPELLED:
+        spelled = _spelling(language).format_number(value).text_by_ruleset
+        said += [unicodedata.normalize("NFC", w.lower()) for name, w in spelled.items() if name.startswith("spellout-")]
+    return list(dict.fromkeys(said))
+
+
+@functools.cache
+def _spelling(language: str) -> RbnfEngine:
+    return RbnfEngine.for_language(language)
 
 
 def _unaccented(word: str) -> str:
@@ -420,7 +454,8 @@ def unread_letters() -> dict[str, list[list[int]]]:
 
 
 def tables() -> dict[str, Any]:
-    digits, numbers = digit_words(), number_words()
+    digits = digit_words()
+    numbers = number_words(digits)
     magnitude, joined = magnitude_words(digits, numbers)
     return {
         "unicode": unicodedata.unidata_version,

@@ -13,7 +13,7 @@ is read once into a normal form, and the detectors read that:
   spaces and joiners, soft hyphens, bidirectional marks, private use characters) as nothing, and
   tag characters (U+E0020 to U+E007E, which spell ASCII unseen) as the ASCII they spell; JSON's
   `\\uXXXX` escapes as their characters;
-- numbers said in words, in 43 languages, as their digits (`worded.read`): "четыре пять три девять",
+- numbers said in words, in 76 languages, as their digits (`worded.read`): "четыре пять три девять",
   "four thousand five hundred and thirty-nine", "viertausendfünfhundertneununddreißig";
 - a spelled-out `@` and `.` of an address (`AT_WORDS`, `DOT_WORDS`, bracketed, braced or spaced:
   `jane dot roe (ät) example (punkt) de`) as the characters;

@@ -1,14 +1,15 @@
 """Numbers said in words, read as their digits: "four five three nine", "четыре пять три девять",
 "four thousand five hundred and thirty-nine", "viertausendfünfhundertneununddreißig".
 
-- a run of four digit words or more, all of one language of `DIGIT_WORDS` (43, generated from
-  `num2words`), as its digits (a said or written dash kept as `-`): "четыре пять три девять",
-  "dört bir bir bir", but not "from one to two to three", whose "to" is Norwegian;
+- a run of four digit words or more, all of one language of `DIGIT_WORDS` (76, generated from
+  `num2words` and Unicode CLDR's spell-out rules), as its digits (a said or written dash kept as
+  `-`): "четыре пять три девять", "dört bir bir bir", but not "from one to two to three", whose
+  "to" is Norwegian;
 - a number from 10 to 99 in one word (`NUMBER_WORDS`: "forty-five", "fünfundvierzig") or as its
   tens and a unit ("сорок пять") as its two digits;
-- in 39 of those languages, any number below 10,000 said in words (`MAGNITUDE_WORDS`: "four
+- in 65 of those languages, any number below 10,000 said in words (`MAGNITUDE_WORDS`: "four
   thousand five hundred and thirty-nine", "cuatro mil quinientos treinta y nueve") as its digits,
-  put together by `said`; in 10 of them (`JOINED_LANGUAGES`) written as one word of parts
+  put together by `said`; in 14 of them (`JOINED_LANGUAGES`) written as one word of parts
   ("viertausendfünfhundertneununddreißig", "quattromilacinquecento", "사천오백"), cut into them.
 
 Only where the scan's one pass found their cues close together (`windows`) is a text read for them.
@@ -65,28 +66,41 @@ _TOKEN = re.compile(rf"{_LETTER}+(?:['’-]{_LETTER}+)*")
 _WORD_GAP = re.compile(r"[\s,]+|\s*-\s*")
 LEAST_WORDS = 4  # a run this long is a number read aloud: "one or two", "two-thirds" are not
 # The cues of a number read aloud: each word after a space (the first of a run may stand anywhere,
-# the rest follow a space), three within a span of four words. A word of three letters or fewer
-# with what may end it in a run, else " un" would be every " under"; a longer one as a prefix,
+# the rest follow a space), three within a span of four words. An ASCII word of three letters or
+# fewer with what may end it in a run, else " un" would be every " under"; a longer one, or one
+# in another script (where most texts hold none, and each end made 240 Hangul and Devanagari
+# words 1,700 literals, 2% of a 1,000-token conversation's scan), as a prefix,
 # found once in C, and kept only where the word ends there (`_whole`): Danish "firs" (80) is in
 # every " first", Norwegian "atten" (18) in " attention". (With each end, the 2,300 words' 16,000
 # literals slowed the scan's one pass by 60%.)
 _ENDS = (" ", ",", "-", "\n", ".", ";", ")")
 # each cue -> the word it is of, and the languages that word is a number's in
-_CUE_WORD: dict[str, tuple[str, frozenset[str]]] = {
-    cue: (w, frozenset(_WORD[w]))
-    for w in _WORD
-    for cue in ([f" {w}"] if len(w) > 3 else [f" {w}{end}" for end in _ENDS])
+# (every word that says a number: a digit's, 10 to 99, a hundred's or another form of a unit,
+# "пятьсот", "două", not a multiplier or a joining word alone)
+_SAYS: dict[str, frozenset[str]] = {
+    word: frozenset(language for language, meaning in said.items() if meaning.isdigit())
+    for word, said in _SAID.items()
+    if any(meaning.isdigit() for meaning in said.values())
 }
+_CUE_WORD: dict[str, tuple[str, frozenset[str]]] = {
+    cue: (w, languages)
+    for w, languages in _SAYS.items()
+    for cue in ([f" {w}"] if len(w) > 3 or not w.isascii() else [f" {w}{end}" for end in _ENDS])
+}
+
+
+_UNITS_AND_TENS = frozenset((*range(1, 10), *range(10, 100, 10)))
 
 
 def _heads(parts: Parts) -> set[str]:
     """How a word made of a language's `parts` may begin, beyond a digit's word: a multiplier
     ("tausend..."), a unit and a multiplier ("einhundert...", "duemila...", "사천..."), a short
-    multiplier and a number ("yüzelli...", "백육십..."). Each is a cue found as a prefix, kept
+    multiplier and a unit or tens ("yüzelli...", "백육..."). Each is a cue found as a prefix, kept
     where the whole word is made of parts (`_whole`)."""
     multipliers = [p for p, meaning in parts.meanings.items() if meaning.startswith(TIMES)]
     units = [p for p, meaning in parts.meanings.items() if meaning.isdigit() and int(meaning) < 10]
-    numbers = [p for p, meaning in parts.meanings.items() if meaning.isdigit() and int(meaning) < 100]
+    # (a head is found as a prefix: "백육" begins "백육십삼" too, so a unit or a tens word will do)
+    numbers = [p for p, meaning in parts.meanings.items() if meaning.isdigit() and int(meaning) in _UNITS_AND_TENS]
     return (
         {m for m in multipliers if len(m) > 3}
         | {u + m for u in units for m in multipliers}
@@ -99,8 +113,8 @@ for _language, _parts in _PARTS.items():
         _word, _languages = _CUE_WORD.get(f" {_head}", (_head, frozenset()))
         _CUE_WORD[f" {_head}"] = (_word, _languages | {_language})
 DIGIT_WORD_CUES = Anchors((), tuple(_CUE_WORD))
-WORDED_SPAN = 3 * (max(map(len, _WORD)) + len(" bindestrich ")) + 1
-WORD_REACH = max(map(len, _WORD)) + len(" bindestrich ")  # from a cue to where its run may begin or end
+WORDED_SPAN = 3 * (max(map(len, _SAYS)) + len(" bindestrich ")) + 1
+WORD_REACH = max(map(len, _SAYS)) + len(" bindestrich ")  # from a cue to where its run may begin or end
 
 
 def _going_on(number: Number, meanings: list[str]) -> Number | None:
