@@ -195,6 +195,22 @@ def test_a_card_said_with_a_units_other_form_before_hundreds_and_thousands_is_a_
 @pytest.mark.parametrize(
     "said",
     [
+        "fortyfive thirtynine twentythree seventythree zero one sixtythree fourteen seventynine",
+        "fourfivethreenine twothreeseventhree zeroonesixthree onefourseventynine",
+        "cuatrocincotresnueve dostressietetres cerounoseistres unocuatrosietenueve",
+        "FourFiveThreeNine TwoThreeSevenThree ZeroOneSixThree OneFourSevenNine",
+    ],
+)  # fmt: skip
+def test_a_card_whose_number_words_are_run_together_is_a_card(scanner, said):
+    """Number words written without spaces or hyphens between them, in any language: a number
+    said in one word ("fortyfive") or digits run together ("fourfivethreenine"), each word cut
+    into the words it is made of (`said.Parts.read`)."""
+    found(scanner, f"card: {said}.", (6, 6 + len(said)), "CREDIT_CARD")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
         "τέσσερα πέντε τρία εννέα δύο τρία επτά τρία μηδέν ένα έξι τρία ένα τέσσερα επτά εννέα",
         "चार हज़ार पाँच सौ उनतालीस, दो हज़ार तीन सौ तिहत्तर, शून्य एक सौ तिरेसठ, एक हज़ार चार सौ उनासी",
         "четири хиляди петстотин трийсет и девет, две хиляди триста седемдесет и три, "
@@ -348,6 +364,9 @@ def test_the_spellings_that_once_reached_a_provider(scanner, text, kind, value):
         "I have two hundred and fifty sheep and three thousand goats.",
         "one hundred, two hundred, three hundred, four hundred",
         "Chapter one, two and three, four pages.",
+        # words that begin or end as number words do, and a year said run together
+        "Someone often tends to entertain anyone; twofold, fourfold, the tenth tenant, a fiveish start.",
+        "Born in nineteeneightyfour, she moved twice.",
         # words made of number words' parts, in prose: an ordinal, plurals, round numbers
         "Die vierte Auflage erschien in tausend Exemplaren; hunderte Leser, dreitausend Bestellungen.",
         "Abbiamo venduto duemila copie, poi tremila, poi quattromila e infine cinquemila.",

@@ -130,7 +130,7 @@ def read(meanings: list[str]) -> list[str]:
 
 class Parts:
     """A language's number words, and the parts its words of a number are made of, with what each
-    means ("vier" "4", "tausend" "x1000"), where that language writes a number as one word."""
+    means ("vier" "4", "tausend" "x1000"): a number written as one word is cut into them."""
 
     def __init__(self, meanings: Mapping[str, str]) -> None:
         self.meanings = meanings
@@ -139,10 +139,27 @@ class Parts:
     def cut(self, word: str) -> list[str] | None:
         """What a word made of these parts means, part by part, where its parts say one number:
         "viertausendfünfhundertneununddreißig" -> ["4", "x1000", "5", "x100", "39"], "사천오백"
-        -> ["4", "x1000", "5", "x100"]; None where no parts make it up. Of the ways to cut it,
-        the one with fewest parts (hyphens within are left out: "négyezer-ötszáz"). Only the
-        places a part ends are cut on from, so a word that begins with none costs one look per
-        part length."""
+        -> ["4", "x1000", "5", "x100"], "fortyfive" -> ["40", "5"]; else None."""
+        parts = self._parts(word)
+        return parts if parts is not None and len(read(parts)) == 1 else None
+
+    def read(self, word: str) -> list[str] | None:
+        """What a word made of these parts means, part by part: where they say one number (`cut`),
+        or where they are numbers' words below 100 alone that say several, run together
+        ("fourfivethreenine" -> ["4", "5", "3", "9"], "onefourseventynine" -> ["1", "4", "70",
+        "9"]: 1, 4, 79); else None."""
+        parts = self._parts(word)
+        if parts is None:
+            return None
+        if len(read(parts)) == 1 or all(p.isdigit() and int(p) < 100 for p in parts):
+            return parts
+        return None
+
+    def _parts(self, word: str) -> list[str] | None:
+        """The meanings of the two or more parts `word` is made of, None where no parts make it
+        up. Of the ways to cut it, the one with fewest parts (hyphens within are left out:
+        "négyezer-ötszáz"). Only the places a part ends are cut on from, so a word that begins
+        with none costs one look per part length."""
         word = word.replace("-", "")
         size = len(word)
         if size > LONGEST_WORD:
@@ -163,4 +180,4 @@ class Parts:
                 if so_far is None or len(before) + 1 < len(so_far):
                     fewest[end] = [*before, meaning]
         parts = fewest[-1]
-        return parts if parts is not None and len(parts) > 1 and len(read(parts)) == 1 else None
+        return parts if parts is not None and len(parts) > 1 else None

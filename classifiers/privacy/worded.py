@@ -25,6 +25,7 @@ from dataclasses import replace
 from classifiers.privacy.anchors import Anchors
 from classifiers.privacy.rewriting import Reading, rewritten
 from classifiers.privacy.said import JOINS, TIMES, Number, Parts
+from classifiers.privacy.said import read as numbers_said
 from classifiers.privacy.tables import DIGIT_WORDS, JOINED_LANGUAGES, MAGNITUDE_WORDS, MARKS, NUMBER_WORDS
 
 # A dash said between a number's groups ("four five tiret six seven"), in those languages.
@@ -42,12 +43,14 @@ _SAID: dict[str, dict[str, str]] = {word: dict(said) for word, said in _WORD.ite
 for _language, _table in MAGNITUDE_WORDS.items():
     for _word, _said in _table.items():
         _SAID.setdefault(_word, {}).setdefault(_language, _said)
-# ... and in each language whose numbers are written as words made of parts
-# ("viertausendfünfhundertneununddreißig"), those words and parts, which such a word is cut into
+# ... and in each language, those words as parts a word may be made of: a number written as one
+# word ("viertausendfünfhundertneununddreißig", "fortyfive") or digits run together
+# ("fourfivethreenine")
 _PARTS: dict[str, Parts] = {
-    language: Parts({**DIGIT_WORDS[language], **NUMBER_WORDS[language], **MAGNITUDE_WORDS[language]})
-    for language in JOINED_LANGUAGES
+    language: Parts({**DIGIT_WORDS[language], **NUMBER_WORDS[language], **MAGNITUDE_WORDS.get(language, {})})
+    for language in DIGIT_WORDS
 }
+_JOINED = frozenset(JOINED_LANGUAGES)  # where num2words writes every number so
 # ... and, by how a part begins and ends (its first two letters, or its one; its last), the
 # languages it is a part in: most words are no number's, and are told so by two looks
 _BEGINS: dict[str, frozenset[str]] = {}
@@ -70,7 +73,7 @@ LEAST_WORDS = 4  # a run this long is a number read aloud: "one or two", "two-th
 # fewer with what may end it in a run, else " un" would be every " under"; a longer one, or one
 # in another script (where most texts hold none, and each end made 240 Hangul and Devanagari
 # words 1,700 literals, 2% of a 1,000-token conversation's scan), as a prefix,
-# found once in C, and kept only where the word ends there (`_whole`): Danish "firs" (80) is in
+# found once in C, and kept only where the word ends there (`_parts_at`): Danish "firs" (80) is in
 # every " first", Norwegian "atten" (18) in " attention". (With each end, the 2,300 words' 16,000
 # literals slowed the scan's one pass by 60%.)
 _ENDS = (" ", ",", "-", "\n", ".", ";", ")")
@@ -96,7 +99,7 @@ def _heads(parts: Parts) -> set[str]:
     """How a word made of a language's `parts` may begin, beyond a digit's word: a multiplier
     ("tausend..."), a unit and a multiplier ("einhundert...", "duemila...", "사천..."), a short
     multiplier and a unit or tens ("yüzelli...", "백육..."). Each is a cue found as a prefix, kept
-    where the whole word is made of parts (`_whole`)."""
+    where the whole word is made of parts (`_parts_at`)."""
     multipliers = [p for p, meaning in parts.meanings.items() if meaning.startswith(TIMES)]
     units = [p for p, meaning in parts.meanings.items() if meaning.isdigit() and int(meaning) < 10]
     # (a head is found as a prefix: "백육" begins "백육십삼" too, so a unit or a tens word will do)
@@ -108,8 +111,8 @@ def _heads(parts: Parts) -> set[str]:
     )
 
 
-for _language, _parts in _PARTS.items():
-    for _head in _heads(_parts):
+for _language in JOINED_LANGUAGES:
+    for _head in _heads(_PARTS[_language]):
         _word, _languages = _CUE_WORD.get(f" {_head}", (_head, frozenset()))
         _CUE_WORD[f" {_head}"] = (_word, _languages | {_language})
 DIGIT_WORD_CUES = Anchors((), tuple(_CUE_WORD))
@@ -144,7 +147,7 @@ def _words(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
     word as its parts, the hyphens between them as "-" words."""
     for m in _TOKEN.finditer(text, start, end):
         word = m.group().lower()
-        if "-" not in word or word in _SAID or _said_as(word):
+        if "-" not in word or word in _SAID or _JOINED.intersection(_said_as(word)):
             yield m.start(), m.end(), word
             continue
         at = m.start()
@@ -158,7 +161,8 @@ def _words(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
 
 def _said_as(word: str) -> dict[str, list[str]]:
     """What `word` does in a number said, in each language it is a number's word in (`said`: one
-    meaning) or is made of such words' parts (its parts' meanings: "viertausend" ["4", "x1000"])."""
+    meaning) or is made of such words' parts (its parts' meanings: "viertausend" ["4", "x1000"],
+    "fourfive" ["4", "5"])."""
     said = _SAID_AS.get(word)
     if said is not None:
         return said
@@ -167,7 +171,7 @@ def _said_as(word: str) -> dict[str, list[str]]:
         return {}
     word = word.replace("-", "")
     languages = begins & (_ENDINGS.get(word[-2:], _NONE) | _ENDINGS.get(word[-1:], _NONE))
-    return {language: cut for language in languages if (cut := _PARTS[language].cut(word)) is not None}
+    return {language: cut for language in languages if (cut := _PARTS[language].read(word)) is not None}
 
 
 _SAID_AS = {word: {language: [meaning] for language, meaning in said.items()} for word, said in _SAID.items()}
@@ -228,7 +232,13 @@ def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[st
         languages.clear()
         languages.update(common)
         after_join = number is not None and number.joined
-        if number is not None and (going := _going_on(number, meanings)) is not None:
+        if len(meanings) > 1 and len(several := numbers_said(meanings)) > 1:  # run together: "fourfive"
+            if after_join:
+                close()
+                languages.update(common)
+            pieces += [(digits, first, stop) for digits in several]
+            number = None
+        elif number is not None and (going := _going_on(number, meanings)) is not None:
             number = going
             pieces[-1] = (number.digits, pieces[-1][1], stop)
         else:
@@ -247,28 +257,41 @@ def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[st
 _PREFIXES = frozenset(cue for cue in _CUE_WORD if cue[-1] not in _ENDS)  # a longer word's: its end checked
 
 
-def _whole(text: str, end: int, cue: tuple[str, frozenset[str]] | None = None) -> bool:
-    """Whether a word found as a prefix ends at `end` (no letter, digit or mark after it), or,
-    where it is a number's word or a head (`_heads`) in a language whose numbers are words made of
-    parts (`cue`: the word and its languages), whether the word it begins is made of them."""
+def _parts_at(text: str, end: int, cue: tuple[str, frozenset[str]]) -> int:
+    """How many of a number's words a word found as a prefix (`cue`: the word and its languages)
+    stands for where it begins at `end` minus its length: 1 where it ends at `end` (no letter,
+    digit or mark after it), its parts where the word it begins is made of a number's words
+    ("viertausendfünfhundert", "fourfivethreenine"), else 0."""
     if end >= len(text) or not (text[end].isalnum() or unicodedata.category(text[end])[0] == "M"):
-        return True
-    if cue is None or not (joined := cue[1].intersection(_PARTS)):
-        return False
+        return 1
+    # what follows must begin as a part does ("fourfive"), not "first" or "fourth" (of every
+    # number word the longest is a cue too: " seventy" is found in "seventyfive" beside " seven")
+    rest = text[end : end + 3].lower().lstrip("-")[:2]  # (Hungarian "négyezer-ötszáz")
+    languages = cue[1] & (_BEGINS.get(rest, _NONE) | _BEGINS.get(rest[:1], _NONE))
+    if not languages:
+        return 0
     whole = _TOKEN.match(text, end - len(cue[0]))
-    return whole is not None and any(_PARTS[language].cut(whole.group().lower()) for language in joined)
+    if whole is None:
+        return 0
+    word = whole.group().lower().replace("-", "")
+    languages &= _ENDINGS.get(word[-2:], _NONE) | _ENDINGS.get(word[-1:], _NONE)
+    return max((len(cut) for language in languages if (cut := _PARTS[language].read(word)) is not None), default=0)
 
 
 def windows(text: str, taken: dict[str, list[int]]) -> list[tuple[int, int]]:
     """Where in `text` a number may be said in words, from where the scan found `DIGIT_WORD_CUES`
-    (`taken`: each literal found -> its places)."""
+    (`taken`: each literal found -> its places). A word made of several counts as that many
+    ("fourfivethreenine" is four)."""
     by_language: dict[str, list[tuple[int, str]]] = {}  # each language's cues: where, and the word
     for literal, places in taken.items():
-        if literal in _PREFIXES:
-            places = [at for at in places if _whole(text, at + len(literal), _CUE_WORD[literal])]
         word, languages = _CUE_WORD[literal]
+        found = [(at, 1) for at in places]
+        if literal in _PREFIXES:
+            found = [(at, parts) for at in places if (parts := _parts_at(text, at + len(literal), _CUE_WORD[literal]))]
         for language in languages:
-            by_language.setdefault(language, []).extend((at, word) for at in places)
+            by_language.setdefault(language, []).extend(
+                (at, f"{word} {k}" if k else word) for at, parts in found for k in range(parts)
+            )
     return _merged(w for found in by_language.values() for w in worded_windows(found))
 
 

@@ -18,6 +18,7 @@ FILLERS = {
     "numbers said in words": "four thousand five hundred and thirty-nine, ",
     "numbers said as words of parts": "viertausendfünfhundertneununddreißig, ",
     "long words of number parts": "viertausend" * 100 + " ",
+    "digits' words run together": "fourfivethreenine ",
     "a record key's cue": "name ",
     "an address's cue": "address is ",
     "an identifier's cue": "passport number 12 ",
