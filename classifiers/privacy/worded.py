@@ -50,7 +50,7 @@ _PARTS: dict[str, Parts] = {
     language: Parts({**DIGIT_WORDS[language], **NUMBER_WORDS[language], **MAGNITUDE_WORDS.get(language, {})})
     for language in DIGIT_WORDS
 }
-_JOINED = frozenset(JOINED_LANGUAGES)  # where num2words writes every number so
+_JOINED = frozenset(JOINED_LANGUAGES)  # where every number is written so (its hyphens within too)
 # ... and, by how a part begins and ends (its first two letters, or its one; its last), the
 # languages it is a part in: most words are no number's, and are told so by two looks
 _BEGINS: dict[str, frozenset[str]] = {}
@@ -284,15 +284,19 @@ def windows(text: str, taken: dict[str, list[int]]) -> list[tuple[int, int]]:
     ("fourfivethreenine" is four)."""
     by_language: dict[str, list[tuple[int, str]]] = {}  # each language's cues: where, and the word
     for literal, places in taken.items():
-        word, languages = _CUE_WORD[literal]
-        found = [(at, 1) for at in places]
+        cue = _CUE_WORD[literal]
+        word, languages = cue
         if literal in _PREFIXES:
-            found = [(at, parts) for at in places if (parts := _parts_at(text, at + len(literal), _CUE_WORD[literal]))]
+            counted = [(at, parts) for at in places if (parts := _parts_at(text, at + len(literal), cue))]
+            cues = [(at, f"{word} {k}" if k else word) for at, parts in counted for k in range(parts)]
+        else:
+            cues = [(at, word) for at in places]
         for language in languages:
-            by_language.setdefault(language, []).extend(
-                (at, f"{word} {k}" if k else word) for at, parts in found for k in range(parts)
-            )
-    return _merged(w for found in by_language.values() for w in worded_windows(found))
+            by_language.setdefault(language, []).extend(cues)
+    # (three cues at least; and languages that found the same ones, as Danish and both
+    # Norwegians find " to ", are looked at once)
+    alike = {tuple(found) for found in by_language.values() if len(found) >= 3}
+    return _merged(w for found in alike for w in worded_windows(list(found)))
 
 
 def _merged(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
