@@ -164,8 +164,8 @@ def magnitude_words(
     words or parts past those of `digits` and `numbers` -> what each does (`said`): a hundreds or
     thousands word ("пятьсот" "500", "ciento" "100"), a multiplier ("hundred" "x100", "tausend"
     "x1000", Vietnamese "mươi" "x10"), a joining word ("and" "&"), a teen's ten (Indonesian
-    "belas" "+10" in "dua belas"), another form of a unit ("lăm"
-    "5" after a tens word, Romanian "o" "1" in "o sută"). Each is inferred from the first number
+    "belas" "+10" in "dua belas"), another form of a unit ("lăm" "5" after a tens word, Romanian
+    "o" "1" in "o sută"). Each is inferred from the first number
     whose words hold it as their one unknown word, or a word's one unknown part (the shortest
     such part): the first meaning (`_MEANINGS`) that reads that number back (a joining word only
     where no count reads back as many numbers: `_likeliest`); where no number is left with one
@@ -283,7 +283,7 @@ class _Words:
 
     def __init__(self, known: dict[str, str], said: Any, parts: bool) -> None:
         self.known, self.said, self.parts = known, said, parts
-        self._parts = said.Parts(known)
+        self._parts = said.Parts(known) if parts else None  # (made for each word learned: only where used)
         self._read: dict[str, list[str] | None] = {}
 
     def adding(self, word: str, meaning: str) -> _Words:
@@ -292,7 +292,7 @@ class _Words:
     def meanings(self, word: str) -> list[str] | None:
         if word in self.known:
             return [self.known[word]]
-        if not self.parts:
+        if self._parts is None:
             return None
         if word not in self._read:
             self._read[word] = self._parts.cut(word)

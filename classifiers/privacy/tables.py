@@ -6,8 +6,8 @@
   digits, superscripts, Roman numerals one to nine);
 - `MARKS`: the combining marks, which words in many scripts hold;
 - `DIGIT_WORDS`: the words for 0 to 9 in 76 languages, from `num2words` and Unicode CLDR, with
-  their unaccented and spoken forms; `NUMBER_WORDS`: those for 10 to 99 that are one word; `MAGNITUDE_WORDS`: in
-  65 of those languages, the words a number below 10,000 is said with past those ("hundred",
+  their unaccented and spoken forms; `NUMBER_WORDS`: those for 10 to 99 that are one word;
+  `MAGNITUDE_WORDS`: in 65 of those languages, the words a number below 10,000 is said with past those ("hundred",
   "тысячи", "y"), or in 14 (`JOINED_LANGUAGES`) the parts of a word it is written in ("tausend" in
   "viertausendfünfhundert");
 - `CHECKED_IDENTIFIERS`: the names of the personal identifiers python-stdnum checks, and its

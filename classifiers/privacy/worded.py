@@ -31,18 +31,18 @@ from classifiers.privacy.tables import DIGIT_WORDS, JOINED_LANGUAGES, MAGNITUDE_
 # A dash said between a number's groups ("four five tiret six seven"), in those languages.
 DASH_WORDS = ("dash", "hyphen", "tiret", "trait", "bindestrich", "strich", "guion", "guión", "trattino", "hífen",
               "hifen", "streepje")  # fmt: skip
-# word -> the languages it is a number's word in, and that number's digits in each
-_WORD: dict[str, dict[str, str]] = {}
+# word -> the languages it is a number's word in, and what it does in each (`said`): a digit's or
+# a number's from 10 to 99, or a word past tens, which goes on a number those began ("500",
+# "x100", "&"); as a word of one part ("four": {"en": ["4"]}, `_said_as`)
+_SAID: dict[str, dict[str, str]] = {}
 for _tables in (DIGIT_WORDS, NUMBER_WORDS):
     for _language, _table in _tables.items():
         for _word, _said in _table.items():
-            _WORD.setdefault(_word, {})[_language] = _said
-# ... and the words past tens, which go on a run those began: word -> language -> what it does
-# (`said`: "500", "x100", "&")
-_SAID: dict[str, dict[str, str]] = {word: dict(said) for word, said in _WORD.items()}
+            _SAID.setdefault(_word, {})[_language] = _said
 for _language, _table in MAGNITUDE_WORDS.items():
     for _word, _said in _table.items():
         _SAID.setdefault(_word, {}).setdefault(_language, _said)
+_SAID_AS = {word: {language: [meaning] for language, meaning in said.items()} for word, said in _SAID.items()}
 # ... and in each language, those words as parts a word may be made of: a number written as one
 # word ("viertausendfünfhundertneununddreißig", "fortyfive") or digits run together
 # ("fourfivethreenine")
@@ -60,6 +60,18 @@ for _language, _parts in _PARTS.items():
         _BEGINS[_part[:2]] = _BEGINS.get(_part[:2], frozenset()) | {_language}
         _ENDINGS[_part[-2:]] = _ENDINGS.get(_part[-2:], frozenset()) | {_language}
 _NONE: frozenset[str] = frozenset()
+
+
+def _begun(text: str) -> frozenset[str]:
+    """The languages a part of which `text` may begin with."""
+    return _BEGINS.get(text[:2], _NONE) | _BEGINS.get(text[:1], _NONE)
+
+
+def _ended(word: str) -> frozenset[str]:
+    """The languages a part of which `word` may end with."""
+    return _ENDINGS.get(word[-2:], _NONE) | _ENDINGS.get(word[-1:], _NONE)
+
+
 _DASH_WORDS = frozenset(DASH_WORDS)
 # A word: letters and the marks on them ("నాలుగు"), hyphens and apostrophes within it ("п'ять";
 # "one-two-three" is read word by word).
@@ -166,15 +178,12 @@ def _said_as(word: str) -> dict[str, list[str]]:
     said = _SAID_AS.get(word)
     if said is not None:
         return said
-    begins = _BEGINS.get(word[:2], _NONE) | _BEGINS.get(word[:1], _NONE)
+    begins = _begun(word)
     if not begins:
         return {}
     word = word.replace("-", "")
-    languages = begins & (_ENDINGS.get(word[-2:], _NONE) | _ENDINGS.get(word[-1:], _NONE))
+    languages = begins & _ended(word)
     return {language: cut for language in languages if (cut := _PARTS[language].read(word)) is not None}
-
-
-_SAID_AS = {word: {language: [meaning] for language, meaning in said.items()} for word, said in _SAID.items()}
 
 
 def _runs(text: str, start: int, end: int) -> list[tuple[int, int, list[tuple[str, int, int]]]]:
@@ -266,15 +275,14 @@ def _parts_at(text: str, end: int, cue: tuple[str, frozenset[str]]) -> int:
         return 1
     # what follows must begin as a part does ("fourfive"), not "first" or "fourth" (of every
     # number word the longest is a cue too: " seventy" is found in "seventyfive" beside " seven")
-    rest = text[end : end + 3].lower().lstrip("-")[:2]  # (Hungarian "négyezer-ötszáz")
-    languages = cue[1] & (_BEGINS.get(rest, _NONE) | _BEGINS.get(rest[:1], _NONE))
+    languages = cue[1] & _begun(text[end : end + 3].lower().lstrip("-"))  # (Hungarian "négyezer-ötszáz")
     if not languages:
         return 0
     whole = _TOKEN.match(text, end - len(cue[0]))
     if whole is None:
         return 0
     word = whole.group().lower().replace("-", "")
-    languages &= _ENDINGS.get(word[-2:], _NONE) | _ENDINGS.get(word[-1:], _NONE)
+    languages &= _ended(word)
     return max((len(cut) for language in languages if (cut := _PARTS[language].read(word)) is not None), default=0)
 
 
