@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from num2words import num2words
 
-from classifiers.privacy import PrivacyScanner
+from classifiers.privacy import PrivacyScanner, worded
 from classifiers.privacy.canonical import (
     ASTRAL_DIGITS,
     AT_WORDS,
@@ -206,6 +206,23 @@ def test_a_card_whose_number_words_are_run_together_is_a_card(scanner, said):
     said in one word ("fortyfive") or digits run together ("fourfivethreenine"), each word cut
     into the words it is made of (`said.Parts.read`)."""
     found(scanner, f"card: {said}.", (6, 6 + len(said)), "CREDIT_CARD")
+
+
+@pytest.mark.parametrize(
+    "text, read",
+    [
+        ("Ligue para o Emil: um dois três quatro cinco seis sete oito nove. Emil diz um dois três",
+         "Ligue para o Emil: 123456789. Emil diz um dois três"),
+        ("Numri: një dy tre katër pesë, edy gjashtë shtatë tetë", "Numri: 12345, edy gjashtë shtatë tetë"),
+    ],
+)  # fmt: skip
+def test_a_word_that_cuts_into_a_joining_word_first_is_no_number(scanner, text, read):
+    """ "Emil" cuts into Portuguese "e" (and) and "mil" (thousand), "edy" into Albanian "e dy":
+    a number begins with a count or a multiplier, so neither is a number's word, and the digits
+    around them are read as they are (a run that met one once raised an error)."""
+    reading = worded.read(text)
+    assert reading is not None and reading.text == read
+    scanner.scan(text)
 
 
 @pytest.mark.parametrize(

@@ -156,10 +156,10 @@ class Parts:
         return None
 
     def _parts(self, word: str) -> list[str] | None:
-        """The meanings of the two or more parts `word` is made of, None where no parts make it
-        up. Of the ways to cut it, the one with fewest parts (hyphens within are left out:
-        "négyezer-ötszáz"). Only the places a part ends are cut on from, so a word that begins
-        with none costs one look per part length."""
+        """The meanings of the two or more parts `word` is made of, the first of them a count or a
+        multiplier; None where no parts make it up. Of the ways to cut it, the one with fewest
+        parts (hyphens within are left out: "négyezer-ötszáz"). Only the places a part ends are
+        cut on from, so a word that begins with none costs one look per part length."""
         word = word.replace("-", "")
         size = len(word)
         if size > LONGEST_WORD:
@@ -180,4 +180,8 @@ class Parts:
                 if so_far is None or len(before) + 1 < len(so_far):
                     fewest[end] = [*before, meaning]
         parts = fewest[-1]
-        return parts if parts is not None and len(parts) > 1 else None
+        # a number begins with a count or a multiplier, not a joining word or a teen's ten: "emil"
+        # is no Portuguese "e mil", "edy" no Albanian "e dy"
+        if parts is None or len(parts) < 2 or parts[0] in (JOINS, TEEN):
+            return None
+        return parts
