@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from edge_runtime.speculation import SpeculativeMode
+
+
+class ModelRole(StrEnum):
+    """What an edge model is loaded for."""
+
+    ANSWER = "answer"  # it answers the requests routed to it (and reads those it may answer)
+    # it reads prompts for the router's probes and never answers: an app's `router: {reader: NAME}`
+    READER = "reader"
 
 
 class SpeculativeConfig(BaseModel):
@@ -47,3 +56,10 @@ class EdgeModelConfig(BaseModel):
     # that class (classifiers.complexity.EdgeClass); "auto" reads it from the model's size
     edge_class: Literal["auto", "small", "mid"] = "auto"
     speculative: SpeculativeConfig | None = None
+    role: ModelRole = ModelRole.ANSWER
+
+    @model_validator(mode="after")
+    def _reader_answers_nothing(self) -> EdgeModelConfig:
+        if self.role is ModelRole.READER and self.speculative is not None:
+            raise ValueError("a reader never answers, so it has no speculative decoding: leave `speculative` out")
+        return self

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edge_runtime.batch import BatchScheduler, Sequence, drain
-from edge_runtime.config import EdgeModelConfig
+from edge_runtime.config import EdgeModelConfig, ModelRole
 from edge_runtime.drafting import DraftModel
 from edge_runtime.embedder import Embedder
 from edge_runtime.errors import EdgeError, PromptTooLong
@@ -37,6 +37,12 @@ if TYPE_CHECKING:
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 DEFAULT_MAX_TOKENS = 512
+# What a reader without a chat template (a base model) reads of a conversation: its messages' text,
+# one after another, as such a model was trained on text
+PLAIN_TEXT = (
+    "{{ bos_token }}{% for message in messages %}{{ message['content'] }}{% if not loop.last %}\n\n{% endif %}"
+    "{% endfor %}"
+)
 
 
 @dataclass
@@ -114,14 +120,14 @@ class EdgeEngine:
         )
         llama = self._llama
         template = llama.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise EdgeError(f"{path.name} has no chat template in its metadata")
+        if not template and self.config.role is not ModelRole.READER:
+            raise EdgeError(f"{path.name} has no chat template in its metadata (a base model can be a `role: reader`)")
         vocab = llama._model.vocab
         self._pieces = _TokenTable(
             lambda token: (bool(llama_cpp.llama_vocab_is_eog(vocab, token)), llama.detokenize([token]))
         )
         self._formatter = Jinja2ChatFormatter(
-            template=template,
+            template=template or PLAIN_TEXT,
             eos_token=llama.detokenize([llama.token_eos()], special=True).decode("utf-8", "replace"),
             bos_token=llama.detokenize([llama.token_bos()], special=True).decode("utf-8", "replace"),
         )

@@ -22,6 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from classifiers.privacy.known import Known
+from edge_runtime.config import ModelRole
 from gateway import (
     audit,
     batches,
@@ -123,7 +124,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         litellm = asyncio.create_task(cloud.warm_up()) if cloud.needs_litellm(config.cloud.models) else None
         await asyncio.to_thread(gateway.edge.load)
         probes_dir = config.resolve(config.edge.probes)
-        await asyncio.to_thread(attach_probes, gateway.edge, gateway.router.models, probes_dir, gateway.router.scorer)
+        await asyncio.to_thread(attach_probes, gateway.edge, gateway.router, probes_dir)
         if litellm is not None:
             await litellm
         _freeze_heap()
@@ -173,15 +174,18 @@ def _model_names(config: GatewayConfig) -> list[str]:
 
 def _log_ready(gateway: Gateway) -> None:
     config = gateway.config
-    edge = ", ".join(f"{m.name} (n_ctx {m.n_ctx})" for m in config.edge.models) or "none"
+    edge = ", ".join(
+        f"{m.name} ({'reader, ' * (m.role is ModelRole.READER)}n_ctx {m.n_ctx})" for m in config.edge.models
+    )
+    edge = edge or "none"
     clouds = ", ".join(f"{m.name} ({m.provider_model})" for m in config.cloud.models) or "none"
     log.info(
         "edge models: %s (loaded in %.2f s); cloud models: %s", Known(edge), gateway.edge.load_seconds, Known(clouds)
     )
     if gateway.keys.open:
         log.warning("no apps are configured: serving WITHOUT authentication, on %s only", config.server.host)
-    if config.default_policy == str(DEFAULT_POLICY_FILE):
-        edge, cloud = config.edge.models[0].name, config.cloud.models[0].name
+    if config.default_policy == str(DEFAULT_POLICY_FILE) and config.edge.answering and config.cloud.models:
+        edge, cloud = config.edge.answering[0].name, config.cloud.models[0].name
         log.info(
             "no config: private data stays on %s; the rest goes to %s or %s as %s's reading of each "
             "prompt decides (the default policy, %s)",

@@ -544,7 +544,7 @@ def _explain(args: argparse.Namespace) -> int:
     # as the gateway starts: the edge's tokenizer gives exact token counts, its probe reads the
     # prompt where the app's router reads first, and its class sets the text prior's
     gateway.edge.load()
-    attach_probes(gateway.edge, gateway.router.models, config.resolve(config.edge.probes), gateway.router.scorer)
+    attach_probes(gateway.edge, gateway.router, config.resolve(config.edge.probes))
     try:
         chat = parse_chat_request({"model": args.model, "messages": [{"role": "user", "content": args.prompt}]})
         # the stages POST /v1/route runs, the edge's reading included: one decision, explained or served

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
-from edge_runtime.config import EdgeModelConfig
+from edge_runtime.config import EdgeModelConfig, ModelRole
 from policies.policy import Models
 from policies.schema import known_needs
 from policies.yaml_source import load_model
@@ -55,6 +55,11 @@ class EdgeConfig(Strict):
         for model in models:
             known_needs(model.capabilities)
         return models
+
+    @property
+    def answering(self) -> list[EdgeModelConfig]:
+        """The edge models that answer requests (not the `role: reader` ones)."""
+        return [m for m in self.models if m.role is ModelRole.ANSWER]
 
 
 class CloudConfig(Strict):
@@ -128,7 +133,9 @@ class GatewayConfig(Strict):
 
     def model_names(self) -> Models:
         """The names of this gateway's models, by tier: what its policies may name."""
-        return Models(tuple(m.name for m in self.edge.models), tuple(m.name for m in self.cloud.models))
+        answering = tuple(m.name for m in self.edge.answering)
+        readers = tuple(m.name for m in self.edge.models if m.role is ModelRole.READER)
+        return Models(answering, tuple(m.name for m in self.cloud.models), readers)
 
     def policy_path(self, app: str) -> Path | None:
         """The policy file an app decides by: its own, else the default policy; None: the plain rules."""

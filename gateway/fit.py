@@ -99,13 +99,16 @@ def routes_edge_to_cloud(policy: AppPolicy) -> bool:
     return False
 
 
-def probe_combination(config: GatewayConfig) -> tuple[Combination | None, str | None]:
-    """The cold-start reading combination of the gateway's first edge model (None without a probe)."""
-    if not config.edge.models:
+def probe_combination(config: GatewayConfig, reader: str | None = None) -> tuple[Combination | None, str | None]:
+    """The cold-start reading combination of the edge model named `reader` (else the first answering
+    one), and its GGUF's digest: None without a probe."""
+    model = next((m for m in config.edge.models if m.name == reader), None)
+    model = model or next(iter(config.edge.answering), None)
+    if model is None:
         return None, None
     probes = config.resolve(config.edge.probes)
     try:
-        digest = gguf_digest(resolve_gguf(config.edge.models[0].gguf), probes / DIGESTS)
+        digest = gguf_digest(resolve_gguf(model.gguf), probes / DIGESTS)
     except Exception:
         return None, None
     probe = find_probe(digest, [probes])
@@ -152,7 +155,7 @@ def fit_router(
                 f"{app}: {len(found)} labelled requests ({len(fitting.ranked(found))} comparisons of both tiers)",
                 file=out,
             )
-            read, gguf = probe_combination(config)
+            read, gguf = probe_combination(config, policy.spec.router.reader or policy.resolve("edge", AUTO))
             current = installed.current(app, read, gguf)
             pair = policy.resolve("edge", AUTO) or "the edge", policy.resolve("cloud", AUTO) or "cloud"  # its defaults
             done = _fit_one(app, found, current, target, write, installed, {"gguf": gguf}, out, costs, None, pair)

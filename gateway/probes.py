@@ -3,8 +3,9 @@
 A probe is applied only to the GGUF it was fitted for (found by the file's hash, among the fitted
 probes in `edge.probes` and those bundled with edgeway). An edge model without one is said so in
 the start-up log, with the command that fits one; its `route: auto` rules then decide on the text
-alone, as `edge_reading: never` does. The text prior follows the first edge model's class (its
-`edge_class`, or its size).
+alone, as `edge_reading: never` does. The text prior follows the first answering edge model's class
+(its `edge_class`, or its size); a `role: reader` model's probe is fitted for the class of the models
+it reads for (set its `edge_class` to theirs).
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from classifiers import Scorer
 from classifiers.complexity import EdgeClass
 from classifiers.privacy.known import Known
 from edge_runtime import EdgePool
+from edge_runtime.config import ModelRole
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.reading import find_probe, gguf_digest
 from router.edge import EdgeModel
+from router.routing import Router
 from router.tier import Tier
 
 log = logging.getLogger("edgeway")
@@ -31,8 +33,10 @@ def edge_class_of(pool: EdgePool, name: str) -> EdgeClass:
     return EdgeClass(configured) if configured != "auto" else EdgeClass.of_size(engine.parameters)
 
 
-def attach_probes(pool: EdgePool, models: dict[str, Tier], probes: Path, scorer: Scorer) -> None:
-    first = next(iter(pool.engines), None)
+def attach_probes(pool: EdgePool, router: Router, probes: Path) -> None:
+    """Each loaded edge model's probe (the answering ones' and the readers'), and the text prior's class."""
+    scorer, models = router.scorer, router.models | router.readers
+    first = next((n for n, e in pool.engines.items() if e.config.role is ModelRole.ANSWER), None)
     if first is not None:
         scorer.use_edge_class(edge_class_of(pool, first))
     for name, engine in pool.engines.items():

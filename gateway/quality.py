@@ -23,8 +23,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.http import JSON
-from gateway.running import gateway_of
+from gateway.running import Gateway, gateway_of
 from gateway.usage import period, summarize
+from policies.schema import AUTO
 from router import fitting, quality
 from router.app_router import AppRouter
 from router.comparisons import Comparison, StepComparison
@@ -69,7 +70,7 @@ async def api_quality(request: Request) -> Response:
             "cost_usd": money["cost_usd"],
             "counterfactual_usd": money["counterfactual_usd"],
             "shadow_usd": round(sum(c.shadow_usd + c.judge_usd for c in comparisons), 6),
-            "router": _router_quality(gateway.router, app, comparisons, target),
+            "router": _router_quality(gateway.router, app, _reading(gateway, app), comparisons, target),
             "steps": _steps(
                 gateway.router,
                 app,
@@ -131,13 +132,28 @@ def _by_step(compared: list[StepComparison]) -> dict[tuple[str, str, str], list[
     return grouped
 
 
-def _router_quality(routing: Router, app: str | None, comparisons: list[Comparison], target: float) -> dict[str, Any]:
+def _reading(gateway: Gateway, app: str | None) -> tuple[str | None, str | None]:
+    """The edge model an `auto` rule of `app` answers on, and the one whose reading scores it
+    (None: that edge model's own)."""
+    policy = gateway.policy_of(app) if app is not None else None
+    if policy is None:
+        return next((n for n, m in gateway.router.models.items() if m.tier == "edge"), None), None
+    return policy.resolve("edge", AUTO), policy.spec.router.reader
+
+
+def _router_quality(
+    routing: Router,
+    app: str | None,
+    reading: tuple[str | None, str | None],
+    comparisons: list[Comparison],
+    target: float,
+) -> dict[str, Any]:
     """The app's router in use, measured on the period's comparisons (recomputed from what each one
     kept of the request: its text prior, its reading, its features)."""
-    edges = [name for name, model in routing.models.items() if model.tier == "edge"]
-    if app is None or not edges:
+    edge, reader = reading
+    if app is None or edge is None:
         return {"version": None, "apgr": None, "edge_share_at_target": None, "ranked": 0}
-    router = routing.auto.app_router(app, edges[0])
+    router = routing.auto.app_router(app, edge, reader)
     found = [e for c in comparisons if (e := from_comparison(c)) is not None]
     ranked = fitting.ranked(found)
     share = fitting.threshold_for(router, found, target).edge_share if found else None

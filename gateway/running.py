@@ -15,6 +15,7 @@ from edge_runtime import EdgePool
 from gateway.auth import App, AppKeys, policy_app
 from gateway.config import GatewayConfig
 from gateway.metrics import RequestMetrics
+from policies.policy import AppPolicy
 from policies.reload import PolicyFiles
 from router import cloud
 from router.cache import open_cache
@@ -68,6 +69,12 @@ class Gateway:
     ready_seconds: float | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)
 
+    def policy_of(self, app: str) -> AppPolicy | None:
+        """The policy `app` decides by now: its own file, else the default policy; None: the plain rules."""
+        loaded = self.policies.loaded
+        source = app if app in loaded else DEFAULT_POLICY if DEFAULT_POLICY in loaded else None
+        return None if source is None else self.policies.current(source)
+
     def edge_groups(self) -> list[EdgeGroup]:
         return [m for m in self.router.models.values() if isinstance(m, EdgeGroup)]
 
@@ -82,15 +89,18 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     """Everything a running gateway holds. Raises FileError if a policy file is invalid."""
     edge = EdgePool(config.edge.models)
     http = cloud.HttpPool()
-    locals_ = {name: EdgeModel(engine) for name, engine in edge.engines.items()}
+    answering = {m.name for m in config.edge.answering}
+    locals_ = {name: EdgeModel(engine) for name, engine in edge.engines.items() if name in answering}
+    # the `role: reader` models: they read prompts for the apps whose router names them, never answer
+    readers: dict[str, Tier] = {name: EdgeModel(e) for name, e in edge.engines.items() if name not in answering}
     models: dict[str, Tier] = dict(locals_)
-    if config.edge.nodes and config.edge.models:
+    if config.edge.nodes and config.edge.answering:
         # Remote edge nodes serve the first edge model too; requests balance by outstanding tokens.
-        first = config.edge.models[0].name
+        first = config.edge.answering[0].name
         models[first] = EdgeGroup(locals_[first], config.edge.nodes, http)
     models.update({m.name: cloud.connect(m, http) for m in config.cloud.models})
     prices = {m.name: price_of(m) for m in config.cloud.models}
-    prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.models})
+    prices.update({m.name: edge_price_of(m.usd_per_1m_tokens, m.usd_per_hour) for m in config.edge.answering})
     store = open_store(config.store)
     seal = config.seal()
     documents = open_documents(config.store, seal)
@@ -98,7 +108,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     cache = open_cache(config.store, seal)
     # a memory store's audit keeps the latest records only: each holds a body (compressed)
     egress = EgressLog(MemoryDocuments(keep=MEMORY_EGRESS) if isinstance(documents, MemoryDocuments) else documents)
-    router = Router(models, Scorer(), prices, store, cache, InstalledRouters(documents), aliases, egress)
+    router = Router(models, Scorer(), prices, store, cache, InstalledRouters(documents), aliases, egress, readers)
     shadows = Shadower(router, Comparisons(documents), store)
     names = config.model_names()
 

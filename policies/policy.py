@@ -25,8 +25,9 @@ NO_RULE = Rule(name="no-rule-matched", route="edge", fallback="cloud")  # when n
 class Models:
     """The model names of this gateway, by tier: what a policy may name."""
 
-    edge: tuple[str, ...]
+    edge: tuple[str, ...]  # the edge models that answer
     cloud: tuple[str, ...]
+    readers: tuple[str, ...] = ()  # the edge models that only read prompts (`role: reader`)
 
     def tier_of(self, name: str) -> str | None:
         return "edge" if name in self.edge else "cloud" if name in self.cloud else None
@@ -179,6 +180,14 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: yaml.
                 ("defaults", tier),
                 _unknown(tier, name, models.edge if tier == "edge" else models.cloud),
             )
+    reader = spec.router.reader
+    if reader is not None and reader not in models.edge + models.readers:
+        yield problem_at(
+            filename,
+            root,
+            ("router", "reader"),
+            _unknown("edge", reader, models.edge + models.readers) + " (a reader reads with an edge model)",
+        )
     if spec.shadow is not None:
         if spec.shadow.judge not in models.cloud:
             yield problem_at(
@@ -221,6 +230,9 @@ def _model_problems(spec: PolicyFile, models: Models, filename: str, root: yaml.
             if name is None or name in TIERS or name in known:
                 continue
             loc = ("rules", i) + (key if isinstance(key, tuple) else (key,))
+            if name in models.readers:
+                yield problem_at(filename, root, loc, f"{name!r} is a reader: it reads prompts and never answers")
+                continue
             yield problem_at(filename, root, loc, f"unknown model {name!r}; {expected}")
         if not spec.allow_cloud:
             for key, name in steps:

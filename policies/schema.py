@@ -257,6 +257,9 @@ class RouterSpec(Strict):
     # the last tokens of the prompt the edge reads (a longer prompt's answer on the edge reads it
     # whole again); null: the whole prompt, answered from the same prefill
     reading_tokens: int | None = Field(DEFAULT_READING_TOKENS, ge=16)
+    # the edge model whose reading scores the rules' edge-to-cloud steps: a `role: reader` model, or
+    # an answering one; null: the edge model the step would answer on (read and answered in one prefill)
+    reader: str | None = None
 
     @field_validator("band")
     @classmethod

@@ -4,6 +4,7 @@ probe and its combination with the text prior fitted by the gateway's own code
 (`router.probe_fit`), on the probe set of an edge class (`research.probe_set`).
 
     python -m research.probe [--locked]        # the small class, on AlpacaEval's 1B label
+    python -m research.probe --gguf PATH       # another model's reading (a `role: reader`'s)
 
 Development: AlpacaEval's four development folds, each scored by a router fitted on the other
 three. `--locked`: its test fold, scored by a router fitted on every development row, beside the
@@ -21,6 +22,7 @@ from functools import cache
 import numpy as np
 
 from edge_runtime import EdgeEngine, EdgeModelConfig
+from edge_runtime.config import ModelRole
 from edge_runtime.gguf import resolve_gguf
 from edge_runtime.reading import gguf_digest, read_last_logits
 from gateway.bench.curves import bootstrap
@@ -33,11 +35,14 @@ from router.app_router import sigmoid
 from router.probe_fit import Labelled, fit_probe, read_combination
 
 GGUF = "bundled:smollm2-135m"
+reader = GGUF  # the model whose reading is measured (`--gguf`)
 KIND = "alpaca_eval"  # the small class's own label
 
 
 def prompt_tokens(prompts: list[str], gguf: str = GGUF) -> list[list[int]]:
-    engine = EdgeEngine(EdgeModelConfig(gguf=gguf, n_ctx=8192))
+    """As the gateway tokenizes a prompt it reads: with the model's chat template, or a base model's
+    text alone (`edge_runtime.engine.PLAIN_TEXT`)."""
+    engine = EdgeEngine(EdgeModelConfig(gguf=gguf, n_ctx=8192, role=ModelRole.READER))
     engine.load()
     try:
         return [engine.tokenize_chat([{"role": "user", "content": p}]) for p in prompts]
@@ -63,7 +68,7 @@ def logits_of(prompts: tuple[str, ...], gguf: str = GGUF, bound: int | None = No
 
 
 def readings(rows: list[RoutingRow]) -> np.ndarray:
-    found = logits_of(tuple(sorted({r.prompt for r in routing_rows() if r.kind == KIND})))
+    found = logits_of(tuple(sorted({r.prompt for r in routing_rows() if r.kind == KIND})), reader)
     return np.stack([found[r.prompt] for r in rows])
 
 
@@ -130,7 +135,10 @@ CONFIGURATIONS: dict[str, Fit] = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--locked", action="store_true", help="the test fold, once per change")
+    parser.add_argument("--gguf", default=GGUF, help="the reader: a GGUF's path, or bundled:NAME")
     args = parser.parse_args()
+    global reader
+    reader = args.gguf
     splits = Splits.of(routing_rows("small"))
     fits = {**CONFIGURATIONS, **BASELINES}
     if not args.locked:

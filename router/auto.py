@@ -41,19 +41,25 @@ log = logging.getLogger("edgeway.router")
 
 
 class AutoRoutes:
-    def __init__(self, models: Mapping[str, Tier], routers: InstalledRouters) -> None:
+    def __init__(self, models: Mapping[str, Tier], routers: InstalledRouters, readers: Mapping[str, Tier]) -> None:
         self.models = models
         self.routers = routers
+        self.readers = readers  # the `role: reader` edge models, by name
 
-    def app_router(self, app: str, edge: str) -> AppRouter:
-        """The app's router in use, for a decision whose edge target is `edge`."""
-        probe = self._probe(edge)
+    def app_router(self, app: str, edge: str, reader: str | None = None) -> AppRouter:
+        """The app's router in use, for a decision whose edge target is `edge` and whose reading is
+        `reader`'s (the policy's `router.reader`; None: the edge target's own)."""
+        probe = self._probe(reader or edge)
         read = None if probe is None else Combination(*probe.combine)
         return self.routers.current(app, read, probe.gguf if probe is not None else None)
 
-    def _probe(self, edge: str) -> Probe | None:
-        model = self.models.get(edge)
-        return model.probe if isinstance(model, Reader) else None
+    def _probe(self, name: str) -> Probe | None:
+        model = self._reader(name)
+        return model.probe if model is not None else None
+
+    def _reader(self, name: str) -> Reader | None:
+        model = self.readers.get(name) or self.models.get(name)
+        return model if isinstance(model, Reader) else None
 
     def order(self, decision: Decision, signals: Signals, request: ChatRequest, app: str) -> Decision:
         """An `auto` decision ordered by the app's router: the edge first below its threshold, the
@@ -72,7 +78,7 @@ class AutoRoutes:
     def _pair(self, decision: Decision, auto: AutoRoute, signals: Signals, request: ChatRequest, app: str) -> Decision:
         """The edge-cloud pair at the front of `decision.targets`, ordered by the app's router."""
         targets = decision.targets
-        router = self.app_router(app, targets[0])
+        router = self.app_router(app, targets[0], auto.reader)
         asks = request_features(request) if router.needs_asks else None
         text = router.score(signals.complexity, None, asks)
         threshold = auto.threshold if router.threshold is None else router.threshold
@@ -95,14 +101,14 @@ class AutoRoutes:
         if len(ladder) < 2:
             return dataclasses.replace(decision, auto=None)
         thresholds = _step_thresholds(auto, ladder)
-        first = self._step(ladder[0], ladder[1], thresholds[ladder[0]], signals, request, app)
+        first = self._step(ladder[0], ladder[1], thresholds[ladder[0]], signals, request, app, auto.reader)
         steps = [first]
         reads = first.scorer is StepScorer.APP_ROUTER and self._reads(
-            auto, first.score, request, self.app_router(app, ladder[0])
+            auto, first.score, request, self.app_router(app, ladder[0], auto.reader)
         )
         if reads or first.climbed:
             for lower, upper in zip(ladder[1:], ladder[2:], strict=False):
-                steps.append(self._step(lower, upper, thresholds[lower], signals, request, app))
+                steps.append(self._step(lower, upper, thresholds[lower], signals, request, app, auto.reader))
                 if not steps[-1].climbed:
                     break
         top = ladder[len(steps) if steps[-1].climbed else len(steps) - 1]
@@ -146,13 +152,22 @@ class AutoRoutes:
             auto.edge_reading is EdgeReading.ALWAYS or (auto.edge_reading is EdgeReading.BAND and low <= text <= high)
         )
 
-    def _step(self, lower: str, upper: str, threshold: float, signals: Signals, request: ChatRequest, app: str) -> Step:
+    def _step(
+        self,
+        lower: str,
+        upper: str,
+        threshold: float,
+        signals: Signals,
+        request: ChatRequest,
+        app: str,
+        reader: str | None,
+    ) -> Step:
         """A step's score, `P(upper's answer is better than lower's)`: from an edge model to a
         cloud one, the app's router's; between any other pair, the prompt's length
         (`router.ladder.length_score`) as the prior, through the step's own fitted router where
         `edgeway router fit` installed one. A fitted router's threshold replaces the policy's."""
         if self.models[lower].tier == "edge" and self.models[upper].tier == "cloud":
-            router, scorer, prior = self.app_router(app, lower), StepScorer.APP_ROUTER, signals.complexity
+            router, scorer, prior = self.app_router(app, lower, reader), StepScorer.APP_ROUTER, signals.complexity
         else:
             router = self.routers.current(step_key(app, lower, upper), None)
             scorer, prior = StepScorer.PROMPT_LENGTH, length_score(signals.prompt_tokens)
@@ -174,9 +189,12 @@ class AutoRoutes:
         or above it (the edge last: a prompt it read whole stays in its cache, if the cloud fails)."""
         auto, edge = decision.auto, self.models[decision.targets[0]]
         assert auto is not None and auto.text_score is not None and isinstance(edge, Reader)
-        router = self.app_router(app, edge.name)
+        router = self.app_router(app, edge.name, auto.reader)
         prior, threshold = signals.complexity, auto.threshold
         asks = request_features(request) if router.needs_asks else None
+        reader = self._reader(auto.reader or edge.name)
+        if reader is not None and reader is not edge:
+            return await self._read_apart(request, signals, decision, reader, router, elsewhere)
 
         def keep(reading: float) -> bool:  # on the edge's worker thread: it only compares numbers
             return router.score(prior, reading, asks) < threshold
@@ -209,6 +227,46 @@ class AutoRoutes:
             ordered = dataclasses.replace(ordered, targets=edge_last)
         model, result, failures = await elsewhere(ordered)
         return Routed(signals, ordered, model, result, failures)
+
+    async def _read_apart(
+        self,
+        request: ChatRequest,
+        signals: Signals,
+        decision: Decision,
+        reader: Reader,
+        router: AppRouter,
+        elsewhere: Callable[[Decision], Awaitable[tuple[Tier, R, list[str]]]],
+    ) -> Routed[R]:
+        """A reader that does not answer (`router.reader`) reads the prompt and stops; the app's
+        router orders the edge and the cloud by its reading, and the first of them answers (the
+        edge from a prefill of its own)."""
+        auto = decision.auto
+        assert auto is not None and auto.text_score is not None
+        read = await self._read(request, reader, auto)
+        if read is None or read.score is None:
+            ordered = _ordered(
+                decision, auto, auto.text_score, f"reader {reader.name} could not read the prompt: the text decides"
+            )
+        else:
+            asks = request_features(request) if router.needs_asks else None
+            score = router.score(signals.complexity, read.score, asks)
+            sign = ">=" if score >= auto.threshold else "<"
+            said = f"reader {reader.name} reading {read.score:.3f}: score {score:.3f} {sign} {auto.threshold:g}"
+            ordered = _ordered(decision, auto, score, said, read.score)
+        model, result, failures = await elsewhere(ordered)
+        return Routed(signals, ordered, model, result, failures)
+
+    async def _read(self, request: ChatRequest, reader: Reader, auto: AutoRoute) -> ReadFirst | None:
+        """`reader`'s reading of the prompt, stopped once read; None where it failed (said in the log)."""
+        try:
+            with tracing.step("edgeway.read", None, **{"edgeway.reader": reader.name}) as span:
+                read = await reader.read_first(request, lambda _: False, auto.reading_tokens)
+                if read.score is not None:
+                    span.set_attribute("edgeway.reading", read.score)
+                return read
+        except EdgewayError as exc:
+            log.warning("reader %s failed (%s); the text decides", Known(reader.name), exc.message)
+            return None
 
     def record(self, request_id: str, app: str, routed: Routed[Any], request: ChatRequest) -> None:
         """Keep what the app's router knew of a request an `auto` rule decided, for its fit
@@ -251,15 +309,17 @@ class AutoRoutes:
         auto = decision.auto
         if auto is None or not auto.read_first or auto.text_score is None:
             return decision
-        edge = self.models[decision.targets[0]]
-        assert isinstance(edge, Reader)
-        router = self.app_router(app, edge.name)
+        edge = decision.targets[0]
+        reader = self._reader(auto.reader or edge)
+        assert reader is not None
+        who = "edge" if auto.reader in (None, edge) else f"reader {reader.name}"
+        router = self.app_router(app, edge, auto.reader)
         asks = request_features(request) if router.needs_asks else None
-        read = await edge.read_first(request, lambda _: False, auto.reading_tokens)
+        read = await reader.read_first(request, lambda _: False, auto.reading_tokens)
         if read.score is None:
-            return _ordered(decision, auto, auto.text_score, "the edge could not read the prompt: the text decides")
+            return _ordered(decision, auto, auto.text_score, f"{who} could not read the prompt: the text decides")
         score = router.score(signals.complexity, read.score, asks)
-        return _ordered(decision, auto, score, f"edge reading {read.score:.3f}: score {score:.3f}", read.score)
+        return _ordered(decision, auto, score, f"{who} reading {read.score:.3f}: score {score:.3f}", read.score)
 
 
 def _step_thresholds(auto: AutoRoute, ladder: tuple[str, ...]) -> dict[str, float]:

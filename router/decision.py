@@ -63,6 +63,7 @@ class AutoRoute:
     thresholds: tuple[tuple[str, float], ...] = ()  # each step's, by the model it climbs from, where set
     climb: tuple[Step, ...] = ()  # the steps scored, bottom up: the last one not climbed is where it stopped
     reading_tokens: int | None = None  # the edge reads at most the prompt's last this many tokens (None: all)
+    reader: str | None = None  # the edge model that reads (`router.reader`); None: the edge model of the step
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,7 @@ class PolicyRules:
                 ladder=verdict.ladder,
                 thresholds=verdict.thresholds,
                 reading_tokens=spec.reading_tokens,
+                reader=spec.reader,
             )
         if verdict.cascade is not None:
             target = policy.cascade_target(verdict.cascade, request.model)

@@ -60,13 +60,15 @@ class Router:
         routers: InstalledRouters | None = None,
         aliases: dict[str, str] | None = None,
         egress: EgressLog | None = None,
+        readers: dict[str, Tier] | None = None,
     ) -> None:
         self.models = models
+        self.readers = readers or {}  # edge models that read prompts for the apps' routers, never answer
         # a provider's id of a configured model (`gpt-4o-mini`, `openai/gpt-4o-mini`) -> its name:
         # an agent that names its provider's model (Codex's default) reaches the configured one
         self.aliases = {k: v for k, v in (aliases or {}).items() if k not in models}
         self.routers = routers or InstalledRouters()
-        self.auto = AutoRoutes(models, self.routers)
+        self.auto = AutoRoutes(models, self.routers, self.readers)
         self.cache: CacheStore = cache or MemoryCache()
         self.scorer = scorer
         self.prices = prices or {}

@@ -99,6 +99,9 @@ class Reader(Protocol):
     score the reading with the probe fitted for its GGUF, and answer from that prefill or stop."""
 
     @property
+    def name(self) -> str: ...
+
+    @property
     def probe(self) -> Probe | None: ...
 
     async def read_first(
