@@ -27,7 +27,8 @@ from edge_runtime.gguf import resolve_gguf
 from edge_runtime.reading import gguf_digest, read_last_logits
 from gateway.bench.curves import bootstrap
 from gateway.bench.folds import RoutingRow, routing_rows
-from policies.schema import DEFAULT_BAND
+from policies.schema import DEFAULT_BAND, DEFAULT_READING_TOKENS
+from research.layer_readings import Pool, layer_readings, layers_probe
 from research.prior import ANCHORS, BASELINES, SHIPPED, fit_prior, fitted_prior, matrix
 from research.protocol import Fit, Scorer, Splits, apgr
 from research.readings import CACHE
@@ -70,6 +71,14 @@ def logits_of(prompts: tuple[str, ...], gguf: str = GGUF, bound: int | None = No
 def readings(rows: list[RoutingRow]) -> np.ndarray:
     found = logits_of(tuple(sorted({r.prompt for r in routing_rows() if r.kind == KIND})), reader)
     return np.stack([found[r.prompt] for r in rows])
+
+
+@cache
+def _layer_means() -> dict[str, np.ndarray]:
+    """Every layer's output averaged over each prompt's last 128 tokens, as the reader reads it."""
+    prompts = sorted({r.prompt for r in routing_rows() if r.kind == KIND})
+    found = layer_readings(prompts, reader, DEFAULT_READING_TOKENS)
+    return {p: found.mean[i] for i, p in enumerate(prompts)}
 
 
 def labelled(rows: list[RoutingRow]) -> list[Labelled]:
@@ -129,6 +138,7 @@ CONFIGURATIONS: dict[str, Fit] = {
     "probe alone": fit_probe_alone,
     "prior + probe, the edge reads every prompt": fit_read_always,
     "prior + probe, the edge reads inside the band": fit_read_in_band(),
+    "probe on every layer's mean state, concatenated": layers_probe(_layer_means, (KIND,), Pool.CONCAT),
 }
 
 

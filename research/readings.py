@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -65,8 +66,10 @@ def readings(
 
 def _templated(path: Path, prompts: list[str]) -> list[list[int]]:
     from edge_runtime import EdgeEngine, EdgeModelConfig
+    from edge_runtime.config import ModelRole
 
-    engine = EdgeEngine(EdgeModelConfig(gguf=str(path), n_ctx=READ_TOKENS * 4))
+    # as a reader: a base model without a chat template reads the text alone (`PLAIN_TEXT`)
+    engine = EdgeEngine(EdgeModelConfig(gguf=str(path), n_ctx=READ_TOKENS * 4, role=ModelRole.READER))
     engine.load()  # for its tokenizer and chat template: exactly the tokens the edge would read
     try:
         return [engine.tokenize_chat([{"role": "user", "content": p}]) for p in prompts]
@@ -82,9 +85,12 @@ def _text(path: Path, prompts: list[str]) -> list[list[int]]:
 
 
 @contextmanager
-def token_states(path: Path, most: int = READ_TOKENS) -> Iterator[Callable[[list[int]], np.ndarray]]:
+def token_states(
+    path: Path, most: int = READ_TOKENS, observe: Any = None
+) -> Iterator[Callable[[list[int]], np.ndarray]]:
     """A function from a prompt's tokens (at most `most`) to the model's final hidden state at
-    each of them, an array (tokens, n_embd), each prompt read afresh."""
+    each of them, an array (tokens, n_embd), each prompt read afresh. `observe`: llama.cpp's
+    evaluation callback, shown the graph's tensors as they are computed (`research.layer_readings`)."""
     import llama_cpp
 
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), llama_cpp.llama_model_default_params())
@@ -94,6 +100,8 @@ def token_states(path: Path, most: int = READ_TOKENS) -> Iterator[Callable[[list
     params.embeddings = True
     params.pooling_type = llama_cpp.LLAMA_POOLING_TYPE_NONE
     params.n_threads = params.n_threads_batch = thread_count(None)
+    if observe is not None:
+        params.cb_eval = observe
     ctx = llama_cpp.llama_init_from_model(model, params)
     n_embd = llama_cpp.llama_model_n_embd(model)
     batch = llama_cpp.llama_batch_init(most, 0, 1)
