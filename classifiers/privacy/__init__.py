@@ -30,6 +30,8 @@ from classifiers.privacy.links import find_links
 from classifiers.privacy.named import CUES as NAMED
 from classifiers.privacy.named import named
 from classifiers.privacy.numbering import international_phones
+from classifiers.privacy.ordinary import MODEL_DIR as ORDINARY_DIR
+from classifiers.privacy.ordinary import OrdinaryWords
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
@@ -64,11 +66,13 @@ class PrivacyScanner:
         context_path: Path = CONTEXT_PATH,
         places_path: Path = PLACES_PATH,
         names_path: Path = NAMES_PATH,
+        ordinary_dir: Path = ORDINARY_DIR,
     ) -> None:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
         self.places = Places(places_path)
         self.uncased = UncasedNames(names_path)
+        self.ordinary = OrdinaryWords(ordinary_dir)
         self.anchors = (
             ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
             + WRITTEN_ADDRESSES + CHECKED
@@ -138,7 +142,7 @@ class PrivacyScanner:
         )
         if numbers:
             found += international_phones(text, numbers, found)
-        gated = self.spans.findings(labeled) if labeled else []
+        gated = self.ordinary.names(text, self.spans.findings(labeled), SPAN_DETECTOR) if labeled else []
         if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
             found += told(text, hits) + identifiers(text, hits) + named(text, hits) + written_addresses(text, hits)
@@ -162,6 +166,7 @@ class PrivacyScanner:
         other detectors found (a birth date, an email address), however public the text reads:
         "Patient Leonie, born 1989-06-24" is a note about someone."""
         places = self.places.find(text)  # in C: cheaper than the gate, which runs only when it decides something
+        places = self.ordinary.places(text, places) if places else places
         if places:
             where = {(p.start, p.end) for p in places}
             gated = [f for f in gated if not _one_place(text, f, where)]
