@@ -168,6 +168,11 @@ def command() -> argparse.ArgumentParser:
         help="ladder only: the bundled model reads every test prompt too, for its probe's scores (about 25 minutes)",
     )
     bench.add_argument(
+        "--reader",
+        metavar="GGUF",
+        help="routing: a `role: reader` model (a path, or bundled:NAME) read beside the bundled model, for its cost",
+    )
+    bench.add_argument(
         "--against",
         metavar="BUILD",
         help="classify: another checkout, or its classifiers/_scan*.so, timed beside this one in one process; "
@@ -393,6 +398,11 @@ def _bench(args: argparse.Namespace) -> int:
     elif args.reading:
         print("edgeway: --reading goes with ladder", file=sys.stderr)
         return 2
+    if args.reader is not None:
+        if args.suite != "routing":
+            print("edgeway: --reader goes with routing", file=sys.stderr)
+            return 2
+        options["reader"] = args.reader
     if args.contention is not None:
         if args.suite != "edge" or args.contention < 1:
             print("edgeway: --contention N (N >= 1 busy processes) goes with edge", file=sys.stderr)

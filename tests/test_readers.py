@@ -99,3 +99,12 @@ def test_a_policy_that_routes_to_a_reader_or_reads_with_an_unknown_model_is_refu
         parse_policy("router: {reader: gemma}\nrules:\n  - name: r\n    route: auto\n", models)
     parse_policy("router: {reader: skim}\nrules:\n  - name: r\n    route: auto\n", models)
     parse_policy("router: {reader: smollm2}\nrules:\n  - name: r\n    route: auto\n", models)
+
+
+def test_what_a_reader_costs_is_benched_beside_routing_only(capsys):
+    """`edgeway bench routing --reader GGUF` times a reader beside the bundled model; elsewhere the
+    option is refused."""
+    from gateway.cli import main
+
+    assert main(["bench", "classify", "--reader", "bundled:smollm2-135m"]) == 2
+    assert "--reader goes with routing" in capsys.readouterr().err

@@ -10,6 +10,12 @@
    (the cloud's own latency comes after it), with the whole prompt read and within the bound, by
    prompt length.
 
+With `--reader GGUF`, what a `role: reader` model (`router: {reader: NAME}`) costs beside it: a
+cloud-bound request's added latency is the reader's bounded reading; an edge-served one pays that
+reading and then the answering model's own prefill, against the answering model reading first
+itself. The reader reads with its fitted probe where one is found (`edge.probes`' default folder),
+else with a probe of zeros: one dot product either way, so the times are the same.
+
 Every prompt is new to the edge (each sentence is numbered), so no kept prompt is reused.
 """
 
@@ -19,14 +25,17 @@ import asyncio
 import itertools
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
 from classifiers import Scorer
 from edge_runtime import EdgeEngine, EdgeModelConfig
-from edge_runtime.reading import BUNDLED_PROBES, Gate, Probe, find_probe, gguf_digest
+from edge_runtime.config import ModelRole
+from edge_runtime.reading import BUNDLED_PROBES, Gate, Probe, ReadingKind, find_probe, gguf_digest
 from edge_runtime.sampling import Sampling
 from gateway.bench.classify import conversations, require_data
+from gateway.config import EdgeConfig
 from gateway.percentiles import percentile
 from policies.schema import DEFAULT_READING_TOKENS
 
@@ -120,7 +129,28 @@ def _text_prior(repeat: int) -> None:
         print(f"{size:>7} {statistics.median(found) * 1e3:>7.3f} ms {percentile(found, 0.99) * 1e3:>7.3f} ms")
 
 
-def run(repeat: int = 3) -> None:
+async def _reader(engine: EdgeEngine, reader: EdgeEngine, repeat: int, bound: int) -> None:
+    own = find_probe(gguf_digest(engine.gguf_path), [BUNDLED_PROBES])
+    probe = find_probe(gguf_digest(reader.gguf_path), [Path(EdgeConfig().probes).expanduser(), BUNDLED_PROBES])
+    if probe is None:
+        probe = Probe(ReadingKind.LAST, np.zeros(reader.n_vocab, np.float32), 0.0, "")
+    assert own is not None, "the bundled model ships its probe"
+    print(f"{'':>13} {'edge-served: time to first token':^40} {'cloud-bound: added':^22}")
+    print(f"{'prompt tokens':>13} {'own reading':>13} {'the reader':>12} {'ratio':>6} {'own':>10} {'the reader':>11}")
+    for length in LENGTHS:
+        own_served, read_served, own_routed, read_routed = [], [], [], []
+        for _ in range(repeat * 3):  # alternated, so drift on a noisy machine lands on each
+            own_served.append(await _bounded_time_to_first_token(engine, _prompt(engine, length), own, bound))
+            read = await _reading_time(reader, _prompt(reader, length)[-bound:], Gate(probe, _away))
+            read_served.append(read + await _time_to_first_token(engine, _prompt(engine, length), None))
+            own_routed.append(await _reading_time(engine, _prompt(engine, length)[-bound:], Gate(own, _away)))
+            read_routed.append(await _reading_time(reader, _prompt(reader, length)[-bound:], Gate(probe, _away)))
+        o, r, a, b = (statistics.median(found) * 1e3 for found in (own_served, read_served, own_routed, read_routed))
+        size = len(_prompt(engine, length))
+        print(f"{size:>13} {o:>10.1f} ms {r:>9.1f} ms {r / o:>5.2f}x {a:>7.1f} ms {b:>8.1f} ms")
+
+
+def run(repeat: int = 3, reader: str | None = None) -> None:
     require_data()
     _text_prior(repeat)
     engine = EdgeEngine(EdgeModelConfig(n_ctx=4096, parallel=4))
@@ -128,6 +158,18 @@ def run(repeat: int = 3) -> None:
     try:
         print("\nthe edge reads first (bundled model, its shipped probe): edge-served and cloud-bound requests")
         asyncio.run(_edge_first(engine, repeat, DEFAULT_READING_TOKENS))
+        if reader is not None:
+            _beside(engine, reader, repeat)
     finally:
         engine.close()
     print(f"(numpy {np.__version__}; medians of {repeat * 3} runs each)")
+
+
+def _beside(engine: EdgeEngine, gguf: str, repeat: int) -> None:
+    reader = EdgeEngine(EdgeModelConfig(name="reader", gguf=gguf, parallel=1, role=ModelRole.READER))
+    reader.load()
+    try:
+        print(f"\n{reader.gguf_path.name} reads for the bundled model (`role: reader`): the same requests")
+        asyncio.run(_reader(engine, reader, repeat, DEFAULT_READING_TOKENS))
+    finally:
+        reader.close()
