@@ -188,13 +188,14 @@ class AutoRoutes:
         edge goes on to answer from the same prefill below the threshold, and the cloud answers at
         or above it (the edge last: a prompt it read whole stays in its cache, if the cloud fails)."""
         auto, edge = decision.auto, self.models[decision.targets[0]]
-        assert auto is not None and auto.text_score is not None and isinstance(edge, Reader)
+        assert auto is not None and auto.text_score is not None
         router = self.app_router(app, edge.name, auto.reader)
-        prior, threshold = signals.complexity, auto.threshold
-        asks = request_features(request) if router.needs_asks else None
         reader = self._reader(auto.reader or edge.name)
         if reader is not None and reader is not edge:
             return await self._read_apart(request, signals, decision, reader, router, elsewhere)
+        assert isinstance(edge, Reader)
+        prior, threshold = signals.complexity, auto.threshold
+        asks = request_features(request) if router.needs_asks else None
 
         def keep(reading: float) -> bool:  # on the edge's worker thread: it only compares numbers
             return router.score(prior, reading, asks) < threshold

@@ -108,3 +108,43 @@ def test_what_a_reader_costs_is_benched_beside_routing_only(capsys):
 
     assert main(["bench", "classify", "--reader", "bundled:smollm2-135m"]) == 2
     assert "--reader goes with routing" in capsys.readouterr().err
+
+
+LADDER = """
+app: t
+router: {edge_reading: always, reader: skim}
+rules:
+  - name: climb
+    route: auto
+    ladder: [edge, mid, top]
+    thresholds: [0.5, 0.5]
+"""
+
+
+@pytest.mark.parametrize(("reading", "served"), [(-4.0, "edge"), (4.0, "mid")])
+def test_on_a_ladder_the_reader_decides_the_step_from_the_edge_and_the_edge_answers_from_its_own_prefill(
+    reading, served
+):
+    """The reader reads and stops; its reading decides between the edge and the step above it (the
+    rest of the climb by length: a short prompt stays on the cheaper cloud model)."""
+    import asyncio
+
+    from policies.policy import Models
+    from router.caller import Caller
+    from router.ledger import MemoryStore
+    from router.policy_rules import PolicyRules
+    from router.request import parse_chat_request
+    from router.routing import Router
+    from tests.fakes import FakeReader, FakeTier, FixedComplexity
+
+    models = Models(("edge",), ("mid", "top"), ("skim",))
+    policy = parse_policy(LADDER, models)
+    skim = FakeReader("skim", reading=reading, combine=(0.0, 1.0, 0.0))
+    tiers = {"edge": FakeTier("edge", "edge"), "mid": FakeTier("mid", "cloud"), "top": FakeTier("top", "cloud")}
+    r = Router(tiers, FixedComplexity(0.5), store=MemoryStore(), readers={"skim": skim})
+    ask = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": "Say hi."}]})
+    routed = asyncio.run(r.complete(ask, Caller("t", PolicyRules(lambda: policy))))
+    assert routed.model.name == served and skim.kept == [False]  # the reader never answers
+    assert routed.decision.auto is not None and routed.decision.auto.reader == "skim"
+    assert routed.decision.auto.reading == pytest.approx(reading)
+    assert any(reason.startswith(f"reader skim reading {reading:.3f}") for reason in routed.decision.reasons)
