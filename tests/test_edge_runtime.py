@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from edge_runtime import EdgeEngine, EdgeModelConfig, Sampling
+from edge_runtime.openmp import SPINS
 from edge_runtime.threads import thread_count
 
 STORY = [{"role": "user", "content": "Tell me a short story about a lighthouse keeper."}]
@@ -404,7 +405,7 @@ async def test_a_long_prompt_after_a_slow_phase_is_read_in_as_many_steps_as_on_a
 
 @pytest.mark.parametrize(
     ("given", "spins"),
-    [({}, "300"), ({"GOMP_SPINCOUNT": "5000"}, "5000"), ({"OMP_WAIT_POLICY": "PASSIVE"}, None)],
+    [({}, str(SPINS)), ({"GOMP_SPINCOUNT": "5000"}, "5000"), ({"OMP_WAIT_POLICY": "PASSIVE"}, None)],
 )
 def test_openmps_threads_spin_briefly_before_they_sleep_unless_the_operator_says(given, spins):
     """Set before llama.cpp loads libgomp (which reads it once): an operator's own setting stands."""

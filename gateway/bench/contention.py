@@ -4,7 +4,7 @@ cores, against the same requests on the quiet machine, for each way llama.cpp's 
 A gateway shares its machine with the app and other processes. llama.cpp's CPU backend runs each
 step's graph on `n_threads` OpenMP threads, which, between the nodes of a graph, spin waiting for
 each other before they sleep: on cores another process keeps busy, a spinning thread holds a core
-its peer needs, and a step takes many time slices instead of one. edgeway spins 300 times
+its peer needs, and a step takes many time slices instead of one. edgeway spins 3,000 times
 (`edge_runtime.openmp`); libgomp's own default spins 300,000; with `OMP_WAIT_POLICY=PASSIVE` a
 waiting thread sleeps at once. Each configuration is a gateway process of its own (the setting is
 read when the OpenMP runtime loads); they take turns, round after round, each measured quiet (its
@@ -39,7 +39,7 @@ from gateway.bench.wire import stream_times, timed_stream
 SHORT = "Say hello."
 MEDIUM = "Summarize this log. " + "The harbor light turned on at dusk and the ships came home. " * 38
 CONFIGURATIONS = {
-    "edgeway's (spin 300)": {},
+    "edgeway's (spin 3,000)": {},
     "libgomp's (spin 300,000)": {"GOMP_SPINCOUNT": "300000"},
     # as an operator sets it; the spin count said too, as libgomp takes PASSIVE to mean (0), since
     # this process's own edgeway default (300) would reach the gateway otherwise
