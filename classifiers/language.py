@@ -39,7 +39,7 @@ _WORD = re.compile(r"[^\W\d_]+")
 # For ASCII text the words are its runs of letters, read as bytes: one table lower-cases the
 # letters and makes everything else a space, and bytes.split does the rest (a str's translate
 # looks each character up in a dict: three times as long, and the regex three times that).
-_ASCII_WORDS = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 for c in range(256))
+ASCII_WORDS = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 for c in range(256))
 _ASCII_WORD_LANGS = {w.encode("ascii"): langs for w, langs in _WORD_LANGS.items() if w.isascii()}
 _SCRIPT_CHARS = re.compile("[\u0370-\U0010ffff]")  # what the scripts above can hold
 SAMPLE = 600  # characters looked at: the language rarely changes within a prompt
@@ -60,7 +60,7 @@ def detect_language(text: str) -> str:
             # Kanji alone reads as Chinese; kana anywhere means Japanese.
             return "ja" if lang == "zh" and counts.get("ja") else lang
     if sample.isascii():
-        votes = _votes(sample.encode("ascii").translate(_ASCII_WORDS).split(), _ASCII_WORD_LANGS)
+        votes = _votes(sample.encode("ascii").translate(ASCII_WORDS).split(), _ASCII_WORD_LANGS)
     else:  # its lower case may be ASCII ("K", the Kelvin sign, lowers to "k"): the regex reads both
         votes = _votes(_WORD.findall(sample.lower()), _WORD_LANGS)
     if not votes:

@@ -61,6 +61,11 @@ class EdgeConfig(Strict):
         """The edge models that answer requests (not the `role: reader` ones)."""
         return [m for m in self.models if m.role is ModelRole.ANSWER]
 
+    @property
+    def readers(self) -> list[EdgeModelConfig]:
+        """The `role: reader` edge models: they read prompts for the apps' routers, never answer."""
+        return [m for m in self.models if m.role is ModelRole.READER]
+
 
 class CloudConfig(Strict):
     models: list[CloudModelConfig] = Field(default_factory=list)
@@ -134,7 +139,7 @@ class GatewayConfig(Strict):
     def model_names(self) -> Models:
         """The names of this gateway's models, by tier: what its policies may name."""
         answering = tuple(m.name for m in self.edge.answering)
-        readers = tuple(m.name for m in self.edge.models if m.role is ModelRole.READER)
+        readers = tuple(m.name for m in self.edge.readers)
         return Models(answering, tuple(m.name for m in self.cloud.models), readers)
 
     def policy_path(self, app: str) -> Path | None:

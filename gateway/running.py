@@ -92,7 +92,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     answering = {m.name for m in config.edge.answering}
     locals_ = {name: EdgeModel(engine) for name, engine in edge.engines.items() if name in answering}
     # the `role: reader` models: they read prompts for the apps whose router names them, never answer
-    readers: dict[str, Tier] = {name: EdgeModel(e) for name, e in edge.engines.items() if name not in answering}
+    readers: dict[str, Tier] = {m.name: EdgeModel(edge.engines[m.name]) for m in config.edge.readers}
     models: dict[str, Tier] = dict(locals_)
     if config.edge.nodes and config.edge.answering:
         # Remote edge nodes serve the first edge model too; requests balance by outstanding tokens.

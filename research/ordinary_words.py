@@ -30,9 +30,10 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
-import unicodedata
 from importlib.metadata import version
 from pathlib import Path
+
+from classifiers.privacy.uncased import unaccented
 
 # Where the table goes: `classifiers.privacy.ordinary.MODEL_DIR` (a test checks the two agree).
 MODEL_DIR = Path(__file__).resolve().parents[1] / "classifiers" / "models" / "ordinary"
@@ -67,12 +68,8 @@ def faker_names(languages: tuple[str, ...] | None = None) -> frozenset[str]:
                 for name in listed:
                     for word in str(name).replace("-", " ").split():
                         if word[0].isupper():  # not a particle: "van der Berg"
-                            names |= {word.casefold(), _unaccented(word.casefold())}
+                            names |= {word.casefold(), unaccented(word.casefold())}
     return frozenset(names)
-
-
-def _unaccented(word: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
 def files() -> dict[str, str]:

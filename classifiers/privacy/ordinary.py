@@ -22,7 +22,9 @@ from collections import Counter
 from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
+from typing import TypeVar
 
+from classifiers.language import ASCII_WORDS
 from classifiers.privacy.findings import Finding
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "ordinary"
@@ -36,15 +38,19 @@ LAST_LATIN = 0x24F  # the end of Latin Extended-B
 SAMPLE_WORDS = 40
 SAMPLE_CHARS = 600  # where the first words are looked for
 _WORD = re.compile(r"[^\W\d_]+")
-# an ASCII text's words: its letters lowered, everything else a space (as `classifiers.language`)
-_ASCII_WORDS = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 for c in range(256))
+W = TypeVar("W", str, bytes)
 _OPENING = frozenset(" \t\r\"'¿¡«„“(")  # between a sentence's end and its first word
 _ENDS = frozenset(".!?\n")
 
 
+def _first(words: list[W], cut: bool) -> list[W]:
+    """A sample's first `SAMPLE_WORDS` words; where it was cut short of them, without its last
+    (which may be a piece of one)."""
+    return words[:SAMPLE_WORDS] if len(words) > SAMPLE_WORDS or not cut else words[:-1]
+
+
 def _first_words(sample: str, cut: bool) -> list[str]:
-    said = [folded(w) for w in _WORD.findall(sample)]
-    return said[:SAMPLE_WORDS] if len(said) > SAMPLE_WORDS or not cut else said[:-1]
+    return _first([folded(w) for w in _WORD.findall(sample)], cut)
 
 
 def begins_sentence(text: str, start: int) -> bool:
@@ -92,12 +98,11 @@ class OrdinaryWords:
         cut = len(text) > SAMPLE_CHARS  # (the sample's last word may be a piece of one)
         if sample.isascii():  # most texts: their words by one translate and a split, as bytes
             said: list[str] | None = None
-            keys = sample.encode("ascii").translate(_ASCII_WORDS).split()
-            keys = keys[:SAMPLE_WORDS] if len(keys) > SAMPLE_WORDS or not cut else keys[:-1]
+            keys = _first(sample.encode("ascii").translate(ASCII_WORDS).split(), cut)
             hits = list(filter(None, map(self._ascii_cues.get, keys)))
         else:
             said = _first_words(sample, cut)
-            latin = sum(w.isascii() or w.isalpha() and ord(max(w)) <= LAST_LATIN for w in said)
+            latin = sum(ord(max(w)) <= LAST_LATIN for w in said)
             if latin * 3 < len(said) * 2:  # mostly another script's words ("Привет, ..."): not read here
                 return None
             hits = list(filter(None, map(self._cues.get, said)))
@@ -106,8 +111,8 @@ class OrdinaryWords:
         if hits.count(_ENGLISH_ONLY) * 2 >= len(hits):
             return None
         votes = Counter(chain.from_iterable(hits))  # each cue's languages, counted in C
-        best = max(votes.values(), default=0)
-        if best == 0 or votes.get(ENGLISH, 0) == best:
+        best = max(votes.values())  # (some cue was said: English's alone would be all of them)
+        if votes.get(ENGLISH, 0) == best:
             return None
         near = [language for language, count in votes.items() if count >= best - 1 and language != ENGLISH]
         if len(near) == 1 and best >= 2:
