@@ -6,11 +6,12 @@ import asyncio
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
 from edge_runtime import EdgeEngine, EdgeModelConfig, Sampling
-from edge_runtime.openmp import SPINS
+from edge_runtime.openmp import SPINS, links_libgomp
 from edge_runtime.threads import thread_count
 
 STORY = [{"role": "user", "content": "Tell me a short story about a lighthouse keeper."}]
@@ -404,17 +405,40 @@ async def test_a_long_prompt_after_a_slow_phase_is_read_in_as_many_steps_as_on_a
 
 
 @pytest.mark.parametrize(
-    ("given", "spins"),
-    [({}, str(SPINS)), ({"GOMP_SPINCOUNT": "5000"}, "5000"), ({"OMP_WAIT_POLICY": "PASSIVE"}, None)],
+    ("given", "spins", "policy"),
+    [
+        ({}, str(SPINS), "ACTIVE"),
+        ({"GOMP_SPINCOUNT": "5000"}, "5000", None),
+        ({"OMP_WAIT_POLICY": "PASSIVE"}, None, "PASSIVE"),
+    ],
 )
-def test_openmps_threads_spin_briefly_before_they_sleep_unless_the_operator_says(given, spins):
-    """Set before llama.cpp loads libgomp (which reads it once): an operator's own setting stands."""
+def test_openmps_threads_spin_briefly_before_they_sleep_unless_the_operator_says(given, spins, policy):
+    """Set before llama.cpp loads libgomp (which reads it once): an operator's own setting stands.
+    The policy is ACTIVE with the count set here, so that libgomp's spin, once a second model's
+    thread has a team too, is cut to 1,000 rather than 100 (`edge_runtime.openmp`)."""
     environment = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     ran = subprocess.run(
-        [sys.executable, "-c", "import os, edge_runtime; print(os.environ.get('GOMP_SPINCOUNT'))"],
+        [
+            sys.executable,
+            "-c",
+            "import os, edge_runtime; print(os.environ.get('GOMP_SPINCOUNT'), os.environ.get('OMP_WAIT_POLICY'))",
+        ],
         env={**environment, **given},
         capture_output=True,
         text=True,
         check=True,
     )
-    assert ran.stdout.strip() == str(spins)
+    assert ran.stdout.split() == [str(spins), str(policy)]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="llama.cpp links GCC's OpenMP in Linux builds")
+def test_the_bundled_llama_cpp_links_gnu_openmp_which_the_policy_is_set_for(tmp_path, monkeypatch):
+    """The policy ACTIVE is safe only in libgomp, where a spin count bounds it; the wheels built
+    here link libgomp, and a library that names another runtime (or none) gets no policy."""
+    assert links_libgomp()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "libggml-cpu.so").write_bytes(b"\x7fELF ... libomp.so ...")
+    monkeypatch.setattr(
+        "importlib.util.find_spec", lambda name: SimpleNamespace(submodule_search_locations=[str(tmp_path)])
+    )
+    assert not links_libgomp()

@@ -8,6 +8,9 @@
   8 concurrent streams, against the same N served one after another and against raw.
 - Head-of-line: a short request's time to first token alone and beside a 4,500-token prompt being
   read (`gateway.bench.head_of_line`).
+- A second edge model in the same process: the first one's single-stream decode before the second
+  has answered anything and after (libgomp spins less once more threads have teams than there are
+  cores: `edge_runtime.openmp`).
 - Memory bandwidth, to say which ceiling binds.
 """
 
@@ -115,9 +118,12 @@ class RawLlama:
         return len(long) / (time.perf_counter() - started)
 
 
-def _greedy_stream(content: str, max_tokens: int) -> dict[str, object]:
+SECOND = "smollm2-second"  # the bundled model again, as a second edge model of the same gateway
+
+
+def _greedy_stream(content: str, max_tokens: int, model: str = "smollm2") -> dict[str, object]:
     return {
-        "model": "smollm2",
+        "model": model,
         "stream": True,
         "temperature": 0,
         "max_tokens": max_tokens,
@@ -148,11 +154,21 @@ async def _gateway(url: str) -> dict[Any, Any]:
     return results
 
 
-async def _single_decode(port: int) -> float:
+async def _single_decode(port: int, model: str = "smollm2") -> float:
     """Tokens/s after the first, read by a client lean enough not to slow the model it waits on
     (httpx parsing every chunk took 0.4 ms of CPU per token here: 4% of these two cores)."""
-    body = _greedy_stream(PROMPT, TOKENS)
+    body = _greedy_stream(PROMPT, TOKENS, model)
     return (await stream_times(port, "/v1/chat/completions", json.dumps(body).encode())).decode_rate()
+
+
+def second_model(repeat: int) -> tuple[list[float], float, list[float]]:
+    """The first model's single-stream decode rates before a second edge model in the same
+    gateway has answered, the second's own rate, and the first's again after."""
+    with head_of_line.edge_gateway(parallel=1, second=SECOND) as port:
+        before = [asyncio.run(_single_decode(port)) for _ in range(repeat)]
+        second = asyncio.run(_single_decode(port, SECOND))
+        after = [asyncio.run(_single_decode(port)) for _ in range(repeat)]
+    return before, second, after
 
 
 def memory_bandwidth_gbs() -> float:
@@ -179,6 +195,7 @@ def run(repeat: int = 3) -> None:
         finally:
             raw_llama.close()
         ours = asyncio.run(_gateway(f"http://127.0.0.1:{port}/v1/chat/completions"))
+    before, second, after = second_model(repeat)
     raw_single = statistics.median(r for r, _ in singles)
     ours_single = statistics.median(o for _, o in singles)
     ratio = statistics.median(o / r for r, o in singles)
@@ -199,6 +216,12 @@ def run(repeat: int = 3) -> None:
             f"{ours_n / serial_n:>13.2f}x"
         )
     head_of_line.report(ours["head_of_line"])
+    kept = statistics.median(after) / statistics.median(before)
+    print(
+        f"a second edge model in the gateway: the first decodes {statistics.median(before):.1f} tokens/s before "
+        f"the second has answered, {statistics.median(after):.1f} after ({kept:.2f}x; target >= 0.95; medians "
+        f"of {repeat}); the second {second:.1f}"
+    )
     weights = resolve_gguf("bundled:smollm2-135m").stat().st_size
     needed = weights * raw_single / 1e9
     print(

@@ -102,11 +102,15 @@ def report(figures: HeadOfLine) -> None:
 
 
 @contextmanager
-def edge_gateway(parallel: int) -> Iterator[int]:
-    """An edgeway process serving only the bundled model (room for the long prompt); its port."""
+def edge_gateway(parallel: int, second: str | None = None) -> Iterator[int]:
+    """An edgeway process serving the bundled model (room for the long prompt), and the bundled
+    model again under the name `second` where one is given; its port."""
     with tempfile.TemporaryDirectory() as tmp_name:
         config = Path(tmp_name) / "edge.yaml"
-        config.write_text(f"edge:\n  models:\n    - {{name: smollm2, n_ctx: {N_CTX}, parallel: {parallel}}}\n")
+        models = f"    - {{name: smollm2, n_ctx: {N_CTX}, parallel: {parallel}}}\n"
+        if second is not None:
+            models += f"    - {{name: {second}, n_ctx: 2048, parallel: 1}}\n"
+        config.write_text(f"edge:\n  models:\n{models}")
         port = free_port()
         ready = {"model": "smollm2", "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]}
         gateway = Server("edgeway", port, "/v1/chat/completions", {}, ready)
