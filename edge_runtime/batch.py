@@ -427,6 +427,7 @@ class BatchScheduler(Generic[J]):
         speculation's cost model says the batch gains by it, and no more than the batch holds."""
         if self.speculation is None:
             return [[] for _ in generating]
+        self.speculation.stepped(len(generating))
         room = self.n_batch - len(generating)
         wants: list[int] = []
         for seq in generating:

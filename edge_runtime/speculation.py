@@ -25,7 +25,11 @@ Prompt lookup learns its rate without drafting: where a sequence does not draft,
 would have made is checked against the tokens the model then writes (`PromptLookup.watch`), which
 costs a dictionary read. So a sequence whose text turns to copying starts drafting within a few
 tokens, and open-ended text never pays for a guess to find out. A draft model's guesses cost its
-work, so a sequence that does not draft tries a short draft now and then instead.
+work, so a sequence that does not draft tries a short draft now and then instead (a probe). A
+probe costs more than its two guesses: the draft first reads what the sequence wrote since the
+draft last followed it, so the later in an answer, the dearer. Probes are paid from a budget that
+each step adds `PROBE_SHARE` of its time to, each probe taking what a guess has cost so far
+(reading included): however far apart they fall, they take that share of the time and no more.
 """
 
 from __future__ import annotations
@@ -43,10 +47,11 @@ RATE_DECAY = 0.85  # weight of the past in that chance, at each guess checked
 # the tokens in the step: how its rate is learnt, and noticed to change, at a cost that stays small.
 PROBE_EVERY = 16
 PROBE_TOKENS = 2
-# A draft model's probes cost its work: they come no more often than keeps them to this share of
-# the steps' time, and at least every `MAX_PROBE_EVERY` steps times the tokens in the step.
-PROBE_SHARE = 0.02
-MAX_PROBE_EVERY = 256
+# A draft model's probes cost its work: they take no more than this share of the steps' time
+# (`Speculation.stepped`), saved up for at most `MOST_SAVED_S` (a quiet spell is no licence for a
+# run of probes once it ends).
+PROBE_SHARE = 0.01
+MOST_SAVED_S = 0.5
 
 
 class SpeculativeMode(StrEnum):
@@ -169,10 +174,31 @@ class Speculation:
     kept: int = 0  # of which the model agreed
     guess_cost: GuessCost | None = None  # a draft model's work per guess; None: guesses are free (prompt lookup)
     recent_rate: float = PRIOR_RATE  # accepted guesses / guesses over every sequence, recent ones weighing most
+    probe_budget_s: float = 0.0  # seconds of the draft's work that probes may still take
+    _separated: bool = False  # whether the step's two parts were ever told apart
+    # this step's guesses asked of a draft model, those of them probes', and what the probes were charged
+    _asked: int = 0
+    _probing: int = 0
+    _charged_s: float = 0.0
 
     @property
     def fitted(self) -> tuple[float, float] | None:
-        return self.cost.fit()
+        """(fixed, per token) seconds of a step, once steps of different sizes have told them apart.
+        After that the current estimate, even where its spread has grown again: a long answer at
+        batch 1 runs only one-token steps, which track the load but not the split, and a cost
+        taken as unknown there made a draft model probe every `PROBE_EVERY` steps."""
+        fit = self.cost.fit()
+        if fit is not None:
+            self._separated = True
+            return fit
+        return (self.cost.fixed_s, self.cost.token_s) if self._separated else None
+
+    def stepped(self, tokens_in_step: int) -> None:
+        """A step of the served model is about to run: `PROBE_SHARE` of its expected time goes to
+        the probes' budget."""
+        if self.guess_cost is not None:
+            saved = self.probe_budget_s + PROBE_SHARE * self.cost.seconds(tokens_in_step)
+            self.probe_budget_s = min(saved, MOST_SAVED_S)
 
     def guesses(self, lookup: PromptLookup, tokens_in_step: int, room: int) -> int:
         """How many tokens `lookup`'s sequence drafts at most in a step of `tokens_in_step` other
@@ -191,19 +217,17 @@ class Speculation:
         while paying < most and chance > bar:
             paying += 1
             chance *= lookup.rate
-        if paying or self.guess_cost is None:
+        if self.guess_cost is None:
             return paying
-        if lookup.waited >= self._probe_every(n):
-            return min(PROBE_TOKENS, room)
-        return 0
-
-    def _probe_every(self, n: int) -> float:
-        every = PROBE_EVERY * n
-        if self.guess_cost is None or self.fitted is None:
-            return every
-        a, b = self.fitted
-        spaced = PROBE_TOKENS * self.guess_cost.per_guess / (PROBE_SHARE * (a + n * b))
-        return min(max(every, spaced), MAX_PROBE_EVERY * n)
+        if not paying and lookup.waited >= PROBE_EVERY * n and self.probe_budget_s > 0:
+            paying = min(PROBE_TOKENS, room)
+            # charged what a guess has cost so far until its own work is measured (`drafting_took`)
+            charged = paying * self.guess_cost.per_guess
+            self.probe_budget_s -= charged
+            self._charged_s += charged
+            self._probing += paying
+        self._asked += paying
+        return paying
 
     def prior(self) -> float:
         """The acceptance rate a new sequence starts from. A draft model's is its recent rate over
@@ -213,9 +237,16 @@ class Speculation:
         return self.recent_rate if self.guess_cost is not None else PRIOR_RATE
 
     def drafting_took(self, guesses: int, seconds: float) -> None:
-        """A draft model's work this step, and the guesses it made."""
-        if self.guess_cost is not None:
-            self.guess_cost.add(guesses, seconds)
+        """A draft model's work this step, and the guesses it made. The probes' share of it (by
+        the guesses asked) replaces what they were charged: a probe that first read a long answer
+        leaves the budget in debt, and the next waits until the steps have paid it."""
+        if self.guess_cost is None:
+            return
+        self.guess_cost.add(guesses, seconds)
+        if self._probing:
+            self.probe_budget_s += self._charged_s - seconds * self._probing / self._asked
+        self._asked = self._probing = 0
+        self._charged_s = 0.0
 
     def counted(self, guessed: int, kept: int) -> None:
         self.drafted += guessed

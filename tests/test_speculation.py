@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from edge_runtime.speculation import (
-    MAX_PROBE_EVERY,
+    MOST_SAVED_S,
     PRIOR_RATE,
     PROBE_EVERY,
+    PROBE_SHARE,
     PROBE_TOKENS,
     GuessCost,
     PromptLookup,
@@ -137,18 +138,43 @@ def test_a_new_sequence_starts_from_the_draft_models_recent_rate_and_from_the_pr
     assert draft_mode.guesses(new, tokens_in_step=1, room=100) == 0  # 0.1 < 0.004 / 0.012
 
 
-def test_a_draft_models_probes_are_spaced_by_their_cost():
+def test_a_draft_models_probes_take_a_hundredth_of_the_steps_time_however_dear():
     speculation = fitted(0.010, 0.002)
     speculation.guess_cost = GuessCost()
     speculation.drafting_took(guesses=2, seconds=0.012)  # 6 ms a guess: a probe costs 12 ms
-    # 12 ms is 2% of 50 steps of 12 ms
-    waited = PromptLookup(rate=0.0, waited=49)
-    assert speculation.guesses(waited, tokens_in_step=1, room=100) == 0
-    waited.waited = 51
+    waited = PromptLookup(rate=0.0, waited=PROBE_EVERY - 1)
+    speculation.stepped(tokens_in_step=1)
+    assert speculation.guesses(waited, tokens_in_step=1, room=100) == 0  # a sequence first writes a few
+    waited.waited = PROBE_EVERY
     assert speculation.guesses(waited, tokens_in_step=1, room=100) == PROBE_TOKENS
-    speculation.drafting_took(guesses=1, seconds=100.0)  # however slow the draft, it is probed now and then
-    waited.waited = MAX_PROBE_EVERY
-    assert speculation.guesses(waited, tokens_in_step=1, room=100) == PROBE_TOKENS
+    speculation.drafting_took(guesses=2, seconds=0.012)
+    # 12 ms is 1% of 100 steps of 12 ms: the next probe comes once they have run
+    steps = 0
+    while speculation.guesses(waited, tokens_in_step=1, room=100) == 0:
+        speculation.stepped(tokens_in_step=1)
+        steps += 1
+    assert steps == pytest.approx(0.012 / (PROBE_SHARE * 0.012), abs=1)
+    # that probe first read a long answer (0.3 s): the budget is in debt until the steps pay it
+    speculation.drafting_took(guesses=2, seconds=0.3)
+    steps = 0
+    while speculation.guesses(waited, tokens_in_step=1, room=100) == 0:
+        speculation.stepped(tokens_in_step=1)
+        steps += 1
+    assert steps * 0.012 * PROBE_SHARE == pytest.approx(0.3, rel=0.05)
+    # a long quiet spell saves up for a few probes at most, not a run of them
+    for _ in range(100_000):
+        speculation.stepped(tokens_in_step=1)
+    assert speculation.probe_budget_s == MOST_SAVED_S
+
+
+def test_a_step_cost_once_known_stays_known_through_a_long_answer_at_batch_1():
+    speculation = fitted(0.010, 0.002)
+    assert speculation.fitted is not None
+    for _ in range(2000):  # one-token steps: they track the load, not the split
+        speculation.cost.add(1, 0.012)
+    assert speculation.cost.fit() is None
+    fixed, per_token = speculation.fitted or (0.0, 0.0)
+    assert fixed + per_token == pytest.approx(0.012, rel=0.05)
 
 
 def test_the_drafts_reading_of_a_prompt_is_charged_to_the_guesses_that_follow():
