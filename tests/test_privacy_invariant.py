@@ -596,7 +596,8 @@ def test_redaction_masks_a_private_value_wherever_it_is(engines, scorer, upstrea
 
 def _table_spellings() -> dict[str, str]:
     """A card, an SSN and an address written by each entry of the canonical reading's tables
-    (`classifiers.privacy.canonical`): a new entry is sent here without a new test."""
+    (`classifiers.privacy.canonical`): a new entry is sent here without a new test. And two
+    addresses written with words no table holds."""
     spelled: dict[str, str] = {}
     for language, table in DIGIT_WORDS.items():
         words: dict[str, str] = {}
@@ -610,6 +611,9 @@ def _table_spellings() -> dict[str, str]:
         dot = [w for w in DOT_WORDS if w != "."][i % (len(DOT_WORDS) - 1)]
         opening, closing = ("(", ")") if i % 2 else ("{", "}")
         spelled[f"email with {at} and {dot}"] = f"jane {opening}{at}{closing} example {opening}{dot}{closing} com"
+    # and addresses whose at and dot are words no table holds, read by their shape (`mailboxes`)
+    spelled["email with małpa and kropka"] = "ania_kowalska77 małpa wp kropka pl"
+    spelled["email with chez and point"] = "zq.hollander77 chez proton point me"
     for zero in (0x0E50, 0x0966, 0x1E950, 0x1D7CE, 0x104A0):  # Thai, Devanagari, Adlam, bold math, Osmanya
         spelled[f"SSN in the digits from U+{zero:04X}"] = "-".join(
             "".join(chr(zero + int(d)) for d in part) for part in ("123", "45", "6789")

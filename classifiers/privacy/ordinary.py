@@ -16,6 +16,7 @@ Schmidt", "Jürgen Weber" and "John Smith" stay names in German; "Der Preis" doe
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -68,10 +69,23 @@ def folded(word: str) -> str:
     return word.casefold().replace("\u0307", "")
 
 
+def cue_words(folder: Path = MODEL_DIR) -> dict[str, str]:
+    """Each language's commonest words (about 200), by language: what tells a text's language."""
+    cues: dict[str, str] = json.loads((folder / "cues.json").read_text(encoding="utf-8"))["cues"]
+    return cues
+
+
+@functools.cache
+def short_common_words() -> frozenset[str]:
+    """The words of three letters or fewer among any language's commonest: "the", "la", "de",
+    "und", "in" (`mailboxes`: no host name is one)."""
+    return frozenset(w for said in cue_words().values() for w in said.split() if len(w) <= 3)
+
+
 class OrdinaryWords:
     def __init__(self, folder: Path = MODEL_DIR) -> None:
         self.folder = folder
-        cues = json.loads((folder / "cues.json").read_text(encoding="utf-8"))["cues"]
+        cues = cue_words(folder)
         self._cues: dict[str, tuple[str, ...]] = {}
         for language, said in cues.items():
             for word in said.split():

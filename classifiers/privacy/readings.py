@@ -38,6 +38,7 @@ from classifiers.privacy.canonical import (
     taken_cues,
 )
 from classifiers.privacy.findings import STRUCTURED_TYPES, Finding
+from classifiers.privacy.mailboxes import shaped
 from classifiers.privacy.rewriting import Reading, as_written, rewritten
 
 Scan = Callable[[str], list[Finding]]
@@ -101,6 +102,7 @@ def reread(text: str, scan: Scan, windows: Windows, scan_decoded: Scan | None = 
     )
     if any(wanted):
         extra += _mapped(canonical(text, wanted), text, scan, "+canonical")
+    extra += _mapped(shaped(text), text, scan, "+shaped")
     if cues & _CUE_PERCENT:
         extra += _percent_decoded(text, scan)
     if "=" in text and _QUOTED_PRINTABLE.search(text):
