@@ -40,9 +40,11 @@ SHORT = "Say hello."
 MEDIUM = "Summarize this log. " + "The harbor light turned on at dusk and the ships came home. " * 38
 CONFIGURATIONS = {
     "edgeway's (spin 3,000)": {},
+    # the policy ACTIVE this process set reaches the gateway too: with one model it changes only a
+    # spin libgomp uses past the core count, which one model's threads never reach
     "libgomp's (spin 300,000)": {"GOMP_SPINCOUNT": "300000"},
     # as an operator sets it; the spin count said too, as libgomp takes PASSIVE to mean (0), since
-    # this process's own edgeway default (300) would reach the gateway otherwise
+    # this process's own edgeway default (3,000) would reach the gateway otherwise
     "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "0"},
 }
 TARGET = 2.5  # beside a hog of as many busy processes as cores: a fair share, at most this times quiet
