@@ -42,6 +42,7 @@ _MAILBOX = r"(?:[A-Za-z][A-Za-z0-9]*[._][A-Za-z0-9._]*[A-Za-z0-9]|[A-Za-z][A-Za-
 # ("P_2"); "juan_23" stays a name.
 _RUN_TOGETHER = re.compile(r"[a-z]+\.[A-Z][a-z]*|.*\.[0-9]+|[A-Za-z]_[0-9]+")
 MOST_NAME = 64  # characters of a mailbox name
+_THROUGH_SPACE = re.compile(r"(?s).*\s")  # up to the last white space
 _WORD = r"[^\W\d_]{1,15}"  # the at sign's or a dot's word, in any script
 _HOST = r"[A-Za-z0-9-]{2,63}"
 _LABEL = r"[A-Za-z0-9-]{2,63}"
@@ -49,12 +50,11 @@ _LABEL = r"[A-Za-z0-9-]{2,63}"
 
 @functools.cache
 def top_level_domains() -> frozenset[str]:
-    """Every country's code (ISO 3166, from pycountry: "me", "es", "nl") and the generic domains
-    `links` knows; read the first time a text has the shape's start (pycountry's table takes 36 ms
-    to load)."""
-    import pycountry
+    """Every country's code (ISO 3166, the regions Google's numbering plans know: "me", "es", "nl")
+    and the generic domains `links` knows."""
+    import phonenumbers
 
-    return frozenset((*TLDS, *DEEP_TLDS, *(country.alpha_2.lower() for country in pycountry.countries)))
+    return frozenset((*TLDS, *DEEP_TLDS, *(region.lower() for region in phonenumbers.SUPPORTED_REGIONS)))
 
 
 @functools.cache
@@ -101,11 +101,11 @@ def _labels(found: re.Match[str]) -> list[tuple[int, int]]:
 
 
 def _name_start(text: str, at: int) -> int | None:
-    """Where the mailbox name around `at` starts: after the white space before it, no more than
-    `MOST_NAME` characters back (a longer run is no name, and a text of dots is not walked back
-    over once for each)."""
+    """Where the mailbox name around `at` starts: after the white space before it (of any kind: a
+    no-break space too), no more than `MOST_NAME` characters back (a longer run is no name, and a
+    text of dots is not walked back over once for each)."""
     floor = max(0, at - MOST_NAME)
-    space = max(text.rfind(" ", floor, at), text.rfind("\n", floor, at), text.rfind("\t", floor, at))
-    if space >= 0:
-        return space + 1
+    space = _THROUGH_SPACE.match(text, floor, at)
+    if space is not None:
+        return space.end()
     return 0 if floor == 0 else None
