@@ -209,11 +209,11 @@ def spelled(text: str, ats: list[int] | None = None) -> Reading | None:
             mailbox = [(text[i], i, i + 1) for i in range(spaced_out.start(), spaced_out.end()) if text[i] != " "]
             start = spaced_out.start()
         elif local is not None and local.group(1).lower() not in _NOT_A_MAILBOX:
-            mailbox = _joined(text, _labels(text, local.start(), local.end()))
+            mailbox = joined_labels(text, _labels(text, local.start(), local.end()))
             start = local.start()
         else:
             continue
-        pieces = [*mailbox, ("@", sign.start(), sign.end()), *_joined(text, labels)]
+        pieces = [*mailbox, ("@", sign.start(), sign.end()), *joined_labels(text, labels)]
         spans.append((start, domain.end(), pieces))
         end = domain.end()
     return rewritten(text, spans)
@@ -262,7 +262,7 @@ def _labels(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return labels
 
 
-def _joined(text: str, labels: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
+def joined_labels(text: str, labels: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
     """The labels as pieces, with a dot, located on what stood between them, between each two."""
     pieces: list[tuple[str, int, int]] = []
     for i, (start, end) in enumerate(labels):

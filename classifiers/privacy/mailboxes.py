@@ -26,6 +26,7 @@ import functools
 import re
 from itertools import chain
 
+from classifiers.privacy.canonical import joined_labels
 from classifiers.privacy.links import DEEP_TLDS, TLDS
 from classifiers.privacy.ordinary import short_common_words
 from classifiers.privacy.rewriting import Reading, rewritten
@@ -83,13 +84,10 @@ def shaped(text: str) -> Reading | None:
         labels = [found.span("host"), *_labels(found), found.span("top")]
         if any(text[a:b].lower() in short_common_words() for a, b in labels[:-1]):
             continue  # "np.array with the list in": no host is called "the"
-        pieces = [(text[i], i, i + 1) for i in range(*found.span("name"))]
-        pieces.append(("@", found.end("name"), found.start("host")))
-        for i, (first, last) in enumerate(labels):
-            if i:
-                pieces.append((".", labels[i - 1][1], first))
-            pieces += [(text[j], j, j + 1) for j in range(first, last)]
-        spans.append((found.start(), found.end(), pieces))
+        at = ("@", found.end("name"), found.start("host"))
+        spans.append(
+            (found.start(), found.end(), [*joined_labels(text, [found.span("name")]), at, *joined_labels(text, labels)])
+        )
         end = found.end()
     return rewritten(text, spans)
 
