@@ -175,7 +175,6 @@ class Speculation:
     guess_cost: GuessCost | None = None  # a draft model's work per guess; None: guesses are free (prompt lookup)
     recent_rate: float = PRIOR_RATE  # accepted guesses / guesses over every sequence, recent ones weighing most
     probe_budget_s: float = 0.0  # seconds of the draft's work that probes may still take
-    _separated: bool = False  # whether the step's two parts were ever told apart
     # this step's guesses asked of a draft model, those of them probes', and what the probes were charged
     _asked: int = 0
     _probing: int = 0
@@ -183,15 +182,7 @@ class Speculation:
 
     @property
     def fitted(self) -> tuple[float, float] | None:
-        """(fixed, per token) seconds of a step, once steps of different sizes have told them apart.
-        After that the current estimate, even where its spread has grown again: a long answer at
-        batch 1 runs only one-token steps, which track the load but not the split, and a cost
-        taken as unknown there made a draft model probe every `PROBE_EVERY` steps."""
-        fit = self.cost.fit()
-        if fit is not None:
-            self._separated = True
-            return fit
-        return (self.cost.fixed_s, self.cost.token_s) if self._separated else None
+        return self.cost.estimate()
 
     def stepped(self, tokens_in_step: int) -> None:
         """A step of the served model is about to run: `PROBE_SHARE` of its expected time goes to

@@ -47,6 +47,7 @@ class StepCost:
     _ptt: float = PRIOR_SPREAD**2
     _pts: float = 0.0
     _pss: float = PRIOR_SPREAD**2
+    _separated: bool = False  # whether `fit` has ever answered
 
     @classmethod
     def known(cls, fixed_s: float, token_s: float) -> StepCost:
@@ -70,6 +71,14 @@ class StepCost:
         known = self._ptt <= SEPARATED**2 and self._pss <= SEPARATED**2
         return (self.fixed_s, self.token_s) if known else None
 
+    def estimate(self) -> tuple[float, float] | None:
+        """(fixed_s, token_s) once `fit` has ever answered: after that the current estimate, even
+        where its spread has grown again. A long answer at batch 1 runs only one-token steps, which
+        track the load but not the split, and a cost taken as unknown there made a draft model
+        probe every `PROBE_EVERY` steps (`edge_runtime.speculation`)."""
+        fit = self.fit()
+        return fit if fit is not None or not self._separated else (self.fixed_s, self.token_s)
+
     def add(self, tokens: int, seconds: float) -> None:
         """A step of `tokens` ran to its end in `seconds`."""
         ptt, pts, pss = self._ptt + LOAD_DRIFT**2, self._pts, self._pss + SPLIT_DRIFT**2
@@ -85,3 +94,4 @@ class StepCost:
         self.log_token += kt * error
         self.log_fixed_tokens += ks * error
         self._ptt, self._pts, self._pss = ptt - kt * pt, pts - kt * ps, pss - ks * ps
+        self._separated = self._separated or self.fit() is not None
