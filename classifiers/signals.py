@@ -19,8 +19,9 @@ from classifiers.forwarded import Key, Path, forwarded, key_text, number_finding
 from classifiers.language import detect_language
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.privacy.fields import FIELD_CHARS, field_value
+from classifiers.privacy.languages import UNREAD_WORDS
 from classifiers.privacy.readings import composed_text
-from classifiers.privacy.scripts import SCRIPT, UNREAD
+from classifiers.privacy.scripts import UNREAD
 from classifiers.reassembled import Joined, in_array, in_conversation, key_and_value
 from classifiers.seen import SeenTexts, TextFacts
 from classifiers.tokens import TokenEstimator, joined_counts, text_counts
@@ -87,12 +88,12 @@ class Signals:
     @property
     def kept_masked(self) -> tuple[PrivacyFinding, ...]:
         """The findings a copy kept at rest masks (the ledger's prompt, the egress audit): every
-        one located in a text, the words of a script no detector reads as `UNREAD` (what was not
-        read is not kept readable either); media, which has no span, stays as it is."""
+        one located in a text, the words of a script or a language no detector reads as `UNREAD`
+        (what was not read is not kept readable either); media, which has no span, stays as it is."""
         return tuple(
-            f._replace(type=UNREAD) if f.detector.startswith(SCRIPT) else f
+            f._replace(type=UNREAD) if f.detector.startswith(UNREAD_WORDS) else f
             for f in self.privacy
-            if f.type != "UNSCANNED" or f.detector.startswith(SCRIPT)
+            if f.type != "UNSCANNED" or f.detector.startswith(UNREAD_WORDS)
         )
 
     def as_dict(self) -> dict[str, Any]:

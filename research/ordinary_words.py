@@ -14,7 +14,7 @@ it is (`classifiers.privacy.ordinary`). A name that is also a common word stays 
   (and in the others, none of English's), which tell the language of a text;
 - `LANGUAGE.txt`: its `WORDS` commonest words (`WORDS_BY_LANGUAGE` where a language writes more of
   its words with a capital), less its own locales' names, and other locales' names outside
-  its `NEVER_NAMES` commonest;
+  its `NEVER_NAMES` commonest; English's `ENGLISH_WORDS`, names and all, the commonest first;
 - `names.txt`: every name of Faker's locales in Latin letters, which a word that begins a
   sentence must be to be one.
 
@@ -33,6 +33,7 @@ import pkgutil
 from importlib.metadata import version
 from pathlib import Path
 
+from classifiers.privacy.ordinary import NAMES_FILE
 from classifiers.privacy.uncased import unaccented
 
 # Where the table goes: `classifiers.privacy.ordinary.MODEL_DIR` (a test checks the two agree).
@@ -50,6 +51,10 @@ NEVER_NAMES = 1_000
 LOCALES = {"nb": ("no",), "sh": ("hr", "bs", "sr"), "fil": ("fil", "tl")}
 WORDS = 20_000  # the commonest words read as words in a text of the language
 WORDS_BY_LANGUAGE = {"de": 50_000}  # German writes every noun with a capital
+# English's commonest words, names or not: a stretch of text whose words are these and Faker's
+# names is English, and is not told again (`classifiers.privacy.languages`); of 30,000, 50,000
+# and 100,000, the fewest that send under 2% of English stretches to be told
+ENGLISH_WORDS = 50_000
 
 
 def faker_names(languages: tuple[str, ...] | None = None) -> frozenset[str]:
@@ -86,12 +91,14 @@ def files() -> dict[str, str]:
         listed = [w for w in top_n_list(language, most) if w.isalpha()]
         # a cue of one letter ("a", "c" of "c'est") or one English writes too ("the", "in") tells nothing
         cues[language] = " ".join(w for w in listed[:CUES] if len(w) > 1 and (language == "en" or w not in english))
-        if language == "en":
-            continue  # English's words are the span model's own
+        if language == "en":  # English's names are the span model's to find: all its words are kept
+            english_words = dict.fromkeys(w for w in top_n_list(language, ENGLISH_WORDS) if w.isalpha())
+            out["en.txt"] = "\n".join(english_words) + "\n"  # the commonest first
+            continue
         own = faker_names(LOCALES.get(language, (language,)))
         words = sorted({w for i, w in enumerate(listed) if w not in own and (i < NEVER_NAMES or w not in names)})
         out[f"{language}.txt"] = "\n".join(words) + "\n"
-    out["names.txt"] = "\n".join(sorted(n for n in names if n.isalpha() and ord(max(n)) <= LAST_LATIN)) + "\n"
+    out[NAMES_FILE] = "\n".join(sorted(n for n in names if n.isalpha() and ord(max(n)) <= LAST_LATIN)) + "\n"
     made = {
         "sources": (
             f"wordfreq {version('wordfreq')} (Robyn Speer; its word lists CC BY-SA 4.0, and so these, "

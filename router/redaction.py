@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from classifiers.forwarded import Key, Path, forwarded, number_text
+from classifiers.privacy.languages import LANGUAGE
 from classifiers.privacy.scripts import SCRIPT
 from classifiers.signals import PrivacyFinding
 from router.errors import NoCapacity
@@ -87,11 +88,11 @@ class Redaction(Restoration):
         if unreadable:
             first = unreadable[0]
             where = dotted(first.path)
-            what = (
-                f"text in a script edgeway's detectors do not read ({first.detector.removeprefix(SCRIPT)}, at {where})"
-                if first.detector.startswith(SCRIPT)
-                else f"content edgeway cannot scan ({where})"
-            )
+            what = f"content edgeway cannot scan ({where})"
+            for prefix, kind in ((SCRIPT, "script"), (LANGUAGE, "language")):
+                if first.detector.startswith(prefix):
+                    named = first.detector.removeprefix(prefix)
+                    what = f"text in a {kind} edgeway's detectors do not read ({named}, at {where})"
             raise Unredactable(
                 f"This request has {what}; a redacting rule does not send it to the cloud.", retry_after=None
             )

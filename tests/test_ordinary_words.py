@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from classifiers.privacy import PrivacyScanner
+from classifiers.privacy.languages import LANGUAGE
 from classifiers.privacy.ordinary import MODEL_DIR, OrdinaryWords, begins_sentence
 from research import ordinary_words
 
@@ -41,7 +42,9 @@ def test_the_committed_table_is_what_the_generator_writes():
     ],
 )
 def test_ordinary_requests_in_other_languages_are_not_flagged(scanner, text):
-    assert scanner.scan(text) == ()
+    # (Turkish is read for names, not for birth dates and conditions: it fails closed as a whole,
+    # `classifiers.privacy.languages`)
+    assert [f for f in scanner.scan(text) if not f.detector.startswith(LANGUAGE)] == []
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.known import Known
-from classifiers.privacy.scripts import unread
 from edge_runtime.gguf import ModelFileError
 from gateway.masked_logs import MaskPrivate
 from tests import spellings
@@ -227,6 +226,7 @@ def test_every_request_gets_one_access_line_with_its_id_and_never_its_prompt(kee
 
 
 # --- the store's files, the log and the spans, under every policy ------------------------------
+SCANNER = PrivacyScanner()  # what the masking app refuses: words no detector reads
 STORED_APPS = {"kept": "kept-app-key-0123", "local": "local-app-key-0123", "masked": "masked-app-key-0123"}
 CACHED = "cache: {ttl_s: 3600, sampled: true, semantic: true, min_similarity: 0.5}\nrules:"
 RESTING = (SSN, EMAIL, CARD, "4111111111111111", "jane.roe", NAME, "Kowalczyk")
@@ -418,8 +418,8 @@ def ask(gateway: GatewayProcess, app: str, endpoint: str, container: str, said: 
 def test_no_spelling_in_any_container_or_api_reaches_the_provider_or_anything_kept(resting, upstream, index):
     """Spelling `index` of `tests.spellings` (a card in four scripts and three separators, an SSN,
     a card in digit words, a spelled-out address), drawn into containers and APIs, under the
-    local-only app and the masking one (which refuses what holds words of a script no detector
-    reads): the fake provider, the log, the spans and the store's files hold none of it."""
+    local-only app and the masking one (which refuses what holds words of a script or a language
+    no detector reads): the fake provider, the log, the spans and the store's files hold none of it."""
     gateway, spans, store = resting
     written = spellings.spellings(index)
     said = "Keep these on file: " + "; ".join(s.text for s in written) + "."
@@ -440,7 +440,7 @@ def test_no_spelling_in_any_container_or_api_reaches_the_provider_or_anything_ke
         assert answer.status_code == 200 or (answer.status_code == 400 and "error" in answer.json()), carrier
         assert upstream.requests == [], (carrier, "a local-only request reached the provider")
         answer = ask(gateway, "masked", endpoint, container, said, stream)
-        if unread(said):  # words of a script no detector reads: refused, never sent unread
+        if SCANNER.unread_words(said):  # words no detector reads: refused, never sent unread
             assert answer.status_code == 503 and "do not read" in answer.json()["error"]["message"], carrier
             assert upstream.requests == [], carrier
             return

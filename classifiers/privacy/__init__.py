@@ -24,14 +24,15 @@ from classifiers.privacy.identifiers import CUES as IDENTIFIERS
 from classifiers.privacy.identifiers import identifiers
 from classifiers.privacy.introduced import CUES as INTRODUCTIONS
 from classifiers.privacy.introduced import introduced
+from classifiers.privacy.languages import UNREAD_WORDS, UnreadLanguages
 from classifiers.privacy.links import CUES as LINKS
 from classifiers.privacy.links import DETECTOR as LINK_DETECTOR
 from classifiers.privacy.links import find_links
 from classifiers.privacy.named import CUES as NAMED
 from classifiers.privacy.named import named
 from classifiers.privacy.numbering import international_phones
+from classifiers.privacy.ordinary import ENGLISH, NAMES_FILE, OrdinaryWords
 from classifiers.privacy.ordinary import MODEL_DIR as ORDINARY_DIR
-from classifiers.privacy.ordinary import OrdinaryWords
 from classifiers.privacy.places import DETECTOR as PLACE_DETECTOR
 from classifiers.privacy.places import MODEL_PATH as PLACES_PATH
 from classifiers.privacy.places import Places
@@ -43,7 +44,7 @@ from classifiers.privacy.readings import (
     unescaped,
     windows_of,
 )
-from classifiers.privacy.scripts import unread
+from classifiers.privacy.scripts import UNSCANNED, unread
 from classifiers.privacy.secrets import ANCHORS
 from classifiers.privacy.structured import WINDOW_SPECS, find_structured
 from classifiers.privacy.told import CUES as TOLD
@@ -73,6 +74,8 @@ class PrivacyScanner:
         self.places = Places(places_path)
         self.uncased = UncasedNames(names_path)
         self.ordinary = OrdinaryWords(ordinary_dir)
+        known = [*self.ordinary.read_list(f"{ENGLISH}.txt"), *self.ordinary.read_list(NAMES_FILE)]
+        self.languages = UnreadLanguages(self.ordinary.named, known)
         self.anchors = (
             ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
             + WRITTEN_ADDRESSES + CHECKED
@@ -89,20 +92,29 @@ class PrivacyScanner:
         reading finds is kept, and what the text as written finds elsewhere but for names, links
         and places (read as written, an escape splits a word: "Jos\\u00e9 Garc\\u00eda" was "Jos"
         and "Garc"; a Windows path's user, "\\nadia", is a folder's name, not a line break)."""
-        # nearly every text is ASCII with no backslash: no other reading to make
+        # nearly every text is ASCII with no backslash: no other reading to make; beside what was
+        # found, what no detector reads: a value in those words is both (a link in Cyrillic)
         if text.isascii() and "\\" not in text:
             found = self._read(text)
-            return tuple(drop_overlaps(found)) if len(found) > 1 else tuple(found)
-        # beside what was found: a value in an unread script's words is both (a link in Cyrillic)
+            return (*(drop_overlaps(found) if len(found) > 1 else found), *self.languages.find(text))
         return (*drop_overlaps(self._readings(text)), *self._unread(text))
 
+    def unread_words(self, text: str) -> list[Finding]:
+        """What of `text` no detector reads: words of a script (`scripts`) or a language
+        (`languages`) none was made for, which a masking rule refuses to send."""
+        return [f for f in self.scan(text) if f.type == UNSCANNED and f.detector.startswith(UNREAD_WORDS)]
+
     def _unread(self, text: str) -> list[Finding]:
-        """The words of a script no detector reads (`scripts.unread`), in the text composed and
-        unescaped, as the other findings are read: the same words whatever their spelling."""
+        """The words of a script or a language no detector reads (`scripts.unread`,
+        `languages`), in the text composed and unescaped, as the other findings are read: the
+        same words whatever their spelling."""
         escaped = unescaped(text)
         if escaped is None:
-            return self._composed(text, unread)
-        return [escaped.located(f, len(text)) for f in self._composed(escaped.text, unread)]
+            return self._composed(text, self._unread_words)
+        return [escaped.located(f, len(text)) for f in self._composed(escaped.text, self._unread_words)]
+
+    def _unread_words(self, text: str) -> list[Finding]:
+        return unread(text) + self.languages.find(spaced(text))  # (a stretch is cut at a space)
 
     def _readings(self, text: str) -> list[Finding]:
         found = self._composed(text)

@@ -73,6 +73,10 @@ CONDITIONS: dict[str, tuple[str, ...]] = {
            "abortus", "miskraam", "schizofrenie", "autisme", "dementie", "hepatitis", "leukemie"),
 }  # fmt: skip
 
+# The languages whose birth-date and condition words are here: text in any other hides what the
+# cue-led detectors look for, and fails closed (`classifiers.privacy.languages`).
+LANGUAGES = frozenset(BIRTH_BEFORE) & frozenset(CONDITIONS)
+
 # The first person's words: a condition told of oneself, or of one's patient or client.
 FIRST_PERSON: dict[str, tuple[str, ...]] = {
     "en": ("i", "i'm", "i am", "my", "me", "we", "our", "patient", "client"),

@@ -30,6 +30,7 @@ from classifiers.privacy.findings import Finding
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "ordinary"
 ENGLISH = "en"
+NAMES_FILE = "names.txt"  # every name of Faker's locales written in Latin letters, in lower case
 _ENGLISH_ONLY = (ENGLISH,)
 NAMES = frozenset(("PERSON", "ORGANIZATION"))  # what a word taken for a name is found as
 CAPITALIZED_NOUNS = frozenset(("de",))  # languages that write every noun with a capital
@@ -149,11 +150,15 @@ class OrdinaryWords:
     def named(self, word: str) -> bool:
         """Whether `word` (folded) is someone's name in one of Faker's locales."""
         if self._names is None:
-            self._names = self._read("names.txt")
+            self._names = self._read(NAMES_FILE)
         return word in self._names
 
     def _read(self, name: str) -> frozenset[str]:
-        return frozenset((self.folder / name).read_text(encoding="utf-8").split())
+        return frozenset(self.read_list(name))
+
+    def read_list(self, name: str) -> list[str]:
+        """The words of one of the folder's lists (`LANGUAGE.txt`, `NAMES_FILE`)."""
+        return (self.folder / name).read_text(encoding="utf-8").split()
 
     def names(self, text: str, found: Iterable[Finding], detector: str) -> list[Finding]:
         """`found` without the names `detector` found that are only words of the text's language:

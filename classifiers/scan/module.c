@@ -122,7 +122,8 @@ PyMODINIT_FUNC PyInit__scan(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (add_type(m, &ModelType, "Model") || add_type(m, &AnchorsType, "Anchors") || add_type(m, &ScannerType, "Scanner") ||
-        add_type(m, &GramsType, "Grams") || add_type(m, &PiecesType, "Pieces") || add_type(m, &PhrasesType, "Phrases")) {
+        add_type(m, &GramsType, "Grams") || add_type(m, &PiecesType, "Pieces") || add_type(m, &PhrasesType, "Phrases") ||
+        add_type(m, &VocabularyType, "Vocabulary")) {
         Py_DECREF(m);
         return NULL;
     }

@@ -38,10 +38,11 @@ PyObject *reading_cues(PyObject *module, PyObject *text);
 extern PyTypeObject ModelType;
 PyObject *model_find(PyObject *model, const Text *t);
 
-/* grams.c, pieces.c, phrases.c */
+/* grams.c, pieces.c, phrases.c, words.c */
 extern PyTypeObject GramsType;
 extern PyTypeObject PiecesType;
 extern PyTypeObject PhrasesType;
+extern PyTypeObject VocabularyType;
 
 /* anchors.c */
 extern PyTypeObject AnchorsType;

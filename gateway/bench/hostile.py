@@ -30,6 +30,7 @@ FILLERS = {
     "percent escapes": "%41",
     "a base64 run": "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY",
     "Chinese": "中文的句子，",
+    "a language no cue reads": "Mam cukrzycę i biorę metforminę od dwóch lat. ",
     "JSON escapes": '\\n\\"Jane Roe\\" ',
     "greetings": "Dear Ann, ",
     "uncased names": "hi priya sharma ",
