@@ -8,9 +8,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway import responses_shape as shape
 from gateway.http import EventStream
 from gateway.pipeline import NamedEvents, NativeOrTranslated, Served, respond
+from gateway.responses_answer import ResponseBuilder, ResponseEvents, event
+from gateway.responses_request import ResponsesCodec, chat_body
 from router.answer import Answer
 from router.errors import EdgewayError
 from router.native import Api
@@ -21,16 +22,16 @@ class ResponsesDialect:
     """A provider's answer in Responses as it wrote it; any other's, translated from Chat
     Completions into a response that echoes the request's own settings."""
 
-    codec = shape.ResponsesCodec()
+    codec = ResponsesCodec()
 
     def parse(self, body: Any, metadata: dict[str, str]) -> ChatRequest:
         return parse_chat_request(body, metadata)
 
     def translate(self, body: Any) -> Any:
-        return shape.chat_body(body)
+        return chat_body(body)
 
-    def _builder(self, served: Served) -> shape.ResponseBuilder:
-        return shape.ResponseBuilder(served.original, served.chat.model)
+    def _builder(self, served: Served) -> ResponseBuilder:
+        return ResponseBuilder(served.original, served.chat.model)
 
     def whole(self, served: Served) -> dict[str, Any]:
         answer = served.routed.result
@@ -42,8 +43,8 @@ class ResponsesDialect:
         return self._builder(served).whole(answer.body, answer.usage)
 
     def events(self, served: Served) -> NamedEvents:
-        translate = shape.ResponseEvents(self._builder(served))
-        return NamedEvents(NativeOrTranslated(Api.RESPONSES, translate), shape.event, translate.error)
+        translate = ResponseEvents(self._builder(served))
+        return NamedEvents(NativeOrTranslated(Api.RESPONSES, translate), event, translate.error)
 
     def error_body(self, exc: EdgewayError) -> dict[str, Any]:
         body = exc.body()

@@ -354,7 +354,7 @@ def generated_chat(request: dict) -> ChatRequest:
     """The generated request as the gateway reads it: its API's body (with the model, the answer's
     limit and the stream asked), read as Chat Completions, the body kept as sent."""
     from gateway.anthropic import MessagesCodec
-    from gateway.responses_shape import ResponsesCodec
+    from gateway.responses_request import ResponsesCodec
     from router.native import Native
 
     metadata = {
@@ -874,7 +874,7 @@ async def route_native(api: str, body: dict, policy: str, engines, scorer, upstr
     """Route a body of `api` by `policy` to a cloud model of that API (which receives it as sent),
     against the real edge: "edge", "cloud" or the refusal's code."""
     from gateway.anthropic import MessagesCodec
-    from gateway.responses_shape import ResponsesCodec
+    from gateway.responses_request import ResponsesCodec
     from router.cloud.anthropic import AnthropicModel
     from router.native import Native
 
