@@ -1,6 +1,10 @@
-"""The language of a prompt, from its script and its commonest words: a few microseconds, no model.
+"""The language of a prompt: by its script where one names a language (Japanese, Korean,
+Chinese, Hebrew, Arabic, Hindi, Thai, Greek, Russian); else by fastText's language identifier
+(`classifiers.identifier`, 176 languages: Polish is "pl", Turkish "tr") where it is sure of one;
+else by the commonest words of English, Spanish, French, German, Italian, Portuguese and Dutch.
 
-Returns an ISO 639-1 code, or "und" when the text has too little to go on.
+Returns an ISO 639-1 code (639-2 or 639-3's for a language without one), or "und" when the text
+has too little to go on.
 """
 
 from __future__ import annotations
@@ -8,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
+
+from classifiers.identifier import LanguageIdentifier
 
 W = TypeVar("W", str, bytes)
 
@@ -43,9 +49,13 @@ ASCII_WORDS = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 for
 _ASCII_WORD_LANGS = {w.encode("ascii"): langs for w, langs in _WORD_LANGS.items() if w.isascii()}
 _SCRIPT_CHARS = re.compile("[\u0370-\U0010ffff]")  # what the scripts above can hold
 SAMPLE = 600  # characters looked at: the language rarely changes within a prompt
+TOLD_WORDS = 2  # words (of two letters or more) the identifier needs
+TOLD = 0.5  # its likeliest language's probability, for it to be the language
+PLAIN_ENGLISH = 4  # English's stopwords, thrice any other language's, that make a text English
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
 
 
-def detect_language(text: str) -> str:
+def detect_language(text: str, identifier: LanguageIdentifier | None = None) -> str:
     sample = text[:SAMPLE]
     counts: dict[str, int] = {}
     for ch in () if sample.isascii() else _SCRIPT_CHARS.findall(sample):
@@ -63,6 +73,16 @@ def detect_language(text: str) -> str:
         votes = _votes(sample.encode("ascii").translate(ASCII_WORDS).split(), _ASCII_WORD_LANGS)
     else:  # its lower case may be ASCII ("K", the Kelvin sign, lowers to "k"): the regex reads both
         votes = _votes(_WORD.findall(sample.lower()), _WORD_LANGS)
+    # plainly English (most prompts): no need to ask the identifier
+    english = votes.get("en", 0)
+    if english >= PLAIN_ENGLISH and all(english >= 3 * n for lang, n in votes.items() if lang != "en"):
+        return "en"
+    if identifier is not None:
+        words = _LETTERS.findall(sample)
+        if len(words) >= TOLD_WORDS:
+            language, share = identifier.likeliest(words, 1)[0]
+            if share >= TOLD:
+                return language
     if not votes:
         return "und"
     lang, best = max(votes.items(), key=lambda item: item[1])

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from classifiers.complexity import ComplexityModel, EdgeClass
 from classifiers.forwarded import Key, Path, forwarded, key_text, number_finding, text_at
+from classifiers.identifier import LanguageIdentifier
 from classifiers.language import detect_language
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
 from classifiers.privacy.fields import FIELD_CHARS, field_value
@@ -256,7 +257,7 @@ class Scorer:
             + TOKENS_PER_MESSAGE * len(messages)
             + self._described_tokens(body),
             max_tokens=max_tokens,
-            language=_language(messages, pieces),
+            language=_language(messages, pieces, self.privacy.languages.identifier),
             text_only=_text_only(messages),
             metadata=dict(metadata or {}),
             # read at call time: the prior follows the edge class once the edge model is loaded
@@ -322,10 +323,10 @@ def _ask(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> str:
     return next((text for text in _user_texts(messages, pieces) if text and not text.isspace()), latest)
 
 
-def _language(messages: list[Any], pieces: list[tuple[int, int | None, str]]) -> str:
+def _language(messages: list[Any], pieces: list[tuple[int, int | None, str]], identifier: LanguageIdentifier) -> str:
     """The answer's language: that of the latest user text that shows one, else of all the text."""
     for text in _user_texts(messages, pieces):
-        language = detect_language(text)
+        language = detect_language(text, identifier)
         if language != "und":
             return language
-    return detect_language("\n".join(text for _, _, text in pieces))
+    return detect_language("\n".join(text for _, _, text in pieces), identifier)

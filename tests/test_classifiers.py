@@ -625,6 +625,26 @@ def test_a_next_turn_reads_only_its_new_message_and_counts_as_if_all_were_read(s
     assert (first.language, second.language) == ("fr", "en")  # the language of the latest user message
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Mam cukrzycę i biorę metforminę, pomóż mi ułożyć dietę.", "pl"),
+        ("Nasılsın? Bugün hava çok güzel, parka gidelim mi?", "tr"),
+        ("Quelle est la capitale de la France ?", "fr"),  # one stopword of French's: "und" before
+        ("Tôi muốn đặt một bàn cho hai người tối nay.", "vi"),
+        ("Привет, как дела?", "ru"),
+        ("東京はどこですか", "ja"),
+        ("What is the capital of France?", "en"),
+        ("Hi", "und"),  # too little to tell
+        ("def f(x): return x + 1", "und"),
+    ],
+)
+def test_the_language_is_told_in_any_of_176_languages(scorer, text, language):
+    """A policy's `language` condition reads fastText's identifier where it is sure of a language
+    (`classifiers.language`): Polish was "und", French with one of its stopwords too."""
+    assert scorer.signals([{"role": "user", "content": text}]).language == language
+
+
 def test_complexity_is_scored_only_when_something_reads_it(scorer):
     scored = []
     score = scorer.complexity.score

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from classifiers import _scan
+from classifiers.identifier import LanguageIdentifier
 from classifiers.privacy.addresses import CUES as WRITTEN_ADDRESSES
 from classifiers.privacy.addresses import written_addresses
 from classifiers.privacy.canonical import AT_CUES, SEPARATED_WINDOWS
@@ -75,7 +76,7 @@ class PrivacyScanner:
         self.uncased = UncasedNames(names_path)
         self.ordinary = OrdinaryWords(ordinary_dir)
         known = [*self.ordinary.read_list(f"{ENGLISH}.txt"), *self.ordinary.read_list(NAMES_FILE)]
-        self.languages = UnreadLanguages(self.ordinary.named, known)
+        self.languages = UnreadLanguages(self.ordinary.named, known, LanguageIdentifier())
         self.anchors = (
             ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
             + WRITTEN_ADDRESSES + CHECKED
