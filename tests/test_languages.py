@@ -81,6 +81,17 @@ def test_any_first_person_word_makes_a_named_condition_someones(scanner, languag
         ("Отправьте на Невский проспект, д. 28.", "Невский проспект, д. 28", "STREET_ADDRESS"),
         ("Schicken Sie es an Lindenweg 5a, 80331 München.", "Lindenweg 5a, 80331 München", "STREET_ADDRESS"),
         ("Wir treffen uns in der Berliner Straße 5.", "Berliner Straße 5", "STREET_ADDRESS"),
+        ("J'habite au 12 rue de la Paix, 75002 Paris.", "12 rue de la Paix, 75002 Paris", "STREET_ADDRESS"),
+        ("J'habite au 3 rue Victor Hugo à Lyon.", "3 rue Victor Hugo", "STREET_ADDRESS"),
+        ("Envoyez-le au 8 bis boulevard Haussmann, 75009 Paris", "8 bis boulevard Haussmann, 75009 Paris",
+         "STREET_ADDRESS"),
+        ("Abito in via Roma 12, 10121 Torino.", "via Roma 12, 10121 Torino", "STREET_ADDRESS"),
+        ("Vivo en la calle de Alcalá 45, 28014 Madrid.", "calle de Alcalá 45, 28014 Madrid", "STREET_ADDRESS"),
+        ("Moro na Rua Augusta 100, 1100-053 Lisboa.", "Rua Augusta 100, 1100-053 Lisboa", "STREET_ADDRESS"),
+        ("On m'a diagnostiqué un diabète de type 2.", "diabète", "HEALTH"),
+        ("Mon fils est autiste et épileptique.", "épileptique", "HEALTH"),
+        ("Mi figlio è autistico.", "autistico", "HEALTH"),
+        ("Sou diabética desde criança.", "diabética", "HEALTH"),
         ("Please write to Jo\u200bhn Smi\u200bth at the office.", "Jo\u200bhn Smi\u200bth", "PERSON"),
         ("My name is Mar\u200dia González.", "Mar\u200dia González", "PERSON"),
     ],
@@ -99,6 +110,9 @@ def test_the_forms_that_once_reached_a_provider(scanner, text, value, kind):
         "Er hat 5 Bücher gelesen.",
         "The patient's history: none. Diabetes is common in adults.",
         "My passport is in the drawer; I need 2 copies.",
+        "Send it via email 12 times.",  # "via" is a street only with its postcode and town
+        "The hotel at 5 avenue Montaigne is famous.",
+        "La piazza del Duomo è bellissima.",
     ],
 )
 def test_words_that_only_look_so_are_left_alone(scanner, text):

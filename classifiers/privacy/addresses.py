@@ -1,4 +1,5 @@
-"""Street addresses as Japan, China, Russia and Germany write them, found whole.
+"""Street addresses as Japan, China, Russia, Germany and the Romance countries write them, found
+whole.
 
 The span model reads an address by its capitals and an English house number first: "東京都渋谷区
 渋谷2丁目21-1" has neither, "ул. Тверская, д. 7, кв. 15" gives it Cyrillic capitals it reads as
@@ -13,6 +14,8 @@ order is a pattern here, tried only where its markers stand:
 - Germany (and Austria, Switzerland): a street ending in -straße, -str., -weg, -gasse, -platz or
   -allee, or named by such a word ("Berliner Straße"), its house number, and the postcode and town
   after it.
+- France, Italy, Spain and Portugal: a house number before a street word ("12 rue de la Paix") or
+  after the street's name ("via Roma 12"), and the postcode and town after it.
 """
 
 from __future__ import annotations
@@ -124,8 +127,48 @@ def _german(text: str, hits: Hits) -> Iterator[tuple[int, int]]:
                 break
 
 
-CUES = Anchors((), (*_LOCALITIES, "д.", "дом", *_SUFFIXES_DE))
+# --- France, Italy, Spain, Portugal ---------------------------------------------------------
+# France writes the house number before the street ("12 rue de la Paix", "8 bis avenue Foch"),
+# Italy, Spain and Portugal after it ("via Roma 12", "calle de Alcalá 45", "Rua Augusta 100");
+# the street's name is capitalized words and the particles between them. A postcode and its town
+# after ("75002 Paris", "10121 Torino", "1100-053 Lisboa") are the address's too. A street word
+# that is only one ("rue", "calle", "rua") makes an address alone; one that is another word as well
+# ("via": by way of; "avenue", "place", "plaza", "largo", "route", a square) only with the postcode
+# and town.
+_STREETS_ONLY = ("rue", "boulevard", "impasse", "allée", "chemin", "quai", "calle", "paseo", "carrer", "rambla",
+                 "rua", "travessa", "viale", "vicolo", "avenida")  # fmt: skip
+# (a square is often a landmark: "piazza Navona 3" is where to meet)
+_STREETS_ALSO = ("via", "avenue", "place", "plaza", "largo", "route", "piazza", "piazzale", "praça", "corso")
+# (a particle is a whole word, or elided before the next: one reading of "della" or "de la", and
+# at most three before a name's word, so that no text makes the pattern backtrack without end)
+_PARTICLES = r"(?:(?:de|du|des|la|le|les|del|della|delle|dei|degli|di|da|do|dos|das|y|e|el)\s+|[ld]['’]\s*){0,3}"
+_CAPWORD = r"[A-ZÀ-ÖØ-Þ][\w'’.-]*"
+_NAME = rf"{_PARTICLES}{_CAPWORD}(?:\s+{_PARTICLES}{_CAPWORD}){{0,3}}"
+_TOWN = r"(?P<town>,?\s+(?:\d{5}|\d{4}-\d{3})\s+[A-ZÀ-ÖØ-Þ][\w'’-]+(?:\s+[A-ZÀ-ÖØ-Þ][\w'’-]+)?)?"
+_STREET_WORD = rf"(?P<street>(?i:{'|'.join(sorted((*_STREETS_ONLY, *_STREETS_ALSO), key=len, reverse=True))}))"
+_NUMBER_FIRST = re.compile(rf"(?<![\w,.])\d{{1,4}}(?:\s?(?:bis|ter|[a-cA-C]))?,?\s+{_STREET_WORD}\s+{_NAME}{_TOWN}")
+_NUMBER_AFTER = re.compile(rf"{_STREET_WORD}\s+{_NAME},?\s+\d{{1,4}}[a-zA-Z]?(?![\w-]){_TOWN}")
+_ROMANCE_BACK = 16  # characters from a street word back to where its house number may begin
+
+
+def _romance(text: str, hits: Hits) -> Iterator[tuple[int, int]]:
+    end = 0
+    for at in sorted(starts_of(hits, _STREET_SET)):
+        if at < end or (at > 0 and text[at - 1].isalpha()):
+            continue
+        before = _NUMBER_FIRST.finditer(text, max(0, at - _ROMANCE_BACK), at + 64)
+        found = [m for m in before if m.start("street") == at]
+        found = found or [m for m in [_NUMBER_AFTER.match(text, at)] if m is not None]
+        for m in found:
+            if m["town"] or m["street"].lower() in _STREETS_ONLY_SET:
+                end = m.end()
+                yield m.start(), end
+
+
+CUES = Anchors((), (*_LOCALITIES, "д.", "дом", *_SUFFIXES_DE, *_STREETS_ONLY, *_STREETS_ALSO))
 _EAST_SET, _HOUSE_SET, _SUFFIX_SET = frozenset(_LOCALITIES), frozenset(("д.", "дом")), frozenset(_SUFFIXES_DE)
+_STREETS_ONLY_SET = frozenset(_STREETS_ONLY)
+_STREET_SET = frozenset((*_STREETS_ONLY, *_STREETS_ALSO))
 _CUE_SET = frozenset(CUES.folded)
 
 
@@ -133,5 +176,5 @@ def written_addresses(text: str, hits: Hits) -> list[Finding]:
     """STREET_ADDRESS findings written in these countries' orders. `hits`: `CUES.find(text)`, or more."""
     if _CUE_SET.isdisjoint(hits):
         return []
-    spans = [*_east(text, hits), *_russian(text, hits), *_german(text, hits)]
+    spans = [*_east(text, hits), *_russian(text, hits), *_german(text, hits), *_romance(text, hits)]
     return [Finding("STREET_ADDRESS", start, end, CONFIDENCE, DETECTOR) for start, end in spans]

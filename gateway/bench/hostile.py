@@ -31,6 +31,7 @@ FILLERS = {
     "a base64 run": "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY",
     "Chinese": "中文的句子，",
     "a language no cue reads": "Mam cukrzycę i biorę metforminę od dwóch lat. ",
+    "streets' words and particles": "12 rue de la via della calle de ",
     "JSON escapes": '\\n\\"Jane Roe\\" ',
     "greetings": "Dear Ann, ",
     "uncased names": "hi priya sharma ",
