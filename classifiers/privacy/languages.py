@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from classifiers import _scan
-from classifiers.identifier import LanguageIdentifier
+from classifiers.identifier import MIN_WORDS, LanguageIdentifier, words
 from classifiers.privacy.findings import Finding
 from classifiers.privacy.lexicon import LANGUAGES
 from classifiers.privacy.ordinary import folded
@@ -43,15 +43,12 @@ UNREAD_WORDS = (SCRIPT, LANGUAGE)  # the detectors of UNSCANNED findings over wo
 JOINED_WORDS = 12  # a stretch of short lines holds this many words: fewer say too little
 CUT = 300  # characters: a long line is told in pieces, so a paragraph in another language stands out
 UNREAD_SHARE = 0.8
-MIN_WORDS = 2  # words of two letters or more a stretch needs to be told at all
 LIKELIEST = 5
 OTHER_WORDS = 0.2  # of a stretch's words, not English's nor names, for it to be told
 OTHER_IN_TEXT = 3  # ... or of a text's, any share, for its stretches to be looked at
 MOSTLY_OTHER = 0.6  # of a stretch's words unknown to English, for it to be unread unless told read
 READ_AT_MOST = 0.2  # ... which it is where the read languages hold less of its five likeliest
 UNDETERMINED = "und"  # ISO 639's code for a language not told
-COMMON = 4_096  # the words looked up first (`Vocabulary`): 32 KB
-_WORD = re.compile(r"[^\W\d_]{2,}")
 _LINKS = re.compile(r"\S*(?:@|://|www\.)\S*")
 _CAPITALIZED = re.compile(r"(?<![\w'’-])[^\W\d_][^\W_]*")
 
@@ -79,27 +76,23 @@ class UnreadLanguages:
 
     def __init__(self, named: Callable[[str], bool], known: list[str], identifier: LanguageIdentifier) -> None:
         self.named = named
-        self.known = _scan.Vocabulary(known[:COMMON], known)
+        self.known = _scan.Vocabulary(known)
         self.identifier = identifier
 
     def find(self, text: str) -> list[Finding]:
         found = []
-        for start, end in self.known.others(text, JOINED_WORDS, CUT, OTHER_WORDS, OTHER_IN_TEXT):
-            language = self._unread(text[start:end])
+        for start, end, said, other in self.known.others(text, JOINED_WORDS, CUT, OTHER_WORDS, OTHER_IN_TEXT):
+            # a stretch most of whose words are no English word and no one's name is unread unless
+            # it reads as a language the cues read: fastText tells Swahili or a salad of Swedish
+            # words poorly, and what is told poorly is not taken for read
+            language = self._unread(text[start:end], unsure=other >= MOSTLY_OTHER * said)
             if language is not None:
                 found.append(Finding(UNSCANNED, start, end, 1.0, LANGUAGE + language))
         return found
 
-    def _unread(self, stretch: str) -> str | None:
+    def _unread(self, stretch: str, unsure: bool) -> str | None:
         """The likeliest unread language of `stretch` (`UNDETERMINED` where none is likely), if it
         is in one; None if it is read."""
-        if len(stretch.split(maxsplit=MIN_WORDS - 1)) < MIN_WORDS:
-            return None
-        words, other = self.known.count(stretch)
-        # a stretch most of whose words are no English word and no one's name is unread unless
-        # it reads as a language the cues read: fastText tells Swahili or a salad of Swedish
-        # words poorly, and what is told poorly is not taken for read
-        unsure = other >= MOSTLY_OTHER * words
         # most stretches are English: told once, as they are; one that reads as another
         # language is told again without the names in it
         told = self._told(stretch)
@@ -111,10 +104,10 @@ class UnreadLanguages:
     def _told(self, stretch: str) -> Told | None:
         """What fastText tells of `stretch`'s words; None where there are too few of them, or
         where most are in a script no detector reads (that script's to report, `scripts`)."""
-        words = _WORD.findall(stretch)
-        if len(words) < MIN_WORDS or len(unread(stretch)) * 2 >= len(words):
+        said = words(stretch)
+        if len(said) < MIN_WORDS or len(unread(stretch)) * 2 >= len(said):
             return None
-        likeliest = self.identifier.likeliest(words, LIKELIEST)
+        likeliest = self.identifier.likeliest(said, LIKELIEST)
         others = [(language, share) for language, share in likeliest if language not in LANGUAGES]
         other = sum(share for _, share in others)
         read = sum(share for _, share in likeliest) - other

@@ -9,12 +9,8 @@
 #include "scan.h"
 #include "spans.h"
 
-/* The commonest words are looked up first, in a table small enough to stay in the cache (a
- * text's words are most often among them); the others in the whole vocabulary's (2 MB for
- * 90,000 words), which a cold conversation's other detectors push out of it. */
 typedef struct {
     PyObject_HEAD
-    KeySet common;
     KeySet words;
 } Vocabulary;
 
@@ -22,15 +18,17 @@ static inline int is_letter(Py_UCS4 c) { return c < 128 ? is_ascii_letter(c) : P
 static inline Py_UCS4 lowered(Py_UCS4 c) { return c < 128 ? ((c >= 'A' && c <= 'Z') ? c + 32 : c) : Py_UNICODE_TOLOWER(c); }
 
 static void Vocabulary_dealloc(Vocabulary *self) {
-    PyMem_Free(self->common.keys);
     PyMem_Free(self->words.keys);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Each word of `words` (a list of str) in `k`, read as a text's words are. */
-static int add_words(KeySet *k, PyObject *words) {
-    PyMem_Free(k->keys);
-    if (keyset_init(k, PyList_GET_SIZE(words))) return PyErr_NoMemory(), -1;
+/* Vocabulary(words: list[str]): each word read as a text's words are */
+static int Vocabulary_init(Vocabulary *self, PyObject *args, PyObject *kwargs) {
+    (void)kwargs;  /* the signature CPython calls with */
+    PyObject *words;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &words)) return -1;
+    PyMem_Free(self->words.keys);
+    if (keyset_init(&self->words, PyList_GET_SIZE(words))) return PyErr_NoMemory(), -1;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(words); i++) {
         PyObject *word = PyList_GET_ITEM(words, i);
         if (!PyUnicode_Check(word)) return PyErr_SetString(PyExc_TypeError, "words are str"), -1;
@@ -38,17 +36,9 @@ static int add_words(KeySet *k, PyObject *words) {
         const void *data = PyUnicode_DATA(word);
         uint64_t h = HASH_START;
         for (Py_ssize_t j = 0; j < PyUnicode_GET_LENGTH(word); j++) h = mix(h, lowered(PyUnicode_READ(kind, data, j)));
-        keyset_add(k, finish(h));
+        keyset_add(&self->words, finish(h));
     }
     return 0;
-}
-
-/* Vocabulary(common: list[str], words: list[str]): `common` the commonest of `words` */
-static int Vocabulary_init(Vocabulary *self, PyObject *args, PyObject *kwargs) {
-    (void)kwargs;  /* the signature CPython calls with */
-    PyObject *common, *words;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &common, &PyList_Type, &words)) return -1;
-    return add_words(&self->common, common) || add_words(&self->words, words) ? -1 : 0;
 }
 
 /* Words in t[s:e] and how many of them the vocabulary does not hold. */
@@ -62,17 +52,9 @@ static void count_words(const Vocabulary *v, const Text *t, Py_ssize_t s, Py_ssi
         }
         uint64_t h = HASH_START;
         for (; i < e && is_letter(t->cps[i]); i++) h = mix(h, lowered(t->cps[i]));
-        h = finish(h);
         (*words)++;
-        *others += !keyset_has(&v->common, h) && !keyset_has(&v->words, h);
+        *others += !keyset_has(&v->words, finish(h));
     }
-}
-
-/* count(text) -> (words, words the vocabulary does not hold) */
-static PyObject *count(PyObject *vocabulary, const Text *t) {
-    Py_ssize_t words, others;
-    count_words((Vocabulary *)vocabulary, t, 0, t->len, &words, &others);
-    return Py_BuildValue("(nn)", words, others);
 }
 
 typedef struct {
@@ -116,22 +98,24 @@ static Py_ssize_t pieces_of(const Text *t, Py_ssize_t cut, Piece **out) {
     return p ? n : -1;
 }
 
-/* Appends t[start:end] to `found`, from its first letter or digit to its last: a stretch is its
- * words and numbers, not the quotes or the full stop around them. Returns -1 on an error. */
-static int append_stretch(PyObject *found, const Text *t, Py_ssize_t start, Py_ssize_t end) {
-    while (start < end && !is_word(t->cps[start])) start++;
-    while (end > start && !is_word(t->cps[end - 1])) end--;
-    PyObject *pair = Py_BuildValue("(nn)", start, end);
-    int failed = !pair || PyList_Append(found, pair);
-    Py_XDECREF(pair);
+/* Appends (start, end, words, others) of stretch `p` to `found`, from its first letter or digit to
+ * its last: a stretch is its words and numbers, not the quotes or the full stop around them.
+ * Returns -1 on an error. */
+static int append_stretch(PyObject *found, const Text *t, Piece p) {
+    while (p.start < p.end && !is_word(t->cps[p.start])) p.start++;
+    while (p.end > p.start && !is_word(t->cps[p.end - 1])) p.end--;
+    PyObject *stretch = Py_BuildValue("(nnnn)", p.start, p.end, p.words, p.others);
+    int failed = !stretch || PyList_Append(found, stretch);
+    Py_XDECREF(stretch);
     return failed ? -1 : 0;
 }
 
-/* others(text, joined, cut, share, in_text) -> [(start, end), ...]: the stretches of `text` of
- * which `share` or more of the words are outside the vocabulary, none where fewer than `in_text`
- * of the whole text's are and under `share` of them. A stretch is a line, short ones joined until
- * they hold `joined` words (the last few with the stretch before them), long ones cut every `cut`
- * characters (`pieces_of`), from its first letter or digit to its last. */
+/* others(text, joined, cut, share, in_text) -> [(start, end, words, others), ...]: the stretches
+ * of `text` of which `share` or more of the words are outside the vocabulary (with how many words
+ * each holds, and how many of them are outside), none where fewer than `in_text` of the whole
+ * text's are and under `share` of them. A stretch is a line, short ones joined until they hold
+ * `joined` words (the last few with the stretch before them), long ones cut every `cut` characters
+ * (`pieces_of`), from its first letter or digit to its last. */
 static PyObject *others(PyObject *vocabulary, PyObject *args) {
     PyObject *text;
     Py_ssize_t joined, cut, in_text;
@@ -149,42 +133,36 @@ static PyObject *others(PyObject *vocabulary, PyObject *args) {
         others += p[k].others;
     }
     if (found && (others >= in_text || others >= share * words)) {
-        /* stretches: pieces joined until they hold `joined` words; the tail joins the one before */
-        Py_ssize_t first = 0, last_start = -1, last_end = 0;
-        Py_ssize_t w = 0, o = 0, last_w = 0, last_o = 0;
-        for (Py_ssize_t k = 0; found && k <= n; k++) {
-            int tail = k == n;
-            if (!tail) {
-                w += p[k].words;
-                o += p[k].others;
+        /* the pieces joined into stretches, in place (there are never more stretches than pieces) */
+        Py_ssize_t m = 0;
+        Piece held = {-1, 0, 0, 0};
+        for (Py_ssize_t k = 0; k < n; k++) {
+            held.start = held.start < 0 ? p[k].start : held.start;
+            held.end = p[k].end;
+            held.words += p[k].words;
+            held.others += p[k].others;
+            if (held.words >= joined) {
+                p[m++] = held;
+                held = (Piece){-1, 0, 0, 0};
             }
-            if (!tail && w < joined) continue;
-            if (tail && k == first) break;   /* nothing held */
-            Py_ssize_t start = p[first].start, end = p[k - tail].end;
-            if (tail && last_start >= 0) {   /* the tail joins the stretch before it */
-                start = last_start;
-                w += last_w;
-                o += last_o;
-            }
-            else if (last_start >= 0 && last_o > 0 && last_o >= share * last_w &&
-                     append_stretch(found, &t, last_start, last_end))
-                Py_CLEAR(found);
-            last_start = start, last_end = end, last_w = w, last_o = o;
-            first = k + 1, w = 0, o = 0;
         }
-        if (found && last_start >= 0 && last_o > 0 && last_o >= share * last_w &&
-            append_stretch(found, &t, last_start, last_end))
-            Py_CLEAR(found);
+        if (held.start >= 0 && m > 0) {   /* the last few words join the stretch before them */
+            p[m - 1].end = held.end;
+            p[m - 1].words += held.words;
+            p[m - 1].others += held.others;
+        }
+        else if (held.start >= 0)
+            p[m++] = held;
+        for (Py_ssize_t k = 0; found && k < m; k++)
+            if (p[k].others > 0 && p[k].others >= share * p[k].words && append_stretch(found, &t, p[k]))
+                Py_CLEAR(found);
     }
     PyMem_Free(p);
     release_text(&t);
     return found;
 }
 
-static PyObject *Vocabulary_count(PyObject *self, PyObject *arg) { return on_text(self, arg, count); }
-
 static PyMethodDef Vocabulary_methods[] = {
-    {"count", (PyCFunction)Vocabulary_count, METH_O, "count(text) -> (words, words not in the vocabulary)"},
     {"others", (PyCFunction)others, METH_VARARGS,
      "others(text, joined, cut, share, in_text) -> the stretches with `share` of their words outside the vocabulary"},
     {NULL, NULL, 0, NULL},
