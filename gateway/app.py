@@ -116,7 +116,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # uvicorn has configured its loggers by now
-        masked_logs.install(gateway.router.scorer.privacy, _model_names(config))
+        masked_logs.install(gateway.router.client_values, _model_names(config))
         tracing = telemetry.start(os.environ)
         # LiteLLM takes ~10 s to import: beside the edge's load, and before ready, so that the first
         # request to a model reached through it does not wait for it (Anthropic's and OpenAI-compatible

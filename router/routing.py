@@ -28,6 +28,7 @@ from router.answer import Answer, ChunkStream
 from router.auto import AutoRoutes
 from router.cache import CacheStore, MemoryCache
 from router.caller import Caller
+from router.client_values import ClientValues
 from router.decision import Catalog, Decision, LiveState, ModelInfo, SessionRoute
 from router.deferral import Deferral, Parked
 from router.egress import EgressLog
@@ -42,6 +43,7 @@ from router.pricing import Price
 from router.request import ChatRequest
 from router.response_cache import ResponseCache
 from router.routed import Routed
+from router.semantic import private_values
 from router.sessions import Session, Sessions, SessionSource, continues, session_of
 from router.tier import Tier
 
@@ -71,6 +73,7 @@ class Router:
         self.auto = AutoRoutes(models, self.routers, self.readers)
         self.cache: CacheStore = cache or MemoryCache()
         self.scorer = scorer
+        self.client_values = ClientValues()  # what the log masker masks (gateway/masked_logs.py)
         self.prices = prices or {}
         self._store: Store = store or MemoryStore()  # the ledger: budgets, limits, rows
         self.execution = Execution(models)
@@ -86,9 +89,12 @@ class Router:
 
     # --- deciding: pure ---------------------------------------------------------------------
     def signals(self, request: ChatRequest) -> Signals:
-        return self.scorer.signals(
+        """What the request says of itself; its private values are noted for the log masker."""
+        signals = self.scorer.signals(
             request.messages, max_tokens=request.max_tokens, metadata=request.metadata, body=request.as_sent
         )
+        self.client_values.note(private_values(request, signals.privacy))
+        return signals
 
     def live_state(self, caller: Caller) -> LiveState:
         waits = [m.capacity().wait_ms for m in self.models.values() if m.tier == "edge"]

@@ -25,8 +25,12 @@ from hypothesis import strategies as st
 
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.known import Known
+from classifiers.signals import Scorer
 from edge_runtime.gguf import ModelFileError
 from gateway.masked_logs import MaskPrivate
+from router.client_values import ClientValues
+from router.request import parse_chat_request
+from router.routing import Router
 from tests import spellings
 from tests.conftest import APP_KEYS, BETA_POLICY, PRIVATE_POLICY, GatewayProcess, client_for, gateway_config
 from tests.fake_upstream import Fault
@@ -38,6 +42,7 @@ SSN, EMAIL, CARD = "123-45-6789", "jane.roe@example.com", "4111 1111 1111 1111"
 PRIVATE = (SSN, EMAIL, CARD, "4111111111111111", "jane.roe")
 SAID = f"My SSN is {SSN}, write to {EMAIL}, my card is {CARD}."
 NAME = "Nadia Kowalczyk"
+SCANNER_OF_REQUESTS = Scorer()  # what a gateway reads requests with
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +104,14 @@ def test_no_private_value_is_kept_unmasked_by_any_api(keeper, upstream):
             assert value not in kept, (value, where)
 
 
+def heard(*prompts: str) -> ClientValues:
+    """The private values a router notes of requests that said `prompts` (what the log masks)."""
+    router = Router({}, SCANNER_OF_REQUESTS)
+    for prompt in prompts:
+        router.signals(parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": prompt}]}))
+    return router.client_values
+
+
 def test_a_log_record_is_masked_in_its_message_arguments_and_traceback():
     handler_records: list[str] = []
 
@@ -108,7 +121,7 @@ def test_a_log_record_is_masked_in_its_message_arguments_and_traceback():
 
     logger = logging.getLogger("edgeway.test-at-rest")
     handler = Keep()
-    handler.addFilter(MaskPrivate(PrivacyScanner()))
+    handler.addFilter(MaskPrivate(heard(f"{SAID} Sign it {NAME}.", "Ask 203.0.113.9 and 127.0.0.1 for it.")))
     logger.addHandler(handler)
     logger.propagate = False
     try:
@@ -118,7 +131,7 @@ def test_a_log_record_is_masked_in_its_message_arguments_and_traceback():
             raise ValueError(f"bad input {SAID}")
         except ValueError:
             logger.exception("request failed for %s", EMAIL)
-        try:  # an exception whose message spans indented lines: read as text, not as code
+        try:  # an exception whose message spans indented lines
             raise ModelFileError(f"could not read:\n    {SAID}\n    Dear {NAME}, your claim is denied")
         except ModelFileError:
             logger.exception("start-up failed")
@@ -129,10 +142,40 @@ def test_a_log_record_is_masked_in_its_message_arguments_and_traceback():
     assert all(value not in written for value in PRIVATE), written
     assert "https://status.example.com" in written  # a link is what a log names, kept
     assert 'raise ValueError(f"bad input {SAID}")' in written  # the code of a frame, as written
-    assert NAME not in written  # a person in the exception's indented lines, masked as in any text
-    assert "raise ModelFileError(" in written and "ModelFileError: could not read:" in written  # not a person
+    assert NAME not in written and "Dear [PERSON], your claim is denied" in written  # the client's name
+    assert "raise ModelFileError(" in written and "ModelFileError: could not read:" in written
     assert "[US_SSN]" in written and "[EMAIL]" in written
     assert "127.0.0.1:8080 and [::1]:8080" in written and "203.0.113.9" not in written  # loopback is no one's
+
+
+def test_an_operators_own_diagnostics_are_written_as_they_are():
+    """Only what a client sent is masked: the server's, its libraries' and the operator's own
+    words stay as written, capitals, numbers and all, while requests with names and numbers are
+    being served."""
+    kept = Kept(heard(f"{SAID} Sign it {NAME}.", "Reply to jane.doe@example.com by Friday, Errol."))
+    router, policies, exporter = kept.of("edgeway.router"), kept.of("edgeway.policies"), kept.of("opentelemetry.test")
+    diagnostics = [
+        "rule default: gpt-4o-mini failed (could not connect to api.openai.com:443 ([Errno -2] Name or service "
+        "not known)); 1 fallback(s) left",
+        "policy for app support NOT reloaded; the last good one stays in force:\n"
+        "policies/support.yaml:7:3: not valid YAML: expected <block end>, but found '-' while parsing a block mapping",
+        "Transient error StatusCode.UNAVAILABLE encountered while exporting traces to localhost:4317, retrying in 1s.",
+        "Failed to export span batch code: 503, reason: Service Unavailable",
+    ]
+    try:
+        router.warning("rule %s: %s failed (%s); %d fallback(s) left", Known("default"), Known("gpt-4o-mini"),
+                       diagnostics[0].split("failed (", 1)[1].rsplit("); ", 1)[0], 1)  # fmt: skip
+        policies.error("policy for app %s NOT reloaded; the last good one stays in force:\n%s", Known("support"),
+                       diagnostics[1].split("\n", 1)[1])  # fmt: skip
+        exporter.warning(diagnostics[2])
+        exporter.error(diagnostics[3])
+        router.warning("gpt-4o-mini failed (the provider answered 500: %s)", f"Dear {NAME}, your {SSN} is denied")
+    finally:
+        for name in ("edgeway.router", "edgeway.policies", "opentelemetry.test"):
+            logging.getLogger(name).removeHandler(kept)
+    for diagnostic, line in zip(diagnostics, kept.lines, strict=False):
+        assert line == diagnostic
+    assert kept.lines[-1] == "gpt-4o-mini failed (the provider answered 500: Dear [PERSON], your [US_SSN] is denied)"
 
 
 def test_the_configured_models_names_are_not_read_as_people_in_the_log():
@@ -142,23 +185,41 @@ def test_the_configured_models_names_are_not_read_as_people_in_the_log():
         "edge models: smollm2 (n_ctx 2048) (loaded in 0.52 s); cloud models: gpt-fake (openai/gpt-4o-mini), "
         "claude-fake (anthropic/claude-3-5-haiku-latest)"
     )
-    scanner = PrivacyScanner()
-    assert "[PERSON]-fake" in MaskPrivate(scanner).mask(ready)  # read as prose, "claude" is a name
-    masker = MaskPrivate(scanner, names)
+    said = ClientValues()
+    said.note([("PERSON", "claude"), ("PERSON", "Claude Kowalczyk")])  # a client's names for someone
+    assert "[PERSON]-fake" in MaskPrivate(said).mask(ready)  # "claude" in a model's name, as a client said it
+    masker = MaskPrivate(said, names)
     assert masker.mask(ready) == ready
     # only where a model's whole name stands: a person called Claude elsewhere is still masked
     told = f"claude-fake failed (claude-fake: the provider answered 500: Dear Claude {NAME[6:]}, {SSN})"
-    said = masker.mask(told)
-    assert said.startswith("claude-fake failed (claude-fake:") and "Kowalczyk" not in said and SSN not in said
+    said.note([("US_SSN", SSN)])
+    written = masker.mask(told)
+    assert written.startswith("claude-fake failed (claude-fake:") and "Kowalczyk" not in written
+    assert SSN not in written
+
+
+def test_a_value_is_masked_as_a_whole_word_for_as_long_as_it_is_kept():
+    now = [0.0]
+    said = ClientValues(keep_s=60, most=3, clock=lambda: now[0])
+    said.note([("PERSON", "Ann Lee"), ("POSTAL_CODE", "10001"), ("URL", "https://example.com/ann")])
+    masker = MaskPrivate(said)
+    written = masker.mask("Annual report for Ann (10001 rows, 910001 bytes)")
+    assert written == "Annual report for [PERSON] ([POSTAL_CODE] rows, 910001 bytes)"  # not inside a word
+    assert masker.mask("see https://example.com/ann") == "see https://example.com/ann"  # a link, never masked
+    now[0] = 61.0
+    said.note([("EMAIL", "ann@example.com")])  # forgets what is older than a minute
+    assert masker.mask("Ann Lee, ann@example.com") == "Ann Lee, [EMAIL]"
+    said.note([("US_SSN", "123-45-6789"), ("US_SSN", "987-65-4321"), ("US_SSN", "111-22-3333")])
+    assert masker.mask("ann@example.com 123-45-6789") == "ann@example.com [US_SSN]"  # the latest 3 kept
 
 
 class Kept(logging.Handler):
     """The records a logger wrote, formatted, after the masker."""
 
-    def __init__(self) -> None:
+    def __init__(self, values: ClientValues | None = None) -> None:
         super().__init__()
         self.lines: list[str] = []
-        self.addFilter(MaskPrivate(PrivacyScanner(), ["smollm2", "claude-fake"]))
+        self.addFilter(MaskPrivate(values or heard(f"{SAID} Sign it {NAME}."), ["smollm2", "claude-fake"]))
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(self.format(record))
