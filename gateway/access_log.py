@@ -53,21 +53,54 @@ class AccessLog:
         finally:
             level = logging.DEBUG if scope["path"].startswith(POLLED) and status < 400 else logging.INFO
             if log.isEnabledFor(level):
-                # A route's own path is the gateway's; one with a client's part in it (a file id, an
-                # unknown path) is read by the log masker.
-                path = scope["path"]
-                error = state.get("error")
-                log.log(
-                    level,
-                    "request %s %s %s %d %.1f ms app=%s route=%s model=%s rule=%s%s",
-                    Known(state["request_id"]),
-                    Known(scope["method"]),
-                    Known(path) if "endpoint" in scope and not scope.get("path_params") else path,
-                    status,
-                    (time.perf_counter() - started) * 1000,
-                    Known(state.get("app_name", "-")),
-                    Known(state.get("route", "-")),
-                    Known(state.get("model", "-")),
-                    Known(state.get("rule", "-")),
-                    Known(f" error={error}") if error else Known(""),
-                )
+                elapsed_ms = (time.perf_counter() - started) * 1000
+                fields = access_fields(scope, state, status, elapsed_ms)
+                log.log(level, access_message(fields), fields)
+
+
+def access_fields(scope: Scope, state: dict[str, Any], status: int, elapsed_ms: float) -> dict[str, Any]:
+    """A request's line, field by field: the record's one mapping argument, which the plain line
+    is written from and `--log-format json` writes as keys. None: not known (an unrouted request's
+    model), written `-`; the optional fields (`OPTIONAL`) only where they are set."""
+    # A route's own path is the gateway's; one with a client's part in it (a file id, an unknown
+    # path) is read by the log masker, as every field that is not `Known`.
+    path = scope["path"]
+    fields: dict[str, Any] = {
+        "request_id": Known(state["request_id"]),
+        "method": Known(scope["method"]),
+        "path": Known(path) if "endpoint" in scope and not scope.get("path_params") else path,
+        "status": status,
+        "latency_ms": round(elapsed_ms, 1),
+        "app": _known(state.get("app_name")),
+        "route": _known(state.get("route")),
+        "model": _known(state.get("model")),
+        "rule": _known(state.get("rule")),
+    }
+    for name in OPTIONAL:
+        if state.get(name):
+            fields[name] = Known(state[name])
+    return fields
+
+
+# set by the request's flow where they apply: an error's code; where a fallback answered, which
+# model failed first and why (as `x-edgeway-fallback` says it)
+OPTIONAL = ("error", "fallback")
+TAGGED = ("app", "route", "model", "rule", *OPTIONAL)  # written `name=value` after the time
+
+
+def access_message(fields: dict[str, Any]) -> str:
+    """The plain line's format for `fields` (%-style, by name): a value with a space is quoted."""
+    message = "request %(request_id)s %(method)s %(path)s %(status)d %(latency_ms).1f ms"
+    for name in TAGGED:
+        if name not in fields:
+            continue
+        value = fields[name]
+        if value is None:
+            message += f" {name}=-"
+        else:
+            message += f' {name}="%({name})s"' if " " in str(value) else f" {name}=%({name})s"
+    return message
+
+
+def _known(value: str | None) -> Known | None:
+    return None if value is None else Known(value)

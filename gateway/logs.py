@@ -8,25 +8,31 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 PLAIN = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class JsonLines(logging.Formatter):
-    """A record as one JSON object: its time (ISO 8601, UTC), level, logger and message, and its
-    exception's traceback where it has one."""
+    """A record as one JSON object: its time (ISO 8601, UTC), level, logger and message, each of
+    its named arguments as a key of its own (the access line's `status`, `app`, `route`, `model`,
+    `rule`, `latency_ms`, `request_id`, ...: gateway/access_log.py), and its exception's traceback
+    where it has one."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {
+        line: dict[str, Any] = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
         }
+        if isinstance(record.args, Mapping):  # a message written from named fields: each a key
+            line |= {str(k): v for k, v in record.args.items() if k not in line}
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False)
+        return json.dumps(line, ensure_ascii=False, default=str)
 
 
 def configure(level: str, form: str) -> None:

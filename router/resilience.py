@@ -1,7 +1,8 @@
 """Keeping a failing upstream from taking requests down with it: bounded retries with backoff and
 jitter on retryable errors, and a circuit breaker per model.
 
-A breaker opens after `failures_to_open` failures in a row; while open, calls fail at once (so
+A breaker opens after `failures_to_open` failed attempts in a row (each retry is an attempt: one
+request to a dead provider makes three); while open, calls fail at once (so
 the router moves on to the next target without waiting on a dead provider). After `cooldown_s` it
 lets one probe through (half-open): success closes it, failure opens it again.
 """
@@ -57,7 +58,8 @@ class Breaker:
         self.failures_to_open = failures_to_open
         self.cooldown_s = cooldown_s
         self._clock = clock
-        self.failures = 0
+        self.failures = 0  # attempts in a row, retries included
+        self.failed_calls = 0  # the requests those attempts were made for
         self.opened_at: float | None = None
         self._probing = False
 
@@ -77,10 +79,12 @@ class Breaker:
         return False
 
     def succeeded(self) -> None:
-        self.failures, self.opened_at, self._probing = 0, None, False
+        self.failures, self.failed_calls, self.opened_at, self._probing = 0, 0, None, False
 
-    def failed(self) -> None:
+    def failed(self, retry: bool = False) -> None:
+        """An attempt failed; `retry`: a retry of a request whose first attempt failed already."""
         self.failures += 1
+        self.failed_calls += 0 if retry else 1
         if self._probing or self.failures >= self.failures_to_open:
             self.opened_at = self._clock()
         self._probing = False
@@ -98,8 +102,10 @@ async def guarded(breaker: Breaker, retry: RetryPolicy, call: Callable[[], Await
     """Run `call` through the breaker, retrying retryable failures with backoff and jitter."""
     for attempt in range(retry.attempts + 1):
         if not breaker.allow():
+            calls = breaker.failed_calls
             raise CircuitOpen(
-                f"{breaker.name}: the circuit is open after {breaker.failures} failures in a row; "
+                f"{breaker.name}: the circuit is open after {breaker.failures} failed attempts in a row "
+                f"({calls} request{'' if calls == 1 else 's'}, retries included); "
                 f"not calling the provider for up to {breaker.cooldown_s:g} s",
                 retry_after=breaker.cooldown_s,
             )
@@ -109,13 +115,13 @@ async def guarded(breaker: Breaker, retry: RetryPolicy, call: Callable[[], Await
             if not retryable(exc):
                 breaker.succeeded()  # the provider answered: it is up, the request was at fault
                 raise
-            breaker.failed()
+            breaker.failed(retry=attempt > 0)
             if attempt == retry.attempts:
                 raise
             await asyncio.sleep(retry.delay(attempt))
             continue
         except Exception:
-            breaker.failed()  # an error nobody expected is a failure of the provider's path too
+            breaker.failed(retry=attempt > 0)  # an error nobody expected is a failure of the provider's path too
             raise
         except BaseException:
             breaker.abandoned()  # cancelled: no verdict on the provider

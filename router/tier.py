@@ -22,7 +22,7 @@ class Resilience:
     """How calls to a model that fails remotely are guarded: retries, then a circuit breaker."""
 
     retries: int = 2  # after the first try, on retryable errors only
-    circuit_failures: int = 5  # failures in a row that open the circuit
+    circuit_failures: int = 5  # failed attempts in a row (retries included) that open the circuit
     circuit_cooldown_s: float = 10.0  # how long it stays open before one probe
 
 

@@ -50,7 +50,7 @@ class CloudModelConfig(BaseModel):
     connect_timeout_s: float = Field(5.0, gt=0)
     read_timeout_s: float = Field(30.0, gt=0)  # the longest silence: before the first byte, between chunks
     retries: int = Field(2, ge=0, le=10)  # on 429, 5xx, timeouts and broken connections only
-    circuit_failures: int = Field(5, ge=1)  # failures in a row that open the circuit
+    circuit_failures: int = Field(5, ge=1)  # failed attempts in a row (retries included) that open the circuit
     circuit_cooldown_s: float = Field(10.0, gt=0)  # how long it stays open before one probe
     # Batch lines routed here go through the provider's own batch API, at its batch price
     # (router/cloud/batch_api.py). None: on for the providers known to have one.
