@@ -122,7 +122,12 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         # request to a model reached through it does not wait for it (Anthropic's and OpenAI-compatible
         # models need none)
         litellm = asyncio.create_task(cloud.warm_up()) if cloud.needs_litellm(config.cloud.models) else None
+        # the MCP servers' sessions (started beside the edge's load) and /mcp's, held for the gateway's life
+        tools = contextlib.AsyncExitStack()
+        await tools.enter_async_context(gateway.mcp.calls.upstreams.running())
+        await tools.enter_async_context(gateway.mcp.running())
         await asyncio.to_thread(gateway.edge.load)
+        await gateway.mcp.calls.upstreams.first_tried()
         probes_dir = config.resolve(config.edge.probes)
         await asyncio.to_thread(attach_probes, gateway.edge, gateway.router, probes_dir)
         if litellm is not None:
@@ -141,6 +146,7 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         try:
             yield
         finally:
+            await tools.aclose()
             # lines in flight end and keep their results; the rest run after a restart
             await runner.stop(batch_lines, config.server.shutdown_grace_s)
             for task in gateway.background:
@@ -154,7 +160,12 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
                 await asyncio.to_thread(tracing.shutdown)  # the spans still batched go out first
 
     app = Starlette(
-        routes=[*ROUTES, Mount("/static", StaticFiles(directory=str(STATIC)), name="static")],
+        # /mcp speaks MCP's JSON-RPC, not an OpenAPI endpoint: beside ROUTES, not in them
+        routes=[
+            *ROUTES,
+            Route("/mcp", gateway.mcp),
+            Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+        ],
         middleware=[Middleware(AccessLog)],
         exception_handlers={EdgewayError: _edgeway_error, HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from edge_runtime.config import EdgeModelConfig, ModelRole
+from gateway.mcp.config import McpConfig
 from policies.policy import Models
 from policies.schema import known_needs
 from policies.yaml_source import load_model
@@ -115,6 +116,7 @@ class GatewayConfig(Strict):
     store_key: SecretStr | None = None
     batches: BatchConfig = Field(default_factory=BatchConfig)
     admin_key: SecretStr | None = None
+    mcp: McpConfig = Field(default_factory=McpConfig)  # the MCP servers `/mcp` serves (gateway/mcp/)
     _base_dir: Path = PrivateAttr(default_factory=lambda: Path("."))
 
     def resolve(self, path: str) -> Path:

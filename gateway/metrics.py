@@ -70,6 +70,8 @@ class GatewayCollector:
 
 _LABELS = ("app", "route", "model", "status")
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+_MCP_LABELS = ("app", "server", "tool", "outcome")
+_MCP_BUCKETS = (0.001, 0.0025, *_BUCKETS)  # a local server answers in a millisecond or two
 
 
 class RequestMetrics:
@@ -139,6 +141,19 @@ class RequestMetrics:
             ("app", "model"),
             registry=registry,
         )
+        self.mcp_calls = Counter(
+            "edgeway_mcp_calls",
+            "MCP tool calls through /mcp, by app, server, tool (<server>.<tool>) and outcome",
+            _MCP_LABELS,
+            registry=registry,
+        )
+        self.mcp_latency = Histogram(
+            "edgeway_mcp_call_duration_seconds",
+            "MCP tool call time through /mcp, the gateway's reading of it included",
+            _MCP_LABELS,
+            buckets=_MCP_BUCKETS,
+            registry=registry,
+        )
         self._series: dict[tuple[str, str, str, int], tuple[Any, ...]] = {}
 
     def _for(self, app: str, route: str, model: str, status: int) -> tuple[Any, ...]:
@@ -185,3 +200,8 @@ class RequestMetrics:
         if row.ttft_ms is not None:
             ttft.observe(row.ttft_ms / 1e3)
         latency.observe(row.latency_ms / 1e3)
+
+    def observe_tool_call(self, app: str, server: str, tool: str, outcome: str, seconds: float) -> None:
+        """One MCP tool call (gateway/mcp/calls.py), counted once its ledger row is written."""
+        self.mcp_calls.labels(app, server, tool, outcome).inc()
+        self.mcp_latency.labels(app, server, tool, outcome).observe(seconds)

@@ -14,6 +14,9 @@ from classifiers import Scorer
 from edge_runtime import EdgePool
 from gateway.auth import App, AppKeys, policy_app
 from gateway.config import GatewayConfig
+from gateway.mcp.calls import ToolCalls
+from gateway.mcp.endpoint import McpEndpoint
+from gateway.mcp.upstream import Upstreams
 from gateway.metrics import RequestMetrics
 from policies.policy import AppPolicy
 from policies.reload import PolicyFiles
@@ -68,6 +71,7 @@ class Gateway:
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)
+    mcp: McpEndpoint = field(init=False)  # `/mcp`: the tools of the config's MCP servers
 
     def policy_of(self, app: str) -> AppPolicy | None:
         """The policy `app` decides by now: its own file, else the default policy; None: the plain rules."""
@@ -128,7 +132,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
 
     apps = [(a.key.get_secret_value(), app_for(a.name, a.log_prompts)) for a in config.apps]
     open_app = None if config.apps else app_for("default")
-    return Gateway(
+    gateway = Gateway(
         config,
         edge,
         router,
@@ -140,3 +144,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
         store,
         RequestMetrics(policies, edge, router),
     )
+    upstreams = Upstreams(config.mcp.servers)
+    tools = ToolCalls(upstreams, gateway.policy_of, router.scorer, store, egress, gateway.metrics)
+    gateway.mcp = McpEndpoint(tools, gateway.keys)
+    return gateway

@@ -270,6 +270,33 @@ class RouterSpec(Strict):
         return value
 
 
+class Tools(Strict):
+    """Which MCP tools the app may call through `/mcp` (gateway/mcp/), each named `<server>.<tool>`:
+    those an `allow` glob matches and no `deny` glob does. Without this key, none (deny by default)."""
+
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    calls_per_minute: dict[str, int] = Field(default_factory=dict)  # by server: this app's calls to it
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _named_with_server(cls, globs: list[str]) -> list[str]:
+        for glob in globs:
+            if "." not in glob and glob != "*":
+                raise ValueError(
+                    f"a tool is named <server>.<tool>: {glob!r} matches none; expected e.g. {glob + '.*'!r}"
+                )
+        return globs
+
+    @field_validator("calls_per_minute")
+    @classmethod
+    def _positive(cls, limits: dict[str, int]) -> dict[str, int]:
+        low = sorted(server for server, n in limits.items() if n < 1)
+        if low:
+            raise ValueError(f"calls_per_minute must be at least 1; found {low}")
+        return limits
+
+
 class PolicyFile(Strict):
     app: str | None = None
     defaults: Defaults = Field(default_factory=Defaults)
@@ -280,4 +307,5 @@ class PolicyFile(Strict):
     shadow: Shadow | None = None  # measure the edge against the cloud on this app's own traffic
     router: RouterSpec = Field(default_factory=RouterSpec)  # what decides the rules with `route: auto`
     session: Session = Field(default_factory=Session)  # a conversation's turns stay on their model
+    tools: Tools | None = None  # the MCP tools it may call (none without this key)
     rules: list[Rule] = Field(min_length=1)

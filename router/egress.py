@@ -29,6 +29,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from classifiers.signals import PrivacyFinding, Signals
+from policies.conditions import Facts
 from router.cloud.base import CloudModel
 from router.decision import Decision
 from router.documents import Document, Documents
@@ -52,6 +53,7 @@ class Purpose(StrEnum):
     SHADOW = "shadow"  # a shadow comparison's other answer
     JUDGE = "judge"  # the judge of a shadow comparison: the question and both answers
     BATCH = "batch"  # a batch line parked for its provider's batch API
+    TOOL = "tool"  # a call to a remote MCP server's tool: its arguments (gateway/mcp/)
 
 
 class Left(StrEnum):
@@ -199,7 +201,7 @@ def record_of(call: Call, request_id: str, app: str, number: int) -> Egress:
         api=api,
         purpose=call.purpose,
         rule=call.decision.rule,
-        findings=_found(signals.privacy, left),
+        findings=found_left(signals.privacy, left),
         facts=facts_seen(signals, call.request, call.decision),
         body=_digested(body),
         outcome=call.outcome,
@@ -209,7 +211,11 @@ def record_of(call: Call, request_id: str, app: str, number: int) -> Egress:
 
 def facts_seen(signals: Signals, request: ChatRequest, decision: Decision) -> dict[str, Any]:
     """The facts a policy decides on, as plain values (the complexity scored if it was not)."""
-    facts = facts_of(signals, request, decision.live)
+    return facts_as_values(facts_of(signals, request, decision.live))
+
+
+def facts_as_values(facts: Facts) -> dict[str, Any]:
+    """What a policy's conditions tested, as plain values (the complexity scored if it was not)."""
     return {
         "complexity": round(facts.complexity, 6),
         "prompt_tokens": facts.prompt_tokens,
@@ -225,7 +231,8 @@ def facts_seen(signals: Signals, request: ChatRequest, decision: Decision) -> di
     }
 
 
-def _found(findings: tuple[PrivacyFinding, ...], left: Left) -> tuple[FoundLeft, ...]:
+def found_left(findings: tuple[PrivacyFinding, ...], left: Left) -> tuple[FoundLeft, ...]:
+    """Each type found in each field once, and how it left (`left`, but media as it was)."""
     seen: dict[tuple[str, str], FoundLeft] = {}
     for f in findings:
         where = dotted(f.path)

@@ -14,6 +14,7 @@ class RowKind(StrEnum):
     BATCH = "batch"  # a line of one of the app's batches: the app's request too
     SHADOW = "shadow"  # a shadow comparison's spend, never the app's requests
     JUDGE = "judge"  # the judge of a shadow comparison
+    TOOL = "tool"  # a call to an MCP tool through /mcp: `model` is the tool, `<server>.<tool>`
 
 
 @dataclass

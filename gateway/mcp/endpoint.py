@@ -1,0 +1,104 @@
+"""`/mcp`: one MCP endpoint (Streamable HTTP) serving each app the tools its policy allows.
+
+The MCP SDK's low-level `Server` speaks the protocol and its session manager the transport
+(stateless, answers as JSON: every request stands alone, so any replica can serve it); edgeway
+identifies the app from its key as the bearer token, before the request reaches the SDK, and
+each handler reads the app from the request it serves. A client that sends no key, or a wrong
+one, is answered 401 with a JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from importlib.metadata import version
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import Receive, Scope, Send
+
+from gateway.auth import App, AppKeys
+from gateway.mcp.calls import ToolCalls
+from router.errors import Unauthorized
+
+# the SDK's loggers say every HTTP request and session at INFO: edgeway's access log says them once
+for _chatty in ("httpx2", "mcp.server.streamable_http", "mcp.server.streamable_http_manager", "mcp.client"):
+    logging.getLogger(_chatty).setLevel(logging.WARNING)
+
+APP = "edgeway.app"  # the key of the identified app in the ASGI scope the SDK's handlers see
+UNAUTHORIZED_CODE = -32001
+
+
+class McpEndpoint:
+    """The ASGI app of `/mcp`; `running()` holds its session manager (in the gateway's lifespan)."""
+
+    def __init__(self, calls: ToolCalls, keys: AppKeys) -> None:
+        self.calls = calls
+        self.keys = keys
+        self.server: Server[Any] = Server(
+            "edgeway",
+            version=version("edgeway"),
+            instructions="The tools this app's policy allows, each named <server>.<tool>.",
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        self.sessions = StreamableHTTPSessionManager(app=self.server, json_response=True, stateless=True)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.sessions.run():
+            yield
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        authorization = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), None)
+        try:
+            app = self.keys.identify(authorization)
+        except Unauthorized as exc:
+            await _unauthorized(exc.message, send)
+            return
+        scope[APP] = app
+        await self.sessions.handle_request(scope, receive, send)
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        app = _app_of(ctx)
+        return types.ListToolsResult(tools=[t.listed() for t in self.calls.tools_for(app.name)])
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        app = _app_of(ctx)
+        return await self.calls.call(app.name, params.name, dict(params.arguments or {}))
+
+
+def _app_of(ctx: ServerRequestContext[Any, Any]) -> App:
+    """The app `McpEndpoint.__call__` identified for the HTTP request this message came in."""
+    request = ctx.request
+    app = request.scope.get(APP) if request is not None else None
+    if not isinstance(app, App):  # (every request passes through __call__ first)
+        raise RuntimeError("an MCP request reached its handler without an identified app")
+    return app
+
+
+async def _unauthorized(message: str, send: Send) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": UNAUTHORIZED_CODE, "message": message}}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="edgeway"'),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
