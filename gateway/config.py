@@ -6,21 +6,23 @@ for each provider whose key is in the environment.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import os
 from pathlib import Path
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from edge_runtime.config import EdgeModelConfig, ModelRole
 from gateway.mcp.config import McpConfig
 from policies.policy import Models
 from policies.schema import known_needs
-from policies.yaml_source import load_model
+from policies.yaml_source import FileError, parse_with_nodes, problem_at
 from router.cloud.config import CloudModelConfig
 from router.cloud.openai_compat import is_direct
 from router.edge_group import EdgeNodeConfig
-from router.sealing import Seal, store_seal
+from router.sealing import Seal, key_problem, store_seal
 
 MiB = 1024 * 1024
 
@@ -239,9 +241,23 @@ class _AnyEnvironment(dict[str, str]):
 
 
 def load_config(path: str | Path | None, *, secrets: bool = True) -> GatewayConfig:
-    """`secrets=False` reads the config without requiring its ${VARIABLES} (for policy checks)."""
+    """`secrets=False` reads the config without requiring its ${VARIABLES} or a store key (for
+    policy checks). Raises FileError, each problem at its file, line and column."""
     if path is None:
         return default_config()
-    config = load_model(path, GatewayConfig, env=None if secrets else _AnyEnvironment())
+    text = Path(path).read_text(encoding="utf-8")
+    config, root = parse_with_nodes(text, GatewayConfig, filename=str(path), env=None if secrets else _AnyEnvironment())
+    if secrets:
+        _check_store_key(config, str(path), root)
     config._base_dir = Path(path).resolve().parent
     return config
+
+
+def _check_store_key(config: GatewayConfig, filename: str, root: yaml.Node) -> None:
+    """A store that cannot be sealed (`router.sealing.key_problem`) is the config's error, said
+    where the key is (or where the store is, for a key that is missing)."""
+    configured = config.store_key.get_secret_value() if config.store_key else None
+    problem = key_problem(config.store, configured)
+    if problem is not None:
+        at = problem_at(filename, root, ("store_key",) if configured else ("store",), problem)
+        raise FileError([dataclasses.replace(at, key="store_key")])

@@ -33,6 +33,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 KEY_ENV = "EDGEWAY_STORE_KEY"
+SHORTEST_KEY = 16  # bytes of a configured key
 _NONCE = 12
 _VERSION = b"s1"  # what sealed a value: a later scheme opens both
 
@@ -46,8 +47,8 @@ class Seal:
 
     def __init__(self, secret: str | bytes) -> None:
         material = secret.encode() if isinstance(secret, str) else secret
-        if len(material) < 16:
-            raise ValueError("a store key must be at least 16 characters")
+        if len(material) < SHORTEST_KEY:
+            raise ValueError(f"a store key must be at least {SHORTEST_KEY} characters")
         self._aead = AESGCM(_derived(material, b"edgeway seal"))
         self._digest_key = _derived(material, b"edgeway digest")
 
@@ -86,19 +87,35 @@ def _derived(material: bytes, purpose: bytes) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=b"edgeway store", info=purpose).derive(material)
 
 
+def key_problem(store_url: str, configured: str | None) -> str | None:
+    """What keeps the store from having a seal (a Redis store with no key, a key too short), as
+    an operator reads it; None: `store_seal` makes one."""
+    secret = configured or os.environ.get(KEY_ENV)
+    if secret:
+        if len(secret.encode()) < SHORTEST_KEY:
+            where = "store_key" if configured else KEY_ENV
+            return f"a store key must be at least {SHORTEST_KEY} characters ({where} has {len(secret)})"
+        return None
+    if store_url.startswith(("redis://", "rediss://", "unix://")):
+        return (
+            f"a Redis store needs a key to seal what its replicas share (the same on every replica, "
+            f"at least {SHORTEST_KEY} characters): set store_key in the config or {KEY_ENV}"
+        )
+    return None
+
+
 def store_seal(store_url: str, configured: str | None) -> Seal:
     """The store's seal: from the configured key, else `EDGEWAY_STORE_KEY`, else a key file
-    beside a SQLite database or a key of this process for memory. Raises ValueError for a Redis
-    store with no key."""
+    beside a SQLite database or a key of this process for memory. Raises ValueError where
+    `key_problem` says one (a Redis store with no key, a key too short)."""
+    problem = key_problem(store_url, configured)
+    if problem is not None:
+        raise ValueError(problem)
     secret = configured or os.environ.get(KEY_ENV)
     if secret:
         return Seal(secret)
     if store_url.startswith("sqlite:///"):
         return Seal(_key_file(Path(store_url.removeprefix("sqlite:///") + ".key")))
-    if store_url.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError(
-            f"a Redis store needs a key to seal what its replicas share: set store_key in the config or {KEY_ENV}"
-        )
     return Seal(secrets.token_bytes(32))
 
 

@@ -50,6 +50,21 @@ def test_a_broken_config_names_the_file_and_line(tmp_path):
     assert f"{config}:4:14: edge.models[0].n_ctx" in result.stderr
 
 
+def test_a_redis_store_without_a_key_is_a_config_error_at_its_line(tmp_path):
+    config = tmp_path / "gw.yaml"
+    config.write_text("server: {port: 0}\nstore: redis://127.0.0.1:6379/0\n")
+    environment = {k: v for k, v in os.environ.items() if k != "EDGEWAY_STORE_KEY"}
+    result = subprocess.run([sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60, env=environment)  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith(f"edgeway: invalid config:\n{config}:2:8: store_key: a Redis store needs a key")
+    config.write_text("store: redis://127.0.0.1:6379/0\nstore_key: too-short\n")
+    short = subprocess.run([sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60, env=environment)  # fmt: skip
+    assert short.returncode == 2, short.stderr
+    assert f"{config}:2:12: store_key: a store key must be at least 16 characters (store_key has 9)" in short.stderr
+
+
 def test_version_says_the_installed_release():
     result = edgeway("--version")
     assert result.returncode == 0 and re.fullmatch(r"edgeway \d+\.\d+\.\d+\S*\n", result.stdout)
