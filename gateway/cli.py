@@ -466,12 +466,15 @@ def _version() -> str:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from gateway import logs
-    from gateway.app import create_app
+    from gateway import listening, logs
 
     logs.configure(args.log_level, args.log_format)
+    # The port first, before the models, classifiers and tables load: a gateway that cannot listen
+    # is refused at once, and never loads its models to say it is ready
+    early = listening.address(args.config, args.host, args.port)
+    bound = _bind(*early) if early is not None else None
+    if early is not None and bound is None:
+        return 2
     config = _load(args.config)
     if args.host:
         config.server.host = args.host
@@ -498,16 +501,15 @@ def _serve(args: argparse.Namespace) -> int:
     except (MemoryError, ModelFileError, EdgeError) as exc:
         print(f"edgeway: refusing to start: {exc}", file=sys.stderr)
         return 2
+    # (where only the whole config says where: bound now)
+    listening_on = bound if bound is not None else _bind(config.server.host, config.server.port)
+    if listening_on is None:
+        return 2
+    import uvicorn
+
+    from gateway.app import create_app
     from gateway.protocol import GatewayProtocol
 
-    try:  # the port first: a gateway that cannot listen must not load its models and say it is ready
-        listening = _listen(config.server.host, config.server.port)
-    except OSError as exc:
-        print(
-            f"edgeway: cannot listen on {config.server.host}:{config.server.port}: {exc.strerror or exc}",
-            file=sys.stderr,
-        )
-        return 2
     asgi = create_app(_gateway(config), started=STARTED)
     server = uvicorn.Server(
         uvicorn.Config(
@@ -524,22 +526,19 @@ def _serve(args: argparse.Namespace) -> int:
             log_config=None,  # uvicorn's lines go through the one format `logs.configure` set
         )
     )
-    server.run(sockets=[listening])
+    server.run(sockets=[listening_on])
     return 0
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    """A socket bound to `host:port`, for uvicorn to serve on."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    listening = socket.socket(family, kind, proto)
+def _bind(host: str, port: int) -> socket.socket | None:
+    """A socket bound to `host:port`; None, said on stderr, where it cannot be."""
+    from gateway.listening import listen
+
     try:
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind(address)
-    except OSError:
-        listening.close()
-        raise
-    listening.set_inheritable(True)
-    return listening
+        return listen(host, port)
+    except OSError as exc:
+        print(f"edgeway: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return None
 
 
 def _explain(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from edge_runtime.config import EdgeModelConfig, ModelRole
+from gateway.listening import MiB, ServerConfig
 from gateway.mcp.config import McpConfig
 from policies.policy import Models
 from policies.schema import known_needs
@@ -24,26 +25,9 @@ from router.cloud.openai_compat import is_direct
 from router.edge_group import EdgeNodeConfig
 from router.sealing import Seal, key_problem, store_seal
 
-MiB = 1024 * 1024
-
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class ServerConfig(Strict):
-    host: str = "127.0.0.1"
-    port: int = Field(8080, ge=0, le=65535)
-    max_body_bytes: int = Field(4 * MiB, ge=1024)
-    body_timeout_s: float = Field(30.0, gt=0)  # a client must send its whole body within this
-    write_timeout_s: float = Field(60.0, gt=0)  # a client that stops reading a stream is dropped after this
-    shutdown_grace_s: float = Field(30.0, ge=0)  # on SIGTERM, in-flight requests get this long to finish
-    max_json_depth: int = Field(64, ge=8, le=250)  # nesting of objects and arrays in a body
-    max_messages: int = Field(1024, ge=1)  # per request, for every app (a policy's limits may say fewer)
-    header_timeout_s: float = Field(
-        10.0, gt=0
-    )  # a request's headers must arrive within this (also idle new connections)
-    max_connections: int = Field(2048, ge=1)  # open at once; more are answered 503 and closed
 
 
 class EdgeConfig(Strict):

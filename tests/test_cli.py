@@ -70,11 +70,24 @@ def test_version_says_the_installed_release():
     assert result.returncode == 0 and re.fullmatch(r"edgeway \d+\.\d+\.\d+\S*\n", result.stdout)
 
 
-def test_a_port_in_use_is_refused_before_anything_loads(open_gateway):
+def test_a_port_in_use_is_refused_before_anything_loads(open_gateway, tmp_path):
     result = edgeway("serve", "--port", str(open_gateway.port))
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{open_gateway.port}: Address already in use" in result.stderr
     assert "edgeway ready" not in result.stderr and "loaded" not in result.stderr
+    # at once: before the classifiers (the language identifier, name lists, number tables), the
+    # models and the server are imported; the port as the config file gives it, too
+    config = tmp_path / "taken.yaml"
+    config.write_text(f"server: {{port: {open_gateway.port}}}\napps: [{{name: a, key: a-key-0123456789}}]\n")
+    for args in (["--port", str(open_gateway.port)], ["--config", str(config)]):
+        timed = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "gateway.cli", "serve", *args],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert timed.returncode == 2 and "Address already in use" in timed.stderr, timed.stderr[-2000:]
+        imported = {line.split("|")[-1].strip() for line in timed.stderr.splitlines() if line.startswith("import time")}
+        heavy = ("classifiers", "edge_runtime", "router", "policies", "llama_cpp", "uvicorn", "gateway.app")
+        assert sorted(m for m in imported if m.split(".")[0] in heavy or m in heavy) == [], args
 
 
 def test_json_logs_are_one_object_a_line_uvicorns_too(tmp_path):
