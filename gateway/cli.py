@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     return verbs_run[args.verb](args)
 
 
+CONFIG = "gateway config YAML (default: the bundled edge model, a cloud model for each provider key in the environment)"
+
+
 def command() -> argparse.ArgumentParser:
     """The `edgeway` command's verbs and options (docs/cli.md is their reference)."""
     parser = argparse.ArgumentParser(prog="edgeway", description="Hybrid edge/cloud LLM routing gateway.")
@@ -45,10 +48,15 @@ def command() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", required=True)
 
     serve = verbs.add_parser("serve", help="run the gateway")
-    serve.add_argument("--config", help="gateway config YAML (default: bundled edge model, cloud from env keys)")
+    serve.add_argument("--config", help=CONFIG)
     serve.add_argument("--host", help="listen address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="listen port (default 8080)")
-    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="the least a line must matter to be written (default info; a poll's line is debug)",
+    )
     serve.add_argument(
         "--log-format",
         default="plain",
@@ -64,31 +72,33 @@ def command() -> argparse.ArgumentParser:
     explain = verbs.add_parser(
         "explain", help="print the signals and decision for a prompt, as POST /v1/route does; calls no cloud model"
     )
-    explain.add_argument("--config")
+    explain.add_argument("--config", help=CONFIG)
     explain.add_argument("--app", help="app name (default: the first app, or the open default app)")
-    explain.add_argument("--model", default="auto")
-    explain.add_argument("prompt")
+    explain.add_argument("--model", default="auto", help="the model the request names (default auto)")
+    explain.add_argument("prompt", help="the user message, sent as a one-turn chat")
 
     edge = verbs.add_parser("edge", help="the local models")
     edge_verbs = edge.add_subparsers(dest="edge_verb", required=True)
     edge_plan = edge_verbs.add_parser("plan", help="print the memory the config's edge models need")
-    edge_plan.add_argument("--config")
+    edge_plan.add_argument("--config", help=CONFIG)
 
     policy = verbs.add_parser("policy", help="policy files")
     policy_verbs = policy.add_subparsers(dest="policy_verb", required=True)
     check = policy_verbs.add_parser("check", help="validate policy files against a gateway config's models")
     check.add_argument("--config", help="the gateway config whose models the policies may name")
-    check.add_argument("files", nargs="+")
+    check.add_argument(
+        "files", nargs="+", metavar="FILE", help="policy YAML files (with --config: an app's `app:` must name it)"
+    )
 
     router = verbs.add_parser("router", help="each app's router, fitted to this deployment")
     router_verbs = router.add_subparsers(dest="router_verb", required=True)
     probe = router_verbs.add_parser("probe", help="fit the probe an edge model reads prompts first with")
-    probe.add_argument("--config")
+    probe.add_argument("--config", help=CONFIG)
     probe.add_argument("--edge", required=True, help="the edge model (its name in the config)")
     probe.add_argument("--limit", type=int, help="read at most this many of the probe set's prompts")
     fit = router_verbs.add_parser("fit", help="fit an app's router (or threshold) on its comparisons and feedback")
-    fit.add_argument("--config")
-    fit.add_argument("--app", required=True)
+    fit.add_argument("--config", help=CONFIG)
+    fit.add_argument("--app", required=True, help="the app whose router is fitted (its name in the config)")
     fit.add_argument("--target-quality", type=float, default=0.95, help="the share of cloud-quality answers to keep")
     fit.add_argument(
         "--cost-per-1k",
@@ -110,9 +120,9 @@ def command() -> argparse.ArgumentParser:
     shadow = verbs.add_parser("shadow", help="shadow comparisons")
     shadow_verbs = shadow.add_subparsers(dest="shadow_verb", required=True)
     replay = shadow_verbs.add_parser("replay", help="compare the tiers on a file of prompts, before there is traffic")
-    replay.add_argument("file")
-    replay.add_argument("--config")
-    replay.add_argument("--app", required=True)
+    replay.add_argument("file", help='the prompts: JSONL, one chat request body (or {"prompt": ...}) a line')
+    replay.add_argument("--config", help=CONFIG)
+    replay.add_argument("--app", required=True, help="the app whose policy and models answer the prompts")
     replay.add_argument("--out", help="where each line's outcome goes (default FILE.shadow.jsonl); resumed if there")
 
     audit = verbs.add_parser(
@@ -122,7 +132,7 @@ def command() -> argparse.ArgumentParser:
     audit.add_argument("--app", help="one app's records (default: every app's)")
     audit.add_argument("--from", dest="since", metavar="WHEN", help="a date, a date-time or Unix seconds")
     audit.add_argument("--to", dest="until", metavar="WHEN", help="before this time")
-    audit.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    audit.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="one record a line (default jsonl)")
     audit.add_argument(
         "--check",
         action="store_true",
@@ -152,6 +162,7 @@ def command() -> argparse.ArgumentParser:
             "ladder",
             "constrained",
         ],
+        help="which benchmark (docs/benchmarks.md has each one's latest output)",
     )
     bench.add_argument(
         "--repeat", type=int, default=None, help="repetitions, or minutes for load (each suite has its default)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -68,6 +69,26 @@ def test_a_redis_store_without_a_key_is_a_config_error_at_its_line(tmp_path):
 def test_version_says_the_installed_release():
     result = edgeway("--version")
     assert result.returncode == 0 and re.fullmatch(r"edgeway \d+\.\d+\.\d+\S*\n", result.stdout)
+
+
+def test_every_argument_of_every_verb_says_what_it_is_for():
+    """`--help` at every level: each argument and each verb has its line of help."""
+    from gateway.cli import command
+
+    silent: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                helped = {choice.dest for choice in action._choices_actions if choice.help}
+                silent.extend(" ".join((*words, name)) for name in action.choices if name not in helped)
+                for name, sub in action.choices.items():
+                    walk(sub, (*words, name))
+            elif not action.help or action.help == argparse.SUPPRESS:
+                silent.append(" ".join((*words, action.option_strings[-1] if action.option_strings else action.dest)))
+
+    walk(command(), ())
+    assert silent == []
 
 
 def test_a_port_in_use_is_refused_before_anything_loads(open_gateway, tmp_path):
