@@ -325,16 +325,20 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _policy_check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from policies.policy import load_policy
     from policies.yaml_source import FileError
 
     config = _load(args.config, secrets=False)
     models = config.model_names()
+    # the app the config gives each file to: its `app:` must name that app
+    owners = {config.resolve(a.policy).resolve(): a.name for a in config.apps if a.policy}
     failed = 0
     unknown_models = False
     for path in args.files:
         try:
-            policy = load_policy(path, models)
+            policy = load_policy(path, models, owners.get(Path(path).resolve()))
         except FileError as exc:
             failed += 1
             unknown_models |= any(

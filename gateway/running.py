@@ -119,7 +119,7 @@ def build_gateway(config: GatewayConfig) -> Gateway:
     files = {a.name: config.resolve(a.policy) for a in config.apps if a.policy}
     if config.default_policy:
         files[DEFAULT_POLICY] = config.resolve(config.default_policy)
-    policies = PolicyFiles(files, names)
+    policies = PolicyFiles(files, names, shared=DEFAULT_POLICY)
 
     first_cloud = names.cloud[0] if names.cloud else None
 

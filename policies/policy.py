@@ -148,15 +148,20 @@ class AppPolicy:
         return self.resolve(cascade.escalate_to, requested)
 
 
-def load_policy(path: str | Path, models: Models) -> AppPolicy:
+def load_policy(path: str | Path, models: Models, app: str | None = None) -> AppPolicy:
     text = Path(path).read_text(encoding="utf-8")
-    return parse_policy(text, models, filename=str(path))
+    return parse_policy(text, models, filename=str(path), app=app)
 
 
-def parse_policy(text: str, models: Models, filename: str = "<policy>") -> AppPolicy:
+def parse_policy(text: str, models: Models, filename: str = "<policy>", app: str | None = None) -> AppPolicy:
+    """`app`: the app the gateway's config gives this file to, which its `app:` (where it says
+    one) must name; None for a file any app may decide by (the default policy)."""
     spec, root = parse_with_nodes(text, PolicyFile, filename=filename)
     problems = list(_model_problems(spec, models, filename, root))
     problems += _reachability_problems(spec, filename, root)
+    if app is not None and spec.app is not None and spec.app != app:
+        said = f"this file is for app {spec.app!r}, but the config gives it to app {app!r}"
+        problems.append(problem_at(filename, root, ("app",), f"{said}: name {app!r} here, or give it to {spec.app!r}"))
     if problems:
         raise FileError(problems)
     return AppPolicy(spec, models, filename)

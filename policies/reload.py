@@ -42,21 +42,27 @@ def _stamp(path: Path) -> tuple[float, int]:
 
 
 class PolicyFiles:
-    def __init__(self, paths: dict[str, Path], models: Models) -> None:
-        """Loads every file now; raises FileError (all problems of all files) if any is invalid."""
+    def __init__(self, paths: dict[str, Path], models: Models, shared: str | None = None) -> None:
+        """Loads every file now; raises FileError (all problems of all files) if any is invalid.
+        `paths`: each app's file, by the app's name (whose `app:` must name it), and under `shared`
+        the file every other app decides by (the default policy: its `app:` names none of them)."""
         self.models = models
+        self.shared = shared
         self.loaded: dict[str, Loaded] = {}
         problems = []
         for app, path in paths.items():
             try:
                 stamp = _stamp(path)
-                self.loaded[app] = Loaded(path, load_policy(path, models), stamp, time.time())
+                self.loaded[app] = Loaded(path, load_policy(path, models, self._owner(app)), stamp, time.time())
             except FileError as exc:
                 problems += exc.problems
             except OSError as exc:
                 raise FileError([_unreadable(path, exc)]) from None
         if problems:
             raise FileError(problems)
+
+    def _owner(self, app: str) -> str | None:
+        return None if app == self.shared else app
 
     def current(self, app: str) -> AppPolicy:
         return self.loaded[app].policy
@@ -76,7 +82,7 @@ class PolicyFiles:
                 continue
             entry.stamp, entry.settling = stamp, None
             try:
-                entry.policy = load_policy(entry.path, self.models)
+                entry.policy = load_policy(entry.path, self.models, self._owner(app))
             except FileError as exc:
                 self._failed(app, entry, str(exc))
             except (OSError, UnicodeDecodeError) as exc:

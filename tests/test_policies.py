@@ -353,6 +353,41 @@ def test_a_file_is_read_once_it_stops_changing_so_a_half_written_edit_is_no_fail
     assert entry.error is None and entry.reloads == 1 and files.current("reload").spec.rules[0].route == "cloud"
 
 
+def test_a_policy_for_another_app_is_refused_with_its_file_and_line(tmp_path):
+    """A policy's `app:` names the app it is for: given to another app by the config, at start-up,
+    on a reload and in `edgeway policy check --config`, it is an error at that line (the default
+    policy, which any app may decide by, names none of them)."""
+    from policies.policy import Models
+    from policies.reload import PolicyFiles
+    from policies.yaml_source import FileError
+
+    models = Models(("smollm2",), ("gpt-fake",))
+    path = tmp_path / "support.yaml"
+    path.write_text("# the support team's\napp: support\nrules:\n  - {name: all, route: edge}\n")
+    with pytest.raises(FileError) as refused:
+        PolicyFiles({"billing": path}, models)
+    assert str(refused.value) == (
+        f"{path}:2:6: app: this file is for app 'support', but the config gives it to app 'billing': "
+        "name 'billing' here, or give it to 'support'"
+    )
+    assert PolicyFiles({"(default policy)": path}, models, shared="(default policy)").current("(default policy)")
+    files = PolicyFiles({"support": path}, models)
+    path.write_text(path.read_text().replace("app: support", "app: sales"))
+    files.refresh()
+    files.refresh()
+    assert "this file is for app 'sales', but the config gives it to app 'support'" in str(
+        files.loaded["support"].error
+    )
+
+    config = tmp_path / "edgeway.yaml"
+    config.write_text("apps:\n  - {name: billing, key: billing-key-0123, policy: support.yaml}\n")
+    result = edgeway("policy", "check", "--config", str(config), str(path))
+    assert result.returncode == 1
+    assert f"{path}:2:6: app: this file is for app 'sales', but the config gives it to app 'billing'" in result.stderr
+    path.write_text(path.read_text().replace("app: sales", "app: billing"))
+    assert edgeway("policy", "check", "--config", str(config), str(path)).returncode == 0
+
+
 def edgeway(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
