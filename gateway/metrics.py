@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
@@ -189,8 +189,9 @@ class RequestMetrics:
         read.inc(row.cache_read_tokens)
         written.inc(row.cache_write_tokens)
         cost.inc(row.cost_usd)
-        counterfactual.inc(row.counterfactual_usd)
-        savings.inc(max(0.0, row.counterfactual_usd - row.cost_usd))
+        if row.counterfactual_usd is not None:  # (an app with no cloud has none, and saves nothing against it)
+            counterfactual.inc(row.counterfactual_usd)
+            savings.inc(max(0.0, row.counterfactual_usd - row.cost_usd))
         if row.prompt_cache_saved_usd > 0:  # (a counter only grows: a cache that cost more counts 0)
             cache_saved.inc(row.prompt_cache_saved_usd)
         if row.rule:

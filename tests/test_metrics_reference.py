@@ -16,7 +16,7 @@ from tests.conftest import ROOT, GatewayProcess, client_for, gateway_config
 
 DEPLOY = ROOT / "configs" / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "dashboards" / "edgeway.json"
-METRIC = re.compile(r"\bedgeway_[a-z0-9_]+")
+METRIC = re.compile(r"\b(?:edgeway|process)_[a-z0-9_]+")
 
 
 CACHING = "app: beta\ndefaults: {cloud: gpt-fake}\ncache: {ttl_s: 60}\nrules:\n  - {name: to-cloud, route: cloud}\n"
@@ -41,7 +41,7 @@ def exported(upstream, tmp_path_factory) -> set[str]:
         text = httpx.get(process.url + "/metrics").text
     finally:
         process.stop()
-    return {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line.startswith("edgeway_")}
+    return {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line.startswith(("edgeway_", "process_"))}
 
 
 def families(names: set[str]) -> set[str]:
@@ -55,9 +55,13 @@ def test_every_exported_metric_is_in_the_reference(exported):
     assert missing == []
 
 
+def test_the_process_says_its_resident_memory_cpu_time_and_open_file_descriptors(exported):
+    assert {"process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds"} <= exported
+
+
 def test_every_query_of_the_grafana_dashboard_names_an_exported_metric(exported):
     dashboard = json.loads(DASHBOARD.read_text())
-    queries = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    queries = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
     queries += [v["query"] for v in dashboard["templating"]["list"]]
     named = {m for q in queries for m in METRIC.findall(q)}
     assert named and sorted(named - exported) == []
