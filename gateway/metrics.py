@@ -81,6 +81,9 @@ class RequestMetrics:
     def __init__(self, policies: PolicyFiles, edge: EdgePool, router: Router) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=False)
         registry.register(GatewayCollector(policies, edge, router))
+        # the process's resident memory, CPU seconds and open file descriptors (`process_*`, read
+        # from /proc when scraped; none where there is no /proc)
+        ProcessCollector(registry=registry)
         self.requests = Counter(
             "edgeway_requests",
             "Requests of every API, answered or refused, by their ledger rows",
