@@ -1,7 +1,8 @@
-"""The picture of the whole dashboard in the docs (`docs/images/dashboard.png`), taken of a real
-gateway after a morning's worth of traffic, in headless Chromium:
+"""A picture of the whole dashboard, taken of a real gateway after a morning's worth of traffic, in
+headless Chromium, written where it is told (the docs' is `docs/images/dashboard.png`):
 
-    python -m research.dashboard_picture
+    pip install -e . playwright   # and Debian's chromium: apt-get install chromium
+    python -m research.dashboard_picture docs/images/dashboard.png
 
 Two apps: `support` routes `auto` between the bundled edge model and a (fake) OpenAI cloud model,
 keeps private requests on the edge and denies what is tagged legal; `batch` sends everything to the cloud,
@@ -12,6 +13,7 @@ picture needs no key and no network.
 
 from __future__ import annotations
 
+import argparse
 import random
 import shutil
 import tempfile
@@ -20,9 +22,9 @@ from typing import Any
 
 import openai
 
-from tests.conftest import FakeUpstream, GatewayProcess, UpstreamServer, gateway_config
+from tests.fake_upstream import FakeUpstream, UpstreamServer
+from tests.gateways import GatewayProcess, gateway_config
 
-PICTURE = Path(__file__).resolve().parents[1] / "docs" / "images" / "dashboard.png"
 ADMIN = "admin-key-for-the-picture"
 KEYS = {"support": "support-key-0123456789", "batch": "batch-key-0123456789"}
 SUPPORT = """
@@ -58,7 +60,7 @@ ASKS = [
 ]  # fmt: skip
 
 
-def take(picture: Path = PICTURE) -> Path:
+def take(picture: Path) -> Path:
     random.seed(7)
     fake = FakeUpstream()
     with UpstreamServer(fake) as server, tempfile.TemporaryDirectory() as folder:
@@ -121,5 +123,14 @@ def _shoot(url: str, picture: Path) -> None:
             browser.close()
 
 
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m research.dashboard_picture",
+        description="A picture of the whole dashboard, of a gateway on loopback after a morning's traffic.",
+    )
+    parser.add_argument("picture", type=Path, help="where the PNG goes (docs/images/dashboard.png: the docs' own)")
+    print(f"wrote {take(parser.parse_args(argv).picture)}")
+
+
 if __name__ == "__main__":
-    print(f"wrote {take()}")
+    main()

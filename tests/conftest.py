@@ -4,72 +4,25 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import yaml
 
 from gateway.bench.ports import free_port
 from tests.fake_upstream import FakeUpstream, UpstreamServer
+from tests.gateways import APP_KEYS as APP_KEYS
+from tests.gateways import BETA_POLICY as BETA_POLICY
+from tests.gateways import ROOT as ROOT
+from tests.gateways import GatewayProcess as GatewayProcess
+from tests.gateways import gateway_config as gateway_config
 
-ROOT = Path(__file__).resolve().parent.parent
 # The store's key (router/sealing.py): a Redis store needs one, and every gateway a test starts,
 # in this process or as a child, seals with the same one.
 STORE_KEY = os.environ.setdefault("EDGEWAY_STORE_KEY", "edgeway-tests-store-key")
-APP_KEYS = {"alpha": "alpha-key-0123456789", "beta": "beta-key-0123456789"}
-
-
-class GatewayProcess:
-    """`edgeway serve` in a child process, as a user would run it."""
-
-    def __init__(
-        self, config: dict[str, Any] | None, tmp: Path, env: dict[str, str] | None = None, args: list[str] | None = None
-    ) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = tmp / f"gateway-{self.port}.log"
-        command = [sys.executable, "-m", "gateway.cli", "serve", "--port", str(self.port), *(args or [])]
-        if config is not None:
-            config_path = tmp / f"gateway-{self.port}.yaml"
-            config_path.write_text(yaml.safe_dump(config))
-            command += ["--config", str(config_path)]
-        environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        environment.update(env or {})
-        self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen(command, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=environment)
-
-    def wait_ready(self, timeout: float = 60) -> GatewayProcess:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"edgeway exited with {self.process.returncode}:\n{self.log()}")
-            try:
-                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"edgeway was not ready in {timeout} s:\n{self.log()}")
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
 
 
 class RedisServer:
@@ -143,53 +96,6 @@ def upstream() -> Iterator[FakeUpstream]:
 def _fresh_upstream(request: pytest.FixtureRequest) -> None:
     if "upstream" in request.fixturenames:
         request.getfixturevalue("upstream").reset()
-
-
-BETA_POLICY = """
-app: beta
-defaults: {cloud: gpt-fake}
-rules:
-  - name: app-default-cloud
-    route: cloud
-    fallback: edge
-"""
-
-
-def gateway_config(upstream_url: str, tmp: Path, **overrides: Any) -> dict[str, Any]:
-    """The config most tests run against: the bundled edge model, an OpenAI-compatible and an
-    Anthropic cloud model (both the fake upstream), and two apps: alpha with the plain rules,
-    beta with a policy file whose default is the cloud."""
-    (tmp / "beta.yaml").write_text(BETA_POLICY)
-    config: dict[str, Any] = {
-        "server": {"max_body_bytes": 65536},
-        "edge": {"models": [{"name": "smollm2", "gguf": "bundled:smollm2-135m", "n_ctx": 2048}]},
-        "cloud": {
-            "models": [
-                {
-                    "name": "gpt-fake",
-                    "provider_model": "openai/gpt-4o-mini",
-                    "api_key": "sk-fake",
-                    "api_base": upstream_url + "/v1",
-                    "timeout_s": 3,
-                    "read_timeout_s": 1,
-                    "circuit_failures": 1000,
-                },
-                {
-                    "name": "claude-fake",
-                    "provider_model": "anthropic/claude-3-5-haiku-latest",
-                    "api_key": "sk-ant-fake",
-                    "api_base": upstream_url,
-                    "timeout_s": 10,
-                },
-            ]
-        },
-        "apps": [
-            {"name": "alpha", "key": APP_KEYS["alpha"]},
-            {"name": "beta", "key": APP_KEYS["beta"], "policy": str(tmp / "beta.yaml")},
-        ],
-    }
-    config.update(overrides)
-    return config
 
 
 @pytest.fixture(scope="session")

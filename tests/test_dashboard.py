@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+import sys
 
 import openai
 import pytest
@@ -144,3 +146,21 @@ def test_the_quality_panel_shows_the_shadow_comparisons(shadow_gateway, upstream
             assert problems == []
         finally:
             browser.close()
+
+
+def test_the_tutorials_dashboard_picture_needs_no_pytest_and_is_written_where_told(tmp_path):
+    """`python -m research.dashboard_picture PATH` (docs/tutorial.md) after the install it names
+    (the package and Playwright: pytest is not among them), writing PATH and nothing else."""
+    _browser()  # (chromium, or a skip: the picture is taken in it)
+    docs_picture = ROOT / "docs" / "images" / "dashboard.png"
+    before = docs_picture.read_bytes()
+    picture = tmp_path / "taken" / "dashboard.png"
+    without_pytest = (
+        "import runpy, sys; sys.modules['pytest'] = None; "
+        "runpy.run_module('research.dashboard_picture', run_name='__main__')"
+    )
+    ran = subprocess.run([sys.executable, "-c", without_pytest, str(picture)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.strip() == f"wrote {picture}"
+    assert picture.read_bytes().startswith(b"\x89PNG") and docs_picture.read_bytes() == before
