@@ -25,10 +25,13 @@ class App:
 def policy_app(name: str, rules: PolicyRules, default_cloud: str | None, log_prompts: bool = False) -> App:
     """An app whose policy is a file (`rules`, which a reload changes): each request reads one
     version of it, from its first check to its row; the cloud model its savings are counted
-    against is the policy's default cloud model, else `default_cloud`."""
+    against is the policy's default cloud model, else `default_cloud`, and none where the policy
+    keeps the app off the cloud (`allow_cloud: false`: a model it can never use is no
+    counterfactual)."""
 
     def now() -> Caller:
         version = rules.snapshot()
+        spec = version.current().spec
         return Caller(
             name,
             version,
@@ -36,9 +39,10 @@ def policy_app(name: str, rules: PolicyRules, default_cloud: str | None, log_pro
             version.limits(),
             version.cache(),
             version.shadow(),
-            version.current().spec.defaults.cloud or default_cloud,
+            (spec.defaults.cloud or default_cloud) if spec.allow_cloud else None,
             log_prompts,
             version.session(),
+            spec.allow_cloud,
         )
 
     return App(name, now)

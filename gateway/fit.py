@@ -327,7 +327,7 @@ def _daily_cloud_usd(config: GatewayConfig, app: str) -> tuple[float, float]:
     if not rows:
         return 0.0, 0.0
     days = max(1.0, (rows[-1].ts - rows[0].ts) / 86400)
-    total = sum(r.counterfactual_usd for r in rows)
+    total = sum(r.counterfactual_usd or 0.0 for r in rows)
     return total / days, total / len(rows)
 
 

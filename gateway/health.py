@@ -38,14 +38,17 @@ async def readyz(request: Request) -> Response:
 
 
 def _model_objects(request: Request) -> list[dict[str, object]]:
+    """The models the caller's app may use: an app its policy keeps off the cloud
+    (`allow_cloud: false`) is shown the edge's only."""
     gateway = gateway_of(request)
-    gateway.keys.identify(request.headers.get("authorization"))
+    caller = gateway.keys.identify(request.headers.get("authorization")).now()
     data: list[dict[str, object]] = [
         {"id": "auto", "object": "model", "created": _CREATED, "owned_by": "edgeway-router"}
     ]
     data += [
         {"id": info.name, "object": "model", "created": _CREATED, "owned_by": f"edgeway-{info.tier}"}
         for info in gateway.router.catalog.models.values()
+        if caller.cloud or info.tier == "edge"
     ]
     return data
 
@@ -61,7 +64,9 @@ async def model(request: Request) -> Response:
         if found["id"] == wanted:
             return JSON(found)
     raise ModelNotFound(
-        f"The model {wanted!r} does not exist on this gateway; GET /v1/models lists them.", param="model"
+        f"The model {wanted!r} does not exist on this gateway for this app; GET /v1/models lists the "
+        f"models it may use.",
+        param="model",
     )
 
 

@@ -157,7 +157,8 @@ def ended(
                 "edgeway.rule": row.rule,
                 "edgeway.stream": row.stream,
                 "edgeway.cost_usd": row.cost_usd,
-                "edgeway.counterfactual_usd": row.counterfactual_usd,
+                # (none for an app with no cloud: an attribute left out, not a zero)
+                **({} if row.counterfactual_usd is None else {"edgeway.counterfactual_usd": row.counterfactual_usd}),
                 "gen_ai.usage.input_tokens": row.prompt_tokens,
                 "gen_ai.usage.output_tokens": row.completion_tokens,
             }

@@ -71,13 +71,18 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 
 def summarize(rows: list[UsageRow]) -> dict[str, Any]:
+    """The rows' figures. Savings are counted over the rows that have a counterfactual: an app with
+    no cloud (`allow_cloud: false`) saves nothing against a model it can never use, so where no row
+    has one, the counterfactual and the savings are None."""
     cost = sum(r.cost_usd for r in rows)
-    counterfactual = sum(r.counterfactual_usd for r in rows)
+    compared = [(r.counterfactual_usd, r.cost_usd) for r in rows if r.counterfactual_usd is not None]
+    counterfactual = sum(c for c, _ in compared)
+    saved = counterfactual - sum(spent for _, spent in compared)
     latencies = [r.latency_ms for r in rows if r.status == 200]
     return {
         "requests": len(rows),
         "cache_hits": sum(r.cache == "hit" for r in rows),
-        "cache_saved_usd": round(sum(r.counterfactual_usd for r in rows if r.cache == "hit"), 6),
+        "cache_saved_usd": round(sum(r.counterfactual_usd or 0.0 for r in rows if r.cache == "hit"), 6),
         "errors": sum(r.status >= 400 for r in rows),
         "unpriced_requests": sum(not r.priced for r in rows),  # answered by a model with no known price
         "edge_requests": sum(r.route == "edge" for r in rows),
@@ -89,9 +94,9 @@ def summarize(rows: list[UsageRow]) -> dict[str, Any]:
         "cache_write_tokens": sum(r.cache_write_tokens for r in rows),
         "prompt_cache_saved_usd": round(sum(r.prompt_cache_saved_usd for r in rows), 6),
         "cost_usd": round(cost, 6),
-        "counterfactual_usd": round(counterfactual, 6),
-        "savings_usd": round(counterfactual - cost, 6),
-        "savings_pct": round(100 * (counterfactual - cost) / counterfactual, 1) if counterfactual else None,
+        "counterfactual_usd": round(counterfactual, 6) if compared else None,
+        "savings_usd": round(saved, 6) if compared else None,
+        "savings_pct": round(100 * saved / counterfactual, 1) if counterfactual else None,
         "latency_p50_ms": _percentile(latencies, 0.5),
         "latency_p95_ms": _percentile(latencies, 0.95),
         "ttft_p50_ms": _percentile([r.ttft_ms for r in rows if r.ttft_ms is not None], 0.5),

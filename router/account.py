@@ -70,7 +70,8 @@ class RequestAccount:
         egress: EgressLog | None = None,
     ) -> None:
         self._store, self._prices, self._estimate_tokens, self._recorder = store, prices, estimate_tokens, recorder
-        self.row = UsageRow(request_id=request_id, app=app, kind=kind)
+        # no reference, no counterfactual: the row says so rather than that nothing was saved
+        self.row = UsageRow(request_id=request_id, app=app, kind=kind, counterfactual_usd=0.0 if reference else None)
         self.started = time.perf_counter()
         self._prompt_tokens: int | None = None  # the scan's count, once routed: for usage a model did not count
         self.delivered: list[str] = []  # what a stream gave the client, for usage a provider did not count
@@ -270,7 +271,8 @@ class RequestAccount:
         if row.cache != "hit" and (usage.cache_read_tokens or usage.cache_write_tokens):
             uncached = Usage(usage.prompt_tokens, usage.completion_tokens)
             row.prompt_cache_saved_usd = self._cost(row.model, uncached, busy) - row.cost_usd
-        row.counterfactual_usd = self._cost(self._reference, usage) if self._reference else 0.0
+        if self._reference:
+            row.counterfactual_usd = self._cost(self._reference, usage)
         if row.model in self._prices and not self._prices[row.model].known:
             row.priced, row.counterfactual_usd = False, row.cost_usd  # what it cost is not known: no saving
         self._write()

@@ -16,8 +16,9 @@ from router.sessions import SessionPolicy
 @dataclass(frozen=True)
 class Caller:
     """Who asks, and what they route by: the app's name, its policy, budget, limits and caching,
-    the shadow comparisons it asks for, the cloud model its savings are counted against, and
-    whether its ledger rows keep prompts."""
+    the shadow comparisons it asks for, the cloud model its savings are counted against (none for
+    an app that may not reach the cloud: it has no counterfactual), whether its ledger rows keep
+    prompts, and whether any of its requests may reach a cloud model at all."""
 
     name: str  # the app's
     policy: Policy
@@ -28,3 +29,4 @@ class Caller:
     reference: str | None = None  # the cloud model of the all-cloud counterfactual
     log_prompts: bool = False  # the ledger keeps its prompts (masked) for the dashboard
     session: SessionPolicy = SessionPolicy()  # whether a conversation's turns keep their model
+    cloud: bool = True  # False for a policy's `allow_cloud: false`: edge models only, ever

@@ -152,7 +152,8 @@ async function refresh() {
     if (q.comparisons) drawQuality(q);
     const t = byDay.totals;
     document.getElementById("k-cost").textContent = money(t.cost_usd);
-    document.getElementById("k-counter").textContent = money(t.counterfactual_usd);
+    // (null where no request had a cloud model to compare with: an edge-only app saves nothing)
+    document.getElementById("k-counter").textContent = t.counterfactual_usd === null ? "–" : money(t.counterfactual_usd);
     document.getElementById("k-savings").textContent = t.savings_pct === null ? "–" : `${t.savings_pct}% (${money(t.savings_usd)})`;
     document.getElementById("k-requests").textContent = `${t.requests} (${t.edge_requests} / ${t.cloud_requests})`;
     const hitRate = t.requests ? Math.round((100 * t.cache_hits) / t.requests) : 0;
@@ -179,7 +180,7 @@ async function refresh() {
     const routeOf = Object.fromEntries(byDay.recent.map(r => [r.model, r.route]));
     table("t-models", [...byModel.groups].sort((a, b) => b.requests - a.requests).map(g => [
       [g.key || `${REFUSED} (no model)`], [routeOf[g.key] ?? "", `route-${routeOf[g.key] ?? ""}`], [g.requests], [money(g.cost_usd)],
-      [money(g.counterfactual_usd)], [money(g.savings_usd)], [`${g.cache_read_tokens} / ${g.cache_write_tokens}`],
+      [g.counterfactual_usd === null ? "–" : money(g.counterfactual_usd)], [g.savings_usd === null ? "–" : money(g.savings_usd)], [`${g.cache_read_tokens} / ${g.cache_write_tokens}`],
       [money(g.prompt_cache_saved_usd)], [g.latency_p50_ms ?? "–"]]));
     table("t-budgets", byDay.budgets.map(b => [[b.app], [b.daily_usd ?? "–"], [b.monthly_usd ?? "–"], [money(b.left_usd)], [b.on_exhausted]]));
     document.getElementById("budgets").hidden = !byDay.budgets.length;

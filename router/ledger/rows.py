@@ -32,7 +32,10 @@ class UsageRow:
     ttft_ms: float | None = None
     latency_ms: float = 0.0
     cost_usd: float = 0.0
-    counterfactual_usd: float = 0.0  # the same tokens on the app's default cloud model
+    # the same tokens on the app's default cloud model; None for an app with no cloud model to
+    # compare with (`allow_cloud: false`, a gateway without cloud models): a model it can never
+    # use is no counterfactual
+    counterfactual_usd: float | None = 0.0
     error: str | None = None  # the error code, for failed requests
     prompt: str | None = None  # opted-in apps only: the last user message, private data masked
     cache: str | None = None  # "hit" (served from the response cache, at no cost) or "miss"; None: no cache
