@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,3 +191,31 @@ def test_a_benchmark_made_from_the_repositorys_data_says_where_to_run_it(install
     )
     assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr[-2000:]
     assert "run it from a checkout of edgeway" in ran.stderr
+
+
+def test_the_readmes_first_example_runs_after_the_quickstarts_install(installed):
+    """The README's first example, as a reader pastes it, after the Quickstart's two commands: the
+    extra its install names (`pip install -e ".[clients]"`) puts its SDKs beside the gateway."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```python\n(.*?)```", readme, re.S)
+    quickstart = readme[readme.index("## Quickstart") :]
+    command = re.search(r"```bash\n(.*?)```", quickstart, re.S)
+    assert example is not None and command is not None
+    assert "python3 -m venv .venv && . .venv/bin/activate" in command.group(1)  # PEP 668: no system pip
+    extras = re.search(r'pip install -e "\.\[([\w,]+)\]" && edgeway serve', command.group(1))
+    assert extras is not None, command.group(1)
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    wanted = [requirement for extra in extras.group(1).split(",") for requirement in declared[extra]]
+    pip = [str(installed.venv / "bin" / "pip"), "install", "-q", "--no-compile", *wanted]
+    added = subprocess.run(pip, capture_output=True, text=True, timeout=600)
+    assert added.returncode == 0, added.stderr[-3000:]
+    # the reader's gateway is on 127.0.0.1:8080 without keys; this one is on another port, with one
+    code = example.group(1).replace("http://127.0.0.1:8080", installed.url).replace("your-app-key", KEY)
+    ran = subprocess.run(
+        [str(installed.venv / "bin" / "python"), "-c", code + "\nprint(answer.choices[0].message.content)"],
+        cwd=installed.venv, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.strip()
+    log = installed.log.read_text()
+    assert "POST /v1/chat/completions 200" in log and "POST /v1/messages 200" in log
