@@ -136,6 +136,7 @@ class Forwarded:
     files: list[tuple[Path, str]]  # a text data URL in another encoding than UTF-8, and its text
     arrays: list[list[tuple[Path, str]]]  # arrays of scalars only: each item's path and text
     pairs: list[tuple[tuple[Path, str], tuple[Path, str]]]  # a key and its scalar value
+    records: list[list[tuple[Path, str]]]  # an object's scalar values in order, where it has two or more
 
 
 def forwarded(body: Mapping[str, Any]) -> Forwarded:
@@ -143,7 +144,9 @@ def forwarded(body: Mapping[str, Any]) -> Forwarded:
     holds nothing private, and the walk runs over every request's whole history."""
     walk = _Walk()
     walk.value((), body)
-    return Forwarded(walk.strings, frozenset(walk.numbers), walk.media, walk.files, walk.arrays, walk.pairs)
+    return Forwarded(
+        walk.strings, frozenset(walk.numbers), walk.media, walk.files, walk.arrays, walk.pairs, walk.records
+    )
 
 
 class _Walk:
@@ -156,6 +159,7 @@ class _Walk:
         self.files: list[tuple[Path, str]] = []
         self.arrays: list[list[tuple[Path, str]]] = []
         self.pairs: list[tuple[tuple[Path, str], tuple[Path, str]]] = []
+        self.records: list[list[tuple[Path, str]]] = []
 
     def value(self, path: Path, value: Any) -> None:
         if isinstance(value, str):
@@ -164,7 +168,12 @@ class _Walk:
             kind = value.get("type")  # (in a tool's schema, a property may be named "type")
             if isinstance(kind, str) and kind in MEDIA_PARTS and not readable_file(value):
                 self.media.append(path)
+            # its scalar values in order, a value may cross two: but for the request's own fields
+            # (`max_tokens`, `seed`, `temperature`) and those the protocol names
+            record: list[tuple[Path, str]] = []
             for key, item in value.items():
+                if path and key not in PROTOCOL_WORDS and _scalar(item) and item not in PROTOCOL_WORDS:
+                    record.append(((*path, key), _scalar_text(item)))
                 read_key = isinstance(key, str) and key not in PROTOCOL_WORDS
                 if read_key:
                     self.strings.append(((*path, Key(key)), key_text(key)))
@@ -177,6 +186,8 @@ class _Walk:
                     self.value((*path, key), item)
                     if read_key and _scalar(item):
                         self.pairs.append((((*path, Key(key)), key_text(key)), ((*path, key), _scalar_text(item))))
+            if len(record) > 1:
+                self.records.append(record)
         elif isinstance(value, list):
             for i, item in enumerate(value):
                 self.value((*path, i), item)

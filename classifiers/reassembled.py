@@ -13,6 +13,9 @@ came from, and what is found across two pieces or more is located in each of the
 - an array of scalars: one-character items side by side (`[4, 1, 1, 1, ...]`, `["j", "a", ...]`),
   short strings with a space between them (`["4111", "1111", "1111", "1111"]`);
 - a key and its value (`{"4111 1111": "1111 1111"}`, `{"jane.roe@": "example.com"}`).
+- a record's fields: an object's consecutive values, in the body (`metadata`) and in a JSON text
+  (a tool call's arguments, `{"card_first8": "54127534", "card_last8": "29016889"}`), and a
+  table's consecutive cells ("54127534,29016889", a TSV's columns), in `in_fields`.
 
 Texts meet only where a value can cross: digits on both sides of the meeting (joined by a space,
 as a number's groups), or an at sign in one of the two words that meet (joined as they stand).
@@ -20,7 +23,8 @@ as a number's groups), or an at sign in one of the two words that meet (joined a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,3 +235,81 @@ def in_array(items: Iterable[tuple[Path, str]]) -> Joined | None:
 def key_and_value(key: tuple[Path, str], value: tuple[Path, str]) -> Joined | None:
     """A key and its value, where a value can cross from one into the other."""
     return _meeting(key, value)
+
+
+# A JSON object's member written in a text: its value's characters (a string's, unescaped or not,
+# or a number's digits), short enough to be a piece of one value.
+_MEMBER = re.compile(
+    r'"(?:[^"\\\n]|\\.){1,64}"[ \t]*:[ \t]*(?:"(?P<text>(?:[^"\\\n]|\\.){1,48})"|(?P<number>-?\d{1,48})(?![\d.]))'
+)
+# A table's cell of digits (with spaces or hyphens between groups), between separators or a line's
+# ends; four digits at least on each side of a meeting ("1,250,000" is one number, not three cells).
+_CELL = re.compile(r"(?m)(?:^|(?<=[\t,;|]))[ ]*(?P<cell>\d[\d -]{2,46}\d)[ ]*(?=[\t,;|]|\r?$)")
+_CELLS_MEET = re.compile(r"\d{4}[ ]*[\t,;|][ ]*\d{4}")
+_CELL_DIGITS = 4
+_Field = tuple[Path, str, int]  # a field's path, its value, and where the value starts in its text
+
+
+def in_fields(path: Path, text: str) -> list[Joined]:
+    """What a record's fields split within one text, read whole: an object's consecutive members'
+    values where they meet (`joiner`), and a table row's consecutive cells of digits."""
+    found: list[Joined] = []
+    if '":' in text or '" :' in text:
+        values = [(m.start(g), m.end(g)) for m in _MEMBER.finditer(text) for g in ("text", "number") if m.group(g)]
+        found += _runs([(path, text[s:e], s) for s, e in values if _piece_like(text[s:e])], lambda a, b: True)
+    if _CELLS_MEET.search(text) is not None:
+        cells = [m.span("cell") for m in _CELL.finditer(text)]
+        found += _runs([(path, text[s:e], s) for s, e in cells], lambda a, b: _one_separator(text, a, b))
+    return found
+
+
+def in_record(values: list[tuple[Path, str]]) -> list[Joined]:
+    """An object's consecutive scalar values in the body (`{"card_first8": ..., "card_last8": ...}`
+    in `metadata`), where they meet, read whole."""
+    return _runs([(path, value, 0) for path, value in values if _piece_like(value)], lambda a, b: True)
+
+
+def _piece_like(value: str) -> bool:
+    """Whether a field's value may be a piece of one value split over fields: short, and every word
+    of it holds a digit or an at sign ("54127534", "5412 7534", "jane.roe@"). A field of words
+    ("Nummer C01X00T47") is a value of its own, and a request's own numbers are no fields of one
+    (`max_tokens` beside `user`)."""
+    return (
+        len(value) <= SHORT_ITEM
+        and all("@" in word or any(ch.isdigit() for ch in word) for word in value.split())
+        and bool(value.strip())
+    )
+
+
+def _one_separator(text: str, first: _Field, second: _Field) -> bool:
+    """Whether two cells stand in one row, side by side: one separator between them, no line break."""
+    between = text[first[2] + len(first[1]) : second[2]].strip(" ")
+    return (
+        len(between) == 1
+        and between in "\t,;|"
+        and all(sum(ch.isdigit() for ch in cell) >= _CELL_DIGITS for _, cell, _ in (first, second))
+    )
+
+
+FIELD_PIECES = 4  # fields one value may be split over (a card's four groups in four columns)
+
+
+def _runs(fields: list[_Field], adjacent: Callable[[_Field, _Field], bool]) -> list[Joined]:
+    """Runs of consecutive `fields` that meet and stand `adjacent`, each stretch of two to
+    `FIELD_PIECES` of them read as one: a row's id beside a card's two halves ("884120,54127534,
+    29016889") is no number of 22 digits, and the card is in the last two."""
+    joined: list[Joined] = []
+    run: list[_Field] = []
+    for field in [*fields, None]:
+        if field is not None and run and adjacent(run[-1], field) and joiner(run[-1][1], field[1]) is not None:
+            run.append(field)
+            continue
+        for first in range(len(run) - 1):
+            for last in range(first + 1, min(len(run), first + FIELD_PIECES)):
+                built = _Builder()
+                for k in range(first, last + 1):
+                    path, value, offset = run[k]
+                    built.add(path, value, offset, (joiner(run[k - 1][1], value) or "") if k > first else "")
+                joined.append(built.joined())
+        run = [field] if field is not None else []
+    return joined

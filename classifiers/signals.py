@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from classifiers.complexity import ComplexityModel, EdgeClass
-from classifiers.forwarded import Key, Path, forwarded, key_text, number_finding, text_at
+from classifiers.forwarded import NUMBER_TYPES, Key, Path, forwarded, key_text, number_finding, text_at
 from classifiers.identifier import LanguageIdentifier
 from classifiers.language import detect_language
 from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
@@ -23,7 +23,7 @@ from classifiers.privacy.fields import FIELD_CHARS, field_value
 from classifiers.privacy.languages import UNREAD_WORDS
 from classifiers.privacy.readings import composed_text
 from classifiers.privacy.scripts import UNREAD
-from classifiers.reassembled import Joined, in_array, in_conversation, key_and_value
+from classifiers.reassembled import Joined, in_array, in_conversation, in_fields, in_record, key_and_value
 from classifiers.seen import SeenTexts, TextFacts
 from classifiers.tokens import TokenEstimator, joined_counts, text_counts
 
@@ -32,6 +32,7 @@ FIELD_CONFIDENCE = 0.9  # a key that names a person, over a value written as a n
 KEYED_CHARS = 64  # a value this short, with a digit, is read again after its key (`_keyed`)
 # Keys that name a field of the protocol, not what its value is: no cue.
 _NO_CUE_KEYS = frozenset({"content", "text", "arguments", "description", "name", "role", "type", "id", "model"})
+STRUCTURED = frozenset(STRUCTURED_TYPES)
 
 
 class PrivacyFinding(NamedTuple):
@@ -193,13 +194,18 @@ class Scorer:
                 named.append(PrivacyFinding(kind, 0, len(text), FIELD_CONFIDENCE, "field-value", path))
         return named
 
-    def _reassembled(self, joined: Iterable[Joined], numbers: frozenset[Path]) -> list[PrivacyFinding]:
+    def _reassembled(
+        self, joined: Iterable[Joined], numbers: frozenset[Path], kinds: frozenset[str] = STRUCTURED
+    ) -> list[PrivacyFinding]:
         """What crosses from one piece of a split value into another (`classifiers.reassembled`:
-        turns, arrays, a key and its value), located in each piece it crosses."""
+        turns, arrays, a key and its value, a record's fields), located in each piece it crosses:
+        each piece is masked, not only the one a finding of its own would have named. `kinds`:
+        the types that stand across the pieces (a record's fields: those a check proves, as a bare
+        number's: two cells that read as a phone number together are two numbers)."""
         found: list[PrivacyFinding] = []
         for whole in joined:
             for f in self.facts(whole.text).findings:  # read once while the texts stay
-                if f.type not in STRUCTURED_TYPES:
+                if f.type not in kinds:
                     continue
                 shares = whole.located(f.start, f.end)
                 if any(path in numbers and not number_finding(path, f.type) for path, _, _ in shares):
@@ -208,7 +214,7 @@ class Scorer:
                     PrivacyFinding(f.type, start, end, f.confidence, f"{f.detector}+joined", path)
                     for path, start, end in shares
                 ]
-        return found
+        return list(dict.fromkeys(found))  # (stretches of a record's fields overlap)
 
     def use_edge_class(self, edge_class: EdgeClass) -> None:
         """The prior for the edge model this gateway serves (its size is known once it is loaded)."""
@@ -250,6 +256,9 @@ class Scorer:
         split = [*in_conversation(scanned), *filter(None, map(in_array, sent.arrays))]
         split += filter(None, (key_and_value(key, value) for key, value in sent.pairs))
         findings += self._reassembled(split, sent.numbers)
+        fielded = [joined for path, text in sent.strings for joined in in_fields(path, text)]
+        fielded += [joined for record in sent.records for joined in in_record(record)]
+        findings += self._reassembled(fielded, sent.numbers, NUMBER_TYPES)
         joined, ask = joined_counts(counts), _ask(messages, pieces)
         return Signals(
             privacy=tuple(findings),

@@ -7,10 +7,12 @@ provider and model, why it went (answer, fallback, escalation, shadow, judge, ba
 the findings and whether each left masked or readable, and the body as it left (masked at rest).
 
 `edgeway audit --check` reads each record of the period against the config's policies (`check`):
-the policy decides again on the facts it decided on then, and on what the scan finds in the body
-now (a value the scan missed then is found by a later, better one). A record a local-only rule
-covers, or one that left a finding readable under a masking rule, is a breach: each is printed
-and the command exits 1.
+the policy decides again on the facts it decided on then, and on what a re-reading finds in the
+body as kept (a value the scan missed then is found by a later, better one, or by a deeper reader
+that is too slow for the hot path: `Reader`). The body is kept with everything found then masked,
+and a placeholder is never a finding, so whatever is found now left as written. A record a
+local-only rule covers, or one that left a finding readable under a masking rule, is a breach:
+each is printed and the command exits 1.
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ import csv
 import io
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from classifiers.forwarded import Key, forwarded
+from classifiers.privacy.findings import PLACEHOLDER, Span
 from classifiers.signals import Scorer
 from gateway.http import JSON
 from gateway.running import gateway_of
@@ -57,12 +61,23 @@ class Breach:
                 "why": self.why}  # fmt: skip
 
 
+class Reader(Protocol):
+    """A re-reading of one text that left: what in it is private, each with its type and span. The
+    check runs after the fact, so a reader may be slower than the hot path's scan (a learned one)."""
+
+    def __call__(self, text: str) -> Iterable[Span]: ...
+
+
 def check(
-    records: Iterable[Egress], policy_of: Callable[[str], AppPolicy | None], scorer: Scorer | None = None
+    records: Iterable[Egress],
+    policy_of: Callable[[str], AppPolicy | None],
+    scorer: Scorer | None = None,
+    readers: Sequence[Reader] = (),
 ) -> list[Breach]:
     """The records a policy does not allow to have left as they did: decided again on their facts
-    (and, with `scorer`, on what it finds in the body as kept), a rule that keeps them local, or
-    a masking rule under which a finding left readable. An app without a policy file has no
+    and on what a re-reading finds in the body as kept (the `scorer`'s scan of the whole body, its
+    split values joined, and each of `readers` on each of its texts): a rule that keeps them local,
+    or a masking rule under which a finding left readable. An app without a policy file has no
     local-only rule."""
     breaches = []
     for record in records:
@@ -70,14 +85,30 @@ def check(
         if policy is None:
             continue
         then = frozenset(record.facts.get("pii", ()))
-        breach = _breach(record, policy, then, {})
-        found = _found_now(record, scorer) if scorer is not None else {}
-        new = {kind: where for kind, where in found.items() if kind not in then}
-        if breach is None and new:
-            breach = _breach(record, policy, then, new)
+        breach = _breach(record, policy, then, found_now(record.body, scorer, readers))
         if breach is not None:
             breaches.append(breach)
     return breaches
+
+
+def found_now(body: dict[str, Any], scorer: Scorer | None, readers: Sequence[Reader] = ()) -> dict[str, str]:
+    """What a re-reading finds in a body as kept (what was found then is masked in it): each type,
+    and the field it is first in. A span over a placeholder is none: the gateway wrote it."""
+    found: dict[str, str] = {}
+    if scorer is not None:
+        for f in scorer.signals([], body=body).privacy:
+            if f.type != "UNSCANNED":
+                found.setdefault(f.type, dotted(f.path))
+    if readers:
+        for path, text in forwarded(body).strings:
+            if isinstance(path[-1], Key):
+                continue
+            placeholders = [(m.start(), m.end()) for m in PLACEHOLDER.finditer(text)]
+            for read in readers:
+                for span in read(text):
+                    if span.type != "UNSCANNED" and not any(span.start < e and s < span.end for s, e in placeholders):
+                        found.setdefault(span.type, dotted(path))
+    return found
 
 
 def _breach(record: Egress, policy: AppPolicy, then: frozenset[str], new: dict[str, str]) -> Breach | None:
@@ -112,15 +143,6 @@ def _facts(facts: dict[str, Any], pii: frozenset[str]) -> Facts:
         edge_queue_wait_ms=float(facts.get("edge_queue_wait_ms") or 0.0),
         budget_left_usd=facts.get("budget_left_usd"),
     )
-
-
-def _found_now(record: Egress, scorer: Scorer) -> dict[str, str]:
-    """What the scan finds in the body as kept (its findings masked): each type, and where first."""
-    found: dict[str, str] = {}
-    for f in scorer.signals([], body=record.body).privacy:
-        if f.type != "UNSCANNED":
-            found.setdefault(f.type, dotted(f.path))
-    return found
 
 
 def as_csv(records: Iterable[Egress]) -> str:

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from classifiers.forwarded import Key, Path, forwarded, number_text
+from classifiers.privacy.findings import PLACEHOLDER
 from classifiers.privacy.languages import LANGUAGE
 from classifiers.privacy.scripts import SCRIPT
 from classifiers.signals import PrivacyFinding
@@ -22,7 +23,7 @@ from router.errors import NoCapacity
 from router.native import Api, Event, NativeChunk, block_type
 from router.request import ChatRequest
 
-_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
+_PLACEHOLDER = PLACEHOLDER
 _LONGEST_PLACEHOLDER = 32
 
 

@@ -58,7 +58,7 @@ def test_structured_identifiers_are_kept_only_when_they_validate():
     "secret",
     [
         "sk-proj-" + "a1B2c3D4" * 6,
-        "AKIAIOSFODNN7EXAMPLE",
+        "AKIAZ7QXKQ3MHVT2PLNE",  # (AWS's documentation example, AKIAIOSFODNN7EXAMPLE, is no one's)
         "ghp_" + "x" * 36,
         "xoxb-123456789012-abcdefABCDEF",
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",

@@ -703,6 +703,19 @@ ELSEWHERE = {
     "an email as an array of characters": {"metadata": {"to": list("jane.roe@example.com")}},
     "a card between a key and its value": {"metadata": {"4111 1111": "1111 1111"}},
     "an email between a key and its value": {"metadata": {"jane.roe@": "example.com"}},
+    "a card over a tool call's sibling arguments": {
+        "messages": [
+            {"role": "user", "content": "Charge it."},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {
+                    "name": "pay", "arguments": '{"card_first8": "41111111", "card_last8": "11111111"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "declined"},
+        ]
+    },
+    "a card over an object's sibling values": {"metadata": {"card_first8": "41111111", "card_last8": "11111111"}},
+    "a card over a table's columns": {
+        "messages": [{"role": "user", "content": "id\tfirst8\tlast8\n7\t41111111\t11111111\nsum these"}]
+    },
 }  # fmt: skip
 
 

@@ -6,7 +6,7 @@ local and masked) are in test_privacy_invariant.py."""
 from __future__ import annotations
 
 from classifiers import Scorer
-from classifiers.reassembled import JOIN_CHARS, chained, in_array, in_conversation, joiner, key_and_value
+from classifiers.reassembled import JOIN_CHARS, chained, in_array, in_conversation, in_fields, joiner, key_and_value
 
 CARD = "4111 1111 1111 1111"
 
@@ -79,3 +79,41 @@ def test_the_scorer_finds_a_card_split_three_ways_in_every_piece():
     ]
     found = {(f.type, f.path) for f in scorer.signals(messages).privacy if f.detector.endswith("+joined")}
     assert found == {("CREDIT_CARD", ("messages", i, "content")) for i in range(3)}
+
+
+def test_an_objects_consecutive_values_in_a_json_text_are_read_whole():
+    """A tool call's arguments: `{"card_first8": ..., "card_last8": ...}` is one card to a model."""
+    arguments = '{"card_first8": "54127534", "card_last8": "29016889", "note": "ok"}'
+    (joined,) = in_fields(("arguments",), arguments)
+    assert joined.text == "54127534 29016889"
+    assert joined.located(0, len(joined.text)) == [(("arguments",), 17, 25), (("arguments",), 43, 51)]
+    assert in_fields(("arguments",), '{"a": 12345678, "b": 87654321}')[0].text == "12345678 87654321"
+
+
+def test_a_tables_consecutive_cells_of_digits_in_one_row_are_read_whole():
+    assert [j.text for j in in_fields(("t",), "id,first,last\n1,54127534,29016889\n")] == ["54127534 29016889"]
+    assert [j.text for j in in_fields(("t",), "a\t5412 7534\t2901 6889")] == ["5412 7534 2901 6889"]
+    # a number's thousands, cells in two rows, cells of one or two digits: no value crosses them
+    assert in_fields(("t",), "it grew to 4,111,111,111,111,111 in 2024") == []
+    assert in_fields(("t",), "first\n54127534\n29016889") == []
+    assert in_fields(("t",), "1,2,3,4\n5,6,7,8") == []
+
+
+def test_the_scorer_masks_every_piece_of_a_card_in_sibling_fields():
+    """Each piece is found, so each is masked: not a neighbour that happened to be found."""
+    scorer = Scorer()
+    arguments = '{"card_first8": "54127534", "card_last8": "29016889"}'
+    messages = [
+        {"role": "user", "content": "Charge it."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "pay", "arguments": arguments}}]},
+    ]  # fmt: skip
+    path = ("messages", 1, "tool_calls", 0, "function", "arguments")
+    found = [(f.type, f.path, arguments[f.start : f.end]) for f in scorer.signals(messages).privacy]
+    assert found == [("CREDIT_CARD", path, "54127534"), ("CREDIT_CARD", path, "29016889")]
+    body = {"messages": [{"role": "user", "content": "x"}], "metadata": {"first": "54127534", "last": "29016889"}}
+    found = [(f.type, f.path) for f in scorer.signals(body["messages"], body=body).privacy]
+    assert found == [("CREDIT_CARD", ("metadata", "first")), ("CREDIT_CARD", ("metadata", "last"))]
+    table = "patient\tcard_a\tcard_b\n884120\t54127534\t29016889"
+    found = [table[f.start : f.end] for f in scorer.signals([{"role": "user", "content": table}]).privacy]
+    assert found == ["54127534", "29016889"]

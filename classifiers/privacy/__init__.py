@@ -7,6 +7,8 @@ from pathlib import Path
 
 from classifiers import _scan
 from classifiers.identifier import LanguageIdentifier
+from classifiers.privacy.accounts import CUES as ACCOUNTS
+from classifiers.privacy.accounts import accounts
 from classifiers.privacy.addresses import CUES as WRITTEN_ADDRESSES
 from classifiers.privacy.addresses import written_addresses
 from classifiers.privacy.canonical import AT_CUES, SEPARATED_WINDOWS
@@ -20,7 +22,15 @@ from classifiers.privacy.contextual import ADDRESS, CUES, MODEL_PATH, SpanModel,
 from classifiers.privacy.contextual import DETECTOR as SPAN_DETECTOR
 from classifiers.privacy.fields import CUES as FIELDS
 from classifiers.privacy.fields import fields
-from classifiers.privacy.findings import CONTEXTUAL_TYPES, ENTITY_TYPES, STRUCTURED_TYPES, Finding, Taken, drop_overlaps
+from classifiers.privacy.findings import (
+    CONTEXTUAL_TYPES,
+    ENTITY_TYPES,
+    STRUCTURED_TYPES,
+    Finding,
+    Taken,
+    drop_overlaps,
+    without_placeholders,
+)
 from classifiers.privacy.identifiers import CUES as IDENTIFIERS
 from classifiers.privacy.identifiers import identifiers
 from classifiers.privacy.introduced import CUES as INTRODUCTIONS
@@ -46,13 +56,14 @@ from classifiers.privacy.readings import (
     windows_of,
 )
 from classifiers.privacy.scripts import UNSCANNED, unread
-from classifiers.privacy.secrets import ANCHORS
+from classifiers.privacy.secrets import ANCHORS, rule_set
 from classifiers.privacy.structured import WINDOW_SPECS, find_structured
 from classifiers.privacy.told import CUES as TOLD
 from classifiers.privacy.told import told
 from classifiers.privacy.uncased import DETECTOR as UNCASED_DETECTOR
 from classifiers.privacy.uncased import MODEL_PATH as NAMES_PATH
 from classifiers.privacy.uncased import UncasedNames, caseless
+from classifiers.privacy.wallets import keys_and_addresses, seed_phrases
 from classifiers.privacy.worded import DIGIT_WORD_CUES
 
 # The detectors whose findings the private-context gate decides on (`PrivacyScanner._decided`).
@@ -79,8 +90,9 @@ class PrivacyScanner:
         self.languages = UnreadLanguages(self.ordinary.named, known, LanguageIdentifier())
         self.anchors = (
             ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
-            + WRITTEN_ADDRESSES + CHECKED
+            + WRITTEN_ADDRESSES + CHECKED + ACCOUNTS
         )  # fmt: skip
+        rule_set()  # the secrets' rule set compiled now, not on the first request
         self._native = _scan.Scanner(
             self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS, SEPARATED_WINDOWS)
         )
@@ -92,7 +104,10 @@ class PrivacyScanner:
         also unescaped (`readings.unescaped`), their findings located in it: what the unescaped
         reading finds is kept, and what the text as written finds elsewhere but for names, links
         and places (read as written, an escape splits a word: "Jos\\u00e9 Garc\\u00eda" was "Jos"
-        and "Garc"; a Windows path's user, "\\nadia", is a folder's name, not a line break)."""
+        and "Garc"; a Windows path's user, "\\nadia", is a folder's name, not a line break). A
+        placeholder a masking rule wrote ("[EMAIL_1]") reads as spaces
+        (`findings.without_placeholders`): it is never a finding, nor part of one."""
+        text = without_placeholders(text)
         # nearly every text is ASCII with no backslash: no other reading to make; beside what was
         # found, what no detector reads: a value in those words is both (a link in Cyrillic)
         if text.isascii() and "\\" not in text:
@@ -150,16 +165,20 @@ class PrivacyScanner:
         rereading = windows_of(text, hits, separated, encoded)
         found = (
             find_structured(text, hits, (numbers, ibans, dotted, colons, encoded))
-            if hits or numbers or ibans or dotted or colons or "@" in text
+            if hits or numbers or ibans or dotted or colons or encoded or "@" in text
             else []
         )
         if numbers:
             found += international_phones(text, numbers, found)
+        found += seed_phrases(text)
+        if encoded:
+            found += keys_and_addresses(text, encoded)
         gated = self.ordinary.names(text, self.spans.findings(labeled), SPAN_DETECTOR) if labeled else []
         if hits:
             found += cued(text, hits) + introduced(text, hits, self.spans.common) + fields(text, hits)
             found += told(text, hits) + identifiers(text, hits) + named(text, hits) + written_addresses(text, hits)
             found += list(checked(text, hits))
+            found += accounts(text, hits)
             gated += find_links(text, hits)
         if capital_windows:
             gated += capitals(text, self.spans.common, self.spans.acronyms, capital_windows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Iterable
 from itertools import accumulate
@@ -17,6 +18,17 @@ CONTEXTUAL_TYPES = ("PERSON", "STREET_ADDRESS", "ORGANIZATION", "LOCATION", "DAT
 # `pii: any` holds for it too, so a fail-closed rule never forwards what it could not scan.
 UNREADABLE_TYPES = ("UNSCANNED",)
 ENTITY_TYPES = STRUCTURED_TYPES + CONTEXTUAL_TYPES + UNREADABLE_TYPES
+# What a masking rule writes in a value's place (`router.redaction`: "[EMAIL_1]", "[PERSON_2]"). A
+# placeholder is never a finding: a client resends a masked answer, and the egress audit re-reads
+# bodies as they left, masked ("[EMAIL_1]" was read as an organisation, "[PERSON_1] number" as a street).
+PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
+
+
+def without_placeholders(text: str) -> str:
+    """`text` with each placeholder as spaces of its length: what is found stands where it stood."""
+    if "_" not in text or "[" not in text:
+        return text
+    return PLACEHOLDER.sub(lambda m: " " * len(m.group()), text)
 
 
 class Finding(NamedTuple):  # a tuple: a scan makes many, and a frozen dataclass costs twice as much to make

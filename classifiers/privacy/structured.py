@@ -346,10 +346,12 @@ Windows = tuple[list[tuple[int, int]], ...]  # one list of (start, end) per spec
 def find_structured(text: str, hits: Hits | None = None, found_windows: Windows | None = None) -> list[Finding]:
     """`hits` (`ANCHORS.find(text)`, or more) and `found_windows` (per `WINDOW_SPECS`): when the
     caller has them."""
-    numbers, iban_windows, dotted, colons, _ = found_windows or tuple(windows(text, spec) for spec in WINDOW_SPECS)
+    numbers, iban_windows, dotted, colons, encoded = found_windows or tuple(
+        windows(text, spec) for spec in WINDOW_SPECS
+    )
     found = list(emails(text)) if "@" in text else []
-    if hits is None or hits:
-        found += secrets(text, hits)
+    if hits is None or hits or encoded:
+        found += secrets(text, hits, bool(encoded))
     for start, end in numbers:
         for detect in (cards, ssns, phones, national_ids):
             found.extend(detect(text, start, end))
