@@ -22,7 +22,7 @@ from opentelemetry.context import Context
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals
 from router.answer import Answer, ChunkStream, Usage
-from router.budget import Caps
+from router.budget import Caps, Shortfall
 from router.cloud.validate import delivered_text
 from router.decision import Decision
 from router.egress import Call, EgressLog, record_of
@@ -99,22 +99,22 @@ class RequestAccount:
         """Hold `usd`, already taken from the budget, as this request's reservation."""
         self._reserved = usd
 
-    def admit(self, caps: Caps, usd: float) -> bool:
+    def reserve_within(self, caps: Caps, usd: float) -> Shortfall | None:
         """Reserve `usd` of the budget this row's kind spends from (a shadow comparison's own, for
-        one), if every cap has room; False if one has not. Raises StoreUnavailable where the spend
-        is shared and cannot be read."""
-        if not self._store.admit(self.row.account, caps, usd):
-            return False
-        self._reserved = usd
-        return True
+        one), if every cap has room for it, and return None; else the cap without room. Raises
+        StoreUnavailable where the spend is shared and cannot be read."""
+        short = self._store.reserve(self.row.account, caps, usd)
+        if short is None:
+            self._reserved = usd
+        return short
 
-    def admit_alone(self, caps: Caps, usd: float) -> bool:
+    def reserve_alone(self, caps: Caps, usd: float) -> Shortfall | None:
         """While the shared spend cannot be read (`store_outage: local`): reserve `usd` from this
-        replica's share of what was left (`Store.admit_alone`)."""
-        if not self._store.admit_alone(self.row.account, caps, usd):
-            return False
-        self._reserved = usd
-        return True
+        replica's share of what was left (`Store.reserve_alone`); else the share without room."""
+        short = self._store.reserve_alone(self.row.account, caps, usd)
+        if short is None:
+            self._reserved = usd
+        return short
 
     def release(self) -> None:
         """Give back the reservation of a request that will write no priced row."""

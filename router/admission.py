@@ -54,11 +54,11 @@ class Admission:
             return decision
         estimate = self.estimate(decision, signals)
         try:
-            admitted = books.admit(caller.budget.caps, estimate)
+            short = books.reserve_within(caller.budget.caps, estimate)
         except StoreUnavailable:
             return some_target(self._admit_alone(books, caller.budget, decision, estimate))
-        if not admitted:
-            return some_target(local_only(self.models, over_budget(decision, caller.budget)))
+        if short is not None:  # its worst case does not fit in what is left: nothing of it may spend
+            return some_target(local_only(self.models, over_budget(decision, caller.budget, short)))
         return dataclasses.replace(decision, reserved_usd=estimate)
 
     def _admit_alone(self, books: RequestAccount, budget: AppBudget, decision: Decision, estimate: float) -> Decision:
@@ -74,9 +74,10 @@ class Admission:
                 code="budget_store_unavailable",
             )
         if budget.outage == "local":
-            if books.admit_alone(budget.caps, estimate):
+            short = books.reserve_alone(budget.caps, estimate)
+            if short is None:
                 return dataclasses.replace(decision, reserved_usd=estimate)
-            return local_only(self.models, over_budget(decision, budget))  # this replica's share is spent
+            return local_only(self.models, over_budget(decision, budget, short))  # this replica's share is spent
         why = "budget store unreachable: edge only"
         return local_only(
             self.models, dataclasses.replace(decision, cloud_allowed=False, reasons=decision.reasons + (why,))

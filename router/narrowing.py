@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from classifiers.signals import Signals
 from policies.needs import Need
-from router.budget import AppBudget, seconds_to_midnight
+from router.budget import AppBudget, Shortfall, usd
 from router.decision import Decision, LiveState
 from router.errors import InvalidRequest, RateLimited
 from router.request import ChatRequest
@@ -117,13 +117,12 @@ def local_only(models: Tiers, decision: Decision) -> Decision:
     )
 
 
-def over_budget(decision: Decision, budget: AppBudget) -> Decision:
+def over_budget(decision: Decision, budget: AppBudget, short: Shortfall) -> Decision:
+    """A cap without room for the request (`short`): under `deny` the client hears which cap, what
+    is spent of it and when it resets (and Retry-After); under `edge`, only local targets remain."""
     if budget.on_exhausted == "deny":
         raise RateLimited(
-            "This app's budget is exhausted until the next period.",
-            code="budget_exhausted",
-            retry_after=seconds_to_midnight(time.time()),
+            short.message(), code="budget_exhausted", retry_after=short.seconds_left(time.time()), rule=decision.rule
         )
-    return dataclasses.replace(
-        decision, cloud_allowed=False, reasons=decision.reasons + ("budget exhausted: edge only",)
-    )
+    why = f"{short.period} budget of {usd(short.cap_usd)} has no room: edge only"
+    return dataclasses.replace(decision, cloud_allowed=False, reasons=decision.reasons + (why,))

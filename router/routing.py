@@ -149,7 +149,9 @@ class Router:
         if decision.deny is not None:
             raise Forbidden(decision.deny, rule=decision.rule)
         if caller.budget is not None and live.budget_left_usd is not None and live.budget_left_usd <= 0:
-            decision = over_budget(decision, caller.budget)
+            spent = self._store.exhausted(caller.name, caller.budget.caps)
+            if spent is not None:
+                decision = over_budget(decision, caller.budget, spent)
         decision = some_target(local_only(self.models, within_latency_budget(self.models, decision, request, live)))
         decision = able(self.models, request, decision)
         check_max_tokens(self.models, signals, decision)

@@ -198,11 +198,13 @@ class Shadower:
         # shadow budget, and settles it; the judgements' row is charged what they cost
         answering = self._account(served, RowKind.SHADOW, other)
         try:
-            admitted = answering.admit(Caps(policy.daily_usd, None), self._estimate(served, other, judge, question))
+            short = answering.reserve_within(
+                Caps(policy.daily_usd, None), self._estimate(served, other, judge, question)
+            )
         except StoreUnavailable:  # the shadow budget cannot be counted: no comparison until it can
             self.stats["skipped: budget store unreachable"] += 1
             return None
-        if not admitted:
+        if short is not None:
             self.stats["skipped: shadow budget spent"] += 1
             return None
         asked = _whole(served.request)

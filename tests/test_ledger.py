@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 
-from router.budget import Caps
+from router.budget import Caps, Period
 from router.ledger import MemoryStore, SqliteStore, UsageRow
 from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config
 from tests.fake_upstream import Fault
@@ -62,16 +62,19 @@ def test_a_store_counts_spend_against_daily_and_monthly_caps(store):
     assert store.left("a", Caps(), now) is None
 
 
-def test_admission_reserves_the_estimate_until_the_row_settles_it(store):
-    caps = Caps(daily_usd=1.0)
-    assert store.admit("a", caps, 0.6)
-    assert store.admit("a", caps, 0.6)  # 0.6 reserved < 1.0: one more may start
-    assert not store.admit("a", caps, 0.6)  # 1.2 reserved: at the cap, refused
+def test_admission_reserves_the_worst_case_only_where_it_fits_until_the_row_settles_it(store):
+    caps = Caps(daily_usd=1.0, monthly_usd=50.0)
+    assert store.reserve("a", caps, 0.6) is None
+    short = store.reserve("a", caps, 0.6)  # 0.6 held: 0.6 more would end the day at 1.2
+    assert short is not None and (short.period, short.cap_usd, short.estimate_usd) == (Period.DAILY, 1.0, 0.6)
+    assert short.spent_usd == pytest.approx(0.6) and 0 < short.resets_at - time.time() <= DAY
+    assert store.reserve("a", caps, 0.4) is None  # exactly what is left fits
+    assert store.reserve("a", caps, 0.0) is not None  # and the day is spent, for anything
     store.append(row("a", time.time(), 0.1), reserved=0.6)
-    store.append(row("a", time.time(), 0.1), reserved=0.6)
+    store.append(row("a", time.time(), 0.1), reserved=0.4)
     assert store.left("a", caps) == pytest.approx(0.8)
     store.flush()  # shared stores settle in the background
-    assert store.admit("a", caps, 0.6)
+    assert store.reserve("a", caps, 0.6) is None
 
 
 def test_rate_limits_count_requests_and_tokens_per_minute(store):
@@ -297,10 +300,11 @@ def test_alone_a_replica_spends_its_share_of_what_was_left():
     try:
         store._seen["t"], store._replicas = (0.4, 0.4), 2  # Redis last said: $0.4 spent, two replicas
         caps = Caps(daily_usd=1.0)  # $0.6 left: $0.3 this replica's share
-        assert [store.admit_alone("t", caps, 0.2) for _ in range(3)] == [
-            True,
+        assert [store.reserve_alone("t", caps, 0.2) is None for _ in range(3)] == [
             True,
             False,
-        ]  # one over its share at most
+            False,
+        ]  # within its share: $0.2, then $0.2 more would be $0.4
+        assert store.reserve_alone("t", caps, 0.1) is None  # what is left of it fits
     finally:
         store.close()

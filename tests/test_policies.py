@@ -55,7 +55,7 @@ rules:
     "capped": """
 app: capped
 defaults: {cloud: gpt-fake}
-budget: {daily_usd: 0.5, on_exhausted: edge}
+budget: {daily_usd: 2.0, on_exhausted: edge}
 rules:
   - name: cloud-first
     route: cloud
@@ -64,7 +64,7 @@ rules:
     "denied": """
 app: denied
 defaults: {cloud: gpt-fake}
-budget: {daily_usd: 0.5, monthly_usd: 10, on_exhausted: deny}
+budget: {daily_usd: 2.0, monthly_usd: 10, on_exhausted: deny}
 rules:
   - name: cloud-first
     route: cloud
@@ -237,8 +237,10 @@ def test_an_edge_only_app_gets_the_edge_even_when_it_names_a_cloud_model(policy_
 
 
 def test_when_the_budget_is_spent_the_edge_answers(policy_gateway, upstream):
+    # at $0.1 a token the first fits ($1.70 at most: 17 tokens, its max_tokens 4 among them) and
+    # costs about $0.70, which leaves no room for another's worst case in the $2 day
     first = ask(policy_gateway, "capped", "What is 2+2?")
-    assert first.headers["x-edgeway-route"] == "cloud"  # at $0.1 a token this spends the $0.50 cap
+    assert first.headers["x-edgeway-route"] == "cloud"
     second = ask(policy_gateway, "capped", "What is 2+2?")
     assert second.headers["x-edgeway-route"] == "edge"
     assert len(upstream.requests) == 1

@@ -71,7 +71,7 @@ def parked_account(
     store: MemoryStore, router: Router, reserved: float, decision: Decision | None = None
 ) -> dict[str, Any]:
     account = router.account("req-1", "app", kind=RowKind.BATCH, reference="mini")
-    store.admit("app", Caps(daily_usd=1.0), reserved)
+    assert store.reserve("app", Caps(daily_usd=1.0), reserved) is None
     account.reserve(reserved)
     chat = parse_chat_request({"model": "auto", "messages": [{"role": "user", "content": "Hi"}]})
     return account.suspend("mini", "rest", chat, router.signals(chat), decision or Decision(("mini",), "rest"))

@@ -58,16 +58,17 @@ def test_two_replicas_on_one_redis_hold_one_daily_budget(upstream, redis_server,
         with ThreadPoolExecutor(8) as pool:
             statuses = list(pool.map(lambda i: ask(first if i % 2 else second), range(24)))
         assert statuses.count(200) >= 2 and statuses.count(429) >= 10, statuses
-        # The replicas write their charges in the background: wait for them (a busy machine lags).
+        # The replicas write their rows and charges in the background: wait for them (a busy
+        # machine lags).
         deadline = time.monotonic() + 10
-        while spend(redis_server) < 0.1 and time.monotonic() < deadline:
+        rows = redis.Redis(port=redis_server.port)
+        while rows.zcard("edgeway:usage") < len(statuses) and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(0.5)
-        one_request = (MAX_TOKENS + 50) * 0.001  # the most a request may cost here
-        assert 0.1 <= spend(redis_server) <= 0.1 + one_request
+        # each request's worst case was held before it was sent, so the day never passes its cap
+        assert 0 < spend(redis_server) <= 0.1
         assert set(statuses) <= {200, 429}
-        rows = redis.Redis(port=redis_server.port).zcard("edgeway:usage")
-        assert rows == len(statuses)
+        assert rows.zcard("edgeway:usage") == len(statuses)
     finally:
         first.stop()
         second.stop()

@@ -1,15 +1,16 @@
 """`redis://host:port/db`: the ledger and budgets shared by many gateway replicas.
 
-- Admission is one Lua script: it checks the app's daily and monthly spend against the caps and,
-  if there is room, reserves the request's estimated cost, atomically; the row's real cost settles
-  the reservation later. Replicas racing at the limit overspend by at most one request's cost.
+- Admission is one Lua script: it checks the app's daily and monthly spend and the request's
+  worst-case cost against the caps and, if there is room, reserves that cost, atomically; the row's
+  real cost (never more) settles the reservation later. Replicas racing at the limit never
+  exceed it.
 - Rows and charges are written by a background thread, off the event loop.
 - Redis down: the gateway keeps serving, `status()` says degraded (shown by /readyz), and the rows
   wait in memory until Redis is back, then are written: nothing is lost. Admission raises
   StoreUnavailable and the app's `store_outage` decides: refuse, the edge, or `admit_alone`, which
   spends from this replica's share of what was left at the last admission Redis answered (the
   replicas count themselves there, each admission a heartbeat), so that replicas that cannot see
-  each other's spend overspend the cap by at most one request each.
+  each other's spend stay within the cap together.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 import redis
 from redis.client import Pipeline
 
-from router.budget import BudgetBook, Caps, periods
+from router.budget import SLACK_USD, BudgetBook, Caps, Shortfall, periods, shortfall
 from router.ledger.rows import UsageRow
 from router.ledger.store import StoreUnavailable
 from router.limits import Limits, RateWindows
@@ -37,8 +38,9 @@ redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', tonumber(ARGV[4]) - tonumber(ARGV[6]))
 local replicas = redis.call('ZCARD', KEYS[3])
 local day, month = tonumber(redis.call('GET', KEYS[1]) or '0'), tonumber(redis.call('GET', KEYS[2]) or '0')
-local day_cap, month_cap, estimate = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-if (day_cap >= 0 and day >= day_cap) or (month_cap >= 0 and month >= month_cap) then
+local day_cap, month_cap, estimate, slack = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[7])
+if (day_cap >= 0 and (day >= day_cap or day + estimate > day_cap + slack))
+  or (month_cap >= 0 and (month >= month_cap or month + estimate > month_cap + slack)) then
   return {0, tostring(day), tostring(month), replicas}
 end
 if estimate > 0 then
@@ -105,12 +107,20 @@ class RedisStore:
         self._writer.start()
 
     # --- budgets --------------------------------------------------------------------------
-    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
+    def reserve(self, app: str, caps: Caps, estimate: float) -> Shortfall | None:
         now = time.time()
         try:
             allowed, day, month, replicas = self._admit(
                 keys=[*_keys(app, now), REPLICAS],
-                args=[_cap(caps.daily_usd), _cap(caps.monthly_usd), estimate, now, self.replica, REPLICA_SEEN_S],
+                args=[
+                    _cap(caps.daily_usd),
+                    _cap(caps.monthly_usd),
+                    estimate,
+                    now,
+                    self.replica,
+                    REPLICA_SEEN_S,
+                    SLACK_USD,
+                ],
             )
         except redis.RedisError as exc:
             self._degraded(exc)
@@ -119,20 +129,32 @@ class RedisStore:
         self._seen[app] = (float(day), float(month))
         self._replicas = max(1, int(replicas))
         self._alone = BudgetBook()  # Redis answers: an outage's account starts afresh next time
-        return bool(allowed)
+        if allowed:
+            return None
+        # the script's test, on the spend it read: the same floats, so the same cap (inf: any one
+        # of them, were the two ever to differ)
+        day_spent, month_spent = float(day), float(month)
+        return shortfall(caps, day_spent, month_spent, estimate, now) or shortfall(
+            caps, day_spent, month_spent, float("inf"), now
+        )
 
-    def admit_alone(self, app: str, caps: Caps, estimate: float) -> bool:
+    def reserve_alone(self, app: str, caps: Caps, estimate: float) -> Shortfall | None:
         """From this replica's share (one in as many replicas as Redis last counted) of what each
-        cap had left when Redis last answered: while it has any left, the reservation is made."""
+        cap had left when Redis last answered: while it has room for `estimate`, the reservation
+        is made."""
         day, month = self._seen.get(app, self._local.spent(app))
         share = Caps(
             None if caps.daily_usd is None else max(0.0, caps.daily_usd - day) / self._replicas,
             None if caps.monthly_usd is None else max(0.0, caps.monthly_usd - month) / self._replicas,
         )
-        if not self._alone.admit(app, share, estimate):
-            return False
+        short = self._alone.reserve(app, share, estimate)
+        if short is not None:
+            return short
         self._local.charge(app, estimate)
-        return True
+        return None
+
+    def exhausted(self, app: str, caps: Caps) -> Shortfall | None:
+        return self._local.exhausted(app, caps)
 
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         now = time.time()

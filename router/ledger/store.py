@@ -14,7 +14,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Protocol
 
-from router.budget import BudgetBook, Caps
+from router.budget import BudgetBook, Caps, Shortfall
 from router.ledger.rows import UsageRow, account_of
 from router.limits import Limits, RateWindows
 
@@ -29,14 +29,18 @@ class Store(Protocol):
     def append(self, row: UsageRow, reserved: float = 0.0) -> None:
         """Keep the row and charge its cost, less what was reserved for it at admission."""
 
-    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
-        """Reserve `estimate` if every cap has room for it, atomically; False if one has not.
-        Raises StoreUnavailable where the spend is shared and cannot be read."""
+    def reserve(self, app: str, caps: Caps, estimate: float) -> Shortfall | None:
+        """Reserve `estimate` if every cap has room for it on top of what is spent and held,
+        atomically, and return None; else the cap without room. Raises StoreUnavailable where the
+        spend is shared and cannot be read."""
 
-    def admit_alone(self, app: str, caps: Caps, estimate: float) -> bool:
+    def reserve_alone(self, app: str, caps: Caps, estimate: float) -> Shortfall | None:
         """While the shared spend cannot be read (`store_outage: local`): reserve `estimate` from
-        this replica's share of what was left when it last could, so that replicas together
-        overspend by at most one request each."""
+        this replica's share of what was left when it last could, so that replicas together stay
+        within the cap; else the share without room."""
+
+    def exhausted(self, app: str, caps: Caps) -> Shortfall | None:
+        """The cap already spent, as this replica last knew the spend; None while each has room."""
 
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         """Count a request against the app's rate limits; None, or the seconds to wait."""
@@ -66,11 +70,14 @@ class LocalCounters:
         self.budgets = BudgetBook()
         self.windows = RateWindows()
 
-    def admit(self, app: str, caps: Caps, estimate: float) -> bool:
-        return self.budgets.admit(app, caps, estimate)
+    def reserve(self, app: str, caps: Caps, estimate: float) -> Shortfall | None:
+        return self.budgets.reserve(app, caps, estimate)
 
-    def admit_alone(self, app: str, caps: Caps, estimate: float) -> bool:
-        return self.budgets.admit(app, caps, estimate)  # one process's counters are never away
+    def reserve_alone(self, app: str, caps: Caps, estimate: float) -> Shortfall | None:
+        return self.budgets.reserve(app, caps, estimate)  # one process's counters are never away
+
+    def exhausted(self, app: str, caps: Caps) -> Shortfall | None:
+        return self.budgets.exhausted(app, caps)
 
     def take(self, app: str, tokens: int, limits: Limits) -> float | None:
         return self.windows.take(app, tokens, limits)
