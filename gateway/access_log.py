@@ -3,10 +3,12 @@
 
     request 3f9c... POST /v1/chat/completions 200 41.2 ms app=bot route=edge model=smollm2 rule=default
     request 77ab... POST /v1/chat/completions 403 3.1 ms app=bot route=- model=- rule=secrets error=forbidden_by_policy
+    request 5d01... POST /v1/messages 200 9.2 ms app=bot route=edge model=qwen rule=r fallback="gpt: 502 upstream_error"
 
 The id, the method, the path (never its query, which may carry the dashboard's key), the status,
 the time until the last byte went out, its app, route, model and the rule that decided (a denial's
-too), and an error's code. Never the prompt or any other part of the body: the ledger keeps what a
+too), an error's code, and where a fallback answered, which model failed first and why (as
+`x-edgeway-fallback` says it). Never the prompt or any other part of the body: the ledger keeps what a
 request cost, and a prompt only where its app says `log_prompts`. Logged by `edgeway.access` at
 INFO; the polls of health, metrics and the dashboard, at DEBUG.
 """

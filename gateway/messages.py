@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway import anthropic
+from gateway.asked import named
 from gateway.http import JSON, EventStream
 from gateway.pipeline import (
     Exchange,
@@ -51,9 +52,10 @@ class MessagesDialect:
         answer = served.routed.result
         assert isinstance(answer, Answer)
         if answer.native is not None and answer.native.api is Api.MESSAGES:
+            body = named(answer.native.body, served.chat.model)
             if answer.usage.measured:
-                return answer.native.body
-            return {**answer.native.body, "usage": answer.usage.as_anthropic()}  # what it is charged
+                return body
+            return {**body, "usage": answer.usage.as_anthropic()}  # what it is charged
         return anthropic.message(answer.body, answer.usage, served.chat.model)
 
     def events(self, served: Served) -> NamedEvents:
@@ -62,7 +64,8 @@ class MessagesDialect:
         # Anthropic says the input's tokens in message_start: the stream's count where it has one
         # (the edge's), else the estimate the request was admitted by; message_delta has the count.
         known = stream.usage.prompt_tokens or served.routed.signals.prompt_tokens
-        translate = NativeOrTranslated(Api.MESSAGES, anthropic.MessageEvents(served.chat.model, stream.usage, known))
+        events = anthropic.MessageEvents(served.chat.model, stream.usage, known)
+        translate = NativeOrTranslated(Api.MESSAGES, events, served.chat.model)
         return NamedEvents(translate, anthropic.event, lambda exc: ("error", anthropic.error_body(exc)))
 
     def error_body(self, exc: EdgewayError) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from starlette.types import Receive
 from classifiers.privacy.known import Known
 from classifiers.signals import Signals, message_texts
 from gateway import telemetry
+from gateway.asked import named_event
 from gateway.http import JSON, ClientGone, EventStream, read_json, unless_client_leaves
 from gateway.running import Gateway, gateway_of
 from policies.needs import Need
@@ -150,6 +151,8 @@ def routing_headers(request_id: str, routed: Routed[Any]) -> dict[str, str]:
         headers["x-edgeway-score"] = f"{routed.decision.score:.4f}"
     if routed.requested is not None:  # the request named a model its policy sent elsewhere
         headers["x-edgeway-requested-model"] = routed.requested
+    if routed.fallback is not None:  # a fallback answered: which model failed first, and why
+        headers["x-edgeway-fallback"] = routed.fallback
     session = routed.decision.session
     if session is not None and session.kept:
         headers["x-edgeway-session-model"] = session.served_by or ""
@@ -189,13 +192,20 @@ class Visit:
     def routed(self, routed: Routed[Answer] | Routed[ChunkStream], chat: ChatRequest) -> None:
         self.account.routed(routed, chat)
         self._state.route, self._state.model, self._state.rule = routed.route, routed.model.name, routed.decision.rule
+        self._state.fallback = routed.fallback  # (the access log's line says it too)
         self._escalated = bool(routed.escalated)
         self._traced = {**signal_attributes(routed.signals), **complexity_attributes(routed.signals)}
 
     def refused(self, exc: EdgewayError) -> None:
-        """The request ended in `exc`: its row says so, and the rule that refused it where one did."""
+        """The request ended in `exc`: its row says so, and the rule that refused it where one did
+        (the model too, where a model's call ended in it: `RequestAccount.refused_by`)."""
+        row = self.account.row
         if exc.rule is not None:
-            self.account.row.rule = self._state.rule = exc.rule
+            row.rule = exc.rule
+        if row.model:
+            self._state.route, self._state.model = row.route, row.model
+        if row.rule:
+            self._state.rule = row.rule
         self.end(status=exc.status, error=exc.code)
 
     def end(self, usage: Usage | None = None, status: int = 200, error: str | None = None) -> None:
@@ -352,15 +362,17 @@ async def closed(routed: Routed[ChunkStream], visit: Visit) -> None:
 
 
 async def delivered(routed: Routed[ChunkStream], visit: Visit) -> AsyncIterator[dict[str, Any]]:
-    """The stream's chunks, noting the first token and what the client was given. A break ends
-    the row there (what was delivered counted) and raises as an EdgewayError; after the first byte
-    there is no failing over, so the caller ends the stream with its API's error event."""
+    """The stream's chunks, noting when the first came (the answer has begun by then:
+    `router.modes.primed`; a turn whose answer is only a tool call has no text to wait for) and
+    what the client was given. A break ends the row there (what was delivered counted) and raises
+    as an EdgewayError; after the first byte there is no failing over, so the caller ends the
+    stream with its API's error event."""
     stream = routed.result
     try:
         async for chunk in stream:
+            visit.account.first_token()
             text = delta_text(chunk)
             if text:
-                visit.account.first_token()
                 visit.account.delivered.append(text)
             yield chunk
     except EdgewayError as exc:
@@ -396,11 +408,12 @@ class Translator(Protocol):
 
 class NativeOrTranslated:
     """A stream's events in `api`'s shapes: the events its provider wrote, where it spoke `api`
-    (`router.native.NativeChunk`: they open and close the stream themselves), else `translate`'s
-    of the chat chunks. Which, the first chunk tells (a primed stream has it in hand already)."""
+    (`router.native.NativeChunk`: they open and close the stream themselves), naming the model
+    the client asked for (`asked`: `gateway.asked`), else `translate`'s of the chat chunks. Which,
+    the first chunk tells (a primed stream has it in hand already)."""
 
-    def __init__(self, api: Api, translate: Translator) -> None:
-        self._api, self._translate = api, translate
+    def __init__(self, api: Api, translate: Translator, asked: str) -> None:
+        self._api, self._translate, self._asked = api, translate, asked
         self._native: bool | None = None  # None until the first chunk
 
     @property
@@ -416,7 +429,8 @@ class NativeOrTranslated:
             self._native = isinstance(chunk, NativeChunk) and chunk.api is self._api
             opening = [] if self._native else self._translate.start()
         if self._native:
-            return chunk.events if isinstance(chunk, NativeChunk) else []
+            events = chunk.events if isinstance(chunk, NativeChunk) else []
+            return [named_event(self._api, e, self._asked) for e in events]
         return opening + self._translate.chunk(chunk)
 
     def end(self, usage: Usage) -> list[tuple[str, dict[str, Any]]]:

@@ -8,6 +8,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway.asked import named
 from gateway.http import EventStream
 from gateway.pipeline import NamedEvents, NativeOrTranslated, Served, respond
 from gateway.responses_answer import ResponseBuilder, ResponseEvents, event
@@ -37,14 +38,15 @@ class ResponsesDialect:
         answer = served.routed.result
         assert isinstance(answer, Answer)
         if answer.native is not None and answer.native.api is Api.RESPONSES:
+            body = named(answer.native.body, served.chat.model)
             if answer.usage.measured:
-                return answer.native.body
-            return {**answer.native.body, "usage": answer.usage.as_responses()}  # what it is charged
+                return body
+            return {**body, "usage": answer.usage.as_responses()}  # what it is charged
         return self._builder(served).whole(answer.body, answer.usage)
 
     def events(self, served: Served) -> NamedEvents:
         translate = ResponseEvents(self._builder(served))
-        return NamedEvents(NativeOrTranslated(Api.RESPONSES, translate), event, translate.error)
+        return NamedEvents(NativeOrTranslated(Api.RESPONSES, translate, served.chat.model), event, translate.error)
 
     def error_body(self, exc: EdgewayError) -> dict[str, Any]:
         body = exc.body()

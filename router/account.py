@@ -127,6 +127,11 @@ class RequestAccount:
         judgement): priced at `model`'s price."""
         self.row.route, self.row.model, self.row.rule = model.tier, model.name, rule
 
+    def refused_by(self, model: Tier, rule: str) -> None:
+        """`model` refused the request (or failed it) under `rule`, and no other answered: the
+        row says which and where, as an answered one does."""
+        self.row.route, self.row.model, self.row.rule = model.tier, model.name, rule
+
     def sent_to(self, call: Call) -> None:
         """A call to a model: one to a cloud model (the edge is on the premises) is recorded in
         the egress audit, masked as it left (`router.egress`)."""

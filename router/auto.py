@@ -33,7 +33,7 @@ from router.installed import InstalledRouters
 from router.ladder import fallbacks, length_score, step_key
 from router.modes import Mode, R
 from router.request import ChatRequest
-from router.routed import Routed
+from router.routed import Failure, Routed
 from router.routings import RoutingRecord
 from router.tier import Reader, ReadFirst, Tier
 
@@ -182,7 +182,7 @@ class AutoRoutes:
         signals: Signals,
         decision: Decision,
         app: str,
-        elsewhere: Callable[[Decision], Awaitable[tuple[Tier, R, list[str]]]],
+        elsewhere: Callable[[Decision], Awaitable[tuple[Tier, R, list[Failure]]]],
     ) -> Routed[R]:
         """The edge reads the prompt; the app's router scores the text and the reading together; the
         edge goes on to answer from the same prefill below the threshold, and the cloud answers at
@@ -236,7 +236,7 @@ class AutoRoutes:
         decision: Decision,
         reader: Reader,
         router: AppRouter,
-        elsewhere: Callable[[Decision], Awaitable[tuple[Tier, R, list[str]]]],
+        elsewhere: Callable[[Decision], Awaitable[tuple[Tier, R, list[Failure]]]],
     ) -> Routed[R]:
         """A reader that does not answer (`router.reader`) reads the prompt and stops; the app's
         router orders the edge and the cloud by its reading, and the first of them answers (the

@@ -28,6 +28,7 @@ class EdgewayError(Exception):
             self.code = code
         self.retry_after = retry_after
         self.rule = rule  # the policy rule whose decision this is (a denial), said as x-edgeway-rule
+        self.model: str | None = None  # the configured model whose call ended in it, where one did
 
     def __str__(self) -> str:
         return self.message  # which a fallback chain may have extended since the error was raised

@@ -26,7 +26,8 @@ from router.redaction import Redaction
 from router.request import ChatRequest
 from router.resilience import Breaker, RetryPolicy
 from router.resilience import guarded as run_guarded
-from router.routed import Routed
+from router.routed import Failure, Routed
+from router.thinking import readable_by
 from router.tier import Tier
 
 log = logging.getLogger("edgeway.router")
@@ -60,6 +61,7 @@ class Execution:
         default the answer, or a fallback where `model` is not the decision's first target)."""
         if model.tier == "cloud" and not decision.cloud_allowed:  # unreachable by construction; the last guard
             raise NoCapacity(f"Policy rule {decision.rule!r} keeps this request on the edge.", retry_after=5)
+        request = readable_by(request, model)  # never another model's signed thinking
         redacted = model.tier == "cloud" and decision.redact and bool(signals.privacy)
         redaction = Redaction(request, signals.privacy) if redacted else None
         sent = redaction.request if redaction is not None else request
@@ -83,6 +85,7 @@ class Execution:
             result = await self.guarded(model, attempt)
         except EdgewayError as exc:  # it may have reached the provider all the same
             told(failed(exc))
+            exc.model = model.name  # (the request's row names the model that refused it)
             raise
         told("sent")
         return mode.restore(result, redaction) if redaction is not None else result
@@ -131,26 +134,28 @@ class Execution:
                 cloud.name,
                 exc.message,
             )
-            return Routed(signals, decision, edge, mode.replay(answer), [f"{cloud.name}: {exc.message}"])
+            return Routed(signals, decision, edge, mode.replay(answer), [Failure(cloud.name, exc.status, exc.code)])
         return Routed(signals, decision, cloud, result, escalated=why)
 
     async def first_to_accept(
         self, decision: Decision, start: Callable[[Tier], Awaitable[R]]
-    ) -> tuple[Tier, R, list[str]]:
-        failures: list[str] = []
+    ) -> tuple[Tier, R, list[Failure]]:
+        failures: list[Failure] = []
+        said: list[str] = []
         for position, name in enumerate(decision.targets):
             model = self.models[name]
             try:
                 return model, await start(model), failures
             except EdgewayError as exc:
-                failures.append(f"{name}: {exc.message}")
+                failures.append(Failure(name, exc.status, exc.code))
+                said.append(f"{name}: {exc.message}")
                 left = len(decision.targets) - position - 1
                 log.warning(
                     "rule %s: %s failed (%s); %d fallback(s) left", Known(decision.rule), Known(name), exc.message, left
                 )
                 if left == 0 or not _worth_another_tier(exc):
-                    if len(failures) > 1:
-                        exc.message = "Every model this request may use failed: " + " | ".join(failures)
+                    if len(said) > 1:
+                        exc.message = "Every model this request may use failed: " + " | ".join(said)
                     raise
         raise AssertionError("a decision always has targets")  # decide() refuses an empty one
 

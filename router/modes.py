@@ -15,6 +15,7 @@ from opentelemetry.trace import Span
 from router.answer import Answer, ChunkStream, Usage
 from router.redaction import Restoration
 from router.request import ChatRequest
+from router.thinking import SignedStream, answer_seals
 from router.tier import ReadFirst, Tier
 from router.tracing import TracedStream, answered
 
@@ -40,6 +41,9 @@ class Mode(Protocol[R]):
 
     def traced(self, result: R, span: Span) -> R:
         """The result, its attempt's span ended when the answer is complete."""
+
+    def signed(self, result: R, note: Callable[[list[str]], None]) -> R:
+        """The result, `note` given the seals of the thinking blocks it holds (`router.thinking`)."""
 
 
 class Whole:
@@ -67,6 +71,12 @@ class Whole:
 
     def traced(self, result: Answer, span: Span) -> Answer:
         answered(span, result)
+        return result
+
+    def signed(self, result: Answer, note: Callable[[list[str]], None]) -> Answer:
+        seals = answer_seals(result)
+        if seals:
+            note(seals)
         return result
 
 
@@ -97,6 +107,9 @@ class Streamed:
     def traced(self, result: ChunkStream, span: Span) -> ChunkStream:
         return TracedStream(result, span)
 
+    def signed(self, result: ChunkStream, note: Callable[[list[str]], None]) -> ChunkStream:
+        return SignedStream(result, note)
+
 
 class Embedded:
     """Embeddings: a whole answer with nothing to put back (a redacted text's vector is the masked
@@ -122,6 +135,9 @@ class Embedded:
     def traced(self, result: Answer, span: Span) -> Answer:
         answered(span, result)
         return result
+
+    def signed(self, result: Answer, note: Callable[[list[str]], None]) -> Answer:
+        return result  # an embedding thinks nothing
 
 
 WHOLE = Whole()

@@ -74,6 +74,9 @@ class Native:
     codec: Codec
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)  # of FORWARDED_HEADERS, as the client sent them
+    # the configured model that signed each thinking block the body carries, by its seal, where the
+    # gateway saw it signed (`router.thinking`): a model never reads a block another one signed
+    signers: dict[str, str] = field(default_factory=dict)
 
     @property
     def api(self) -> Api:

@@ -11,6 +11,19 @@ from router.modes import R
 from router.tier import Tier, TierKind
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A target that failed before another answered: which model, and why (its error's status and
+    code, the gateway's own words: nothing a provider wrote)."""
+
+    model: str
+    status: int
+    code: str | None
+
+    def __str__(self) -> str:
+        return f"{self.model}: {self.status} {self.code or 'error'}"
+
+
 @dataclass
 class Routed(Generic[R]):
     """Where a request went: the model that answered, its result and the decision that sent it there."""
@@ -19,7 +32,7 @@ class Routed(Generic[R]):
     decision: Decision
     model: Tier
     result: R
-    failures: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)  # the targets that failed before `model` answered
     escalated: str | None = None  # why a cascade went from the edge to the cloud
     cache: str | None = None  # "hit" or "miss" for an app that caches; None otherwise
     similarity: float | None = None  # a semantic hit's: how close its ask was to the cached one
@@ -28,3 +41,8 @@ class Routed(Generic[R]):
     @property
     def route(self) -> TierKind:
         return self.model.tier
+
+    @property
+    def fallback(self) -> str | None:
+        """What failed before a fallback answered (`x-edgeway-fallback`), None where the first did."""
+        return "; ".join(str(f) for f in self.failures) or None

@@ -32,7 +32,7 @@ from router.client_values import ClientValues
 from router.decision import Catalog, Decision, LiveState, ModelInfo, SessionRoute
 from router.deferral import Deferral, Parked
 from router.egress import EgressLog
-from router.errors import Forbidden, ModelNotFound
+from router.errors import EdgewayError, Forbidden, ModelNotFound
 from router.execution import Execution
 from router.installed import InstalledRouters
 from router.ledger import MemoryStore, Store
@@ -42,9 +42,10 @@ from router.offload import off_loop
 from router.pricing import Price
 from router.request import ChatRequest
 from router.response_cache import ResponseCache
-from router.routed import Routed
+from router.routed import Failure, Routed
 from router.semantic import private_values
-from router.sessions import Session, Sessions, SessionSource, continues, session_of
+from router.sessions import Session, Sessions, SessionSource, continues, in_tool_loop, session_of
+from router.thinking import Signers
 from router.tier import Tier
 
 log = logging.getLogger("edgeway.router")
@@ -84,6 +85,7 @@ class Router:
         embedder = next((m for m in models.values() if m.tier == "edge" and "embeddings" in m.capabilities), None)
         self.responses = ResponseCache(self.cache, embedder)
         self.sessions = Sessions(self.cache)  # which model served each conversation
+        self.signers = Signers(self.cache)  # which model signed each thinking block it passed on
         # what left for a cloud model, request by request (with the installed routers' documents)
         self.egress = egress or EgressLog(self.routers.documents)
 
@@ -174,18 +176,22 @@ class Router:
             return ordered
         served = self.sessions.model(caller.name, session)
         route = SessionRoute(session.source, session.key, served)
-        if served is None or served not in ordered.targets or self._above(ordered.targets[0], served, ordered):
+        if served is None or served not in ordered.targets:
+            return dataclasses.replace(ordered, session=route)
+        looping = in_tool_loop(request)  # an unfinished tool loop ends where it began, climb or not
+        if not looping and self._above(ordered.targets[0], served, ordered):
             return dataclasses.replace(ordered, session=route)
         if not continues(request, session):
             return dataclasses.replace(ordered, session=route)
         auto = ordered.auto if ordered.auto is not None else decision.auto
         assert auto is not None
+        why = "its tool loop" if looping else f"its session ({session.source})"
         return dataclasses.replace(
             ordered,
             targets=(served, *(t for t in ordered.targets if t != served)),
             auto=dataclasses.replace(auto, read_first=False),  # the edge need not read what stays put
             session=dataclasses.replace(route, kept=True),
-            reasons=ordered.reasons + (f"its session ({session.source}) stays on {served}, which served it",),
+            reasons=ordered.reasons + (f"{why} stays on {served}, which served it",),
         )
 
     def _above(self, chosen: str, served: str, decision: Decision) -> bool:
@@ -253,6 +259,7 @@ class Router:
     ) -> Routed[R]:
         with tracing.step("edgeway.classify") as span:
             request = self.admissible(request, caller)  # what is served, from here on
+            request = self.signers.known(caller.name, request)  # a model reads only the thinking it signed
             signals = await self._signals_async(request)
             span.set_attributes(tracing.signal_attributes(signals))
         with tracing.step("edgeway.decide") as span:
@@ -272,7 +279,7 @@ class Router:
         try:
             if decision.auto is not None and decision.auto.read_first:
 
-                async def elsewhere(ordered: Decision) -> tuple[Tier, R, list[str]]:
+                async def elsewhere(ordered: Decision) -> tuple[Tier, R, list[Failure]]:
                     return await self.execution.first_to_accept(
                         ordered, lambda m: self.execution.call(mode, m, request, signals, ordered, deferral, books)
                     )
@@ -287,10 +294,18 @@ class Router:
                 routed = Routed(signals, decision, model, result, failures)
         except Parked:  # the deferral holds the reservation until the answer is priced
             raise
-        except BaseException:  # no priced row will settle the reservation
+        except EdgewayError as exc:  # no priced row will settle the reservation
+            books.release()
+            if exc.model in self.models:  # a model refused it (or failed), under the decision's rule
+                books.refused_by(self.models[exc.model], decision.rule)
+                exc.rule = exc.rule or decision.rule  # (said as x-edgeway-rule, as a denial's is)
+            raise
+        except BaseException:
             books.release()
             raise
         self._served(caller, request, decision, routed.model.name)
+        answered_by = routed.model.name
+        routed.result = mode.signed(routed.result, lambda seals: self.signers.noted(caller.name, answered_by, seals))
         if request.model not in ("auto", routed.model.name):  # said, not silently overridden
             routed.requested = request.model
         if looked is not None and routed.model.name == decision.targets[0]:

@@ -84,6 +84,18 @@ def continues(request: ChatRequest, session: Session) -> bool:
     return any(isinstance(m, dict) and m.get("role") == "assistant" for m in request.messages)
 
 
+def in_tool_loop(request: ChatRequest) -> bool:
+    """Whether `request` continues a tool loop: its last assistant turn called tools and a tool's
+    result answers it since. The loop is the model's unfinished turn (its thinking, for Claude,
+    signed for it alone: `router.thinking`); it ends on that model, and a climb waits for the next
+    user turn."""
+    messages = [m for m in request.messages if isinstance(m, dict)]
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    if last is None or not messages[last].get("tool_calls"):
+        return False
+    return any(m.get("role") == "tool" for m in messages[last + 1 :])
+
+
 def _session(source: SessionSource, material: str) -> Session:
     return Session(source, hashlib.sha256(f"{source}\n{material}".encode()).hexdigest())
 

@@ -59,18 +59,19 @@ class Fault:
 
 @dataclass(frozen=True)
 class AgentScript:
-    """An agent's task as a provider plays it: while the conversation holds no tool result, call
-    the tool named `tool` (when the request offers it) with `arguments`; once it holds one, answer
-    `answer`, its whitespace kept. A request that offers no such tool (an agent's side requests: a
-    title, a summary) gets the plain answer. With no `tool` (an agent that edits by what it writes,
-    as aider does), every request gets `answer`."""
+    """An agent's task as a provider plays it: while the conversation holds fewer than `calls` tool
+    results, call the tool named `tool` (when the request offers it) with `arguments`; once it
+    holds them, answer `answer`, its whitespace kept. A request that offers no such tool (an
+    agent's side requests: a title, a summary) gets the plain answer. With no `tool` (an agent that
+    edits by what it writes, as aider does), every request gets `answer`."""
 
     tool: str | None
     arguments: dict[str, Any]
     answer: str
+    calls: int = 1  # the task's steps: one tool call a turn
 
     def answers(self, body: dict[str, Any]) -> bool:
-        return self.tool is None or _has_tool_result(body)
+        return self.tool is None or _tool_results(body) >= self.calls
 
 
 @dataclass
@@ -288,9 +289,10 @@ class FakeUpstream:
         """The script's tool call, in Chat Completions' shape, where this request should make it."""
         script = self.script
         assert script is not None
-        if script.tool is None or _has_tool_result(body) or script.tool not in _tool_names(body):
+        if script.answers(body) or script.tool not in _tool_names(body):
             return None
-        return {"id": "call_script", "type": "function",
+        step = _tool_results(body)  # each step's call its own id, as a provider gives them
+        return {"id": "call_script" if step == 0 else f"call_script_{step}", "type": "function",
                 "function": {"name": script.tool, "arguments": json.dumps(script.arguments)}}  # fmt: skip
 
     def _whole(self, body: dict, fault: Fault | None = None) -> dict[str, Any]:
@@ -474,11 +476,14 @@ class FakeUpstream:
         item: dict[str, Any]
         if call is not None and custom:
             said = json.loads(call["function"]["arguments"]).get("input", "")
-            item = {"type": "custom_tool_call", "id": "ctc_fake", "call_id": "call_script", "status": "completed",
+            item = {"type": "custom_tool_call", "id": "ctc_fake", "call_id": call["id"], "status": "completed",
                     "name": call["function"]["name"], "input": said}  # fmt: skip
         elif call is not None:
-            item = {"type": "function_call", "id": "fc_fake", "call_id": "call_script", "status": "completed",
+            item = {"type": "function_call", "id": "fc_fake", "call_id": call["id"], "status": "completed",
                     "name": call["function"]["name"], "arguments": call["function"]["arguments"]}  # fmt: skip
+            namespace = _namespace_of(body, call["function"]["name"])
+            if namespace is not None:  # a namespace's function is called by both names (Codex's MCP tools)
+                item["namespace"] = namespace
         else:
             text = "".join(words).strip()
             item = {"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
@@ -544,8 +549,11 @@ class FakeUpstream:
         }
 
     async def _anthropic(self, request: Request) -> Response:
-        """A Messages answer: a thinking block first where the request turns thinking on (with its
-        signature, as Anthropic signs it), then the words, or the script's tool call."""
+        """A Messages answer: a thinking block first where the request turns thinking on (signed
+        for the model that wrote it, as Anthropic signs it), then the words, or the script's tool
+        call. Refused with Anthropic's 400, as its API refuses them: a thinking block another model
+        signed, and a turn with thinking on that continues a tool loop whose assistant turn does
+        not begin with its thinking (`thinking_refusal`)."""
         body, fault = await self._receive(request)
         if fault and fault.status:
             return JSONResponse(
@@ -553,20 +561,26 @@ class FakeUpstream:
             )
         if fault and fault.body is not None:
             return Response(fault.body, media_type=fault.content_type)
+        refused = thinking_refusal(body)
+        if refused is not None:
+            error = {"type": "invalid_request_error", "message": refused}
+            return JSONResponse({"type": "error", "error": error}, status_code=400)
         words = self._words(body)
         model = body.get("model", "claude-fake")
+        message_id = f"msg_fake_{len(self.requests)}"  # each answer its own (a client joins blocks by it)
         call = self._scripted_call(body) if self.script is not None else None
         stop = "tool_use" if call else "max_tokens" if self._cut(body, words) else "end_turn"
         blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []  # each block as it starts, and its deltas
         if (body.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
             thought = [
                 {"type": "thinking_delta", "thinking": THOUGHT},
-                {"type": "signature_delta", "signature": SIGNATURE},
+                {"type": "signature_delta", "signature": signature_of(str(model), len(self.requests))},
             ]
             blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, thought))
         if call:
             arguments = call["function"]["arguments"]
-            started = {"type": "tool_use", "id": "toolu_script", "name": call["function"]["name"], "input": {}}
+            call_id = call["id"].replace("call_", "toolu_")
+            started = {"type": "tool_use", "id": call_id, "name": call["function"]["name"], "input": {}}
             blocks.append((started, [{"type": "input_json_delta", "partial_json": arguments}]))
         else:
             words = [*words[:-1], words[-1].rstrip()] if words else words
@@ -575,7 +589,7 @@ class FakeUpstream:
         if not body.get("stream"):
             return JSONResponse(
                 {
-                    "id": "msg_fake",
+                    "id": message_id,
                     "type": "message",
                     "role": "assistant",
                     "model": model,
@@ -587,7 +601,7 @@ class FakeUpstream:
             )
 
         async def events() -> AsyncIterator[bytes]:
-            opened = {"id": "msg_fake", "type": "message", "role": "assistant", "content": [], "model": model,
+            opened = {"id": message_id, "type": "message", "role": "assistant", "content": [], "model": model,
                       "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}  # fmt: skip
             yield _event("message_start", {"type": "message_start", "message": opened})
             for index, (start, deltas) in enumerate(blocks):
@@ -620,7 +634,56 @@ class FakeUpstream:
 
 
 THOUGHT = "The user wants a short answer."
-SIGNATURE = "EqQBCkYIBxgCKkBfakesignature"
+SIGNED_BY = "fakesig:"  # the fake's signatures end in this and the model that signed
+
+
+def signature_of(model: str, n: int = 0) -> str:
+    """The signature the fake gives its `n`th thinking block, written by `model`."""
+    return f"EqQBCkYIBxgCKkB{n}{SIGNED_BY}{model}"
+
+
+def signer_of(signature: Any) -> str | None:
+    """The model that signed a thinking block, where the fake signed it (None: a signature of
+    another provider's, which it takes on trust)."""
+    if not isinstance(signature, str) or SIGNED_BY not in signature:
+        return None
+    return signature.rsplit(SIGNED_BY, 1)[1]
+
+
+def thinking_refusal(body: dict) -> str | None:
+    """Anthropic's words for what it refuses of a request's thinking: a block signed by another
+    model than the one asked, and, with thinking on, an assistant turn whose tool calls the next
+    turn answers (the loop it continues) that does not begin with a thinking block. None: accepted."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        for j, block in enumerate(content):
+            signer = signer_of(block.get("signature")) if isinstance(block, dict) else None
+            if block.get("type") == "thinking" and signer not in (None, body.get("model")):
+                return f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+    if (body.get("thinking") or {}).get("type") not in ("enabled", "adaptive"):
+        return None
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    content = messages[last].get("content") if last is not None else None
+    if last is None or not isinstance(content, list) or not content:
+        return None
+    calls = any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
+    answered = any(
+        isinstance(b, dict) and b.get("type") == "tool_result"
+        for m in messages[last + 1 :]
+        for b in (m.get("content") if isinstance(m.get("content"), list) else [])
+    )
+    first = content[0].get("type") if isinstance(content[0], dict) else None
+    if calls and answered and first not in ("thinking", "redacted_thinking"):
+        return (
+            f"messages.{last}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{first}`. "
+            "When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding "
+            "the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks "
+            "from previous turns. To avoid this requirement, disable `thinking`."
+        )
+    return None
 
 
 def _whole_block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> dict[str, Any]:
@@ -701,19 +764,20 @@ def judgement(body: dict, cloud_answer: str) -> str | None:
     return "They are equally good. [[C]]"
 
 
-def _has_tool_result(body: dict) -> bool:
-    """Whether the conversation answers a tool call: a `tool` message (Chat Completions), a
-    `tool_result` block (Messages) or a tool's output item (Responses)."""
+def _tool_results(body: dict) -> int:
+    """How many tool calls the conversation answers: `tool` messages (Chat Completions),
+    `tool_result` blocks (Messages), tools' output items (Responses)."""
     items = body.get("input") if isinstance(body.get("input"), list) else []
-    if any(isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output") for i in items):
-        return True
+    found = sum(
+        1 for i in items if isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output")
+    )
     for message in body.get("messages", []):
-        if message.get("role") == "tool":
-            return True
         content = message.get("content")
-        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-            return True
-    return False
+        if message.get("role") == "tool":
+            found += 1
+        elif isinstance(content, list):
+            found += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+    return found
 
 
 def _offered(body: dict) -> list[dict]:
@@ -727,6 +791,14 @@ def _offered(body: dict) -> list[dict]:
     for tool in tools:
         opened += tool.get("tools") or [] if tool.get("type") == "namespace" else [tool]
     return opened
+
+
+def _namespace_of(body: dict, name: str) -> str | None:
+    """The namespace a request offers the function `name` in, if it offers it in one."""
+    for tool in body.get("tools") or []:
+        if tool.get("type") == "namespace" and any(t.get("name") == name for t in tool.get("tools") or []):
+            return str(tool.get("name"))
+    return None
 
 
 def _tool_names(body: dict) -> set[str]:

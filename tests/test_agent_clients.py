@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from tests.conftest import GatewayProcess, gateway_config
-from tests.fake_upstream import AgentScript, FakeUpstream
+from tests.fake_upstream import AgentScript, FakeUpstream, signer_of
 
 HERE = Path(__file__).resolve().parent
 CLAUDE = HERE / "node" / "node_modules" / ".bin" / "claude"
@@ -37,14 +37,23 @@ AIDER = HERE / "agents" / ".venv" / "bin" / "aider"
 ADMIN = "admin-key-agents-0123"
 KEYS = {"cloud": "cloud-key-0123456789", "anthropic": "anthro-key-0123456789", "edge": "edge-key-0123456789"}
 KEYS["codex-edge"] = "codex-edge-key-0123456789"
+KEYS |= {"auto": "auto-key-0123456789", "ladder": "ladder-key-0123456789"}
 POLICIES = {
     "cloud": "defaults: {cloud: gpt-fake}\nrules:\n  - {name: all-cloud, route: cloud}\n",
     "anthropic": "defaults: {cloud: claude-fake}\nrules:\n  - {name: all-anthropic, route: claude-fake}\n",
+    # docs/clients.md's: the app's router between the edge and Claude (Claude Code's prompt is past the
+    # edge's context: Claude answers)
+    "auto": "defaults: {edge: smollm2, cloud: claude-fake}\nrouter: {edge_reading: never}\n"
+    "rules:\n  - {name: decide, route: auto}\n",
+    # Haiku, then Sonnet: a prompt past about 26,000 tokens climbs (the step's prior is its length)
+    "ladder": "defaults: {cloud: claude-fake}\nrouter: {edge_reading: never}\n"
+    "rules:\n  - {name: climb, route: auto, ladder: [claude-fake, claude-sonnet], thresholds: [0.985]}\n",
     "edge": "rules:\n  - {name: all-edge, route: edge}\n",
     # Codex asks no output limit: the app's default caps the bundled model's ramble (512 tokens, 28 s
     # of a 46-second turn on 2 cores); the turn through the edge is what is tested
     "codex-edge": "limits: {max_tokens: 48}\nrules:\n  - {name: all-edge, route: edge}\n",
 }
+SONNET = "claude-sonnet-4-5"
 EDGE_SYSTEM = "You are a coding agent. Use the tools to do what is asked."
 TASK = "Write hello into done.txt"
 
@@ -70,6 +79,9 @@ def agents_gateway(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFact
     # the model Codex asks for by default, configured: a request names it by its provider's id
     codex_default = {"name": "codex-default", "provider_model": "openai/gpt-6.2-sol", "api_key": "sk-fake"}
     config["cloud"]["models"].append({**codex_default, "api_base": upstream.url + "/v1"})
+    # the ladder's step up from claude-fake (Claude Haiku)
+    sonnet = {"name": "claude-sonnet", "provider_model": f"anthropic/{SONNET}", "api_key": "sk-ant-fake"}
+    config["cloud"]["models"].append({**sonnet, "api_base": upstream.url})
     config["apps"] = apps
     process = GatewayProcess(config, tmp)
     try:
@@ -146,6 +158,60 @@ def test_claude_code_runs_a_tool_and_answers_on_the_cloud_route(agents_gateway, 
     if app == "cloud":  # Chat Completions takes the system message where Claude Code put it
         roles = [m["role"] for m in main_loop[0]["messages"]]
         assert "system" in roles[1:], roles
+
+
+# Each step prints 4,000 lines: a prompt the ladder climbs for (its step's threshold, 0.985: about
+# 26,000 tokens) from the second turn on; the first (Claude Code's tools and system, about 19,000) stays
+STEP = {"command": "echo step >> steps.txt && seq 1 4000", "description": "Add a step"}
+FOUR_STEPS = "Add four lines to steps.txt, one at a time"
+
+
+def signed(body: dict) -> list[str | None]:
+    """Who signed each thinking block a request carries (the fake provider's signatures name it)."""
+    return [
+        signer_of(block.get("signature"))
+        for message in body["messages"]
+        if message["role"] == "assistant" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "thinking"
+    ]
+
+
+@pytest.mark.parametrize("app", ["anthropic", "auto", "ladder"])
+def test_claude_code_with_thinking_finishes_a_four_step_tool_task(agents_gateway, upstream, tmp_path, app):
+    """Thinking on (Claude Code's default), four tool calls in one loop, then a second task in the
+    same session (`--continue`). Each turn of a loop carries the thinking of the turns before it,
+    signed by the model it goes to: the answers name `auto`, the model Claude Code asked for, so it
+    keeps them, and the fake provider refuses a loop's turn without them, or with a block another
+    model signed, as Anthropic's API does. On the ladder the loop stays on Claude Haiku, where it
+    began, though its later turns would climb; the second task's first turn climbs to Sonnet, which
+    gets the conversation without Haiku's thinking."""
+    claude = installed(CLAUDE, "npm ci --prefix tests/node")
+    upstream.script = AgentScript("Bash", STEP, "Done.", calls=4)
+    folder, env = workspace(tmp_path), claude_env(agents_gateway, app, tmp_path)
+    options = ["--model", "auto", "--allowedTools", "Bash", "--output-format", "json"]
+    ran, _ = run([str(claude), "-p", FOUR_STEPS, *options], folder, env)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert json.loads(ran.stdout)["result"].strip() == "Done."
+    assert (folder / "steps.txt").read_text() == "step\n" * 4
+    first = [r.body for r in upstream.requests if len(r.body.get("tools") or []) > 10]
+    assert len(first) == 5 and all(b["thinking"]["type"] in ("enabled", "adaptive") for b in first)
+    assert len({b["model"] for b in first}) == 1  # the loop on one model, ladder or not
+    assert [signed(b) for b in first] == [[first[0]["model"]] * turn for turn in range(5)]  # every block kept
+
+    upstream.requests.clear()
+    upstream.script = AgentScript("Bash", STEP, "Done again.", calls=5)
+    ran, _ = run([str(claude), "-p", "Add one more", "--continue", *options], folder, env)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert (folder / "steps.txt").read_text() == "step\n" * 5
+    second = [r.body for r in upstream.requests if len(r.body.get("tools") or []) > 10]
+    assert all(set(signed(b)) <= {b["model"]} for b in first + second)  # no model read another's thinking
+    if app == "ladder":
+        assert first[0]["model"] == "claude-3-5-haiku-latest" and {b["model"] for b in second} == {SONNET}
+        assert [signed(b) for b in second] == [[], [SONNET]]  # Haiku's left behind; Sonnet's own kept
+        assert all(b["thinking"]["type"] == "adaptive" for b in second)
+    else:
+        assert {b["model"] for b in second} == {first[0]["model"]} and signed(second[-1]) == [first[0]["model"]] * 6
 
 
 PNG = base64.b64decode(

@@ -190,13 +190,25 @@ def test_a_stream_that_fails_before_its_first_chunk_is_retried_and_falls_back(ga
 
 
 def test_a_failing_cloud_falls_back_to_the_edge_for_auto(gateway, upstream):
+    """The edge answers, and the answer and the access line say which model failed first, and why."""
     upstream.fail_next(Fault(status=503, message="overloaded"), times=3)
     raw = client_for(gateway, "beta").chat.completions.with_raw_response.create(
         model="auto", messages=QUESTION, max_tokens=5
     )
     assert raw.headers["x-edgeway-route"] == "edge"
     assert raw.headers["x-edgeway-rule"] == "app-default-cloud"
+    assert raw.headers["x-edgeway-fallback"] == "gpt-fake: 502 upstream_error"
     assert raw.parse().choices[0].message.content
+    request_id = raw.headers["x-edgeway-request-id"]
+    (line,) = [line for line in gateway.log().splitlines() if f"request {request_id}" in line]
+    assert line.endswith('route=edge model=smollm2 rule=app-default-cloud fallback="gpt-fake: 502 upstream_error"')
+
+
+def test_an_answer_the_first_target_gave_says_no_fallback(gateway, upstream):
+    raw = client_for(gateway, "beta").chat.completions.with_raw_response.create(
+        model="auto", messages=QUESTION, max_tokens=5
+    )
+    assert raw.headers["x-edgeway-route"] == "cloud" and "x-edgeway-fallback" not in raw.headers
 
 
 def test_a_stream_that_breaks_after_the_first_token_ends_with_an_error_the_sdk_raises(gateway, upstream):

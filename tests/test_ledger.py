@@ -173,6 +173,22 @@ def test_every_request_leaves_one_priced_row(ledger_gateway, upstream):
     assert errors and errors[0]["error"] == "empty_array" and errors[0]["route"] == "none"
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_request_the_provider_refused_has_a_row_naming_the_model_and_the_rule(ledger_gateway, upstream, stream):
+    """A provider's 400: the row says which model refused it, on which route, under which rule
+    (and the access line the same)."""
+    upstream.fail_next(Fault(status=400, message="tools[0].function.name is invalid"))
+    beta = client_for(ledger_gateway, "beta")
+    with pytest.raises(openai.BadRequestError) as refused:
+        beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], stream=stream)
+    request_id = refused.value.response.headers["x-edgeway-request-id"]
+    assert refused.value.response.headers["x-edgeway-rule"] == "app-default-cloud"
+    (row,) = [r for r in usage(ledger_gateway, ADMIN).json()["recent"] if r["request_id"] == request_id]
+    assert (row["status"], row["route"], row["model"], row["rule"]) == (400, "cloud", "gpt-fake", "app-default-cloud")
+    (line,) = [line for line in ledger_gateway.log().splitlines() if f"request {request_id}" in line]
+    assert "route=cloud model=gpt-fake rule=app-default-cloud" in line
+
+
 def test_usage_groups_and_the_savings_against_all_cloud(ledger_gateway, upstream):
     body = usage(ledger_gateway, ADMIN, group_by="route").json()
     keys = {g["key"]: g for g in body["groups"]}

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.conftest import GatewayProcess, gateway_config
-from tests.fake_upstream import SIGNATURE, THOUGHT, FakeUpstream
+from tests.fake_upstream import THOUGHT, FakeUpstream, signer_of
 
 KEYS = {"open": "open-key-0123456789", "mask": "mask-key-0123456789", "private": "private-key-0123456789"}
 ADMIN = "admin-key-native-0123"
@@ -208,13 +208,15 @@ def test_a_claude_code_turn_reaches_anthropic_as_sent_and_its_thinking_comes_bac
     assert received.headers["x-api-key"] == "sk-ant-fake"  # the gateway's key, never the app's
     if not stream:
         thinking, text = answer.json()["content"]
-        assert thinking == {"type": "thinking", "thinking": THOUGHT, "signature": SIGNATURE}
+        assert thinking == {"type": "thinking", "thinking": THOUGHT, "signature": thinking["signature"]}
+        assert signer_of(thinking["signature"]) == "claude-3-5-haiku-latest"  # signed by the model that thought it
         assert text["text"].startswith("This is the fake cloud")
         return
     said = events(answer)
     assert [name for name, _ in said][:2] == ["message_start", "content_block_start"]
     deltas = [data["delta"] for name, data in said if name == "content_block_delta"]
-    assert {"type": "signature_delta", "signature": SIGNATURE} in deltas
+    signatures = [d["signature"] for d in deltas if d["type"] == "signature_delta"]
+    assert [signer_of(s) for s in signatures] == ["claude-3-5-haiku-latest"]
     assert "".join(d.get("thinking", "") for d in deltas) == THOUGHT
     assert said[-1][0] == "message_stop"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+import httpx
 import openai
 import pytest
 
@@ -119,6 +120,23 @@ def test_the_stream_helper_gives_the_final_response_with_a_function_call(respons
         final = stream.get_final_response()
     call = next(item for item in final.output if item.type == "function_call")
     assert json.loads(call.arguments) == {"city": "Paris"}
+
+
+@pytest.mark.parametrize("model", ["gpt-fake", "gpt-chat"])
+def test_a_streamed_turn_that_only_calls_a_tool_has_its_time_to_first_event_in_the_ledger(
+    responses_gateway, upstream, model
+):
+    """An agent's turn whose answer is a tool call has no text: its row's `ttft_ms` is the time
+    its first event took all the same (the provider's 300 ms before its first byte, and more)."""
+    upstream.latency_s = 0.3
+    body = {"model": model, "input": "Weather in Paris?", "tools": [WEATHER], "stream": True}
+    headers = {"authorization": f"Bearer {TWO_APPS['open']}"}
+    with httpx.stream("POST", responses_gateway.url + "/v1/responses", json=body, headers=headers) as answer:
+        said = answer.read().decode()
+    assert answer.status_code == 200 and "function_call" in said and "output_text.delta" not in said
+    rows = httpx.get(responses_gateway.url + "/api/usage", headers=headers).json()["recent"]
+    (row,) = [r for r in rows if r["request_id"] == answer.headers["x-edgeway-request-id"]]
+    assert row["stream"] and 300 <= row["ttft_ms"] <= row["latency_ms"], row
 
 
 def test_structured_output_on_the_edge_matches_the_schema(responses_gateway):

@@ -93,6 +93,28 @@ def test_a_harder_turn_climbs_out_of_the_sessions_cheaper_model_and_stays_up():
     assert answered(router, turn(later=("Now prove it terminates.", "Thanks.")), who) == "small"
 
 
+def test_a_tool_loop_ends_on_the_model_that_began_it_and_the_next_turn_climbs():
+    """A turn that answers a tool call is the rest of the model's own turn (its thinking signed for
+    it alone): a harder one stays all the same, and the climb waits for the next user turn."""
+    scorer = Scored(0.05)
+    router = Router(tiers(), scorer, store=MemoryStore())
+    who = caller()
+    assert answered(router, turn(), who) == "edge"
+    call = {"id": "call_1", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+    looping = turn().messages + [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "a long and hard result"},
+    ]
+    scorer.set(0.95)  # what the router would climb for, alone
+    request = parse_chat_request({"model": "auto", "messages": looping}, {})
+    _, decision = router.decide(request, who)
+    assert decision.targets[0] == "edge" and decision.session is not None and decision.session.kept
+    assert any("its tool loop stays on edge" in r for r in decision.reasons), decision.reasons
+    assert answered(router, request, who) == "edge"
+    ended = looping + [{"role": "assistant", "content": "Done."}, {"role": "user", "content": "Now prove it."}]
+    assert answered(router, parse_chat_request({"model": "auto", "messages": ended}, {}), who) == "small"
+
+
 def test_a_failure_moves_the_session_to_the_model_that_answered():
     scorer = Scored(0.95)
     models = tiers()
