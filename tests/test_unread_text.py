@@ -21,7 +21,7 @@ from classifiers import Scorer
 from classifiers.privacy import PrivacyScanner
 from classifiers.privacy.ordinary import ENGLISH, MODEL_DIR, NAMES_FILE
 from classifiers.privacy.scripts import unread
-from tests.conftest import PRIVATE_POLICY, GatewayProcess, gateway_config
+from tests.conftest import BETA_POLICY, PRIVATE_POLICY, GatewayProcess, gateway_config
 from tests.test_batches import MASKING_POLICY
 
 KEYS = {
@@ -150,12 +150,13 @@ def three_apps(upstream, tmp_path_factory) -> Iterator[GatewayProcess]:
     (tmp / "answered.yaml").write_text(
         MASKING_POLICY.replace("app: masked", "app: answered").replace("fallback: none", "fallback: edge")
     )
+    (tmp / "kept.yaml").write_text(BETA_POLICY.replace("app: beta", "app: kept"))
     config = gateway_config(upstream.url, tmp, admin_key="admin-key-scripts-0123")
     config["apps"] = [
         {"name": "private", "key": KEYS["private"], "policy": str(tmp / "private.yaml")},
         {"name": "masked", "key": KEYS["masked"], "policy": str(tmp / "masked.yaml")},
         {"name": "answered", "key": KEYS["answered"], "policy": str(tmp / "answered.yaml")},
-        {"name": "kept", "key": KEYS["kept"], "policy": str(tmp / "beta.yaml"), "log_prompts": True},
+        {"name": "kept", "key": KEYS["kept"], "policy": str(tmp / "kept.yaml"), "log_prompts": True},
     ]
     process = GatewayProcess(config, tmp)
     try:
