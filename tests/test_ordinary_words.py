@@ -1,5 +1,6 @@
-"""Words that are only words in languages written in Latin letters besides English: a German
-noun or a sentence's first word is no one's name, while the names in the same texts stay names.
+"""Words that are only words in languages written in Latin letters: a German noun or a sentence's
+first word is no one's name (in English, the first word only), while the names in the same texts
+stay names.
 The table is generated (`python -m research.ordinary_words`, from wordfreq's lists less Faker's
 names) and the committed file is what the generator writes."""
 
@@ -77,3 +78,21 @@ def test_english_and_other_scripts_are_left_to_the_span_model():
     assert ordinary.language("Please write a letter to my landlord about the rent.") is None
     assert ordinary.language("Привет, напиши команду для snmpwalk des MD5") is None
     assert ordinary.language('{"Json":{},"Data":[{"SearchText":null,"io":1}]}') is None
+
+
+@pytest.mark.parametrize(
+    "text, person",
+    [
+        ("Reply to jane.doe@example.com by Friday.", None),
+        ("Reply all to jane.doe@example.com, please.", None),
+        ("Thanks for the draft. Reply to Maria, not to jane.doe@example.com.", "Maria"),
+        ("Reply to Maria at jane.doe@example.com", "Maria"),
+        ("Please ask. Reply soon, Nadia.", "Nadia"),
+    ],
+)
+def test_an_english_sentences_first_word_that_is_only_a_word_is_no_name(scanner, text, person):
+    """In English a capital inside a sentence still means a name; at a sentence's start, a word
+    every English text uses (an imperative: "Reply", "Forward") is read as the word it is, and
+    the names beside it stay names."""
+    found = [text[f.start : f.end] for f in scanner.scan(text) if f.type in ("PERSON", "ORGANIZATION")]
+    assert found == ([person] if person else []), found

@@ -12,6 +12,11 @@ word of four letters or more in lower case is dropped too. Inside a sentence of 
 languages a capital means a name, as in English. The words are `classifiers/models/ordinary/`,
 made by `python -m research.ordinary_words` from wordfreq's lists, less Faker's names: "Anna
 Schmidt", "Jürgen Weber" and "John Smith" stay names in German; "Der Preis" does not.
+
+English is read the same way at a sentence's start only, every word of the name one of its
+ordinary words (`en.txt`, the language teller's 50,000) and no one's name in Faker's locales:
+"Reply to jane.doe@..." begins with an imperative, not a person, while "Jack", "Grace" or "Will"
+begin a sentence as names.
 """
 
 from __future__ import annotations
@@ -164,19 +169,22 @@ class OrdinaryWords:
         """`found` without the names `detector` found that are only words of the text's language:
         where a capital says nothing (a sentence's first word; any noun in German), every word of
         it one of the language's ordinary words, or one word that is no one's name in any of
-        Faker's locales. Inside a sentence of the other languages a capital means a name, as in
+        Faker's locales. In English (and a text too short to tell) only a sentence's first words
+        are read so, every one of them an ordinary English word and no one's name: "Reply to
+        jane.doe@..." is an imperative, not a person; "Jack has 3 apples" names Jack. Inside a
+        sentence a capital means a name, as in
         English ("Safran", "Airbus": companies, and words too)."""
         found = list(found)
         if not any(f.detector == detector and f.type in NAMES for f in found):
             return found
         language = self.language(text)
-        if language is None:
-            return found
-        words = self.words(language)
+        words = self.words(language or ENGLISH)
 
         def word(f: Finding) -> bool:
             said = _WORD.findall(text[f.start : f.end])
             begins = begins_sentence(text, f.start)
+            if language is None:  # (English's words are the language teller's, names among them)
+                return begins and all(folded(w) in words and not self.named(folded(w)) for w in said)
             if not begins and language not in CAPITALIZED_NOUNS:
                 return False
             if all(folded(w) in words for w in said):
