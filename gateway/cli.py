@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         "router": _router_fit,
         "shadow": _shadow_replay,
         "audit": _audit,
+        "mcp": _mcp_tools,
     }
     return verbs_run[args.verb](args)
 
@@ -139,6 +140,12 @@ def command() -> argparse.ArgumentParser:
         help="exit 1 if a record's policy keeps it local (or masks what left readable), on its facts or a rescan",
     )
 
+    mcp = verbs.add_parser("mcp", help="the MCP servers /mcp serves")
+    mcp_verbs = mcp.add_subparsers(dest="mcp_verb", required=True)
+    mcp_tools = mcp_verbs.add_parser("tools", help="list the tools an app may call through /mcp")
+    mcp_tools.add_argument("--config", required=True, help="the gateway config whose mcp: servers are listed")
+    mcp_tools.add_argument("--app", required=True, help="the app whose policy (tools:) decides")
+
     bench = verbs.add_parser("bench", help="run a benchmark and print its figures")
     bench.add_argument(
         "suite",
@@ -161,6 +168,7 @@ def command() -> argparse.ArgumentParser:
             "first-event",
             "ladder",
             "constrained",
+            "mcp",
         ],
         help="which benchmark (docs/benchmarks.md has each one's latest output)",
     )
@@ -324,6 +332,13 @@ def _audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp_tools(args: argparse.Namespace) -> int:
+    from gateway.mcp import listing
+
+    logging.basicConfig(level="WARNING")
+    return listing.run(_load(args.config), args.app)
+
+
 def _policy_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -374,6 +389,7 @@ def _bench(args: argparse.Namespace) -> int:
         ladder,
         load,
         machine,
+        mcp,
         overhead,
         routing,
         semantic_cache,
@@ -402,6 +418,7 @@ def _bench(args: argparse.Namespace) -> int:
         "first-event": first_event.run,
         "ladder": ladder.run,
         "constrained": constrained.run,
+        "mcp": mcp.run,
     }
     options: dict[str, object] = {} if args.repeat is None else {"repeat": args.repeat}
     run = suites[args.suite]

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+import yaml
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -150,6 +151,7 @@ def gateway(
         "apps": [{"name": app, "key": key, "policy": str(tmp / f"{app}.yaml")} for app, key in KEYS.items()],
         "mcp": {"servers": servers},
     }
+    (tmp / "edgeway.yaml").write_text(yaml.safe_dump(config))  # the same, for `edgeway mcp tools`
     process = GatewayProcess(config, tmp, env={"CRM_TOKEN": CRM_TOKEN})
     process.policies = tmp  # type: ignore[attr-defined]
     try:
@@ -396,6 +398,22 @@ async def test_the_tools_follow_a_policy_reload(gateway: GatewayProcess) -> None
             time.sleep(0.2)
     finally:
         path.write_text(original)
+
+
+# --- the command
+
+
+def test_edgeway_mcp_tools_lists_what_an_app_may_call(gateway: GatewayProcess) -> None:
+    config = gateway.policies / "edgeway.yaml"  # type: ignore[attr-defined]
+    command = [sys.executable, "-m", "gateway.cli", "mcp", "tools", "--config", str(config), "--app", "narrow"]
+    env = {**os.environ, "CRM_TOKEN": CRM_TOKEN}
+    listed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=HERE.parent, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split()[:2] == ["time.get_current_time", "local"]
+    assert len(listed.stdout.splitlines()) == 1
+    assert "1 of 32 tools for app narrow" in listed.stderr  # time 2, git 12, files 14, crm 2, crm_sse 2
+    unknown = subprocess.run([*command[:-1], "nobody"], capture_output=True, text=True, env=env, cwd=HERE.parent)
+    assert unknown.returncode == 2 and "no app named 'nobody'" in unknown.stderr
 
 
 # --- the policy key

@@ -4,15 +4,20 @@ exports; compose runs Prometheus and Grafana with that dashboard provisioned."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import sys
 
 import httpx
+import httpx2
 import openai
 import pytest
 import yaml
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import ROOT, GatewayProcess, client_for, gateway_config
+from tests.conftest import APP_KEYS, ROOT, GatewayProcess, client_for, gateway_config
 
 DEPLOY = ROOT / "configs" / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "dashboards" / "edgeway.json"
@@ -20,15 +25,24 @@ METRIC = re.compile(r"\b(?:edgeway|process)_[a-z0-9_]+")
 
 
 CACHING = "app: beta\ndefaults: {cloud: gpt-fake}\ncache: {ttl_s: 60}\nrules:\n  - {name: to-cloud, route: cloud}\n"
+TIME_SERVER = {"name": "time", "command": [sys.executable, "-m", "mcp_server_time"], "where": "local"}
+
+
+async def _call_a_tool(url: str, key: str) -> None:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http), mode="legacy") as client,
+    ):
+        await client.call_tool("time.get_current_time", {"timezone": "UTC"})
 
 
 @pytest.fixture(scope="module")
 def exported(upstream, tmp_path_factory) -> set[str]:
     """The series names a gateway exports once it has answered on both routes, from its response
-    cache, and refused a request."""
+    cache, refused a request and served an MCP tool call."""
     tmp = tmp_path_factory.mktemp("metrics")
-    config = gateway_config(upstream.url, tmp)
-    (tmp / "beta.yaml").write_text(CACHING)  # (over the one gateway_config writes)
+    config = gateway_config(upstream.url, tmp, mcp={"servers": [TIME_SERVER]})
+    (tmp / "beta.yaml").write_text("tools: {allow: [time.*]}\n" + CACHING)  # (over the one gateway_config writes)
     process = GatewayProcess(config, tmp)
     try:
         process.wait_ready()
@@ -38,6 +52,7 @@ def exported(upstream, tmp_path_factory) -> set[str]:
             beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], temperature=0)
         with pytest.raises(openai.NotFoundError):
             alpha.chat.completions.create(model="no-such-model", messages=[{"role": "user", "content": "Hi"}])
+        asyncio.run(_call_a_tool(process.url, APP_KEYS["beta"]))
         text = httpx.get(process.url + "/metrics").text
     finally:
         process.stop()
