@@ -99,6 +99,9 @@ class FakeUpstream:
     # what the provider's prompt cache read and wrote of each prompt, as its usage reports them
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # False: a Responses tool call's input comes whole in its `output_item.done`, with no deltas (as
+    # some OpenAI-compatible servers send it)
+    call_deltas: bool = True
     _faults: deque = field(default_factory=deque)
 
     def fail_next(self, fault: Fault, times: int = 1) -> None:
@@ -117,6 +120,7 @@ class FakeUpstream:
         self.provider_batches.clear()
         self.message_batches.clear()
         self.cache_read_tokens = self.cache_write_tokens = 0
+        self.call_deltas = True
 
     @property
     def bytes_received(self) -> int:
@@ -526,8 +530,9 @@ class FakeUpstream:
                     "response.output_item.added", output_index=0, item={**item, field: "", "status": "in_progress"}
                 )
                 kind = "response.custom_tool_call_input" if custom else "response.function_call_arguments"
-                yield sent(f"{kind}.delta", item_id=item["id"], output_index=0, delta=item[field])
-                yield sent(f"{kind}.done", item_id=item["id"], output_index=0, **{field: item[field]})
+                if self.call_deltas:
+                    yield sent(f"{kind}.delta", item_id=item["id"], output_index=0, delta=item[field])
+                    yield sent(f"{kind}.done", item_id=item["id"], output_index=0, **{field: item[field]})
             yield sent("response.output_item.done", output_index=0, item=item)
             yield sent("response.incomplete" if cut else "response.completed", response=response)
 

@@ -122,13 +122,14 @@ def test_the_stream_helper_gives_the_final_response_with_a_function_call(respons
     assert json.loads(call.arguments) == {"city": "Paris"}
 
 
-@pytest.mark.parametrize("model", ["gpt-fake", "gpt-chat"])
+@pytest.mark.parametrize("model, deltas", [("gpt-fake", True), ("gpt-fake", False), ("gpt-chat", True)])
 def test_a_streamed_turn_that_only_calls_a_tool_has_its_time_to_first_event_in_the_ledger(
-    responses_gateway, upstream, model
+    responses_gateway, upstream, model, deltas
 ):
-    """An agent's turn whose answer is a tool call has no text: its row's `ttft_ms` is the time
-    its first event took all the same (the provider's 300 ms before its first byte, and more)."""
-    upstream.latency_s = 0.3
+    """An agent's turn whose answer is a tool call has no text (and, from a provider that sends
+    the call's arguments whole at its end, no deltas either): its row's `ttft_ms` is the time its
+    first event took all the same (the provider's 300 ms before its first byte, and more)."""
+    upstream.latency_s, upstream.call_deltas = 0.3, deltas
     body = {"model": model, "input": "Weather in Paris?", "tools": [WEATHER], "stream": True}
     headers = {"authorization": f"Bearer {TWO_APPS['open']}"}
     with httpx.stream("POST", responses_gateway.url + "/v1/responses", json=body, headers=headers) as answer:
