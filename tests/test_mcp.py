@@ -29,11 +29,14 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from classifiers import Scorer
 from gateway.bench.ports import free_port
+from gateway.mcp.privacy import Refused, read_arguments
 from policies.policy import Models, parse_policy
 from policies.tools import ToolRules
 from policies.yaml_source import FileError
 from tests.conftest import GatewayProcess
+from tests.test_privacy_invariant import SPELLINGS, TELLS
 
 HERE = Path(__file__).resolve().parent
 FILESYSTEM = HERE / "node" / "node_modules" / ".bin" / "mcp-server-filesystem"
@@ -430,3 +433,37 @@ def test_deny_wins_and_nothing_is_allowed_by_default() -> None:
     rules = ToolRules(("git.*",), ("git.git_commit",))
     assert rules.allows("git.git_status") and not rules.allows("git.git_commit") and not rules.allows("time.x")
     assert not ToolRules().allows("git.git_status")
+
+
+# --- the privacy invariant, on a remote server's arguments
+
+LOCAL_ONLY = "rules:\n  - {name: keep, when: {pii: any}, route: edge, fallback: none}\n  - {name: rest, route: cloud}\n"
+MASKING = "rules:\n  - {name: mask, when: {pii: any}, route: cloud, redact: true}\n  - {name: rest, route: cloud}\n"
+SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}, "filter": {"type": "object"}}}
+
+
+@pytest.fixture(scope="module")
+def scorer() -> Scorer:
+    return Scorer()
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["top level", "nested"])
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+def test_a_private_value_in_a_remote_calls_arguments_is_refused_or_masked(
+    scorer: Scorer, spelling: str, nested: bool
+) -> None:
+    """As tests/test_privacy_invariant.py holds it of prompts: whatever way a private value is
+    written, a local-only app's call carrying it is refused, and a masking app's leaves without it
+    (or, where the scan cannot read what is around it, not at all)."""
+    value = SPELLINGS[spelling]
+    arguments = {"filter": {"contacts": [value]}} if nested else {"query": f"orders of {value}"}
+    models = Models(("edge-model",), ("cloud-model",))
+    with pytest.raises(Refused):
+        read_arguments(scorer, parse_policy(LOCAL_ONLY, models), "crm.lookup", arguments, SCHEMA)
+    try:
+        reading = read_arguments(scorer, parse_policy(MASKING, models), "crm.lookup", arguments, SCHEMA)
+    except Refused as refused:  # what it cannot read (a script no detector reads) is not sent masked
+        assert "does not send it" in refused.message
+        return
+    sent = json.dumps(reading.sent)
+    assert not [tell for tell in TELLS if tell in sent or json.dumps(tell)[1:-1] in sent], sent
