@@ -82,8 +82,22 @@ def readable_by(request: ChatRequest, model: Tier) -> ChatRequest:
     if not changed:
         return request
     if _thinks(body) and not _loop_keeps_its_thinking(body):
-        body = {k: v for k, v in body.items() if k != "thinking"}
+        body = _unthinking(body)
     return dataclasses.replace(request, native=dataclasses.replace(native, body=body))
+
+
+def _unthinking(body: dict[str, Any]) -> dict[str, Any]:
+    """The body with thinking off: no `thinking`, and no context edit that clears thinking (which
+    the API takes only with thinking on); the other edits as sent, and none where none are left."""
+    out = {k: v for k, v in body.items() if k != "thinking"}
+    managed = body.get("context_management")
+    edits = managed.get("edits") if isinstance(managed, dict) else None
+    if isinstance(managed, dict) and isinstance(edits, list):
+        kept = [e for e in edits if not (block_type(e) or "").startswith("clear_thinking")]
+        out["context_management"] = {**managed, "edits": kept}
+        if not kept:
+            del out["context_management"]
+    return out
 
 
 def _without_others(body: dict[str, Any], signers: Mapping[str, str], model: str) -> tuple[dict[str, Any], bool]:

@@ -174,13 +174,17 @@ def test_a_fallback_mid_loop_answers_without_the_failed_models_thinking(thinking
     content = _assembled(events(first))
     said += [{"role": "assistant", "content": content}, result(content, "file.txt")]
     upstream.fail_next(Fault(status=529, message="Overloaded"))
-    answer = post(thinking_gateway, "/v1/messages", turn(said, session="fallback"))
+    managed = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}, {"type": "clear_tool_uses_20250919"}]}
+    answer = post(thinking_gateway, "/v1/messages", {**turn(said, session="fallback"), "context_management": managed})
     assert answer.status_code == 200, answer.text
     assert answer.headers["x-edgeway-model"] == "claude-sonnet"
     assert answer.headers["x-edgeway-fallback"].startswith("claude-haiku: ")
     failed, sent = upstream.requests[-2].body, upstream.requests[-1].body
     assert failed["model"] == HAIKU and signers(failed) == [HAIKU]  # Haiku had it as sent
     assert sent["model"] == SONNET and signers(sent) == [] and "thinking" not in sent
+    # a context edit that clears thinking goes with it (the API takes one only with thinking on)
+    assert failed["context_management"] == managed
+    assert sent["context_management"] == {"edits": [{"type": "clear_tool_uses_20250919"}]}
     assert answer.json()["content"][0]["type"] == "text"
 
 
