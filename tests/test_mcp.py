@@ -10,9 +10,11 @@ crm), `private` keeps them on the premises, `narrow` may call one tool twice a m
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -45,6 +47,7 @@ KEYS = {app: f"{app}-key-0123456789" for app in ("agent", "private", "narrow", "
 CRM_TOKEN = "crm-token-from-the-config-42"
 EMAIL = "zq.hollander77@proton.me"
 MANAGER_EMAIL = "dana.whitfield@northwind-example.com"
+CONVERSION = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
 
 POLICIES = {
     "agent": """
@@ -374,6 +377,27 @@ async def test_a_local_only_app_refuses_the_call_and_says_why(
     )
 
 
+async def test_a_server_that_exits_is_started_again(gateway: GatewayProcess) -> None:
+    """The time server killed under the gateway: the next call fails at once with an MCP error
+    that says so (never a 500), and the gateway starts the server again."""
+    found = subprocess.run(["pgrep", "-P", str(gateway.process.pid), "-f", "mcp_server_time"], capture_output=True)
+    (pid,) = found.stdout.split()
+    os.kill(int(pid), signal.SIGKILL)
+    deadline, outcomes = time.monotonic() + 20, []
+    async with connected(gateway, KEYS["agent"]) as client:
+        while time.monotonic() < deadline:
+            try:
+                result = await client.call_tool("time.convert_time", CONVERSION)
+            except MCPError as exc:
+                outcomes.append(exc.message)
+                await asyncio.sleep(0.2)
+                continue
+            outcomes.append("ok")
+            assert "Asia/Tokyo" in text_of(result)
+            break
+    assert outcomes[-1] == "ok" and "unavailable" in outcomes[0], outcomes
+
+
 # --- limits and reloads
 
 
@@ -398,7 +422,7 @@ async def test_the_tools_follow_a_policy_reload(gateway: GatewayProcess) -> None
         deadline = time.monotonic() + 10
         while await names(gateway, "plain") != {"time.convert_time"}:
             assert time.monotonic() < deadline, "the policy was not reloaded"
-            time.sleep(0.2)
+            await asyncio.sleep(0.2)
     finally:
         path.write_text(original)
 

@@ -138,7 +138,10 @@ class Upstream:
             raise Unavailable(self.error or "its session is opening")
         try:
             result = await session.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout_s)
-        except MCPError:
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:  # the process exited, or the connection dropped
+                self._lost.set()
+                raise Unavailable(exc.message) from exc
             raise
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
             self._lost.set()
