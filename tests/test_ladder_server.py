@@ -80,6 +80,20 @@ def test_a_failing_model_falls_back_up_the_ladder(laddered, upstream):
     assert provider_models(upstream) == ["gpt-4o-mini"] * 3 + ["gpt-4o"]
 
 
+def test_when_the_cloud_fails_and_the_edge_answers_the_answer_and_the_access_line_say_why(laddered, upstream):
+    """`route: auto`: both cloud models fail (each its first try and two retries); the edge, last
+    on the ladder's way down, answers. `x-edgeway-fallback` names each model that failed and why."""
+    upstream.reset()
+    upstream.fail_next(Fault(status=503, message="model overloaded"), times=6)
+    answer = ask(laddered, LONG)
+    assert answer.status_code == 200 and answer.headers["x-edgeway-model"] == "smollm2"
+    said = "gpt-large: 502 upstream_error; gpt-fake: 502 upstream_error"
+    assert answer.headers["x-edgeway-fallback"] == said
+    request_id = answer.headers["x-edgeway-request-id"]
+    (line,) = [line for line in laddered.log().splitlines() if f"request {request_id}" in line]
+    assert line.endswith(f'route=edge model=smollm2 rule=climb fallback="{said}"'), line
+
+
 def test_a_step_that_does_not_climb_keeps_the_bundled_model(laddered, upstream):
     upstream.reset()
     answer = ask(laddered, LONG, extra_headers={"x-edgeway-tags": "edge"})
