@@ -112,6 +112,8 @@ def covered(scanner, text: str, value: str, kind: str) -> None:
         # bank accounts and routing numbers by their cues
         ("routing 026009593, account 4830019275166", "026009593", "ID_NUMBER"),
         ("routing 026009593, account 4830019275166", "4830019275166", "ID_NUMBER"),
+        ("sort code 20-00-00, account 12345678", "20-00-00", "ID_NUMBER"),
+        ("sort code 20-00-00, account 12345678", "12345678", "ID_NUMBER"),
         ("Überweisung bitte auf Konto 1234567890", "1234567890", "ID_NUMBER"),
         ("número de cuenta 0049 1500 05 1234567890", "0049 1500 05 1234567890", "ID_NUMBER"),
         ("Мой счёт 40817810099910004312", "40817810099910004312", "ID_NUMBER"),

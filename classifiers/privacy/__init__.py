@@ -56,7 +56,7 @@ from classifiers.privacy.readings import (
     windows_of,
 )
 from classifiers.privacy.scripts import UNSCANNED, unread
-from classifiers.privacy.secrets import ANCHORS, rule_set
+from classifiers.privacy.secrets import ANCHORS, load_rule_set
 from classifiers.privacy.structured import WINDOW_SPECS, find_structured
 from classifiers.privacy.told import CUES as TOLD
 from classifiers.privacy.told import told
@@ -92,7 +92,7 @@ class PrivacyScanner:
             ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
             + WRITTEN_ADDRESSES + CHECKED + ACCOUNTS
         )  # fmt: skip
-        rule_set()  # the secrets' rule set compiled now, not on the first request
+        load_rule_set()  # the secrets' rule set loads beside the rest, not on the first request
         self._native = _scan.Scanner(
             self.anchors.native, self.spans.native, (*WINDOW_SPECS, CAPITAL_WINDOWS, SEPARATED_WINDOWS)
         )

@@ -15,14 +15,17 @@ from __future__ import annotations
 import base64
 import json
 import re
-from functools import cache
-
-import kingfisher_sdk
+import threading
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
 
 from classifiers.privacy.anchors import Anchors, Hits, anchored, starts_of
 from classifiers.privacy.credentials import CUES as CREDENTIALS
 from classifiers.privacy.credentials import credentials
 from classifiers.privacy.findings import Finding
+
+if TYPE_CHECKING:
+    import kingfisher_sdk
 
 # (the literals a key begins with, its pattern)
 _KEY_PATTERNS = [
@@ -88,11 +91,34 @@ MAINTAINED = "rule-set"
 _EXAMPLE = re.compile(r"EXAMPLE|example|Example")
 
 
-@cache
+_LOADING: list[Future[kingfisher_sdk.Scanner]] = []  # the one load of a process, once begun
+_LOCK = threading.Lock()
+
+
+def load_rule_set() -> Future[kingfisher_sdk.Scanner]:
+    """Kingfisher's built-in rules, loaded once a process on a thread of their own (its library and
+    its compiled rules from its disk cache take 0.5-3 s, compiling them the first time on a machine
+    15 s): a gateway starts while they load, and the first text that needs them waits for them.
+    The rules do not look into base64 (`readings` decodes it and scans what it holds)."""
+    with _LOCK:
+        if not _LOADING:
+            loading: Future[kingfisher_sdk.Scanner] = Future()
+            _LOADING.append(loading)
+            threading.Thread(target=_load, args=(loading,), name="secret-rules", daemon=True).start()
+        return _LOADING[0]
+
+
+def _load(loading: Future[kingfisher_sdk.Scanner]) -> None:
+    try:
+        import kingfisher_sdk
+
+        loading.set_result(kingfisher_sdk.Scanner(kingfisher_sdk.Rules(confidence="medium"), base64=False))
+    except BaseException as exc:  # (the text that waits for them raises it: nothing is scanned without them)
+        loading.set_exception(exc)
+
+
 def rule_set() -> kingfisher_sdk.Scanner:
-    """Kingfisher's built-in rules, compiled once a process (about 0.5 s from its disk cache), not
-    looking into base64 (`readings` decodes it and scans what it holds)."""
-    return kingfisher_sdk.Scanner(kingfisher_sdk.Rules(confidence="medium"), base64=False)
+    return load_rule_set().result()
 
 
 def maintained(text: str) -> list[Finding]:

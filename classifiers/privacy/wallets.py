@@ -35,10 +35,10 @@ SEED = "seed-phrase"
 # (an Ethereum address's run of decimal digits passed as a card's).
 ADDRESS = "wallet-address"
 SHORTEST_SEED = 12
+_STRIDE = SHORTEST_SEED // 2
 _CHECKED_LENGTHS = frozenset((12, 15, 18, 21, 24))
 # Numbering and punctuation a seed is written with, read as spaces: "1. abandon, 2) ability"
 _PUNCTUATION = "0123456789.,;:()[]{}\"'#-|/\\"
-_BETWEEN = str.maketrans({ch: " " for ch in _PUNCTUATION + "–"})
 _ASCII_BETWEEN = bytes.maketrans(_PUNCTUATION.encode(), b" " * len(_PUNCTUATION))
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -73,14 +73,16 @@ def _checker(language: str) -> Mnemonic:
 def seed_phrases(text: str) -> list[Finding]:
     """SECRET findings of seed phrases in `text`. Most texts are told apart without a regular
     expression: their tokens' list words never run to twelve."""
-    lowered = text.lower()
-    if lowered.isascii():  # bytes translate in a table, a third the cost of a dict's
-        tokens = lowered.encode().translate(_ASCII_BETWEEN).decode().split()
-    else:
-        tokens = lowered.translate(_BETWEEN).split()
+    # in UTF-8, bytes translate in a table (no byte of a character beyond ASCII is an ASCII one);
+    # a string's translate reads a dict a character, ten times the cost on a non-ASCII text
+    tokens = text.lower().encode().translate(_ASCII_BETWEEN).decode().split()
     if len(tokens) < SHORTEST_SEED:
         return []
-    marks = bytes(map(_all_words().__contains__, tokens))
+    words = _all_words()
+    # twelve tokens in a row hold two sixth tokens in a row: most texts are let go on a sixth of them
+    if b"\x01\x01" not in bytes(map(words.__contains__, tokens[::_STRIDE])):
+        return []
+    marks = bytes(map(words.__contains__, tokens))
     if b"\x01" * SHORTEST_SEED not in marks:
         return []
     return list(_phrases(text))
