@@ -64,6 +64,7 @@ class McpEndpoint:
             await _unauthorized(exc.message, send)
             return
         scope[APP] = app
+        scope.setdefault("state", {})["app_name"] = app.name  # for the request's access line
         await self.sessions.handle_request(scope, receive, send)
 
     async def _list_tools(
@@ -76,6 +77,8 @@ class McpEndpoint:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         app = _app_of(ctx)
+        if ctx.request is not None:  # the access line names the tool where a request names its model
+            ctx.request.scope.setdefault("state", {})["model"] = params.name[:200]
         return await self.calls.call(app.name, params.name, dict(params.arguments or {}))
 
 
