@@ -443,6 +443,19 @@ def test_edgeway_mcp_tools_lists_what_an_app_may_call(gateway: GatewayProcess) -
     assert unknown.returncode == 2 and "no app named 'nobody'" in unknown.stderr
 
 
+async def test_edgeway_audit_checks_the_tool_calls_against_the_policies(gateway: GatewayProcess) -> None:
+    async with connected(gateway, KEYS["agent"]) as client:
+        await client.call_tool("crm.lookup_orders", {"email": EMAIL})
+    config = gateway.policies / "edgeway.yaml"  # type: ignore[attr-defined]
+    command = [sys.executable, "-m", "gateway.cli", "audit", "--config", str(config), "--app", "agent"]
+    env = {**os.environ, "CRM_TOKEN": CRM_TOKEN}
+    listed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=HERE.parent, timeout=120)
+    records = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert any(r["purpose"] == "tool" and r["provider_model"] == "lookup_orders" for r in records), listed.stderr
+    checked = subprocess.run([*command, "--check"], capture_output=True, text=True, env=env, cwd=HERE.parent)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 # --- the policy key
 
 
