@@ -49,6 +49,7 @@ from router.modes import WHOLE
 from router.pricing import ESTIMATED_ANSWER_TOKENS, FREE, Price, cost_of
 from router.request import ChatRequest, parse_chat_request
 from router.served import ServedRequest, ShadowPolicy
+from router.thinking import Signers, readable_by
 from router.tier import Tier
 
 log = logging.getLogger("edgeway.shadow")
@@ -78,7 +79,7 @@ def why_not(served: ServedRequest, other: Tier | None) -> str | None:
 
 class Compared(Protocol):
     """What a comparison reads of the router (`router.routing.Router`): its models, their prices,
-    its token estimate, and where what leaves is recorded."""
+    its token estimate, where what leaves is recorded, and who signed each thinking block."""
 
     @property
     def models(self) -> Mapping[str, Tier]: ...
@@ -91,6 +92,9 @@ class Compared(Protocol):
 
     @property
     def egress(self) -> EgressLog: ...
+
+    @property
+    def signers(self) -> Signers: ...
 
 
 class Shadower:
@@ -207,7 +211,8 @@ class Shadower:
         if short is not None:
             self.stats["skipped: shadow budget spent"] += 1
             return None
-        asked = _whole(served.request)
+        # the other model reads the conversation without the thinking the served one signed
+        asked = readable_by(router.signers.known(served.app, _whole(served.request)), other)
         try:
             shadow = await self._answer(other, asked)
         except BaseException as exc:

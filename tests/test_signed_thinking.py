@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,12 +28,17 @@ from tests.conftest import GatewayProcess, gateway_config
 from tests.fake_upstream import AgentScript, FakeUpstream, Fault, signer_of
 
 KEYS = {"ladder": "ladder-key-0123456789", "responses": "responses-key-0123456789"}
+KEYS["shadowed"] = "shadowed-key-0123456789"
 HAIKU, SONNET = "claude-haiku-4-5", "claude-sonnet-4-5"  # the provider's ids
 POLICIES = {
     # a prompt of 400 tokens or more climbs (the step's prior: its length, 0.5 at 400 tokens)
     "ladder": "defaults: {cloud: claude-haiku}\nrouter: {edge_reading: never}\n"
     "rules:\n  - {name: climb, route: auto, ladder: [claude-haiku, claude-sonnet], thresholds: [0.5]}\n",
     "responses": "defaults: {cloud: gpt-fake}\nrules:\n  - {name: all-cloud, route: cloud}\n",
+    # every answer compared with the ladder's next model up, in the gateway's next lull
+    "shadowed": "defaults: {cloud: claude-haiku}\nrouter: {edge_reading: never}\n"
+    "shadow: {sample: 1.0, judge: gpt-fake, daily_usd: 5}\n"
+    "rules:\n  - {name: climb, route: auto, ladder: [claude-haiku, claude-sonnet], thresholds: [0.5]}\n",
 }
 TOOL = {"name": "Bash", "description": "Run a command.", "input_schema": {"type": "object"}}
 LONG_OUTPUT = "file.txt\n" * 400  # a tool result past 400 tokens: the ladder would climb
@@ -186,6 +192,27 @@ def test_a_fallback_mid_loop_answers_without_the_failed_models_thinking(thinking
     assert failed["context_management"] == managed
     assert sent["context_management"] == {"edits": [{"type": "clear_tool_uses_20250919"}]}
     assert answer.json()["content"][0]["type"] == "text"
+
+
+def test_a_shadow_comparison_gives_the_other_model_no_thinking_it_did_not_sign(thinking_gateway, upstream):
+    """A sampled turn of a conversation Haiku serves is answered again by Sonnet, the ladder's next
+    step, for a comparison: Sonnet gets the conversation without Haiku's thinking."""
+    said: list[dict[str, Any]] = [{"role": "user", "content": "Hi"}]
+    first = post(thinking_gateway, "/v1/messages", turn(said, session="shadowed"), app="shadowed")
+    assert first.status_code == 200 and first.headers["x-edgeway-model"] == "claude-haiku", first.text
+    said += [{"role": "assistant", "content": first.json()["content"]}, {"role": "user", "content": "And then?"}]
+    answer = post(thinking_gateway, "/v1/messages", turn(said, session="shadowed"), app="shadowed")
+    assert answer.status_code == 200 and answer.headers["x-edgeway-model"] == "claude-haiku", answer.text
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(_sent_to(upstream, SONNET)) < 2:
+        time.sleep(0.2)
+    (shadow,) = [body for body in _sent_to(upstream, SONNET) if len(body["messages"]) == 3]  # the second turn's
+    assert signers(shadow) == [] and [b["type"] for b in shadow["messages"][1]["content"]] == ["text"]
+    assert signers(_sent_to(upstream, HAIKU)[-1]) == [HAIKU]  # as the client sent it, to the model that signed it
+
+
+def _sent_to(upstream: FakeUpstream, model: str) -> list[dict[str, Any]]:
+    return [r.body for r in upstream.requests if r.path == "/v1/messages" and r.body.get("model") == model]
 
 
 def _assembled(said: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
