@@ -329,6 +329,19 @@ async def test_a_masking_app_sends_the_remote_server_placeholders_and_gets_the_v
     assert any(r["app"] == "agent" and r["status"] == 200 and r["route"] == "cloud" for r in rows)
 
 
+async def test_a_long_argument_and_result_are_read_beside_the_event_loop(
+    gateway: GatewayProcess, recorder: dict[str, Any]
+) -> None:
+    """200 KB each way, scanned on a worker thread (as a long prompt is): masked as it leaves,
+    restored as it comes back."""
+    text = "the quarterly numbers are attached; " * 5_600 + f"reply to {EMAIL}"
+    async with connected(gateway, KEYS["agent"]) as client:
+        result = await client.call_tool("crm.echo", {"text": text})
+    arrived = received(recorder["streamable-http"]["record"])[-1]["arguments"]["text"]
+    assert EMAIL not in arrived and arrived.endswith("reply to [EMAIL_1]")
+    assert text_of(result) == text
+
+
 async def test_credentials_come_from_the_config_never_from_the_client(
     gateway: GatewayProcess, recorder: dict[str, Any]
 ) -> None:

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -35,8 +35,11 @@ from router.ledger import Store, UsageRow
 from router.ledger.rows import RowKind
 from router.ledger.store import StoreUnavailable
 from router.limits import Limits
+from router.offload import off_loop
+from router.routing import INLINE_BYTES
 
 log = logging.getLogger("edgeway.mcp")
+T = TypeVar("T")
 
 # JSON-RPC codes of the refusals: the spec's own for a tool that is not there; an
 # implementation-defined server error (-32000 to -32099) for each of edgeway's refusals
@@ -156,7 +159,9 @@ class ToolCalls:
         if call.upstream.remote:
             try:
                 schema = call.upstream.tools[call.tool].tool.input_schema
-                call.reading = privacy.read_arguments(self._scorer, policy, call.name, arguments, schema)
+                call.reading = await _sized(
+                    _size(arguments), lambda: privacy.read_arguments(self._scorer, policy, call.name, arguments, schema)
+                )
             except Refused as refused:
                 call.rule = refused.rule
                 call.outcome = Outcome(refused.refusal.value)
@@ -179,9 +184,10 @@ class ToolCalls:
         except MCPError as exc:
             call.outcome, call.error = Outcome.FAILED, f"error {exc.code}"
             raise MCPError(exc.code, f"{call.server}: {exc.message}", exc.data) from None
-        tool = call.upstream.tools[call.tool].tool
-        return privacy.read_result(
-            self._scorer, policy if call.upstream.remote else None, tool, call.name, result, call.reading
+        tool, reading, remote = call.upstream.tools[call.tool].tool, call.reading, call.upstream.remote
+        return await _sized(
+            _size(result.content) if remote else 0,
+            lambda: privacy.read_result(self._scorer, policy if remote else None, tool, call.name, result, reading),
         )
 
     def _take(self, call: Call, rules: ToolRules) -> None:
@@ -230,6 +236,25 @@ class ToolCalls:
             self._egress.record(lambda: _record(request_id, call, upstream, reading, outcome))
         if call.outcome not in (Outcome.OK, Outcome.TOOL_ERROR):
             log.info("MCP call %s by %s: %s", Known(call.name), Known(call.app), Known(call.outcome.value))
+
+
+async def _sized(size: int, work: Callable[[], T]) -> T:
+    """`work` (a scan of a call's arguments or result), on a worker thread where it is large: a
+    long text's scan would hold every other request on the event loop meanwhile."""
+    return work() if size <= INLINE_BYTES else await off_loop(work)
+
+
+def _size(value: Any) -> int:
+    """About how many characters the scan reads in `value`."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(str(k)) + _size(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return sum(_size(v) for v in value)
+    if isinstance(value, types.TextContent):
+        return len(value.text)
+    return 16
 
 
 def _record(request_id: str, call: Call, upstream: Upstream, reading: Reading, outcome: str) -> Egress:
