@@ -25,6 +25,7 @@ from router.policy_rules import PolicyRules
 from router.pricing import Price
 from router.request import ChatRequest, parse_chat_request, parse_embeddings_request
 from router.resilience import CircuitOpen
+from router.routed import Failure
 from router.routing import Router
 from router.rules import PlainRules
 from router.tier import Resilience, Tier
@@ -75,7 +76,8 @@ def test_the_first_target_that_answers_serves_and_the_failures_before_it_are_kep
     routed = run(router(edge, cloud).complete(ask(), Caller("t", policy(FAIL_CLOSED))))
     assert routed.model is cloud and routed.route == "cloud"
     assert routed.result.body["choices"][0]["message"]["content"] == "from the cloud"
-    assert routed.failures == ["edge: edge down"]
+    assert routed.failures == [Failure("edge", 503, "no_capacity")]
+    assert routed.fallback == "edge: 503 no_capacity"  # as x-edgeway-fallback says it
 
 
 def test_when_every_target_fails_the_error_names_each_failure():
@@ -156,7 +158,7 @@ def test_a_cascade_whose_edge_fails_escalates_and_whose_escalation_fails_keeps_t
     unsure = FakeTier("edge", "edge", confidence=0.1)
     failing_cloud = FakeTier("cloud", "cloud", fails=UpstreamError("cloud: 500", provider_status=500))
     routed = run(router(unsure, failing_cloud).complete(ask(), Caller("t", policy(CASCADE))))
-    assert routed.model is unsure and routed.failures == ["cloud: cloud: 500"]
+    assert routed.model is unsure and routed.failures == [Failure("cloud", 502, "upstream_error")]
 
 
 # --- redaction ------------------------------------------------------------------------------
