@@ -273,6 +273,15 @@ async def test_without_a_key_mcp_answers_401(gateway: GatewayProcess) -> None:
             await client.list_tools()
 
 
+def test_what_mcp_does_not_serve_is_a_clear_error(gateway: GatewayProcess) -> None:
+    headers = {"Authorization": f"Bearer {KEYS['agent']}", "Accept": "application/json, text/event-stream"}
+    stream = httpx.get(f"{gateway.url}/mcp", headers=headers, timeout=10)
+    assert stream.status_code == 405 and stream.headers["allow"] == "POST"  # no stream of the server's own
+    json_headers = {**headers, "Content-Type": "application/json"}
+    broken = httpx.post(f"{gateway.url}/mcp", headers=json_headers, content=b"{nope", timeout=10)
+    assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700
+
+
 # --- local servers
 
 

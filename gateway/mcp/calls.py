@@ -152,7 +152,8 @@ class ToolCalls:
         if not call.known or not rules.allows(call.name):
             call.outcome = Outcome.NOT_ALLOWED
             why = rules.why_not(call.name) if call.known else "no such tool"
-            raise MCPError(NOT_ALLOWED_CODE, f"Unknown tool {call.name!r}: {why}; tools/list lists this app's tools.")
+            named = call.name if len(call.name) <= MAX_NAME else call.name[:MAX_NAME] + "..."
+            raise MCPError(NOT_ALLOWED_CODE, f"Unknown tool {named!r}: {why}; tools/list lists this app's tools.")
         assert call.upstream is not None
         assert policy is not None  # (rules allow nothing without one)
         self._take(call, rules)

@@ -57,11 +57,16 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        if scope["method"] != "POST":
+            # every answer goes back on its POST: no stream of the server's own to GET, no session
+            # to DELETE (the spec's answer for an endpoint that offers no such stream: 405)
+            await _refuse(405, -32600, f"{scope['method']} is not served at /mcp: POST JSON-RPC messages.", send)
+            return
         authorization = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), None)
         try:
             app = self.keys.identify(authorization)
         except Unauthorized as exc:
-            await _unauthorized(exc.message, send)
+            await _refuse(401, UNAUTHORIZED_CODE, exc.message, send)
             return
         scope[APP] = app
         scope.setdefault("state", {})["app_name"] = app.name  # for the request's access line
@@ -91,17 +96,13 @@ def _app_of(ctx: ServerRequestContext[Any, Any]) -> App:
     return app
 
 
-async def _unauthorized(message: str, send: Send) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": UNAUTHORIZED_CODE, "message": message}}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b'Bearer realm="edgeway"'),
-            ],
-        }
-    )
+async def _refuse(status: int, code: int, message: str, send: Send) -> None:
+    """An HTTP error with a JSON-RPC error body, as the SDK's transport answers its own."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="edgeway"'))
+    elif status == 405:
+        headers.append((b"allow", b"POST"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
