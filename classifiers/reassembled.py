@@ -24,8 +24,10 @@ as a number's groups), or an at sign in one of the two words that meet (joined a
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from classifiers.forwarded import JOINED_ITEMS, Path
@@ -52,14 +54,20 @@ class Joined:
     text: str
     pieces: tuple[Piece, ...]
 
+    @cached_property
+    def _starts(self) -> list[int]:
+        return [p.start for p in self.pieces]  # (the pieces stand in order, none over another)
+
     def located(self, start: int, end: int) -> list[tuple[Path, int, int]]:
         """Each piece's share of `start`..`end`, in its own text's offsets; empty unless the span
-        crosses from one piece into another (what lies in one piece, its own scan finds)."""
-        shares = [
-            (p.path, max(start, p.start) - p.start + p.offset, min(end, p.end) - p.start + p.offset)
-            for p in self.pieces
-            if start < p.end and end > p.start
-        ]
+        crosses from one piece into another (what lies in one piece, its own scan finds). The
+        pieces it may cross are found by bisection: a table's reading has thousands."""
+        shares = []
+        for p in self.pieces[max(0, bisect_right(self._starts, start) - 1) :]:
+            if p.start >= end:
+                break
+            if start < p.end:
+                shares.append((p.path, max(start, p.start) - p.start + p.offset, min(end, p.end) - p.start + p.offset))
         return shares if len(shares) > 1 else []
 
 
@@ -258,8 +266,9 @@ def in_fields(path: Path, text: str) -> list[Joined]:
         values = [(m.start(g), m.end(g)) for m in _MEMBER.finditer(text) for g in ("text", "number") if m.group(g)]
         found += _runs([(path, text[s:e], s) for s, e in values if _piece_like(text[s:e])], lambda a, b: True)
     if _CELLS_MEET.search(text) is not None:
-        cells = [m.span("cell") for m in _CELL.finditer(text)]
-        found += _runs([(path, text[s:e], s) for s, e in cells], lambda a, b: _one_separator(text, a, b))
+        cells = [(path, m.group("cell"), m.start("cell")) for m in _CELL.finditer(text)]
+        cells = [cell for cell in cells if sum(ch.isdigit() for ch in cell[1]) >= _CELL_DIGITS]
+        found += _runs(cells, lambda a, b: _one_separator(text, a, b))
     return found
 
 
@@ -284,21 +293,22 @@ def _piece_like(value: str) -> bool:
 def _one_separator(text: str, first: _Field, second: _Field) -> bool:
     """Whether two cells stand in one row, side by side: one separator between them, no line break."""
     between = text[first[2] + len(first[1]) : second[2]].strip(" ")
-    return (
-        len(between) == 1
-        and between in "\t,;|"
-        and all(sum(ch.isdigit() for ch in cell) >= _CELL_DIGITS for _, cell, _ in (first, second))
-    )
+    return len(between) == 1 and between in "\t,;|"
 
 
 FIELD_PIECES = 4  # fields one value may be split over (a card's four groups in four columns)
 
 
+STRETCHES_APART = "\n\n"  # between two stretches in one reading: no number crosses a line break
+
+
 def _runs(fields: list[_Field], adjacent: Callable[[_Field, _Field], bool]) -> list[Joined]:
     """Runs of consecutive `fields` that meet and stand `adjacent`, each stretch of two to
     `FIELD_PIECES` of them read as one: a row's id beside a card's two halves ("884120,54127534,
-    29016889") is no number of 22 digits, and the card is in the last two."""
-    joined: list[Joined] = []
+    29016889") is no number of 22 digits, and the card is in the last two. Every stretch of a text
+    is put in one reading, apart from the others by a blank line: a table of 10,000 rows is one
+    scan of three times its cells, not 30,000 scans."""
+    built = _Builder()
     run: list[_Field] = []
     for field in [*fields, None]:
         if field is not None and run and adjacent(run[-1], field) and joiner(run[-1][1], field[1]) is not None:
@@ -306,10 +316,9 @@ def _runs(fields: list[_Field], adjacent: Callable[[_Field, _Field], bool]) -> l
             continue
         for first in range(len(run) - 1):
             for last in range(first + 1, min(len(run), first + FIELD_PIECES)):
-                built = _Builder()
                 for k in range(first, last + 1):
                     path, value, offset = run[k]
-                    built.add(path, value, offset, (joiner(run[k - 1][1], value) or "") if k > first else "")
-                joined.append(built.joined())
+                    before = (joiner(run[k - 1][1], value) or "") if k > first else STRETCHES_APART * bool(built.parts)
+                    built.add(path, value, offset, before)
         run = [field] if field is not None else []
-    return joined
+    return [built.joined()] if built.pieces else []

@@ -18,11 +18,13 @@ from classifiers.complexity import ComplexityModel, EdgeClass
 from classifiers.forwarded import NUMBER_TYPES, Key, Path, forwarded, key_text, number_finding, text_at
 from classifiers.identifier import LanguageIdentifier
 from classifiers.language import detect_language
-from classifiers.privacy import STRUCTURED_TYPES, PrivacyScanner
+from classifiers.privacy import STRUCTURED_TYPES, Finding, PrivacyScanner
 from classifiers.privacy.fields import FIELD_CHARS, field_value
+from classifiers.privacy.findings import drop_overlaps
 from classifiers.privacy.languages import UNREAD_WORDS
 from classifiers.privacy.readings import composed_text
 from classifiers.privacy.scripts import UNREAD
+from classifiers.privacy.structured import checked_numbers
 from classifiers.reassembled import Joined, in_array, in_conversation, in_fields, in_record, key_and_value
 from classifiers.seen import SeenTexts, TextFacts
 from classifiers.tokens import TokenEstimator, joined_counts, text_counts
@@ -195,16 +197,21 @@ class Scorer:
         return named
 
     def _reassembled(
-        self, joined: Iterable[Joined], numbers: frozenset[Path], kinds: frozenset[str] = STRUCTURED
+        self,
+        joined: Iterable[Joined],
+        numbers: frozenset[Path],
+        kinds: frozenset[str] = STRUCTURED,
+        read: Callable[[str], Iterable[Finding]] | None = None,
     ) -> list[PrivacyFinding]:
         """What crosses from one piece of a split value into another (`classifiers.reassembled`:
         turns, arrays, a key and its value, a record's fields), located in each piece it crosses:
         each piece is masked, not only the one a finding of its own would have named. `kinds`:
         the types that stand across the pieces (a record's fields: those a check proves, as a bare
-        number's: two cells that read as a phone number together are two numbers)."""
+        number's: two cells that read as a phone number together are two numbers). `read`: what
+        reads a joined text (the whole scan, by default, kept while the texts stay)."""
         found: list[PrivacyFinding] = []
         for whole in joined:
-            for f in self.facts(whole.text).findings:  # read once while the texts stay
+            for f in read(whole.text) if read is not None else self.facts(whole.text).findings:
                 if f.type not in kinds:
                     continue
                 shares = whole.located(f.start, f.end)
@@ -225,7 +232,7 @@ class Scorer:
         """What one text holds, read once while it stays among the recent texts."""
         facts = self.seen.get(text)
         if facts is None:
-            facts = TextFacts(self.privacy.scan(text), text_counts(text))
+            facts = TextFacts((*self.privacy.scan(text), *_fielded(text)), text_counts(text))
             self.seen.put(text, facts)
         return facts
 
@@ -256,9 +263,8 @@ class Scorer:
         split = [*in_conversation(scanned), *filter(None, map(in_array, sent.arrays))]
         split += filter(None, (key_and_value(key, value) for key, value in sent.pairs))
         findings += self._reassembled(split, sent.numbers)
-        fielded = [joined for path, text in sent.strings for joined in in_fields(path, text)]
-        fielded += [joined for record in sent.records for joined in in_record(record)]
-        findings += self._reassembled(fielded, sent.numbers, NUMBER_TYPES)
+        records = [joined for record in sent.records for joined in in_record(record)]
+        findings += self._reassembled(records, sent.numbers, NUMBER_TYPES, _checked)
         joined, ask = joined_counts(counts), _ask(messages, pieces)
         return Signals(
             privacy=tuple(findings),
@@ -339,3 +345,25 @@ def _language(messages: list[Any], pieces: list[tuple[int, int | None, str]], id
         if language != "und":
             return language
     return detect_language("\n".join(text for _, _, text in pieces), identifier)
+
+
+def _checked(text: str) -> list[Finding]:
+    """What the checks of identifiers find in a reading of fields put together: cards, IBANs, SSNs,
+    national IDs (`structured.checked_numbers`), without the readings and models of the whole scan:
+    the fields' values stand there side by side already, spaced as a number's groups."""
+    return drop_overlaps(checked_numbers(text))
+
+
+def _fielded(text: str) -> tuple[Finding, ...]:
+    """A value a record's fields split within one text (a tool call's arguments, a pasted table:
+    `classifiers.reassembled.in_fields`), as findings in each field it crosses, in `text`'s offsets:
+    each piece is masked, not the one a finding of its own would have named."""
+    found: list[Finding] = []
+    for joined in in_fields((), text):
+        for f in _checked(joined.text):
+            if f.type in NUMBER_TYPES:
+                found += [
+                    Finding(f.type, s, e, f.confidence, f"{f.detector}+joined")
+                    for _, s, e in joined.located(f.start, f.end)
+                ]
+    return tuple(dict.fromkeys(found))

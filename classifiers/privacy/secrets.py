@@ -123,18 +123,26 @@ def rule_set() -> kingfisher_sdk.Scanner:
 
 def maintained(text: str) -> list[Finding]:
     """What the rule set finds, as SECRET findings (its offsets are UTF-8 bytes': as characters)."""
-    found = rule_set().scan(text)
+    encoded = text.encode(errors="surrogatepass")  # (a lone surrogate, which JSON's escapes can write)
+    found = rule_set().scan(encoded)
     if not found:
         return []
-    encoded = None if text.isascii() else text.encode()
     out = []
     for f in found:
         start, end = f.location["start_offset"], f.location["end_offset"]
-        if encoded is not None:
-            start, end = len(encoded[:start].decode(errors="ignore")), len(encoded[:end].decode(errors="ignore"))
+        if len(encoded) != len(text):
+            start, end = _characters(encoded, start), _characters(encoded, end)
         if end > start and _EXAMPLE.search(text, start, end) is None:
             out.append(Finding("SECRET", start, end, 0.97, f"{MAINTAINED}:{f.rule_id}"))
     return out
+
+
+def _characters(encoded: bytes, at: int) -> int:
+    """How many characters the first `at` bytes of a text's UTF-8 are."""
+    try:
+        return len(encoded[:at].decode(errors="surrogatepass"))
+    except UnicodeDecodeError:  # (an offset inside a character: the characters before it)
+        return len(encoded[:at].decode(errors="ignore"))
 
 
 def secrets(text: str, hits: Hits | None = None, runs: bool = True) -> list[Finding]:

@@ -75,7 +75,10 @@ def seed_phrases(text: str) -> list[Finding]:
     expression: their tokens' list words never run to twelve."""
     # in UTF-8, bytes translate in a table (no byte of a character beyond ASCII is an ASCII one);
     # a string's translate reads a dict a character, ten times the cost on a non-ASCII text
-    tokens = text.lower().encode().translate(_ASCII_BETWEEN).decode().split()
+    # (a lone surrogate, which JSON's escapes can write, is carried through as it is)
+    tokens = (
+        text.lower().encode(errors="surrogatepass").translate(_ASCII_BETWEEN).decode(errors="surrogatepass").split()
+    )
     if len(tokens) < SHORTEST_SEED:
         return []
     words = _all_words()
