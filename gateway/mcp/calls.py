@@ -138,6 +138,15 @@ class ToolCalls:
         except MCPError:
             self._book(call)
             raise
+        except anyio.get_cancelled_exc_class():  # the client went away: the call is still on the books
+            call.outcome, call.error = Outcome.FAILED, "cancelled"
+            self._book(call)
+            raise
+        except Exception:
+            log.exception("MCP call %s by %s failed in the gateway", Known(name[:MAX_NAME]), Known(app))
+            call.outcome, call.error = Outcome.FAILED, "internal error"
+            self._book(call)
+            raise MCPError(types.INTERNAL_ERROR, "edgeway could not complete this call; its log says why.") from None
         call.outcome = Outcome.TOOL_ERROR if result.is_error else Outcome.OK
         self._book(call)
         return result

@@ -146,6 +146,11 @@ class Upstream:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
             self._lost.set()
             raise Unavailable(_why(exc)) from exc
+        except RuntimeError as exc:  # the SDK's check of the result against the tool's output schema
+            log.warning("MCP server %s: %s", Known(self.name), exc)
+            raise MCPError(
+                types.INTERNAL_ERROR, f"{tool} returned a result that its own output schema does not allow"
+            ) from None
         if not isinstance(result, types.CallToolResult):
             raise MCPError(types.INTERNAL_ERROR, f"{self.name} answered tools/call with {type(result).__name__}")
         return result
