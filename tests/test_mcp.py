@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from classifiers import Scorer
 from gateway.bench.ports import free_port
-from gateway.mcp.privacy import Refused, read_arguments
+from gateway.mcp.privacy import Refusal, Refused, read_arguments
 from policies.policy import Models, parse_policy
 from policies.tools import ToolRules
 from policies.yaml_source import FileError
@@ -526,3 +526,17 @@ def test_a_private_value_in_a_remote_calls_arguments_is_refused_or_masked(
         return
     sent = json.dumps(reading.sent)
     assert not [tell for tell in TELLS if tell in sent or json.dumps(tell)[1:-1] in sent], sent
+
+
+def test_a_deny_rule_denies_a_remote_call_with_its_message(scorer: Scorer) -> None:
+    policy = parse_policy(
+        "rules:\n  - {name: no-emails-out, when: {pii: [EMAIL]}, action: deny, message: Ask without the address.}\n"
+        "  - {name: rest, route: cloud}\n",
+        Models(("edge-model",), ("cloud-model",)),
+    )
+    with pytest.raises(Refused) as denied:
+        read_arguments(scorer, policy, "crm.lookup", {"query": f"orders of {EMAIL}"}, SCHEMA)
+    assert (denied.value.refusal, denied.value.rule, denied.value.message) == (
+        Refusal.DENIED, "no-emails-out", "Ask without the address."
+    )  # fmt: skip
+    assert read_arguments(scorer, policy, "crm.lookup", {"query": "orders of last week"}, SCHEMA).rule == "rest"
