@@ -2,6 +2,7 @@
 the Authorization header it came with, one JSON line each in the file given.
 
     python -m tests.mcp_recorder --port 8765 --record calls.jsonl [--transport sse]
+    python -m tests.mcp_recorder --record calls.jsonl --transport stdio
 
 Its CRM tool answers with the address it was asked about and an account manager's own (a name,
 an address, a phone number): what a masking app's client should get back restored, and masked.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 MANAGER = "Dana Whitfield, dana.whitfield@northwind-example.com, +44 20 7946 0958"
 
 
-def build(record: Path, transport: str) -> ASGIApp:
+def build(record: Path, transport: str) -> ASGIApp | MCPServer:
     server = MCPServer("crm")
     seen: dict[str, Any] = {}
 
@@ -41,6 +43,13 @@ def build(record: Path, transport: str) -> ASGIApp:
         write("echo", {"text": text})
         return text
 
+    @server.tool()
+    def token() -> str:
+        """The token this server was started with (VAULT_TOKEN), where the gateway started it."""
+        return os.environ.get("VAULT_TOKEN", "")
+
+    if transport == "stdio":
+        return server
     app = server.sse_app() if transport == "sse" else server.streamable_http_app(json_response=True)
 
     async def recording(scope: Scope, receive: Receive, send: Send) -> None:
@@ -54,11 +63,15 @@ def build(record: Path, transport: str) -> ASGIApp:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int)
     parser.add_argument("--record", type=Path, required=True)
-    parser.add_argument("--transport", choices=["streamable-http", "sse"], default="streamable-http")
+    parser.add_argument("--transport", choices=["streamable-http", "sse", "stdio"], default="streamable-http")
     args = parser.parse_args()
-    uvicorn.run(build(args.record, args.transport), host="127.0.0.1", port=args.port, log_level="warning")
+    built = build(args.record, args.transport)
+    if isinstance(built, MCPServer):
+        built.run("stdio")
+        return
+    uvicorn.run(built, host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

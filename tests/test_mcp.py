@@ -1,7 +1,8 @@
 """The MCP gateway (`/mcp`), with the MCP SDK's client against a gateway on loopback that serves
 real servers: `mcp-server-time` and `mcp-server-git` (started by the gateway, `where: local`),
 `@modelcontextprotocol/server-filesystem` (npm, local) and a remote CRM of the suite's own
-(tests/mcp_recorder.py, Streamable HTTP and SSE) that records every call that reaches it.
+(tests/mcp_recorder.py, Streamable HTTP and SSE) that records every call that reaches it; the
+same server started over stdio (`vault`) shows a started server's credentials from the config.
 
 Apps: `agent` masks private values (its tools: time, git's read-only ones, files but writing,
 crm), `private` keeps them on the premises, `narrow` may call one tool twice a minute, and
@@ -52,7 +53,7 @@ CONVERSION = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asi
 POLICIES = {
     "agent": """
 tools:
-  allow: [time.*, git.git_status, git.git_log, files.*, crm.*, crm_sse.*]
+  allow: [time.*, git.git_status, git.git_log, files.*, crm.*, crm_sse.*, vault.token]
   deny: [files.write_file, files.edit_file, files.move_file, files.create_directory]
 rules:
   - {name: mask-private, when: {pii: any}, route: cloud, redact: true}
@@ -150,6 +151,8 @@ def gateway(
     headers = {"Authorization": "Bearer ${CRM_TOKEN}"}
     servers.append({"name": "crm", "url": recorder["streamable-http"]["url"], "where": "remote", "headers": headers})
     servers.append({"name": "crm_sse", "url": recorder["sse"]["url"], "where": "remote", "headers": headers})
+    vault = [sys.executable, "-m", "tests.mcp_recorder", "--transport", "stdio", "--record", str(tmp / "vault.jsonl")]
+    servers.append({"name": "vault", "command": vault, "where": "local", "env": {"VAULT_TOKEN": "${CRM_TOKEN}"}})
     config = {
         "edge": {"models": []},
         "store": f"sqlite:///{tmp / 'ledger.db'}",
@@ -225,7 +228,7 @@ async def test_an_app_sees_exactly_the_tools_its_policy_allows(gateway: GatewayP
     assert await names(gateway, "narrow") == {"time.get_current_time"}
     assert await names(gateway, "plain") == set()  # no `tools:`: deny by default
     assert await names(gateway, "private") == {
-        "crm.lookup_orders", "crm.echo", "time.get_current_time", "time.convert_time"
+        "crm.lookup_orders", "crm.echo", "crm.token", "time.get_current_time", "time.convert_time"
     }  # fmt: skip
 
 
@@ -366,6 +369,11 @@ async def test_credentials_come_from_the_config_never_from_the_client(
     assert (last["rule"], last["findings"]) == ("default", [])
 
 
+async def test_a_started_servers_credentials_come_from_the_configs_env(gateway: GatewayProcess) -> None:
+    async with connected(gateway, KEYS["agent"]) as client:
+        assert text_of(await client.call_tool("vault.token", {})) == CRM_TOKEN  # `${CRM_TOKEN}` in its env
+
+
 async def test_an_older_sse_server_is_read_the_same(gateway: GatewayProcess, recorder: dict[str, Any]) -> None:
     record = recorder["sse"]["record"]
     async with connected(gateway, KEYS["agent"]) as client:
@@ -460,7 +468,7 @@ def test_edgeway_mcp_tools_lists_what_an_app_may_call(gateway: GatewayProcess) -
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.split()[:2] == ["time.get_current_time", "local"]
     assert len(listed.stdout.splitlines()) == 1
-    assert "1 of 32 tools for app narrow" in listed.stderr  # time 2, git 12, files 14, crm 2, crm_sse 2
+    assert "1 of 37 tools for app narrow" in listed.stderr  # time 2, git 12, files 14, crm, crm_sse and vault 3
     unknown = subprocess.run([*command[:-1], "nobody"], capture_output=True, text=True, env=env, cwd=HERE.parent)
     assert unknown.returncode == 2 and "no app named 'nobody'" in unknown.stderr
 
