@@ -93,7 +93,10 @@ class Redaction(Restoration):
             for prefix, kind in ((SCRIPT, "script"), (LANGUAGE, "language")):
                 if first.detector.startswith(prefix):
                     named = first.detector.removeprefix(prefix)
-                    what = f"text in a {kind} edgeway's detectors do not read ({named}, at {where})"
+                    what = (
+                        f"text in a {kind} edgeway's detectors do not read, which its disclosure reader "
+                        f"reads as private ({named}, at {where})"
+                    )
             raise Unredactable(
                 f"This request has {what}; a redacting rule does not send it to the cloud.", retry_after=None
             )

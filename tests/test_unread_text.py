@@ -9,7 +9,8 @@ edge where its rule falls back there; a copy kept at rest masks it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import httpx
 import openai
@@ -68,10 +69,41 @@ def languages(text: str) -> list[tuple[str, str]]:
     ]
 
 
-@pytest.mark.parametrize("text", sorted(UNREAD_LANGUAGES))
-def test_a_stretch_in_a_language_no_cue_reads_is_unread_and_named(text):
+def known_errors(texts: Iterable[str], errors: tuple[str, ...], reason: str) -> list[Any]:
+    """`texts`, those among `errors` marked as the reader's known errors: strict, so a reader that
+    reads one rightly must take it off its list."""
+    return [pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=reason)) if t in errors else t for t in texts]
+
+
+# What the disclosure reader reads as public though it is not: the misses its locked folds count
+# (docs/classifiers.md).
+READER_MISSES = ("Tôi bị tiểu đường và đang uống metformin.",)
+
+
+@pytest.mark.parametrize("text", known_errors(sorted(UNREAD_LANGUAGES), READER_MISSES, "the reader reads it public"))
+def test_a_private_stretch_in_a_language_no_cue_reads_is_unread_and_named(text):
     # the stretch is its words and numbers, not the full stop after them
     assert languages(text) == [(text.rstrip("."), f"language:{UNREAD_LANGUAGES[text]}")]
+
+
+# The same languages, asking about the world: the disclosure reader lets them go as written.
+PUBLIC_IN_UNREAD_LANGUAGES = (
+    "Przepis na pierogi ruskie krok po kroku, proszę.",  # pl: a pierogi recipe
+    "Kto napisał Pana Tadeusza i kiedy?",  # pl: who wrote Pan Tadeusz
+    "Taj Mahal hangi yıl inşa edildi?",  # tr: when was the Taj Mahal built
+    "Kdy se narodil Antonín Dvořák?",  # cs: when was Dvořák born
+    "Bagaimana cara membuat rendang yang empuk?",  # id: how to make tender rendang
+    "Hur många invånare har Stockholm?",  # sv: how many people live in Stockholm
+)
+# What the reader reads as private though it asks about the world: it fails closed, as all such text did.
+READER_OVERBLOCKS = ("Przepis na pierogi ruskie krok po kroku, proszę.",)
+
+
+@pytest.mark.parametrize(
+    "text", known_errors(PUBLIC_IN_UNREAD_LANGUAGES, READER_OVERBLOCKS, "the reader reads it private")
+)
+def test_a_public_question_in_a_language_no_cue_reads_is_sent_as_written(text):
+    assert SCANNER.scan(text) == ()
 
 
 @pytest.mark.parametrize("text", READ)
@@ -189,7 +221,10 @@ def test_a_masking_app_refuses_to_send_what_it_cannot_read(three_apps, upstream)
             model="auto", messages=[{"role": "user", "content": f"Write to my doctor: {ILL}"}], max_tokens=4
         )
     assert refused.value.status_code == 503
-    assert "a script edgeway's detectors do not read (cjk, at messages[0].content)" in refused.value.message
+    assert (
+        "a script edgeway's detectors do not read, which its disclosure reader reads as private "
+        "(cjk, at messages[0].content)"
+    ) in refused.value.message
     assert upstream.requests == []
 
 
@@ -235,11 +270,53 @@ def test_a_masking_app_refuses_text_in_an_unread_language_or_answers_it_on_the_e
             model="auto", messages=[{"role": "user", "content": said}], max_tokens=4
         )
     assert refused.value.status_code == 503
-    assert "a language edgeway's detectors do not read (pl, at messages[0].content)" in refused.value.message
+    assert (
+        "a language edgeway's detectors do not read, which its disclosure reader reads as private "
+        "(pl, at messages[0].content)"
+    ) in refused.value.message
     answered = client(three_apps, "answered").chat.completions.with_raw_response.create(
         model="auto", messages=[{"role": "user", "content": said}], max_tokens=4
     )
     assert answered.headers["x-edgeway-route"] == "edge" and upstream.requests == []
+
+
+# Public questions and private disclosures side by side, in four languages and three scripts.
+ASKED = (
+    "Kto napisał Pana Tadeusza i kiedy?",
+    "Кто написал «Войну и мир»?",
+    "富士山の高さは何メートルですか？",
+    "ما هي عاصمة المغرب؟",
+)
+TOLD = (
+    "Mam cukrzycę i biorę metforminę. Napisz list do mojego lekarza.",
+    "У меня ВИЧ, вирусная нагрузка снова определяется. Что делать?",
+    "私はうつ病で、毎日セルトラリンを飲んでいます。",
+)
+
+
+@pytest.mark.parametrize("app", ["private", "masked"])
+def test_public_questions_in_any_language_reach_the_cloud_as_written_and_disclosures_do_not(three_apps, upstream, app):
+    for asked in ASKED:
+        upstream.reset()
+        answer = client(three_apps, app).chat.completions.with_raw_response.create(
+            model="auto", messages=[{"role": "user", "content": asked}], max_tokens=4
+        )
+        assert answer.headers["x-edgeway-route"] == "cloud", asked
+        assert asked in json.dumps([r.body for r in upstream.requests], ensure_ascii=False)
+    upstream.reset()
+    for told in TOLD:
+        if app == "private":
+            answer = client(three_apps, app).chat.completions.with_raw_response.create(
+                model="auto", messages=[{"role": "user", "content": told}], max_tokens=4
+            )
+            assert answer.headers["x-edgeway-route"] == "edge", told
+        else:
+            with pytest.raises(openai.APIStatusError) as refused:
+                client(three_apps, app).chat.completions.create(
+                    model="auto", messages=[{"role": "user", "content": told}], max_tokens=4
+                )
+            assert refused.value.status_code == 503, told
+    assert upstream.requests == []
 
 
 def test_a_masking_app_sends_english_with_foreign_names_masked(three_apps, upstream):

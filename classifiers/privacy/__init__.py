@@ -7,6 +7,7 @@ from pathlib import Path
 
 from classifiers import _scan
 from classifiers.identifier import LanguageIdentifier
+from classifiers.language import detect_language
 from classifiers.privacy.accounts import CUES as ACCOUNTS
 from classifiers.privacy.accounts import accounts
 from classifiers.privacy.addresses import CUES as WRITTEN_ADDRESSES
@@ -20,6 +21,7 @@ from classifiers.privacy.context import MODEL_PATH as CONTEXT_PATH
 from classifiers.privacy.context import PrivateContext
 from classifiers.privacy.contextual import ADDRESS, CUES, MODEL_PATH, SpanModel, cued
 from classifiers.privacy.contextual import DETECTOR as SPAN_DETECTOR
+from classifiers.privacy.disclosure import DisclosureModel
 from classifiers.privacy.fields import CUES as FIELDS
 from classifiers.privacy.fields import fields
 from classifiers.privacy.findings import (
@@ -35,7 +37,8 @@ from classifiers.privacy.identifiers import CUES as IDENTIFIERS
 from classifiers.privacy.identifiers import identifiers
 from classifiers.privacy.introduced import CUES as INTRODUCTIONS
 from classifiers.privacy.introduced import introduced
-from classifiers.privacy.languages import UNREAD_WORDS, UnreadLanguages
+from classifiers.privacy.languages import UNDETERMINED, UNREAD_WORDS, UnreadLanguages
+from classifiers.privacy.lexicon import LANGUAGES as READ_LANGUAGES
 from classifiers.privacy.links import CUES as LINKS
 from classifiers.privacy.links import DETECTOR as LINK_DETECTOR
 from classifiers.privacy.links import find_links
@@ -80,6 +83,7 @@ class PrivacyScanner:
         places_path: Path = PLACES_PATH,
         names_path: Path = NAMES_PATH,
         ordinary_dir: Path = ORDINARY_DIR,
+        disclosure: DisclosureModel | None = None,
     ) -> None:
         self.spans = SpanModel.load(model_path)
         self.context = PrivateContext(context_path)
@@ -88,6 +92,7 @@ class PrivacyScanner:
         self.ordinary = OrdinaryWords(ordinary_dir)
         known = [*self.ordinary.read_list(f"{ENGLISH}.txt"), *self.ordinary.read_list(NAMES_FILE)]
         self.languages = UnreadLanguages(self.ordinary.named, known, LanguageIdentifier())
+        self.disclosure = disclosure or DisclosureModel.load()
         self.anchors = (
             ANCHORS + CUES + INTRODUCTIONS + NAMED + FIELDS + TOLD + IDENTIFIERS + LINKS + AT_CUES + DIGIT_WORD_CUES
             + WRITTEN_ADDRESSES + CHECKED + ACCOUNTS
@@ -112,8 +117,42 @@ class PrivacyScanner:
         # found, what no detector reads: a value in those words is both (a link in Cyrillic)
         if text.isascii() and "\\" not in text:
             found = self._read(text)
-            return (*(drop_overlaps(found) if len(found) > 1 else found), *self.languages.find(text))
-        return (*drop_overlaps(self._readings(text)), *self._unread(text))
+            unread_words = self.languages.find(text)
+            kept = drop_overlaps(found) if len(found) > 1 else found
+        else:
+            unread_words, kept = self._unread(text), drop_overlaps(self._readings(text))
+        return self._disclosed(text, kept, unread_words)
+
+    def _disclosed(self, text: str, kept: list[Finding], unread_words: list[Finding]) -> tuple[Finding, ...]:
+        """`disclosed`, the reader read only where it decides something: most texts hold neither
+        words no detector reads nor names alone, and most that hold names alone are English."""
+        named_at = self._named_at(text) if kept and all(f.detector in GATED_DETECTORS for f in kept) else 0.0
+        if not unread_words and named_at <= 0.0:
+            return tuple(kept)
+        return disclosed(kept, unread_words, self._probability(text), self.disclosure.private_at, named_at)
+
+    def _probability(self, text: str) -> float:
+        """How private the reader reads `text`: its most private window's probability, wherever
+        the words it decides on are (a long text reads as private as its most private part). A
+        text with JSON's escapes or decomposed accents is read as its readings read it ("\\u0645"
+        is a letter): the same probability whatever its spelling."""
+        escaped = unescaped(text)
+        read = escaped.text if escaped is not None else text
+        reading = composed(read)
+        return self.disclosure.probability(reading.text if reading is not None else read)
+
+    def _named_at(self, text: str) -> float:
+        """From which probability the reader keeps names and places no form found.
+
+        In the languages the cues were written for (`lexicon.LANGUAGES`: English, French, German,
+        Spanish, Italian, Portuguese, Dutch), from any: the span model, the cues and the
+        private-context gate already decided on them there ("Ich heiße Anna Schmidt"); and so in
+        a text in no language told (code: "C:\\Users\\Abu Bakr Siddique"). In any other
+        language, from the reader's `named_at`: the gate, trained on English prompts, reads most
+        text in other languages as private ("10 Kasım 1938", in a Turkish question about Atatürk,
+        was a street address)."""
+        language = detect_language(text, self.languages.identifier)
+        return 0.0 if language in READ_LANGUAGES or language == UNDETERMINED else self.disclosure.named_at
 
     def unread_words(self, text: str) -> list[Finding]:
         """What of `text` no detector reads: words of a script (`scripts`) or a language
@@ -220,6 +259,33 @@ class PrivacyScanner:
         if found.confidence >= self.spans.sure and (carries or found.type == ADDRESS):
             return True
         return not_public and found.confidence >= self.spans.confident
+
+
+def disclosed(
+    kept: list[Finding],
+    unread_words: list[Finding],
+    probability: float,
+    private_at: float,
+    named_at: float,
+) -> tuple[Finding, ...]:
+    """What the disclosure reader (`disclosure`) decides of what forms cannot, from `probability`:
+    how private it reads the text.
+
+    The words no detector reads are findings only in a text it reads as private, or cannot tell
+    from private (`private_at`): a Polish recipe is sent as written, a Polish diagnosis fails
+    closed as before, each such finding keeping its detector (`language:pl`, `script:thai`).
+
+    A name, a place or a word in capitals that only the span model, the word lists or the
+    private-context gate found (`GATED_DETECTORS`) is a finding only where the reader does not
+    read the text as plainly public (`named_at`, which the caller gives:
+    `PrivacyScanner._named_at`), or where a form found something else in it: "Jacinda Ardern" in
+    a question about New Zealand's politics is no one's private data, the same name beside a
+    passport number is."""
+    if named_at > 0.0 and probability < named_at and all(f.detector in GATED_DETECTORS for f in kept):
+        kept = []  # names and places alone, in a text that reads plainly public
+    if probability < private_at:
+        return tuple(kept)
+    return (*kept, *(f._replace(confidence=probability) for f in unread_words))
 
 
 def _one_place(text: str, found: Finding, places: set[tuple[int, int]]) -> bool:
