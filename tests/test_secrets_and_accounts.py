@@ -49,6 +49,13 @@ def covered(scanner, text: str, value: str, kind: str) -> None:
         ("./deploy --password Zx9!kLm2Qw", "Zx9!kLm2Qw", "SECRET"),
         ("Server=db1;Database=shop;User Id=sa;Password=Pa55w0rd!;", "Pa55w0rd!", "SECRET"),
         ("DATABASE_URL=postgres://app:S3cretPw9@db.internal:5432/shop", "S3cretPw9", "SECRET"),
+        # a PIN or a code that opens something, after the words that name it
+        ("mun puhelimen PIN on 0410 ja PUK 73920184", "0410", "SECRET"),
+        ("the alarm code is 6-0-3-9", "6-0-3-9", "SECRET"),
+        ("koden till porten är 3390", "3390", "SECRET"),
+        ("ゆうちょの暗証番号は3907", "3907", "SECRET"),
+        ("记一下：工行卡密码：620913", "620913", "SECRET"),
+        ("someone called asking for the OTP: 447120", "447120", "SECRET"),
         # the rule set's providers that no prefix of ours names
         ("shopify token 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", "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", "SECRET"),
         (
@@ -143,6 +150,9 @@ def test_a_seed_phrase_whose_checksum_holds_is_found_without_the_word_before_it(
         "md5 d41d8cd98f00b204e9800998ecf8427e is the empty file's",
         "Set AWS_ACCESS_KEY_ID to your key, e.g. AKIAIOSFODNN7EXAMPLE, as the docs show.",
         "OPENAI_API_KEY=sk-proj-EXAMPLEEXAMPLEEXAMPLEEXAMPLE",
+        'config = {"api_key": "YOUR_API_KEY", "endpoint": "https://api.example.com"}',
+        'const config = { apiKey: "CHEIA_TA_API" }; TOKEN = os.getenv("API_TOKEN")',
+        "const token = process.env.GITHUB_TOKEN; set API_KEY=your_key_here in .env; token=<REDACTED>",
         "Please review the quarterly budget report and send me your comments before Friday afternoon.",
         "We can make it happy again and again, above all about time and about people who matter.",
         "2^127 - 1 = 170141183460469231731687303715884105727, a Mersenne prime",
@@ -151,6 +161,8 @@ def test_a_seed_phrase_whose_checksum_holds_is_found_without_the_word_before_it(
         "mysql -u root -p shop < dump.sql",
         "curl -u $USER:$TOKEN https://api.example.com",
         "an e-pass holders' lounge",
+        "connect GPIO pin 17 to ground, then pin 18 to 3.3V",
+        "error code 500 again, and the status code is 404",
         "my account 2023 results and the routing 123456789 table",
         "我的一是在不了有和人这中大为上个国我以要他时来用们生到",
     ],

@@ -78,6 +78,27 @@ _ASSIGNED_SET = frozenset(_ASSIGNED_STARTS)
 _NOT_SECRETS = frozenset(("none", "null", "true", "false", "required", "optional", "********"))
 
 
+# What stands in for a secret in code and docs: a reference to one ("os.getenv(", "process.env.
+# API_KEY", "${TOKEN}", "<REDACTED>"), a name in capitals ("YOUR_API_KEY", "DEIN_API_KEY",
+# "TU_TOKEN_AQUI"), or the words that say so ("your_key_here", "changeme").
+_REFERENCE = re.compile(r"[(${<%]|^(?:process\.env|os\.environ|env)\.", re.IGNORECASE)
+_NAME_IN_CAPITALS = re.compile(r"[A-Z]+(?:_[A-Z]+)+")
+_STAND_IN_WORDS = re.compile(
+    r"(?:^|[_\W])(?:your|here|changeme|placeholder|redacted)(?:$|[_\W])|xxxx|\*\*\*\*", re.IGNORECASE
+)
+
+
+def _stands_in(value: str) -> bool:
+    """Whether an assigned value stands in for a secret rather than being one."""
+    return (
+        value.lower() in _NOT_SECRETS
+        or _EXAMPLE.search(value) is not None
+        or _REFERENCE.search(value) is not None
+        or _NAME_IN_CAPITALS.fullmatch(value) is not None
+        or _STAND_IN_WORDS.search(value) is not None
+    )
+
+
 def _jwt_ok(token: str) -> bool:
     header = token.split(".", 1)[0]
     try:
@@ -175,7 +196,7 @@ def secrets(text: str, hits: Hits | None = None, runs: bool = True) -> list[Find
         found += [
             Finding("SECRET", m.start(1), m.end(1), 0.9, "assignment")
             for m in anchored(_ASSIGNED, text, starts_of(hits, _ASSIGNED_SET))
-            if m.group(1).lower() not in _NOT_SECRETS and _EXAMPLE.search(m.group(1)) is None
+            if not _stands_in(m.group(1))
         ]
     return found + credentials(text, hits)
 
