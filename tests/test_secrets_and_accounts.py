@@ -127,6 +127,16 @@ def covered(scanner, text: str, value: str, kind: str) -> None:
         ("口座番号 1234567 にお願いします", "1234567", "ID_NUMBER"),
         ("계좌번호 110-123-456789 로 보내주세요", "110-123-456789", "ID_NUMBER"),
         ("我的账号6222020200001234567", "6222020200001234567", "ID_NUMBER"),
+        # an IBAN or a card after its name, though its check digits fail (miscopied, made up for a form)
+        (
+            "Intestatario: Chiara Bellini\nIBAN: IT28 W030 6909 4861 0000 0117 483",
+            "IT28 W030 6909 4861 0000 0117 483",
+            "IBAN",
+        ),  # fmt: skip
+        ("Nr rachunku: PL27 1140 2004 0000 3902 7518 6643", "PL27 1140 2004 0000 3902 7518 6643", "IBAN"),
+        ("jeg har tastet mit Dankort 4571 9203 1184 6627 forkert", "4571 9203 1184 6627", "CREDIT_CARD"),
+        ('{"email": "a.fournier@orange.fr", "carte": "4974 0215 8833 1047"}', "4974 0215 8833 1047", "CREDIT_CARD"),
+        ("Mi CLABE es 012180015472839461", "012180015472839461", "ID_NUMBER"),
     ],
 )
 def test_a_secret_or_an_account_is_found_by_what_it_is(scanner, text, value, kind):
@@ -164,6 +174,7 @@ def test_a_seed_phrase_whose_checksum_holds_is_found_without_the_word_before_it(
         "connect GPIO pin 17 to ground, then pin 18 to 3.3V",
         "error code 500 again, and the status code is 404",
         "my account 2023 results and the routing 123456789 table",
+        "a card game for 2 to 1234 players, and card 7 of 52",
         "我的一是在不了有和人这中大为上个国我以要他时来用们生到",
     ],
 )
