@@ -55,6 +55,17 @@ class GatewayProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def access_line(self, request_id: str, timeout: float = 10) -> str:
+        """The request's plain access line, once written: after the answer's last byte went out,
+        so a client may read the answer before the line is in the log."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [line for line in self.log().splitlines() if f"request {request_id}" in line]
+            if found or time.monotonic() > deadline:
+                (line,) = found
+                return line
+            time.sleep(0.05)
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)

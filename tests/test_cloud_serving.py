@@ -200,7 +200,7 @@ def test_a_failing_cloud_falls_back_to_the_edge_for_auto(gateway, upstream):
     assert raw.headers["x-edgeway-fallback"] == "gpt-fake: 502 upstream_error"
     assert raw.parse().choices[0].message.content
     request_id = raw.headers["x-edgeway-request-id"]
-    (line,) = [line for line in gateway.log().splitlines() if f"request {request_id}" in line]
+    line = gateway.access_line(request_id)
     assert line.endswith('route=edge model=smollm2 rule=app-default-cloud fallback="gpt-fake: 502 upstream_error"')
 
 

@@ -8,6 +8,7 @@ Without `prometheus` installed this skips (under CI=true it fails)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -24,8 +25,8 @@ import pytest
 import yaml
 
 from gateway.bench.ports import free_port
-from tests.conftest import GatewayProcess, client_for, gateway_config
-from tests.test_metrics_reference import CACHING, DASHBOARD
+from tests.conftest import APP_KEYS, GatewayProcess, client_for, gateway_config
+from tests.test_metrics_reference import CACHING, DASHBOARD, TIME_SERVER, call_a_tool
 
 SCRAPE_S = 0.5  # Prometheus' shortest practical interval: two samples a second, for rate()
 # Grafana's own variables, as a dashboard open on the last hour with this scrape interval has them
@@ -153,10 +154,10 @@ class PrometheusServer:
 def scraped(upstream, tmp_path_factory) -> Iterator[PrometheusServer]:
     """Prometheus scraping a gateway that has answered on the edge (alpha's plain rules), in the
     cloud through the fake provider (beta's policy: a miss, then a hit of its response cache),
-    streamed once, and refused a request for a model it does not have."""
+    streamed once, refused a request for a model it does not have, and served an MCP tool call."""
     tmp = tmp_path_factory.mktemp("grafana")
-    config = gateway_config(upstream.url, tmp)
-    (tmp / "beta.yaml").write_text(CACHING)  # (over the one gateway_config writes)
+    config = gateway_config(upstream.url, tmp, mcp={"servers": [TIME_SERVER]})
+    (tmp / "beta.yaml").write_text("tools: {allow: [time.*]}\n" + CACHING)  # (over the one gateway_config writes)
     gateway = GatewayProcess(config, tmp)
     prometheus: PrometheusServer | None = None
     try:
@@ -171,6 +172,7 @@ def scraped(upstream, tmp_path_factory) -> Iterator[PrometheusServer]:
             beta.chat.completions.create(model="auto", messages=hi, temperature=0)
         with pytest.raises(openai.NotFoundError):
             alpha.chat.completions.create(model="no-such-model", messages=hi)
+        asyncio.run(call_a_tool(gateway.url, APP_KEYS["beta"]))  # the MCP panels' calls
         yield prometheus
     finally:
         if prometheus is not None:

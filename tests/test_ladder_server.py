@@ -90,7 +90,7 @@ def test_when_the_cloud_fails_and_the_edge_answers_the_answer_and_the_access_lin
     said = "gpt-large: 502 upstream_error; gpt-fake: 502 upstream_error"
     assert answer.headers["x-edgeway-fallback"] == said
     request_id = answer.headers["x-edgeway-request-id"]
-    (line,) = [line for line in laddered.log().splitlines() if f"request {request_id}" in line]
+    line = laddered.access_line(request_id)
     assert line.endswith(f'route=edge model=smollm2 rule=climb fallback="{said}"'), line
 
 

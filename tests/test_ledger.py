@@ -185,7 +185,7 @@ def test_a_request_the_provider_refused_has_a_row_naming_the_model_and_the_rule(
     assert refused.value.response.headers["x-edgeway-rule"] == "app-default-cloud"
     (row,) = [r for r in usage(ledger_gateway, ADMIN).json()["recent"] if r["request_id"] == request_id]
     assert (row["status"], row["route"], row["model"], row["rule"]) == (400, "cloud", "gpt-fake", "app-default-cloud")
-    (line,) = [line for line in ledger_gateway.log().splitlines() if f"request {request_id}" in line]
+    line = ledger_gateway.access_line(request_id)
     assert "route=cloud model=gpt-fake rule=app-default-cloud" in line
 
 

@@ -28,7 +28,7 @@ CACHING = "app: beta\ndefaults: {cloud: gpt-fake}\ncache: {ttl_s: 60}\nrules:\n 
 TIME_SERVER = {"name": "time", "command": [sys.executable, "-m", "mcp_server_time"], "where": "local"}
 
 
-async def _call_a_tool(url: str, key: str) -> None:
+async def call_a_tool(url: str, key: str) -> None:
     async with (
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as http,
         Client(streamable_http_client(f"{url}/mcp", http_client=http), mode="legacy") as client,
@@ -52,7 +52,7 @@ def exported(upstream, tmp_path_factory) -> set[str]:
             beta.chat.completions.create(model="auto", messages=[{"role": "user", "content": "Hi"}], temperature=0)
         with pytest.raises(openai.NotFoundError):
             alpha.chat.completions.create(model="no-such-model", messages=[{"role": "user", "content": "Hi"}])
-        asyncio.run(_call_a_tool(process.url, APP_KEYS["beta"]))
+        asyncio.run(call_a_tool(process.url, APP_KEYS["beta"]))
         text = httpx.get(process.url + "/metrics").text
     finally:
         process.stop()

@@ -121,9 +121,13 @@ def test_the_scan_survives_fuzzing_under_address_and_undefined_behavior_sanitize
     assert built.returncode == 0, built.stderr
     runtime = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
     assert Path(runtime).exists(), f"no AddressSanitizer runtime beside {cc}"
+    # C++'s runtime right after it: a library the scorer loads throws C++ exceptions (the secrets'
+    # rule set's matcher), and the sanitizer finds the real `__cxa_throw` only if it is loaded at start
+    cxx = subprocess.run([cc, "-print-file-name=libstdc++.so.6"], capture_output=True, text=True).stdout.strip()
     env = {
         **os.environ,
-        "LD_PRELOAD": runtime,  # the interpreter is not instrumented: the runtime must come first
+        # the interpreter is not instrumented: the runtime must come first
+        "LD_PRELOAD": " ".join([runtime, *([cxx] if Path(cxx).is_absolute() and Path(cxx).exists() else [])]),
         "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
         "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
         "PYTHONPATH": str(ROOT),
