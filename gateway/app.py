@@ -124,10 +124,9 @@ def create_app(gateway: Gateway | GatewayConfig, *, started: float | None = None
         litellm = asyncio.create_task(cloud.warm_up()) if cloud.needs_litellm(config.cloud.models) else None
         # the MCP servers' sessions (started beside the edge's load) and /mcp's, held for the gateway's life
         tools = contextlib.AsyncExitStack()
-        await tools.enter_async_context(gateway.mcp.calls.upstreams.running())
         await tools.enter_async_context(gateway.mcp.running())
         await asyncio.to_thread(gateway.edge.load)
-        await gateway.mcp.calls.upstreams.first_tried()
+        await gateway.mcp.ready()
         probes_dir = config.resolve(config.edge.probes)
         await asyncio.to_thread(attach_probes, gateway.edge, gateway.router, probes_dir)
         if litellm is not None:

@@ -14,9 +14,7 @@ from classifiers import Scorer
 from edge_runtime import EdgePool
 from gateway.auth import App, AppKeys, policy_app
 from gateway.config import GatewayConfig
-from gateway.mcp.calls import ToolCalls
-from gateway.mcp.endpoint import McpEndpoint
-from gateway.mcp.upstream import Upstreams
+from gateway.mcp.service import McpService, NoServers
 from gateway.metrics import RequestMetrics
 from policies.policy import AppPolicy
 from policies.reload import PolicyFiles
@@ -71,7 +69,7 @@ class Gateway:
     started: float = field(default_factory=time.perf_counter)
     ready_seconds: float | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)
-    mcp: McpEndpoint = field(init=False)  # `/mcp`: the tools of the config's MCP servers
+    mcp: McpService = field(init=False)  # `/mcp`: the tools of the config's MCP servers
 
     def policy_of(self, app: str) -> AppPolicy | None:
         """The policy `app` decides by now: its own file, else the default policy; None: the plain rules."""
@@ -144,7 +142,17 @@ def build_gateway(config: GatewayConfig) -> Gateway:
         store,
         RequestMetrics(policies, edge, router),
     )
-    upstreams = Upstreams(config.mcp.servers)
-    tools = ToolCalls(upstreams, gateway.policy_of, router.scorer, store, egress, gateway.metrics)
-    gateway.mcp = McpEndpoint(tools, gateway.keys)
+    gateway.mcp = _mcp_of(gateway, store, egress) if config.mcp.servers else NoServers()
     return gateway
+
+
+def _mcp_of(gateway: Gateway, store: Store, egress: EgressLog) -> McpService:
+    """`/mcp` serving the config's MCP servers. Imported here, not above: the MCP SDK takes 0.46 s
+    to import, which a gateway whose config names no MCP server does not pay (`service`)."""
+    from gateway.mcp.calls import ToolCalls
+    from gateway.mcp.endpoint import McpEndpoint
+    from gateway.mcp.upstream import Upstreams
+
+    upstreams = Upstreams(gateway.config.mcp.servers)
+    tools = ToolCalls(upstreams, gateway.policy_of, gateway.router.scorer, store, egress, gateway.metrics)
+    return McpEndpoint(tools, gateway.keys)

@@ -38,7 +38,7 @@ from gateway.mcp.privacy import Refusal, Refused, read_arguments
 from policies.policy import Models, parse_policy
 from policies.tools import ToolRules
 from policies.yaml_source import FileError
-from tests.conftest import GatewayProcess
+from tests.conftest import APP_KEYS, GatewayProcess, gateway_config
 from tests.test_privacy_invariant import SPELLINGS, TELLS
 
 HERE = Path(__file__).resolve().parent
@@ -548,3 +548,21 @@ def test_a_deny_rule_denies_a_remote_call_with_its_message(scorer: Scorer) -> No
         Refusal.DENIED, "no-emails-out", "Ask without the address."
     )  # fmt: skip
     assert read_arguments(scorer, policy, "crm.lookup", {"query": "orders of last week"}, SCHEMA).rule == "rest"
+
+
+def test_a_gateway_with_no_mcp_server_says_so_at_mcp(upstream, tmp_path) -> None:
+    """Its config names no MCP server: /mcp answers every request 404 with a JSON-RPC error naming
+    the key to set (and the gateway never imports the MCP SDK: `gateway/mcp/service.py`)."""
+    process = GatewayProcess(gateway_config(upstream.url, tmp_path), tmp_path)
+    try:
+        process.wait_ready()
+        answer = httpx.post(
+            f"{process.url}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Authorization": f"Bearer {APP_KEYS['alpha']}"},
+        )
+    finally:
+        process.stop()
+    assert answer.status_code == 404
+    error = answer.json()["error"]
+    assert error["code"] == -32601 and "names no MCP server (mcp: {servers: [...]})" in error["message"]

@@ -35,7 +35,8 @@ UNAUTHORIZED_CODE = -32001
 
 
 class McpEndpoint:
-    """The ASGI app of `/mcp`; `running()` holds its session manager (in the gateway's lifespan)."""
+    """The ASGI app of `/mcp` (a `service.McpService`); `running()` holds the servers' sessions and
+    its session manager (in the gateway's lifespan)."""
 
     def __init__(self, calls: ToolCalls, keys: AppKeys) -> None:
         self.calls = calls
@@ -51,8 +52,13 @@ class McpEndpoint:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        async with self.sessions.run():
+        """The servers' sessions (started beside the edge's load) and /mcp's own."""
+        async with self.calls.upstreams.running(), self.sessions.run():
             yield
+
+    async def ready(self) -> None:
+        """Once every server's first session has opened or failed."""
+        await self.calls.upstreams.first_tried()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
