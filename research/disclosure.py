@@ -71,7 +71,6 @@ TRYING = (SHIPPED,)  # what `--develop` runs: the others' figures are in docs/cl
 # by `--develop`: the most public text of the marked sources sent, no private source losing more
 # than `GIVEN_UP` of what the scanner as it was kept
 CHOSEN = Thresholds(0.25, 0.6)
-PUBLIC_FLAGGED = 0.03  # the threshold: the most private texts kept with at most this share of public ones flagged
 
 
 def matrix(rows: Sequence[Labelled], config: Configuration) -> sparse.csr_matrix:
@@ -104,25 +103,6 @@ def fit(rows: Sequence[Labelled], config: Configuration, at: Thresholds | None =
     at = at or Thresholds(0.5, 0.5)
     weights, bias = model.coef_[0].copy(), float(model.intercept_[0])
     return DisclosureModel(weights, bias, config.orders, config.bits, at.private_at, at.named_at)
-
-
-def out_of_fold(rows: Sequence[Labelled], config: Configuration) -> np.ndarray:
-    """Each development row scored by a model fitted on the other development folds."""
-    scores = np.zeros(len(rows))
-    for k in sorted({r.fold for r in rows}):
-        model = fit([r for r in rows if r.fold != k], config)
-        for i, r in enumerate(rows):
-            if r.fold == k:
-                scores[i] = model.probability(r.text)
-    return scores
-
-
-def threshold(rows: Sequence[Labelled], scores: np.ndarray, public_flagged: float = PUBLIC_FLAGGED) -> float:
-    """The lowest threshold at which at most `public_flagged` of the public texts of the marked
-    sources (multilingual, made) read private."""
-    public = np.sort([s for r, s in zip(rows, scores, strict=True) if not r.private and r.source in MARKED])[::-1]
-    allowed = int(public_flagged * len(public))
-    return float(public[allowed]) + 1e-9 if allowed < len(public) else 0.0
 
 
 MARKED = ("multilingual", "made")
@@ -169,7 +149,11 @@ class Met:
 
 
 def met(scanner: PrivacyScanner, row: Labelled) -> Met:
-    found = scanner.scan(row.text)
+    return met_by(row, scanner.scan(row.text))
+
+
+def met_by(row: Labelled, found: Sequence[Finding]) -> Met:
+    """What a user meets of `row` where the scanner found `found` in it."""
     refused = any(f.type == UNSCANNED for f in found)
     covered = all(any(f.start < s.end and s.start < f.end for f in found) for s in row.spans)
     return Met(bool(found), refused or covered)
@@ -205,10 +189,8 @@ class Formed:
 
 
 def decided(row: Labelled, formed: Formed, read: float, at: Thresholds) -> Met:
-    found = disclosed(formed.kept, formed.unread_words, read, at.private_at, 0.0 if formed.read else at.named_at)
-    refused = any(f.type == UNSCANNED for f in found)
-    covered = all(any(f.start < s.end and s.start < f.end for f in found) for s in row.spans)
-    return Met(bool(found), refused or covered)
+    named_at = 0.0 if formed.read else at.named_at
+    return met_by(row, disclosed(formed.kept, formed.unread_words, read, at.private_at, named_at))
 
 
 GRID = tuple(

@@ -119,6 +119,3 @@ class DisclosureModel:
     def probability(self, text: str) -> float:
         """The probability of `text`'s most private window."""
         return max(self.window_probability(text[start:end]) for start, end in windows(text))
-
-    def private(self, text: str) -> bool:
-        return self.probability(text) >= self.private_at
